@@ -1,0 +1,299 @@
+import { type Clock, checkClock, sleep, sleepSync, wallClock } from './clock.js';
+import {
+  ClockMovedBackwardsError,
+  GeneratorClosedError,
+  InvalidArgumentError,
+  MachineIdLostError,
+  received,
+} from './errors.js';
+import { compose, type DecomposedId, decompose, type IdInput, toTime } from './id.js';
+import { type Layout, tickStartMs } from './layout.js';
+import { isClaim, type MachineIdClaim } from './machine.js';
+import { advance, type GeneratorState, initialState, type Slot } from './state.js';
+
+/** Default for `maxClockBackwardMs`: NTP corrections are usually well under a second. */
+export const DEFAULT_MAX_CLOCK_BACKWARD_MS = 1000;
+/** Default for a claim's `recordIntervalMs`. */
+export const DEFAULT_RECORD_INTERVAL_MS = 1000;
+/** The most IDs one `nextIds` call hands out. */
+export const MAX_BATCH = 2 ** 24;
+
+export interface GeneratorOptions {
+  readonly layout: Layout;
+  /** The machine ID, already resolved: a number, or a claim the generator watches. */
+  readonly machineId: number | MachineIdClaim;
+  /** Where time comes from. Default: the wall clock. */
+  readonly clock?: Clock;
+  /**
+   * How far, in ms, the clock may be behind the tick the generator must use next before a call
+   * fails with ClockMovedBackwardsError instead of waiting. Default 1000; 0 never waits for a
+   * clock that went back; Infinity waits as long as it takes (Go's behaviour).
+   */
+  readonly maxClockBackwardMs?: number;
+  /**
+   * Start each new tick's sequence at a random value below this bound instead of 0, so that IDs
+   * at low traffic do not all end in sequence 0 (Leaf uses 100). The ticks then hold on average
+   * bound/2 fewer IDs. Default: off (0, as in Go).
+   */
+  readonly randomSequenceBound?: number;
+  /** Receives errors from recording the claim's time (default: a process warning). */
+  readonly onError?: (error: unknown) => void;
+}
+
+function checkNonNegative(value: unknown, what: string): number {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new InvalidArgumentError(
+      `${what}: expected a number of ms, 0 or more, received ${received(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The one generator: the state machine of `state.ts` driven by a clock, a machine ID and a
+ * layout. Sonyflake and snowflake are this class with their own layouts and defaults.
+ *
+ * Calls never overlap in one thread, so a slot is taken (state updated) synchronously before
+ * any wait: concurrent `nextId()` calls get distinct slots in call order.
+ */
+export class IdGenerator {
+  readonly layout: Layout;
+  readonly #clock: Clock;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #sleepSync: (ms: number) => void;
+  /** Longest wait allowed: one tick of normal roll-over plus the clock-back bound. */
+  readonly #waitBound: number;
+  readonly #maxClockBackwardMs: number;
+  readonly #randomBound: number;
+  readonly #onError: (error: unknown) => void;
+  #state: GeneratorState;
+  #machine = 0;
+  #claim: MachineIdClaim | undefined;
+  #lost: Error | null = null;
+  #closed = false;
+  #recordTimer: ReturnType<typeof setInterval> | undefined;
+  #recorded = -1;
+  // The time field shifted into place, cached per tick: a tick holds many IDs.
+  #baseTick = -1;
+  #base = 0n;
+
+  constructor(options: GeneratorOptions) {
+    this.layout = options.layout;
+    const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
+    this.#clock = clock;
+    this.#sleep = clock.sleep ? clock.sleep.bind(clock) : sleep;
+    this.#sleepSync = clock.sleepSync ? clock.sleepSync.bind(clock) : sleepSync;
+    this.#maxClockBackwardMs = checkNonNegative(
+      options.maxClockBackwardMs ?? DEFAULT_MAX_CLOCK_BACKWARD_MS,
+      'maxClockBackwardMs',
+    );
+    this.#waitBound = this.layout.timeUnitMs + this.#maxClockBackwardMs;
+    const bound = options.randomSequenceBound ?? 0;
+    if (!Number.isInteger(bound) || bound < 0 || bound > this.layout.maxSequence + 1) {
+      throw new InvalidArgumentError(
+        `randomSequenceBound: expected an integer from 0 (off) to ${this.layout.maxSequence + 1}, received ${received(bound)}`,
+      );
+    }
+    this.#randomBound = bound;
+    this.#onError = options.onError ?? ((error) => process.emitWarning(error as Error));
+    this.#state = initialState(this.layout);
+    this.#adopt(options.machineId);
+  }
+
+  /** The machine ID IDs are issued under now (it can change when a lost claim is renewed). */
+  get machine(): number {
+    return this.#machine;
+  }
+
+  /** The next ID, waiting with a timer when the tick is used up: never blocks the event loop. */
+  nextId(): Promise<bigint> {
+    let slot: Slot;
+    let id: bigint;
+    try {
+      slot = this.#take();
+      id = this.#idOf(slot);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (slot.waitMs <= 0) return Promise.resolve(id);
+    return this.#wait(slot).then(() => id);
+  }
+
+  /**
+   * The next ID, blocking this thread in `Atomics.wait` when the tick is used up (at most one
+   * tick, unless the clock went back). Use in worker threads and scripts; on a server's main
+   * thread prefer `nextId()`.
+   */
+  nextIdSync(): bigint {
+    const slot = this.#take();
+    const id = this.#idOf(slot);
+    if (slot.waitMs > 0) this.#waitSync(slot);
+    return id;
+  }
+
+  /** `n` IDs in increasing order. Yields to the event loop while waiting and every few ms of work. */
+  async nextIds(n: number): Promise<bigint[]> {
+    if (!Number.isInteger(n) || n < 0 || n > MAX_BATCH) {
+      throw new InvalidArgumentError(
+        `nextIds: expected a count from 0 to ${MAX_BATCH}, received ${received(n)}`,
+      );
+    }
+    const ids = new Array<bigint>(n);
+    let since = performance.now();
+    for (let i = 0; i < n; i++) {
+      const slot = this.#take();
+      ids[i] = this.#idOf(slot);
+      if (slot.waitMs > 0) {
+        await this.#wait(slot);
+        since = performance.now();
+      } else if ((i & 1023) === 1023 && performance.now() - since > 5) {
+        // A batch in a layout whose ceiling never binds would otherwise hold the loop for its whole length.
+        await new Promise((resolve) => setImmediate(resolve));
+        since = performance.now();
+      }
+    }
+    return ids;
+  }
+
+  compose(time: Date | number, sequence: number, machine: number = this.#machine): bigint {
+    return compose(this.layout, time, sequence, machine);
+  }
+
+  decompose(id: IdInput): DecomposedId {
+    return decompose(this.layout, id);
+  }
+
+  toTime(id: IdInput): Date {
+    return toTime(this.layout, id);
+  }
+
+  /**
+   * Stops the generator: records the time reached on its claim and releases it. Further calls
+   * fail with GeneratorClosedError. Safe to call more than once.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#lost = new GeneratorClosedError('the generator is closed; create a new one to issue IDs');
+    clearInterval(this.#recordTimer);
+    const claim = this.#claim;
+    if (!claim) return;
+    await this.#record(claim);
+    await claim.release();
+  }
+
+  #take(): Slot {
+    if (this.#lost !== null) throw this.#lost;
+    const now = this.#clock.now();
+    const slot = advance(
+      this.#state,
+      now,
+      this.layout,
+      this.#randomBound && Math.floor(Math.random() * this.#randomBound),
+    );
+    if (slot.waitMs > this.#waitBound) throw this.#clockError(slot.waitMs, slot.elapsed);
+    this.#state = slot;
+    return slot;
+  }
+
+  #idOf(slot: Slot): bigint {
+    if (slot.elapsed !== this.#baseTick) {
+      this.#baseTick = slot.elapsed;
+      this.#base = BigInt(slot.elapsed) << this.layout.timeShift;
+    }
+    return this.#base | BigInt(slot.sequence * this.layout.sequenceScale + this.#machine);
+  }
+
+  // The ID must not be handed out before its tick starts. Timers can fire a little early
+  // relative to the clock, and the clock can move back meanwhile, so re-read it after each wait.
+  #waitSync(slot: Slot): void {
+    const start = tickStartMs(this.layout, slot.elapsed);
+    for (let left = slot.waitMs; left > 0; left = start - this.#clock.now()) {
+      if (left > this.#waitBound) throw this.#clockError(left, slot.elapsed);
+      this.#sleepSync(left);
+    }
+    this.#checkHeld();
+  }
+
+  async #wait(slot: Slot): Promise<void> {
+    const start = tickStartMs(this.layout, slot.elapsed);
+    for (let left = slot.waitMs; left > 0; left = start - this.#clock.now()) {
+      if (left > this.#waitBound) throw this.#clockError(left, slot.elapsed);
+      await this.#sleep(left);
+    }
+    this.#checkHeld();
+  }
+
+  /** A claim lost during the wait fences the ID that was waiting too. */
+  #checkHeld(): void {
+    if (this.#lost !== null) throw this.#lost;
+  }
+
+  #clockError(waitMs: number, tick: number): ClockMovedBackwardsError {
+    const behindMs = waitMs - this.layout.timeUnitMs;
+    return new ClockMovedBackwardsError(
+      `the clock is ${Math.ceil(behindMs)} ms behind the last tick used (tick ${tick} starts at ${new Date(tickStartMs(this.layout, tick)).toISOString()}); expected at most maxClockBackwardMs = ${this.#maxClockBackwardMs} ms`,
+      behindMs,
+    );
+  }
+
+  #adopt(source: number | MachineIdClaim): void {
+    if (this.#closed) {
+      if (isClaim(source)) Promise.resolve(source.release()).catch(this.#onError);
+      return;
+    }
+    if (!isClaim(source)) {
+      this.#machine = source;
+      return;
+    }
+    this.#claim = source;
+    this.#machine = source.machineId;
+    if (source.notBefore !== undefined) {
+      const seeded = initialState(this.layout, source.notBefore);
+      if (seeded.elapsed >= this.#state.elapsed) this.#state = seeded;
+    }
+    this.#lost = null;
+    if (source.record) {
+      clearInterval(this.#recordTimer);
+      const every = checkNonNegative(
+        source.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS,
+        'recordIntervalMs',
+      );
+      this.#recordTimer = setInterval(() => void this.#record(source), every);
+      this.#recordTimer.unref();
+    }
+    const signal = source.signal;
+    if (signal) {
+      if (signal.aborted) this.#fence(source);
+      else signal.addEventListener('abort', () => this.#fence(source), { once: true });
+    }
+  }
+
+  #fence(claim: MachineIdClaim): void {
+    if (claim !== this.#claim || this.#closed) return;
+    const reason = claim.signal?.reason;
+    this.#lost = new MachineIdLostError(
+      `machine ID ${claim.machineId} is no longer held${reason instanceof Error ? `: ${reason.message}` : ''}; no IDs are issued until it is claimed again`,
+      { cause: reason },
+    );
+    clearInterval(this.#recordTimer);
+    if (claim.renew) {
+      claim.renew().then(
+        (next) => this.#adopt(next),
+        (error) => this.#onError(error),
+      );
+    }
+  }
+
+  async #record(claim: MachineIdClaim): Promise<void> {
+    const tick = this.#state.elapsed;
+    if (!claim.record || tick === this.#recorded || claim !== this.#claim) return;
+    try {
+      // The last millisecond of the tick: a successor's first tick must come after all of it.
+      await claim.record(tickStartMs(this.layout, tick + 1) - 1);
+      this.#recorded = tick;
+    } catch (error) {
+      this.#onError(error);
+    }
+  }
+}

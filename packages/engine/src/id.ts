@@ -1,0 +1,158 @@
+import {
+  InvalidArgumentError,
+  InvalidIdError,
+  InvalidMachineIdError,
+  InvalidSequenceError,
+  OverTimeLimitError,
+  received,
+  StartTimeAheadError,
+} from './errors.js';
+import { type Layout, tickOf, tickStartMs } from './layout.js';
+
+/** 2^63 - 1: the largest ID any layout can produce (bit 63 stays 0). */
+export const MAX_ID = (1n << 63n) - 1n;
+
+/** Something that names an ID: a bigint, or its decimal string. Never a number (it would round past 2^53). */
+export type IdInput = bigint | string;
+
+const DECIMAL = /^[0-9]{1,19}$/;
+
+/**
+ * Reads an ID given as a bigint or a decimal string of up to 19 digits (leading zeros allowed),
+ * and checks it lies in [0, 2^63 - 1].
+ *
+ * @throws InvalidIdError for a number, a negative or too-large value, or a string that is not decimal.
+ */
+export function parseId(input: IdInput): bigint {
+  let id: bigint;
+  if (typeof input === 'bigint') {
+    id = input;
+  } else if (typeof input === 'string') {
+    if (!DECIMAL.test(input)) {
+      throw new InvalidIdError(
+        `expected an ID as a decimal string of 1 to 19 digits, received ${received(input)}`,
+      );
+    }
+    id = BigInt(input);
+  } else if (typeof input === 'number') {
+    throw new InvalidIdError(
+      `expected an ID as a bigint or a decimal string, received ${received(input)}: a number cannot hold a 64-bit ID exactly`,
+    );
+  } else {
+    throw new InvalidIdError(`expected an ID as a bigint or a decimal string, received ${received(input)}`);
+  }
+  if (id < 0n || id > MAX_ID) {
+    throw new InvalidIdError(`expected an ID from 0 to 2^63 - 1 (${MAX_ID}), received ${id}`);
+  }
+  return id;
+}
+
+/** An ID as its decimal string, the form for JSON, logs and URLs. */
+export function formatId(id: IdInput): string {
+  return parseId(id).toString();
+}
+
+/**
+ * A `JSON.stringify` replacer that writes bigints as decimal strings, since JSON has no 64-bit
+ * integers and `JSON.stringify` throws on a bigint.
+ */
+export function idReplacer(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/** The fields of an ID. `time` is in ticks since the layout's epoch (Go's "time" key). */
+export interface DecomposedId {
+  readonly id: bigint;
+  readonly time: number;
+  readonly sequence: number;
+  readonly machine: number;
+  /** The machine field split into the layout's named parts, when it has them. */
+  readonly parts?: Readonly<Record<string, number>>;
+}
+
+function checkFits(layout: Layout, id: bigint): void {
+  if (id > layout.maxId) {
+    throw new InvalidIdError(
+      `expected an ID of the ${layout.name} layout, at most ${layout.maxId} (${layout.timeBits + layout.sequenceBits + layout.machineBits} bits), received ${id}`,
+    );
+  }
+}
+
+/** Splits an ID into its fields. @throws InvalidIdError when the input is not an ID of this layout. */
+export function decompose(layout: Layout, input: IdInput): DecomposedId {
+  const id = parseId(input);
+  checkFits(layout, id);
+  const low = Number(id & ((1n << layout.timeShift) - 1n));
+  const machine = low % layout.sequenceScale;
+  const decomposed: DecomposedId = {
+    id,
+    time: Number(id >> layout.timeShift),
+    sequence: Math.floor(low / layout.sequenceScale),
+    machine,
+  };
+  if (!layout.machineParts) return decomposed;
+  const parts: Record<string, number> = {};
+  let shift = layout.machineBits;
+  for (const part of layout.machineParts) {
+    shift -= part.bits;
+    parts[part.name] = Math.floor(machine / 2 ** shift) % 2 ** part.bits;
+  }
+  return { ...decomposed, parts };
+}
+
+/** The start of the tick an ID was issued in, as a Date. */
+export function toTime(layout: Layout, input: IdInput): Date {
+  const id = parseId(input);
+  checkFits(layout, id);
+  return new Date(tickStartMs(layout, Number(id >> layout.timeShift)));
+}
+
+/** Reads an instant given as a Date or Unix ms. */
+export function toMs(time: Date | number, what: string): number {
+  const ms = time instanceof Date ? time.getTime() : time;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+    throw new InvalidArgumentError(
+      `${what}: expected a valid Date or Unix milliseconds, received ${received(time)}`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * Builds the ID for an instant, a sequence and a machine ID. Checks in Go's Compose order: time
+ * before the epoch, time past the layout's end, sequence range, machine range.
+ */
+export function compose(layout: Layout, time: Date | number, sequence: number, machine: number): bigint {
+  const tick = tickOf(layout, toMs(time, 'compose time'));
+  if (tick < 0) {
+    throw new StartTimeAheadError(
+      `compose: the time ${new Date(toMs(time, 'time')).toISOString()} is before the start time ${new Date(layout.epochMs).toISOString()}`,
+    );
+  }
+  if (tick >= layout.tickLimit) {
+    throw new OverTimeLimitError(
+      `compose: the time ${new Date(toMs(time, 'time')).toISOString()} is past the end of the ${layout.name} layout (${new Date(tickStartMs(layout, layout.tickLimit)).toISOString()})`,
+    );
+  }
+  if (!Number.isInteger(sequence) || sequence < 0 || sequence > layout.maxSequence) {
+    throw new InvalidSequenceError(
+      `invalid sequence number: expected an integer from 0 to ${layout.maxSequence}, received ${received(sequence)}`,
+    );
+  }
+  checkMachineId(layout, machine);
+  return (BigInt(tick) << layout.timeShift) | BigInt(sequence * layout.sequenceScale + machine);
+}
+
+/** @throws InvalidMachineIdError unless `machine` is an integer in [0, 2^machineBits). */
+export function checkMachineId(layout: Layout, machine: unknown): asserts machine is number {
+  if (
+    typeof machine !== 'number' ||
+    !Number.isInteger(machine) ||
+    machine < 0 ||
+    machine > layout.maxMachine
+  ) {
+    throw new InvalidMachineIdError(
+      `invalid machine id: expected an integer from 0 to ${layout.maxMachine} (${layout.machineBits} bits), received ${received(machine)}`,
+    );
+  }
+}

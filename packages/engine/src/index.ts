@@ -1,0 +1,45 @@
+// @ids/engine: bit layouts, the one generator state machine, clocks, waits and errors.
+// The pure state machine (state.ts) is deliberately not exported here: it is an implementation
+// detail tested from its own module; generators are the public way to drive it.
+export { type Clock, checkClock, FakeClock, monotonicClock, sleep, sleepSync, wallClock } from './clock.js';
+export * from './errors.js';
+export {
+  DEFAULT_MAX_CLOCK_BACKWARD_MS,
+  DEFAULT_RECORD_INTERVAL_MS,
+  type GeneratorOptions,
+  IdGenerator,
+  MAX_BATCH,
+} from './generator.js';
+export {
+  checkMachineId,
+  compose,
+  type DecomposedId,
+  decompose,
+  formatId,
+  type IdInput,
+  idReplacer,
+  MAX_ID,
+  parseId,
+  toMs,
+  toTime,
+} from './id.js';
+export {
+  defineLayout,
+  type Layout,
+  type LayoutLimits,
+  type LayoutSpec,
+  layoutLimits,
+  type MachinePart,
+  tickOf,
+  tickStartMs,
+} from './layout.js';
+export {
+  isClaim,
+  type MachineIdCheck,
+  type MachineIdClaim,
+  type MachineIdContext,
+  type MachineIdProvider,
+  type MachineIdSource,
+  resolveMachineId,
+  resolveMachineIdSync,
+} from './machine.js';

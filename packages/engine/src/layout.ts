@@ -1,0 +1,211 @@
+import {
+  InvalidBitsMachineIdError,
+  InvalidBitsSequenceError,
+  InvalidBitsTimeError,
+  InvalidLayoutError,
+  InvalidStartTimeError,
+  InvalidTimeUnitError,
+  received,
+} from './errors.js';
+
+/** A named slice of the machine field, highest bits first (for example datacenter 5 + worker 5). */
+export interface MachinePart {
+  readonly name: string;
+  readonly bits: number;
+}
+
+/**
+ * What a layout is made of. An ID is, from the highest bit down:
+ *
+ * ```
+ *  63        62 ...                                            0
+ * +---+----------------------+-------------------+------------------+
+ * | 0 |  time (timeBits)     | sequence (seqBits) | machine (mBits)  |
+ * +---+----------------------+-------------------+------------------+
+ * ```
+ *
+ * Bits above `timeBits + sequenceBits + machineBits` are always 0, so an ID is a non-negative
+ * signed 64-bit integer.
+ */
+export interface LayoutSpec {
+  /** A label for tables and errors, e.g. "sonyflake". */
+  readonly name?: string;
+  /** Bits of the time field: 1 or more; with the others at most 63. */
+  readonly timeBits: number;
+  /** Length of one time unit (a tick) in ms: an integer >= 1. Sonyflake: 10, snowflake: 1. */
+  readonly timeUnitMs: number;
+  /** Bits of the per-tick sequence: an integer in 0..30. */
+  readonly sequenceBits: number;
+  /** Bits of the machine ID: an integer in 0..30. */
+  readonly machineBits: number;
+  /** The instant time 0 stands for, in Unix ms (an integer). */
+  readonly epochMs: number;
+  /** Optional split of the machine field into named parts whose bits sum to `machineBits`. */
+  readonly machineParts?: readonly MachinePart[];
+}
+
+/** A validated layout with the values every operation derives from it, computed once. */
+export interface Layout extends LayoutSpec {
+  readonly name: string;
+  /** floor(epochMs / timeUnitMs): ticks are counted from Unix time 0, then offset (as in Go). */
+  readonly epochTick: number;
+  /** 2^timeBits: the first tick that no longer fits. */
+  readonly tickLimit: number;
+  /** 2^sequenceBits - 1. */
+  readonly maxSequence: number;
+  /** 2^machineBits - 1. */
+  readonly maxMachine: number;
+  /** 2^machineBits, the factor that places the sequence above the machine field. */
+  readonly sequenceScale: number;
+  /** sequenceBits + machineBits, as a bigint shift for the time field. */
+  readonly timeShift: bigint;
+  /** 2^(timeBits + sequenceBits + machineBits) - 1: the largest value an ID of this layout can have. */
+  readonly maxId: bigint;
+}
+
+/** The largest instant a JS Date can hold, in ms either side of 1970. */
+const DATE_LIMIT_MS = 8.64e15;
+
+function isInt(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value);
+}
+
+/**
+ * Validates a layout and derives its constants. Checks run in Go's order (sequence bits, machine
+ * bits, time unit, start time, time bits), so a port from Go sees the same first error.
+ */
+export function defineLayout(spec: LayoutSpec): Layout {
+  if (typeof spec !== 'object' || spec === null) {
+    throw new InvalidLayoutError(`expected a layout object, received ${received(spec)}`);
+  }
+  const { timeBits, timeUnitMs, sequenceBits, machineBits, epochMs } = spec;
+  const name = spec.name ?? 'custom';
+  if (!isInt(sequenceBits) || sequenceBits < 0 || sequenceBits > 30) {
+    throw new InvalidBitsSequenceError(
+      `invalid bit length for sequence number: expected an integer from 0 to 30, received ${received(sequenceBits)}`,
+    );
+  }
+  if (!isInt(machineBits) || machineBits < 0 || machineBits > 30) {
+    throw new InvalidBitsMachineIdError(
+      `invalid bit length for machine id: expected an integer from 0 to 30, received ${received(machineBits)}`,
+    );
+  }
+  if (!isInt(timeUnitMs) || timeUnitMs < 1) {
+    throw new InvalidTimeUnitError(
+      `invalid time unit: expected a whole number of milliseconds, 1 or more, received ${received(timeUnitMs)}`,
+    );
+  }
+  if (!isInt(epochMs) || Math.abs(epochMs) > DATE_LIMIT_MS) {
+    throw new InvalidStartTimeError(
+      `invalid start time: expected a whole number of Unix milliseconds a Date can hold, received ${received(epochMs)}`,
+    );
+  }
+  if (!isInt(timeBits) || timeBits < 1) {
+    throw new InvalidBitsTimeError(
+      `invalid bit length for time: expected an integer of 1 or more, received ${received(timeBits)}`,
+    );
+  }
+  const total = timeBits + sequenceBits + machineBits;
+  if (total > 63) {
+    throw new InvalidLayoutError(
+      `the fields need ${total} bits (time ${timeBits} + sequence ${sequenceBits} + machine ${machineBits}); expected at most 63, so that IDs stay positive signed 64-bit integers`,
+    );
+  }
+  // The sequence and machine fields are combined as one JS number on the hot path.
+  if (sequenceBits + machineBits > 53) {
+    throw new InvalidLayoutError(
+      `sequence and machine bits together must be at most 53, received ${sequenceBits} + ${machineBits}`,
+    );
+  }
+  const epochTick = Math.floor(epochMs / timeUnitMs);
+  const tickLimit = 2 ** timeBits;
+  const endMs = (epochTick + tickLimit) * timeUnitMs;
+  if (endMs > DATE_LIMIT_MS) {
+    throw new InvalidLayoutError(
+      `a ${timeBits}-bit time field of ${timeUnitMs} ms units from ${new Date(epochMs).toISOString()} ends past the last instant a JS Date can hold (year 275760); expected fewer time bits or a shorter unit`,
+    );
+  }
+  const machineParts =
+    spec.machineParts === undefined ? undefined : validateParts(spec.machineParts, machineBits);
+  return Object.freeze({
+    name,
+    timeBits,
+    timeUnitMs,
+    sequenceBits,
+    machineBits,
+    epochMs,
+    ...(machineParts ? { machineParts } : {}),
+    epochTick,
+    tickLimit,
+    maxSequence: 2 ** sequenceBits - 1,
+    maxMachine: 2 ** machineBits - 1,
+    sequenceScale: 2 ** machineBits,
+    timeShift: BigInt(sequenceBits + machineBits),
+    maxId: (1n << BigInt(total)) - 1n,
+  });
+}
+
+function validateParts(parts: readonly MachinePart[], machineBits: number): readonly MachinePart[] {
+  if (!Array.isArray(parts) || parts.length === 0) {
+    throw new InvalidLayoutError(`machineParts: expected a non-empty array, received ${received(parts)}`);
+  }
+  let sum = 0;
+  const names = new Set<string>();
+  for (const part of parts) {
+    if (typeof part?.name !== 'string' || part.name === '' || names.has(part.name)) {
+      throw new InvalidLayoutError(
+        `machineParts: expected distinct non-empty names, received ${received(part?.name)}`,
+      );
+    }
+    if (!isInt(part.bits) || part.bits < 1) {
+      throw new InvalidLayoutError(
+        `machineParts: part "${part.name}" expected an integer of 1 or more bits, received ${received(part.bits)}`,
+      );
+    }
+    names.add(part.name);
+    sum += part.bits;
+  }
+  if (sum !== machineBits) {
+    throw new InvalidLayoutError(
+      `machineParts: the parts' bits sum to ${sum}, expected machineBits = ${machineBits}`,
+    );
+  }
+  return Object.freeze(parts.map((p) => Object.freeze({ name: p.name, bits: p.bits })));
+}
+
+/** The tick a Unix-ms instant falls in (may be negative before the epoch). */
+export function tickOf(layout: Layout, ms: number): number {
+  return Math.floor(ms / layout.timeUnitMs) - layout.epochTick;
+}
+
+/** The Unix-ms instant a tick starts at. */
+export function tickStartMs(layout: Layout, tick: number): number {
+  return (tick + layout.epochTick) * layout.timeUnitMs;
+}
+
+/** Figures that follow from a layout. */
+export interface LayoutLimits {
+  /** How long the time field lasts: 2^timeBits units, in ms. */
+  readonly lifetimeMs: number;
+  /** The same in years of 365.25 days. */
+  readonly lifetimeYears: number;
+  /** The first instant whose ID no longer fits (generation fails from here on). */
+  readonly endsAt: Date;
+  /** The most IDs one generator can issue per second: 2^sequenceBits per tick. */
+  readonly idsPerSecond: number;
+  /** How many distinct machine IDs the layout has: 2^machineBits. */
+  readonly machines: number;
+}
+
+const YEAR_MS = 365.25 * 24 * 3600 * 1000;
+
+export function layoutLimits(layout: Layout): LayoutLimits {
+  const lifetimeMs = layout.tickLimit * layout.timeUnitMs;
+  return {
+    lifetimeMs,
+    lifetimeYears: lifetimeMs / YEAR_MS,
+    endsAt: new Date(tickStartMs(layout, layout.tickLimit)),
+    idsPerSecond: ((layout.maxSequence + 1) * 1000) / layout.timeUnitMs,
+    machines: layout.maxMachine + 1,
+  };
+}

@@ -1,0 +1,169 @@
+import {
+  AsyncSettingError,
+  InvalidArgumentError,
+  MachineIdProviderError,
+  MachineIdRejectedError,
+  received,
+} from './errors.js';
+import { checkMachineId } from './id.js';
+import type { Layout } from './layout.js';
+
+/** What a provider is told: how many bits the machine field has, so it can fail when its ID would not fit. */
+export interface MachineIdContext {
+  readonly bits: number;
+}
+
+/**
+ * A machine ID held for a while rather than computed once: a host-local claim file, an etcd
+ * lease. The generator watches it:
+ * - `signal` aborts when the claim can no longer be trusted; the generator then refuses to issue
+ *   IDs (fencing) until `renew` gives it a claim again.
+ * - `notBefore` is the last instant recorded for this ID by an earlier holder; the generator
+ *   issues no ID for a tick at or before it (a restart with the clock behind cannot reissue).
+ * - `record` is called with the last millisecond of the latest tick used, every
+ *   `recordIntervalMs` while IDs are issued, and on close.
+ * - `release` frees the ID; the generator calls it from `close()`.
+ */
+export interface MachineIdClaim {
+  readonly machineId: number;
+  readonly signal?: AbortSignal;
+  readonly notBefore?: number;
+  readonly recordIntervalMs?: number;
+  record?(timeMs: number): void | Promise<void>;
+  /** After the signal aborted: resolves with a fresh claim (possibly another ID) once one is held again. */
+  renew?(): Promise<MachineIdClaim>;
+  release(): void | Promise<void>;
+}
+
+/** Go's `MachineID func() (int, error)`, told the field's width. May return a claim instead of a number. */
+export type MachineIdProvider = (
+  context: MachineIdContext,
+) => number | MachineIdClaim | Promise<number | MachineIdClaim>;
+
+/** Go's `CheckMachineID func(int) bool`: false refuses the ID (for example, another process holds it). */
+export type MachineIdCheck = (machineId: number) => boolean | Promise<boolean>;
+
+/** A machine ID as a generator takes it: a number, a claim, or a provider of either. */
+export type MachineIdSource = number | MachineIdClaim | MachineIdProvider;
+
+export function isClaim(value: unknown): value is MachineIdClaim {
+  return typeof value === 'object' && value !== null && 'machineId' in value && 'release' in value;
+}
+
+function idOf(value: number | MachineIdClaim): unknown {
+  return isClaim(value) ? value.machineId : value;
+}
+
+/** A claim for an ID that is refused must not stay held; the refusal stays the error. */
+function releaseRefused(value: number | MachineIdClaim): Promise<unknown> {
+  return isClaim(value)
+    ? Promise.resolve()
+        .then(() => value.release())
+        .catch(() => undefined)
+    : Promise.resolve();
+}
+
+function providerError(error: unknown): MachineIdProviderError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new MachineIdProviderError(`the machine ID provider failed: ${reason}`, { cause: error });
+}
+
+function rejected(id: number, cause?: unknown): MachineIdRejectedError {
+  return cause === undefined
+    ? new MachineIdRejectedError(`invalid machine id: checkMachineId refused ${id}`)
+    : new MachineIdRejectedError(`invalid machine id: checkMachineId threw for ${id}`, { cause });
+}
+
+function checkSource(source: unknown): void {
+  if (
+    source !== undefined &&
+    typeof source !== 'number' &&
+    typeof source !== 'function' &&
+    !isClaim(source)
+  ) {
+    throw new InvalidArgumentError(
+      `machineId: expected a number, a claim or a provider function, received ${received(source)}`,
+    );
+  }
+}
+
+/**
+ * Go's order in `New`: run the provider (its error is passed through as `cause`), check the
+ * range, then ask `check`. A claim whose ID is refused is released.
+ */
+export async function resolveMachineId(
+  layout: Layout,
+  source: MachineIdSource,
+  check?: MachineIdCheck,
+): Promise<number | MachineIdClaim> {
+  checkSource(source);
+  let value: number | MachineIdClaim;
+  try {
+    value = typeof source === 'function' ? await source({ bits: layout.machineBits }) : source;
+  } catch (error) {
+    throw providerError(error);
+  }
+  try {
+    checkMachineId(layout, idOf(value));
+    if (check) {
+      const id = typeof value === 'number' ? value : value.machineId;
+      let ok: unknown;
+      try {
+        ok = await check(id);
+      } catch (error) {
+        throw rejected(id, error);
+      }
+      if (ok !== true) throw rejected(id);
+    }
+  } catch (error) {
+    await releaseRefused(value);
+    throw error;
+  }
+  return value;
+}
+
+const asyncHint = 'use the async create() for providers and checks that return a Promise';
+
+/** The same steps for the synchronous constructors: anything returning a Promise is refused. */
+export function resolveMachineIdSync(
+  layout: Layout,
+  source: MachineIdSource,
+  check?: MachineIdCheck,
+): number | MachineIdClaim {
+  checkSource(source);
+  let value: unknown;
+  try {
+    value = typeof source === 'function' ? source({ bits: layout.machineBits }) : source;
+  } catch (error) {
+    throw providerError(error);
+  }
+  if (value instanceof Promise) {
+    value.then(
+      (v) => (isClaim(v) ? v.release() : undefined),
+      () => undefined,
+    );
+    throw new AsyncSettingError(`machineId: the provider returned a Promise; ${asyncHint}`);
+  }
+  const resolved = value as number | MachineIdClaim;
+  try {
+    checkMachineId(layout, idOf(resolved));
+    if (check) {
+      const id = typeof resolved === 'number' ? resolved : resolved.machineId;
+      let ok: unknown;
+      try {
+        ok = check(id);
+      } catch (error) {
+        throw rejected(id, error);
+      }
+      if (ok instanceof Promise) {
+        ok.catch(() => undefined);
+        throw new AsyncSettingError(`checkMachineId returned a Promise; ${asyncHint}`);
+      }
+      if (ok !== true) throw rejected(id);
+    }
+  } catch (error) {
+    void releaseRefused(resolved);
+    throw error;
+  }
+  return resolved;
+}

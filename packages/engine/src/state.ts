@@ -1,0 +1,74 @@
+import { InvalidArgumentError, OverTimeLimitError, received } from './errors.js';
+import { type Layout, tickOf, tickStartMs } from './layout.js';
+
+/**
+ * The whole memory of a generator: the last tick it used and the last sequence it gave in it.
+ * Everything else (the clock, the machine ID, waiting) lives outside, which is what lets the
+ * rules below be tested as a table of (state, now) -> next.
+ */
+export interface GeneratorState {
+  readonly elapsed: number;
+  readonly sequence: number;
+}
+
+/** The next state, which is also the slot the next ID is made of, and how long to wait before handing it out. */
+export interface Slot extends GeneratorState {
+  /** ms from `now` until tick `elapsed` starts; 0 when the ID may be returned at once. */
+  readonly waitMs: number;
+}
+
+/**
+ * The state a new generator starts in. As in Go, the sequence starts at its maximum so that
+ * the first ID of any fresh tick has sequence 0, and a call within tick `elapsed` itself rolls
+ * over into the next tick.
+ *
+ * With `notBeforeMs` (the last instant a previous holder of this machine ID recorded), the
+ * state starts in that instant's tick, so no ID is issued for a tick at or before it.
+ */
+export function initialState(layout: Layout, notBeforeMs?: number): GeneratorState {
+  const elapsed = notBeforeMs === undefined ? 0 : Math.max(0, tickOf(layout, notBeforeMs));
+  return { elapsed, sequence: layout.maxSequence };
+}
+
+/**
+ * Go's NextID as a pure function (sony/sonyflake v2 `NextID`):
+ *
+ * 1. `current` is the tick `now` falls in.
+ * 2. If the state's tick is behind `current`, move to `current` and start the sequence at
+ *    `firstSequence` (0 in Go; a random start spreads low-traffic IDs, see the snowflake docs).
+ * 3. Otherwise (same tick, or the clock went back) take the next sequence; when it wraps to 0
+ *    the slot is in the following tick, and the caller must wait until that tick starts.
+ *    The slot keeps the logical tick: the clock is not read again.
+ * 4. A tick past the time field's range fails (Go: ErrOverTimeLimit).
+ *
+ * The tick never decreases, so a clock that steps back cannot produce a duplicate: IDs go on
+ * from the last tick used.
+ */
+export function advance(state: GeneratorState, now: number, layout: Layout, firstSequence = 0): Slot {
+  if (!Number.isFinite(now)) {
+    throw new InvalidArgumentError(
+      `clock.now(): expected finite Unix milliseconds, received ${received(now)}`,
+    );
+  }
+  const current = tickOf(layout, now);
+  let elapsed = state.elapsed;
+  let sequence: number;
+  let waitMs = 0;
+  if (elapsed < current) {
+    elapsed = current;
+    sequence = firstSequence;
+  } else {
+    // maxSequence < 2^30, so the mask is a safe 32-bit operation.
+    sequence = (state.sequence + 1) & layout.maxSequence;
+    if (sequence === 0) {
+      elapsed += 1;
+      waitMs = tickStartMs(layout, elapsed) - now;
+    }
+  }
+  if (elapsed >= layout.tickLimit) {
+    throw new OverTimeLimitError(
+      `over the time limit: tick ${elapsed} does not fit the ${layout.timeBits}-bit time field of the ${layout.name} layout, which ended at ${new Date(tickStartMs(layout, layout.tickLimit)).toISOString()}`,
+    );
+  }
+  return { elapsed, sequence, waitMs };
+}

@@ -1,0 +1,311 @@
+import { describe, expect, it, vi } from 'vitest';
+import { type Clock, FakeClock } from '../src/clock.js';
+import {
+  ClockMovedBackwardsError,
+  GeneratorClosedError,
+  InvalidArgumentError,
+  MachineIdLostError,
+} from '../src/errors.js';
+import { IdGenerator } from '../src/generator.js';
+import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
+import type { MachineIdClaim } from '../src/machine.js';
+
+const layout = defineLayout({
+  name: 'sonyflake',
+  timeBits: 39,
+  timeUnitMs: 10,
+  sequenceBits: 8,
+  machineBits: 16,
+  epochMs: Date.UTC(2014, 8, 1),
+});
+const T0 = Date.UTC(2026, 10, 22, 12); // tick-aligned
+
+function generator(clock: Clock, extra: Partial<ConstructorParameters<typeof IdGenerator>[0]> = {}) {
+  return new IdGenerator({ layout, machineId: 7, clock, ...extra });
+}
+
+function assertIncreasing(ids: bigint[]) {
+  for (let i = 1; i < ids.length; i++) {
+    if (ids[i]! <= ids[i - 1]!)
+      throw new Error(`IDs ${i - 1} and ${i} are out of order: ${ids[i - 1]} ${ids[i]}`);
+  }
+}
+
+describe('nextIdSync', () => {
+  it('fills a tick with 256 IDs, then waits for the next tick instead of reusing a slot', () => {
+    const clock = new FakeClock(T0 + 3);
+    const gen = generator(clock);
+    const ids = Array.from({ length: 256 }, () => gen.nextIdSync());
+    expect(ids.map((id) => gen.decompose(id).sequence)).toEqual(Array.from({ length: 256 }, (_, i) => i));
+    expect(clock.sleeps).toEqual([]);
+    const next = gen.nextIdSync();
+    // The 257th ID is in the next tick; the generator slept the 7 ms left of this one.
+    expect(clock.sleeps).toEqual([7]);
+    expect(gen.decompose(next)).toMatchObject({ time: tickOf(layout, T0) + 1, sequence: 0, machine: 7 });
+    assertIncreasing([...ids, next]);
+  });
+
+  it('never hands out an ID before its tick starts, even when sleeps end early', () => {
+    let now = T0 + 2;
+    const shortSleeps: number[] = [];
+    const clock: Clock = {
+      now: () => now,
+      // A timer that fires a little early: wakes after 60% of the time asked for.
+      sleepSync: (ms) => {
+        shortSleeps.push(ms);
+        now += ms * 0.6;
+      },
+    };
+    const gen = generator(clock);
+    for (let i = 0; i < 256; i++) gen.nextIdSync();
+    const id = gen.nextIdSync();
+    expect(shortSleeps.length).toBeGreaterThan(1);
+    expect(now).toBeGreaterThanOrEqual(gen.toTime(id).getTime());
+  });
+
+  it('waits out a clock that stepped back less than the bound, with no duplicate', () => {
+    const clock = new FakeClock(T0);
+    const gen = generator(clock, { maxClockBackwardMs: 500 });
+    const before = Array.from({ length: 256 }, () => gen.nextIdSync());
+    clock.set(T0 - 300);
+    const after = gen.nextIdSync();
+    expect(clock.sleeps).toEqual([310]);
+    assertIncreasing([...before, after]);
+  });
+
+  it('fails with ClockMovedBackwardsError past the bound, and recovers once the clock catches up', () => {
+    const clock = new FakeClock(T0);
+    const gen = generator(clock, { maxClockBackwardMs: 1000 });
+    const before = Array.from({ length: 256 }, () => gen.nextIdSync());
+    clock.set(T0 - 3_600_000);
+    let error: unknown;
+    try {
+      gen.nextIdSync();
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ClockMovedBackwardsError);
+    expect(error).toMatchObject({ code: 'ERR_IDS_CLOCK_BACKWARDS', behindMs: 3_600_000 });
+    expect((error as Error).message).toMatch(/3600000 ms behind .* at most maxClockBackwardMs = 1000 ms/);
+    expect(clock.sleeps).toEqual([]);
+    // The failed call took no slot: once the clock is back, IDs go on without a gap or a duplicate.
+    clock.set(T0 + 10);
+    const after = gen.nextIdSync();
+    expect(gen.decompose(after)).toMatchObject({ time: tickOf(layout, T0) + 1, sequence: 0 });
+    assertIncreasing([...before, after]);
+  });
+
+  it('with maxClockBackwardMs 0 it still waits out a normal roll-over', () => {
+    const clock = new FakeClock(T0);
+    const gen = generator(clock, { maxClockBackwardMs: 0 });
+    for (let i = 0; i < 257; i++) gen.nextIdSync();
+    expect(clock.sleeps).toEqual([10]);
+  });
+
+  it('fails when the clock jumps back during the wait itself', () => {
+    let now = T0;
+    const clock: Clock = {
+      now: () => now,
+      sleepSync: () => {
+        now -= 60_000;
+      },
+    };
+    const gen = generator(clock);
+    for (let i = 0; i < 256; i++) gen.nextIdSync();
+    expect(() => gen.nextIdSync()).toThrow(ClockMovedBackwardsError);
+  });
+});
+
+describe('nextId and nextIds', () => {
+  it('gives concurrent callers distinct slots in call order', async () => {
+    const clock = new FakeClock(T0);
+    const gen = generator(clock);
+    const ids = await Promise.all(Array.from({ length: 1000 }, () => gen.nextId()));
+    assertIncreasing(ids);
+    expect(clock.sleeps.length).toBe(3);
+  });
+
+  it('waits with the clock sleep, not by blocking', async () => {
+    const clock = new FakeClock(T0 + 5);
+    const sleepSync = vi.spyOn(clock, 'sleepSync');
+    const sleep = vi.spyOn(clock, 'sleep');
+    const gen = generator(clock);
+    await gen.nextIds(300);
+    expect(sleep).toHaveBeenCalledTimes(1);
+    expect(sleep).toHaveBeenCalledWith(5);
+    // FakeClock.sleep moves time through sleepSync; only that one call, from sleep itself.
+    expect(sleepSync).toHaveBeenCalledTimes(1);
+  });
+
+  it('nextIds returns n increasing IDs and validates n', async () => {
+    const gen = generator(new FakeClock(T0));
+    const ids = await gen.nextIds(5000);
+    expect(ids).toHaveLength(5000);
+    assertIncreasing(ids);
+    expect(await gen.nextIds(0)).toEqual([]);
+    await expect(gen.nextIds(-1)).rejects.toThrow(InvalidArgumentError);
+    await expect(gen.nextIds(1.5)).rejects.toThrow(/received 1.5/);
+    await expect(gen.nextIds(2 ** 24 + 1)).rejects.toThrow(/0 to 16777216/);
+    await expect(gen.nextIds('3' as unknown as number)).rejects.toThrow(/"3" \(string\)/);
+  });
+
+  it('nextId rejects (does not throw synchronously) when the clock went back too far', async () => {
+    const clock = new FakeClock(T0);
+    const gen = generator(clock, { maxClockBackwardMs: 10 });
+    await gen.nextIds(256);
+    clock.set(T0 - 1000);
+    const pending = gen.nextId();
+    await expect(pending).rejects.toThrow(ClockMovedBackwardsError);
+  });
+});
+
+describe('options', () => {
+  it('rejects a bad clock and a bad bound at construction', () => {
+    expect(() => generator({ now: 'soon' } as unknown as Clock)).toThrow(
+      /clock: expected an object with a now\(\) method/,
+    );
+    expect(() => generator({ now: () => Number.NaN })).toThrow(/clock.now\(\): expected finite/);
+    expect(() => generator(new FakeClock(T0), { maxClockBackwardMs: -1 })).toThrow(InvalidArgumentError);
+    expect(() => generator(new FakeClock(T0), { randomSequenceBound: 257 })).toThrow(
+      /0 \(off\) to 256, received 257/,
+    );
+  });
+
+  it('with randomSequenceBound, starts each fresh tick below the bound', () => {
+    const clock = new FakeClock(T0);
+    const gen = generator(clock, { randomSequenceBound: 100 });
+    const starts = new Set<number>();
+    for (let tick = 0; tick < 300; tick++) {
+      clock.set(T0 + tick * 10);
+      starts.add(gen.decompose(gen.nextIdSync()).sequence);
+    }
+    expect(Math.max(...starts)).toBeLessThan(100);
+    expect(starts.size).toBeGreaterThan(50);
+  });
+});
+
+function claimOf(machineId: number, extra: Partial<MachineIdClaim> = {}) {
+  const controller = new AbortController();
+  const recorded: number[] = [];
+  const claim = {
+    machineId,
+    signal: controller.signal,
+    record: (ms: number) => {
+      recorded.push(ms);
+    },
+    release: vi.fn(),
+    ...extra,
+  } satisfies MachineIdClaim;
+  return { claim, controller, recorded };
+}
+
+describe('claims', () => {
+  it('fences: once the claim is lost, calls fail with MachineIdLostError', async () => {
+    const { claim, controller } = claimOf(9);
+    const gen = new IdGenerator({ layout, machineId: claim, clock: new FakeClock(T0) });
+    expect(gen.machine).toBe(9);
+    gen.nextIdSync();
+    controller.abort(new Error('keepalive failed'));
+    expect(() => gen.nextIdSync()).toThrow(MachineIdLostError);
+    expect(() => gen.nextIdSync()).toThrow(/machine ID 9 is no longer held: keepalive failed/);
+    await expect(gen.nextId()).rejects.toThrow(MachineIdLostError);
+  });
+
+  it('an ID waiting for its tick is not handed out if the claim is lost meanwhile', async () => {
+    const { claim, controller } = claimOf(9);
+    const clock = new FakeClock(T0);
+    const gen = new IdGenerator({
+      layout,
+      machineId: claim,
+      clock: {
+        now: () => clock.now(),
+        sleep: (ms) => {
+          controller.abort();
+          return clock.sleep(ms);
+        },
+      },
+    });
+    await gen.nextIds(256);
+    await expect(gen.nextId()).rejects.toThrow(MachineIdLostError);
+  });
+
+  it('resumes under the renewed claim, possibly another ID, without reissuing', async () => {
+    const second = claimOf(12);
+    const first = claimOf(9, { renew: () => Promise.resolve(second.claim) });
+    const clock = new FakeClock(T0);
+    const gen = new IdGenerator({ layout, machineId: first.claim, clock });
+    const before = gen.nextIdSync();
+    first.controller.abort();
+    expect(() => gen.nextIdSync()).toThrow(MachineIdLostError);
+    await Promise.resolve();
+    await Promise.resolve();
+    const after = gen.nextIdSync();
+    expect(gen.machine).toBe(12);
+    expect(gen.decompose(after).machine).toBe(12);
+    expect(after).toBeGreaterThan(before);
+  });
+
+  it('honours notBefore: no ID for a tick at or before the recorded instant', () => {
+    const recordedTick = tickOf(layout, T0) + 50;
+    const notBefore = tickStartMs(layout, recordedTick + 1) - 1;
+    const { claim } = claimOf(3, { notBefore });
+    const clock = new FakeClock(T0); // the restarted process's clock is 500 ms behind the record
+    const gen = new IdGenerator({ layout, machineId: claim, clock });
+    const id = gen.nextIdSync();
+    expect(gen.decompose(id).time).toBe(recordedTick + 1);
+    expect(clock.sleeps).toEqual([510]);
+  });
+
+  it('with the clock behind notBefore by more than the bound, fails instead of issuing', () => {
+    const { claim } = claimOf(3, { notBefore: T0 + 60_000 });
+    const gen = new IdGenerator({ layout, machineId: claim, clock: new FakeClock(T0) });
+    expect(() => gen.nextIdSync()).toThrow(ClockMovedBackwardsError);
+  });
+
+  it('close() records the last millisecond of the last tick used, then releases; later calls fail', async () => {
+    const { claim, recorded } = claimOf(3);
+    const clock = new FakeClock(T0 + 4);
+    const gen = new IdGenerator({ layout, machineId: claim, clock });
+    gen.nextIdSync();
+    await gen.close();
+    expect(recorded).toEqual([T0 + 9]);
+    expect(claim.release).toHaveBeenCalledTimes(1);
+    expect(() => gen.nextIdSync()).toThrow(GeneratorClosedError);
+    await gen.close();
+    expect(claim.release).toHaveBeenCalledTimes(1);
+  });
+
+  it('records periodically while IDs are issued', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const { claim, recorded } = claimOf(3, { recordIntervalMs: 100 });
+      const clock = new FakeClock(T0);
+      const gen = new IdGenerator({ layout, machineId: claim, clock });
+      gen.nextIdSync();
+      await vi.advanceTimersByTimeAsync(100);
+      clock.advance(20);
+      gen.nextIdSync();
+      await vi.advanceTimersByTimeAsync(100);
+      // Nothing new since the last record: no write.
+      await vi.advanceTimersByTimeAsync(100);
+      expect(recorded).toEqual([T0 + 9, T0 + 29]);
+      await gen.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('reports a failing record through onError instead of swallowing it', async () => {
+    const onError = vi.fn();
+    const failure = new Error('disk full');
+    const { claim } = claimOf(3, {
+      record: () => {
+        throw failure;
+      },
+    });
+    const gen = new IdGenerator({ layout, machineId: claim, clock: new FakeClock(T0), onError });
+    gen.nextIdSync();
+    await gen.close();
+    expect(onError).toHaveBeenCalledWith(failure);
+  });
+});

@@ -1,0 +1,203 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  InvalidArgumentError,
+  InvalidIdError,
+  InvalidMachineIdError,
+  InvalidSequenceError,
+  OverTimeLimitError,
+  StartTimeAheadError,
+} from '../src/errors.js';
+import { compose, decompose, formatId, idReplacer, MAX_ID, parseId, toTime } from '../src/id.js';
+import { defineLayout, type Layout, tickStartMs } from '../src/layout.js';
+
+const sonyflake = defineLayout({
+  name: 'sonyflake',
+  timeBits: 39,
+  timeUnitMs: 10,
+  sequenceBits: 8,
+  machineBits: 16,
+  epochMs: Date.UTC(2014, 8, 1),
+});
+
+// The vector of the seed documents: time 1, sequence 1, machine 1.
+const SEED_VECTOR = { time: 1, sequence: 1, machine: 1, id: 16_842_753n };
+
+describe('compose and decompose', () => {
+  it('composes the seed vector (time 1, sequence 1, machine 1) to 16842753', () => {
+    const id = compose(
+      sonyflake,
+      tickStartMs(sonyflake, SEED_VECTOR.time),
+      SEED_VECTOR.sequence,
+      SEED_VECTOR.machine,
+    );
+    expect(id).toBe(SEED_VECTOR.id);
+    expect(decompose(sonyflake, SEED_VECTOR.id)).toEqual(SEED_VECTOR);
+  });
+
+  it('decomposes the all-ones ID into all-ones fields', () => {
+    expect(decompose(sonyflake, MAX_ID)).toEqual({
+      id: MAX_ID,
+      time: 2 ** 39 - 1,
+      sequence: 255,
+      machine: 65_535,
+    });
+    expect(toTime(sonyflake, MAX_ID).toISOString()).toBe('2188-11-16T03:28:58.870Z');
+  });
+
+  it('checks compose arguments in Go order', () => {
+    const start = sonyflake.epochMs;
+    expect(() => compose(sonyflake, start - 1000, 0, 0)).toThrow(StartTimeAheadError);
+    expect(() => compose(sonyflake, tickStartMs(sonyflake, 2 ** 39), 0, 0)).toThrow(OverTimeLimitError);
+    expect(() => compose(sonyflake, start, 256, 0)).toThrow(InvalidSequenceError);
+    expect(() => compose(sonyflake, start, 1.5, 0)).toThrow(/received 1.5/);
+    expect(() => compose(sonyflake, start, 0, 65_536)).toThrow(InvalidMachineIdError);
+    expect(() => compose(sonyflake, start, 0, -1)).toThrow(/0 to 65535 \(16 bits\), received -1/);
+    expect(() => compose(sonyflake, new Date('nope'), 0, 0)).toThrow(InvalidArgumentError);
+  });
+
+  it('names the machine parts of a split machine field', () => {
+    const twitter = defineLayout({
+      timeBits: 41,
+      timeUnitMs: 1,
+      sequenceBits: 12,
+      machineBits: 10,
+      epochMs: 1288834974657,
+      machineParts: [
+        { name: 'datacenter', bits: 5 },
+        { name: 'worker', bits: 5 },
+      ],
+    });
+    const id = compose(twitter, 1288834974657 + 5, 7, (17 << 5) | 30);
+    expect(decompose(twitter, id)).toEqual({
+      id,
+      time: 5,
+      sequence: 7,
+      machine: (17 << 5) | 30,
+      parts: { datacenter: 17, worker: 30 },
+    });
+  });
+
+  it('refuses IDs wider than a layout that uses fewer than 63 bits', () => {
+    const small = defineLayout({ timeBits: 32, timeUnitMs: 10, sequenceBits: 4, machineBits: 4, epochMs: 0 });
+    expect(() => decompose(small, 1n << 40n)).toThrow(/at most 1099511627775 \(40 bits\)/);
+  });
+});
+
+// Layouts with every field width the engine accepts, so the properties cover more than Sonyflake.
+const anyLayout = fc
+  .record({
+    sequenceBits: fc.integer({ min: 0, max: 30 }),
+    machineBits: fc.integer({ min: 0, max: 30 }),
+    timeUnitMs: fc.integer({ min: 1, max: 1000 }),
+  })
+  .filter((l) => l.sequenceBits + l.machineBits <= 31)
+  .map((l) =>
+    defineLayout({ ...l, timeBits: Math.min(63 - l.sequenceBits - l.machineBits, 40), epochMs: 0 }),
+  );
+
+/** Field values biased to their extremes: 0, the all-ones maximum, and anything between. */
+function fieldOf(max: number) {
+  return fc.oneof(fc.constant(0), fc.constant(max), fc.integer({ min: 0, max }));
+}
+
+function fieldsOf(layout: Layout) {
+  return fc.record({
+    time: fieldOf(layout.tickLimit - 1),
+    sequence: fieldOf(layout.maxSequence),
+    machine: fieldOf(layout.maxMachine),
+  });
+}
+
+describe('properties', () => {
+  it('decompose(compose(fields)) gives back the fields, over the full Sonyflake ranges', () => {
+    fc.assert(
+      fc.property(fieldsOf(sonyflake), ({ time, sequence, machine }) => {
+        const id = compose(sonyflake, tickStartMs(sonyflake, time), sequence, machine);
+        expect(decompose(sonyflake, id)).toEqual({ id, time, sequence, machine });
+        expect(toTime(sonyflake, id).getTime()).toBe(tickStartMs(sonyflake, time));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('the same holds for every layout the engine accepts', () => {
+    fc.assert(
+      fc.property(
+        anyLayout.chain((layout) => fc.tuple(fc.constant(layout), fieldsOf(layout))),
+        ([layout, { time, sequence, machine }]) => {
+          const id = compose(layout, tickStartMs(layout, time), sequence, machine);
+          expect(id).toBeLessThanOrEqual(layout.maxId);
+          expect(decompose(layout, id)).toEqual({ id, time, sequence, machine });
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('compose(decompose(id)) gives back any ID, including all-ones low bits', () => {
+    const ids = fc.oneof(
+      fc.bigInt({ min: 0n, max: MAX_ID }),
+      // Low 24 bits all ones, any time: the case peers get wrong by going through Number.
+      fc.bigInt({ min: 0n, max: 2n ** 39n - 1n }).map((t) => (t << 24n) | 0xffffffn),
+    );
+    fc.assert(
+      fc.property(ids, (id) => {
+        const { time, sequence, machine } = decompose(sonyflake, id);
+        expect(compose(sonyflake, tickStartMs(sonyflake, time), sequence, machine)).toBe(id);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('IDs compare like their (time, sequence, machine) tuples', () => {
+    fc.assert(
+      fc.property(fieldsOf(sonyflake), fieldsOf(sonyflake), (a, b) => {
+        const idA = compose(sonyflake, tickStartMs(sonyflake, a.time), a.sequence, a.machine);
+        const idB = compose(sonyflake, tickStartMs(sonyflake, b.time), b.sequence, b.machine);
+        const tuple =
+          Math.sign(a.time - b.time) ||
+          Math.sign(a.sequence - b.sequence) ||
+          Math.sign(a.machine - b.machine);
+        expect(Math.sign(Number(idA - idB))).toBe(tuple);
+      }),
+    );
+  });
+});
+
+describe('parseId', () => {
+  it('accepts bigints and decimal strings in [0, 2^63 - 1]', () => {
+    expect(parseId(0n)).toBe(0n);
+    expect(parseId('16842753')).toBe(16_842_753n);
+    expect(parseId('9223372036854775807')).toBe(MAX_ID);
+    expect(parseId('0000000000016842753')).toBe(16_842_753n);
+  });
+
+  it.each([
+    ['a negative bigint', -1n, /from 0 to 2\^63 - 1/],
+    ['2^63', 2n ** 63n, /received 9223372036854775808$/],
+    ['2^63 as a string', '9223372036854775808', /received 9223372036854775808$/],
+    ['a number', 16842753, /a number cannot hold a 64-bit ID exactly/],
+    ['a negative string', '-5', /decimal string of 1 to 19 digits, received "-5"/],
+    ['a hex string', '0x10', /received "0x10"/],
+    ['an empty string', '', /received "" \(string\)/],
+    ['20 digits', '12345678901234567890', /1 to 19 digits/],
+    ['whitespace', ' 12', /received " 12"/],
+    ['a float string', '1.0', /received "1.0"/],
+    ['null', null, /received null/],
+  ])('rejects %s with InvalidIdError', (_name, input, message) => {
+    expect(() => parseId(input as never)).toThrow(InvalidIdError);
+    expect(() => parseId(input as never)).toThrow(message);
+  });
+});
+
+describe('string and JSON helpers', () => {
+  it('formats IDs as decimal strings and validates them', () => {
+    expect(formatId(16_842_753n)).toBe('16842753');
+    expect(() => formatId(-1n)).toThrow(InvalidIdError);
+  });
+
+  it('lets JSON.stringify write bigint IDs as strings', () => {
+    expect(JSON.stringify({ id: MAX_ID, n: 1 }, idReplacer)).toBe('{"id":"9223372036854775807","n":1}');
+  });
+});

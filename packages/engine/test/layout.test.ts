@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import {
+  InvalidBitsMachineIdError,
+  InvalidBitsSequenceError,
+  InvalidBitsTimeError,
+  InvalidLayoutError,
+  InvalidStartTimeError,
+  InvalidTimeUnitError,
+} from '../src/errors.js';
+import { defineLayout, type LayoutSpec, layoutLimits, tickOf, tickStartMs } from '../src/layout.js';
+
+const SONYFLAKE_2014: LayoutSpec = {
+  name: 'sonyflake',
+  timeBits: 39,
+  timeUnitMs: 10,
+  sequenceBits: 8,
+  machineBits: 16,
+  epochMs: Date.UTC(2014, 8, 1),
+};
+
+describe('defineLayout', () => {
+  it('derives the constants of the Sonyflake layout', () => {
+    const layout = defineLayout(SONYFLAKE_2014);
+    expect(layout).toMatchObject({
+      epochTick: 140_952_960_000,
+      tickLimit: 2 ** 39,
+      maxSequence: 255,
+      maxMachine: 65_535,
+      sequenceScale: 65_536,
+      timeShift: 24n,
+      maxId: 2n ** 63n - 1n,
+    });
+    expect(Object.isFrozen(layout)).toBe(true);
+  });
+
+  const bad: [string, Partial<LayoutSpec>, new (...args: never[]) => Error, RegExp][] = [
+    ['negative sequence bits', { sequenceBits: -1 }, InvalidBitsSequenceError, /0 to 30, received -1/],
+    ['fractional sequence bits', { sequenceBits: 2.5 }, InvalidBitsSequenceError, /received 2.5/],
+    ['sequence bits 31', { sequenceBits: 31 }, InvalidBitsSequenceError, /received 31/],
+    ['machine bits 31', { machineBits: 31 }, InvalidBitsMachineIdError, /received 31/],
+    [
+      'machine bits as a string',
+      { machineBits: '16' as unknown as number },
+      InvalidBitsMachineIdError,
+      /"16" \(string\)/,
+    ],
+    ['time unit under 1 ms', { timeUnitMs: 0.001 }, InvalidTimeUnitError, /received 0.001/],
+    ['time unit 0', { timeUnitMs: 0 }, InvalidTimeUnitError, /1 or more/],
+    ['epoch NaN', { epochMs: Number.NaN }, InvalidStartTimeError, /received NaN/],
+    ['epoch past the Date range', { epochMs: 9e15 }, InvalidStartTimeError, /received 9000000000000000/],
+    ['time bits 0', { timeBits: 0 }, InvalidBitsTimeError, /1 or more, received 0/],
+    ['bits summing past 63', { timeBits: 40 }, InvalidLayoutError, /need 64 bits .*at most 63/],
+    [
+      'an end past what a Date holds',
+      { timeBits: 47, timeUnitMs: 1000, machineBits: 8 },
+      InvalidLayoutError,
+      /year 275760/,
+    ],
+  ];
+
+  it.each(bad)('rejects %s', (_name, change, type, message) => {
+    const attempt = () => defineLayout({ ...SONYFLAKE_2014, ...change });
+    expect(attempt).toThrow(type);
+    expect(attempt).toThrow(message);
+  });
+
+  it('checks in Go order: sequence bits are reported before a bad time unit', () => {
+    expect(() => defineLayout({ ...SONYFLAKE_2014, sequenceBits: 99, timeUnitMs: 0 })).toThrow(
+      InvalidBitsSequenceError,
+    );
+  });
+
+  it('rejects a layout that is not an object', () => {
+    expect(() => defineLayout(null as unknown as LayoutSpec)).toThrow(InvalidLayoutError);
+  });
+
+  it('accepts machine parts that add up to the machine bits, and rejects ones that do not', () => {
+    const twitter = {
+      timeBits: 41,
+      timeUnitMs: 1,
+      sequenceBits: 12,
+      machineBits: 10,
+      epochMs: 1288834974657,
+    };
+    const split = defineLayout({
+      ...twitter,
+      machineParts: [
+        { name: 'datacenter', bits: 5 },
+        { name: 'worker', bits: 5 },
+      ],
+    });
+    expect(split.machineParts?.map((p) => p.name)).toEqual(['datacenter', 'worker']);
+    expect(() => defineLayout({ ...twitter, machineParts: [{ name: 'worker', bits: 9 }] })).toThrow(
+      /sum to 9, expected machineBits = 10/,
+    );
+    expect(() =>
+      defineLayout({
+        ...twitter,
+        machineParts: [
+          { name: 'a', bits: 5 },
+          { name: 'a', bits: 5 },
+        ],
+      }),
+    ).toThrow(/distinct non-empty names/);
+  });
+});
+
+describe('layoutLimits', () => {
+  it('Sonyflake with the 2014 epoch lasts 174 years, to 2188-11-16T03:28:58.880Z', () => {
+    const limits = layoutLimits(defineLayout(SONYFLAKE_2014));
+    expect(limits.lifetimeMs).toBe(5_497_558_138_880);
+    expect(limits.lifetimeYears).toBeCloseTo(174.21, 2);
+    expect(limits.endsAt.toISOString()).toBe('2188-11-16T03:28:58.880Z');
+    expect(limits.idsPerSecond).toBe(25_600);
+    expect(limits.machines).toBe(65_536);
+  });
+
+  it('Sonyflake with the 2025 epoch ends 2199-03-19T03:28:58.880Z', () => {
+    const limits = layoutLimits(defineLayout({ ...SONYFLAKE_2014, epochMs: Date.UTC(2025, 0, 1) }));
+    expect(limits.endsAt.toISOString()).toBe('2199-03-19T03:28:58.880Z');
+  });
+
+  it("Twitter's snowflake: 4,096,000 IDs/s, 1,024 machines, 69 years", () => {
+    const limits = layoutLimits(
+      defineLayout({
+        timeBits: 41,
+        timeUnitMs: 1,
+        sequenceBits: 12,
+        machineBits: 10,
+        epochMs: 1288834974657,
+      }),
+    );
+    expect(limits.idsPerSecond).toBe(4_096_000);
+    expect(limits.machines).toBe(1024);
+    expect(Math.floor(limits.lifetimeYears)).toBe(69);
+  });
+});
+
+describe('ticks', () => {
+  const layout = defineLayout({ ...SONYFLAKE_2014, epochMs: 1_000_005 });
+
+  it('truncates both the instant and the epoch to whole units, as Go does', () => {
+    // Go: floor(now / unit) - floor(start / unit). The epoch 1,000,005 ms sits in unit 100,000.
+    expect(tickOf(layout, 1_000_000)).toBe(0);
+    expect(tickOf(layout, 1_000_009)).toBe(0);
+    expect(tickOf(layout, 1_000_010)).toBe(1);
+    expect(tickStartMs(layout, 1)).toBe(1_000_010);
+  });
+});

@@ -1,0 +1,96 @@
+// @ids/sonyflake: Sony's Sonyflake for Node.js, faithful to Go's sony/sonyflake rules.
+import {
+  compose as composeId,
+  type DecomposedId,
+  decompose as decomposeId,
+  type IdInput,
+  toTime as idTime,
+} from '@ids/engine';
+import { sonyflakeLayout } from './settings.js';
+import { elapsedMs } from './sonyflake.js';
+
+export {
+  AsyncSettingError,
+  type Clock,
+  ClockMovedBackwardsError,
+  type DecomposedId,
+  FakeClock,
+  formatId,
+  GeneratorClosedError,
+  type IdInput,
+  IdsError,
+  InvalidArgumentError,
+  InvalidBitsMachineIdError,
+  InvalidBitsSequenceError,
+  InvalidBitsTimeError,
+  InvalidIdError,
+  InvalidMachineIdError,
+  InvalidSequenceError,
+  InvalidStartTimeError,
+  InvalidTimeUnitError,
+  idReplacer,
+  type Layout,
+  layoutLimits,
+  MAX_ID,
+  type MachineIdCheck,
+  type MachineIdClaim,
+  MachineIdLostError,
+  type MachineIdProvider,
+  MachineIdProviderError,
+  MachineIdRejectedError,
+  type MachineIdSource,
+  monotonicClock,
+  OverTimeLimitError,
+  parseId,
+  StartTimeAheadError,
+  wallClock,
+} from '@ids/engine';
+export { MachineIdDoesNotFitError, NoPrivateAddressError, privateIpMachineId } from '@ids/machine-ip';
+export {
+  DEFAULT_BITS_MACHINE_ID,
+  DEFAULT_BITS_SEQUENCE,
+  DEFAULT_START_TIME,
+  DEFAULT_TIME_UNIT,
+  GO_V2_START_TIME,
+  type SonyflakeSettings,
+  sonyflakeLayout,
+} from './settings.js';
+export { Sonyflake } from './sonyflake.js';
+
+/** The default layout: 39-bit time in 10 ms units from 2014-09-01, 8-bit sequence, 16-bit machine. */
+export const SONYFLAKE_LAYOUT = sonyflakeLayout({});
+/** Go v2's default layout: the same bits, from 2025-01-01. */
+export const SONYFLAKE_V2_LAYOUT = sonyflakeLayout({ startTime: Date.UTC(2025, 0, 1) });
+
+// Go v1 has these as package functions over the default settings; they read IDs of the default
+// layout. A Sonyflake built with other settings has the same methods for its own layout.
+
+/** Splits a default-layout ID into `{ id, time, sequence, machine }` (time in 10 ms ticks). */
+export function decompose(id: IdInput): DecomposedId {
+  return decomposeId(SONYFLAKE_LAYOUT, id);
+}
+
+/** The default-layout ID for an instant, a sequence and a machine ID (Go's Compose checks and errors). */
+export function compose(time: Date | number, sequence: number, machine: number): bigint {
+  return composeId(SONYFLAKE_LAYOUT, time, sequence, machine);
+}
+
+/** The start of the 10 ms tick a default-layout ID was issued in. */
+export function toTime(id: IdInput): Date {
+  return idTime(SONYFLAKE_LAYOUT, id);
+}
+
+/** ms from the default start time to the tick of the ID (Go v1's ElapsedTime). */
+export function elapsedTime(id: IdInput): number {
+  return elapsedMs(SONYFLAKE_LAYOUT, decompose(id).time);
+}
+
+/** The sequence field of a default-layout ID. */
+export function sequenceNumber(id: IdInput): number {
+  return decompose(id).sequence;
+}
+
+/** The machine field of a default-layout ID. */
+export function machineId(id: IdInput): number {
+  return decompose(id).machine;
+}

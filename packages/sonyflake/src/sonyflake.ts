@@ -1,0 +1,81 @@
+import {
+  IdGenerator,
+  type IdInput,
+  isClaim,
+  type Layout,
+  type MachineIdClaim,
+  resolveMachineId,
+  resolveMachineIdSync,
+} from '@ids/engine';
+import { privateIpMachineId } from '@ids/machine-ip';
+import { type SonyflakeSettings, sonyflakeLayout } from './settings.js';
+
+// Machine IDs that create() already resolved and checked, keyed by the settings object it
+// passes on, so the constructor neither runs the provider twice nor exposes a second signature.
+const resolvedMachineIds = new WeakMap<object, number | MachineIdClaim>();
+
+/**
+ * Sony's Sonyflake. With the default settings an ID is
+ *
+ * ```
+ * +-+---------------------------------------+----------+------------------+
+ * |0|  time: 39 bits, 10 ms units           | seq: 8   | machine: 16      |
+ * +-+---------------------------------------+----------+------------------+
+ *  63                                     25 24      17 16               0
+ * ```
+ *
+ * 174 years from the start time, 256 IDs per 10 ms (25,600/s) per machine, 65,536 machines.
+ *
+ * `new Sonyflake(settings)` builds it synchronously (a numeric machine ID, or a provider and
+ * check that answer synchronously); `await Sonyflake.create(settings)` also runs asynchronous
+ * providers and checks. All settings are validated at construction; generating an ID can then
+ * fail only when the layout's lifetime is over, when the clock has gone back past the bound, or
+ * when a claimed machine ID was lost.
+ */
+export class Sonyflake extends IdGenerator {
+  constructor(settings: SonyflakeSettings = {}) {
+    const layout = sonyflakeLayout(settings);
+    const resolved = resolvedMachineIds.get(settings);
+    const machineId =
+      resolved ??
+      resolveMachineIdSync(layout, settings.machineId ?? privateIpMachineId(), settings.checkMachineId);
+    super({ ...settings, layout, machineId });
+  }
+
+  /** Validates the settings, runs the machine-ID provider and check (either may be async), and builds the generator. */
+  static async create(settings: SonyflakeSettings = {}): Promise<Sonyflake> {
+    const layout = sonyflakeLayout(settings);
+    const machineId = await resolveMachineId(
+      layout,
+      settings.machineId ?? privateIpMachineId(),
+      settings.checkMachineId,
+    );
+    const carrier = { ...settings };
+    resolvedMachineIds.set(carrier, machineId);
+    try {
+      return new Sonyflake(carrier);
+    } catch (error) {
+      if (isClaim(machineId)) await Promise.resolve(machineId.release()).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Time since the start time, in ms, of the tick the ID was issued in (Go v1's ElapsedTime). */
+  elapsedTime(id: IdInput): number {
+    return elapsedMs(this.layout, this.decompose(id).time);
+  }
+
+  /** The sequence field of an ID (Go v1's SequenceNumber). */
+  sequenceNumber(id: IdInput): number {
+    return this.decompose(id).sequence;
+  }
+
+  /** The machine field of an ID (Go v1's MachineID). For this generator's own ID, read `machine`. */
+  machineId(id: IdInput): number {
+    return this.decompose(id).machine;
+  }
+}
+
+export function elapsedMs(layout: Layout, ticks: number): number {
+  return ticks * layout.timeUnitMs;
+}

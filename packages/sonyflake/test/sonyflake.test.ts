@@ -1,0 +1,273 @@
+import { lower16BitPrivateIP, NoPrivateAddressError } from '@ids/machine-ip';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  AsyncSettingError,
+  ClockMovedBackwardsError,
+  DEFAULT_START_TIME,
+  FakeClock,
+  formatId,
+  GO_V2_START_TIME,
+  IdsError,
+  InvalidBitsMachineIdError,
+  InvalidBitsSequenceError,
+  InvalidBitsTimeError,
+  InvalidIdError,
+  InvalidMachineIdError,
+  InvalidStartTimeError,
+  InvalidTimeUnitError,
+  idReplacer,
+  type MachineIdClaim,
+  MachineIdProviderError,
+  MachineIdRejectedError,
+  parseId,
+  SONYFLAKE_LAYOUT,
+  SONYFLAKE_V2_LAYOUT,
+  Sonyflake,
+  type SonyflakeSettings,
+  StartTimeAheadError,
+  toTime,
+} from '../src/index.js';
+import { runningClock } from './helpers.js';
+
+const NOW = Date.UTC(2026, 10, 22, 12);
+
+describe('defaults', () => {
+  it('start time 2014-09-01 by default; Go v2 2025-01-01 as a named constant', () => {
+    expect(new Date(DEFAULT_START_TIME).toISOString()).toBe('2014-09-01T00:00:00.000Z');
+    expect(new Date(GO_V2_START_TIME).toISOString()).toBe('2025-01-01T00:00:00.000Z');
+    expect(SONYFLAKE_LAYOUT.epochMs).toBe(1_409_529_600_000);
+    expect(SONYFLAKE_V2_LAYOUT.epochMs).toBe(1_735_689_600_000);
+    expect(new Sonyflake({ machineId: 1 }).layout.epochMs).toBe(DEFAULT_START_TIME);
+  });
+
+  it('the default machine ID is the private IPv4 rule, and its failure says so', () => {
+    // This host may or may not have a private address; either way the constructor must agree with the rule.
+    let expected: number | Error;
+    try {
+      expected = lower16BitPrivateIP();
+    } catch (error) {
+      expected = error as Error;
+    }
+    if (typeof expected === 'number') {
+      expect(new Sonyflake().machine).toBe(expected);
+    } else {
+      expect(() => new Sonyflake()).toThrow(MachineIdProviderError);
+      try {
+        new Sonyflake();
+      } catch (error) {
+        expect((error as Error).cause).toBeInstanceOf(NoPrivateAddressError);
+        expect((error as Error).message).toMatch(/no private ip address/);
+      }
+    }
+  });
+});
+
+describe('construction', () => {
+  it('is synchronous with a numeric machine ID or a synchronous provider', () => {
+    expect(new Sonyflake({ machineId: 42 }).machine).toBe(42);
+    expect(new Sonyflake({ machineId: ({ bits }) => bits }).machine).toBe(16);
+  });
+
+  it('refuses asynchronous providers and checks on the synchronous path, pointing at create()', () => {
+    expect(() => new Sonyflake({ machineId: async () => 1 })).toThrow(AsyncSettingError);
+    expect(() => new Sonyflake({ machineId: 1, checkMachineId: async () => true })).toThrow(
+      /use the async create\(\)/,
+    );
+  });
+
+  it('create() runs asynchronous providers and checks, in that order, telling the provider the bit width', async () => {
+    const calls: string[] = [];
+    const sf = await Sonyflake.create({
+      bitsMachineId: 10,
+      machineId: async ({ bits }) => {
+        calls.push(`provider(${bits})`);
+        return 1000;
+      },
+      checkMachineId: async (id) => {
+        calls.push(`check(${id})`);
+        return true;
+      },
+    });
+    expect(calls).toEqual(['provider(10)', 'check(1000)']);
+    expect(sf.machine).toBe(1000);
+  });
+
+  it('a check that throws is a rejection whose cause is the error', async () => {
+    const boom = new Error('registry down');
+    await expect(
+      Sonyflake.create({
+        machineId: 1,
+        checkMachineId: () => {
+          throw boom;
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'ERR_IDS_MACHINE_ID_REJECTED', cause: boom });
+  });
+
+  it('a claim whose ID is refused is released', async () => {
+    const release = vi.fn();
+    const claim: MachineIdClaim = { machineId: 5, release };
+    await expect(Sonyflake.create({ machineId: () => claim, checkMachineId: () => false })).rejects.toThrow(
+      MachineIdRejectedError,
+    );
+    expect(release).toHaveBeenCalledTimes(1);
+    const tooBig: MachineIdClaim = { machineId: 70_000, release };
+    await expect(Sonyflake.create({ machineId: async () => tooBig })).rejects.toThrow(InvalidMachineIdError);
+    expect(release).toHaveBeenCalledTimes(2);
+  });
+
+  it('a claim from create() is held by the generator and released by close()', async () => {
+    const release = vi.fn();
+    const sf = await Sonyflake.create({ machineId: async () => ({ machineId: 77, release }) });
+    expect(sf.machine).toBe(77);
+    await sf.close();
+    expect(release).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('bad settings get the typed error that names what was expected and received', () => {
+  const clock = new FakeClock(NOW);
+  const cases: [string, SonyflakeSettings, abstract new (...args: never[]) => Error, RegExp][] = [
+    [
+      'negative sequence bits',
+      { bitsSequence: -3 },
+      InvalidBitsSequenceError,
+      /0 to 30, received -3 \(number\)/,
+    ],
+    ['fractional sequence bits', { bitsSequence: 7.5 }, InvalidBitsSequenceError, /received 7.5/],
+    ['fractional machine bits', { bitsMachineId: 0.5 }, InvalidBitsMachineIdError, /received 0.5/],
+    ['bits summing past 63', { bitsSequence: 20, bitsMachineId: 20 }, InvalidBitsTimeError, /leaves 23/],
+    ['a time unit under 1 ms', { timeUnit: 0.5 }, InvalidTimeUnitError, /received 0.5/],
+    ['a negative time unit', { timeUnit: -10 }, InvalidTimeUnitError, /received -10/],
+    [
+      'a start time in the future',
+      { startTime: NOW + 1 },
+      StartTimeAheadError,
+      /2026-11-22T12:00:00.001Z is after now/,
+    ],
+    [
+      'an invalid start date',
+      { startTime: new Date('not a date') },
+      InvalidStartTimeError,
+      /received Invalid Date/,
+    ],
+    [
+      'a start time as a string',
+      { startTime: '2020-01-01' as never },
+      InvalidStartTimeError,
+      /"2020-01-01" \(string\)/,
+    ],
+    [
+      'a machine ID out of range',
+      { machineId: 65_536 },
+      InvalidMachineIdError,
+      /0 to 65535 \(16 bits\), received 65536/,
+    ],
+    ['a fractional machine ID', { machineId: 1.5 }, InvalidMachineIdError, /received 1.5/],
+    [
+      'a machine ID as a string',
+      { machineId: '7' as never },
+      IdsError,
+      /expected a number, a claim or a provider/,
+    ],
+  ];
+
+  it.each(cases)('%s', (_name, settings, type, message) => {
+    const attempt = () => new Sonyflake({ machineId: 1, clock, ...settings });
+    expect(attempt).toThrow(type);
+    expect(attempt).toThrow(message);
+  });
+
+  it('a provider that rejects: the rejection is the cause', async () => {
+    const reason = new Error('metadata service timed out');
+    await expect(Sonyflake.create({ machineId: () => Promise.reject(reason) })).rejects.toMatchObject({
+      name: 'MachineIdProviderError',
+      cause: reason,
+    });
+  });
+});
+
+describe('IDs in and out', () => {
+  const sf = new Sonyflake({ machineId: 3, clock: new FakeClock(NOW) });
+
+  it('IDs are bigints; helpers accept bigints and decimal strings, never numbers', () => {
+    const id = sf.nextIdSync();
+    expect(typeof id).toBe('bigint');
+    expect(sf.decompose(id.toString())).toEqual(sf.decompose(id));
+    expect(() => sf.decompose(Number(id) as never)).toThrow(InvalidIdError);
+    expect(() => sf.toTime('-1')).toThrow(InvalidIdError);
+    expect(() => sf.toTime(2n ** 63n)).toThrow(/from 0 to 2\^63 - 1/);
+    expect(() => sf.machineId('12ab')).toThrow(/decimal string/);
+  });
+
+  it('string and JSON helpers', () => {
+    const id = sf.nextIdSync();
+    expect(parseId(formatId(id))).toBe(id);
+    expect(JSON.parse(JSON.stringify({ id }, idReplacer))).toEqual({ id: id.toString() });
+    expect(toTime(id).getTime()).toBe(sf.toTime(id).getTime());
+  });
+});
+
+describe('a clock that steps back', () => {
+  it('never yields a duplicate, and a step past the bound is a typed error instead of a hang', async () => {
+    const clock = new FakeClock(NOW);
+    const sf = new Sonyflake({ machineId: 1, clock, maxClockBackwardMs: 2000 });
+    const ids = new Set<bigint>();
+    for (let i = 0; i < 600; i++) ids.add(await sf.nextId());
+    clock.set(NOW - 1500); // within the bound: waits, no duplicate
+    for (let i = 0; i < 600; i++) ids.add(await sf.nextId());
+    expect(ids.size).toBe(1200);
+    clock.set(NOW - 3_600_000); // an hour back: fails once the frozen tick is used up
+    let failure: unknown;
+    for (let i = 0; i < 300 && failure === undefined; i++) {
+      await sf.nextId().then(
+        (id) => ids.add(id),
+        (error) => (failure = error),
+      );
+    }
+    expect(failure).toBeInstanceOf(ClockMovedBackwardsError);
+    expect(ids.size).toBeGreaterThan(1200);
+    expect(ids.size).toBeLessThan(1200 + 256);
+  });
+});
+
+describe('volume', () => {
+  it('1,000,000 IDs are strictly increasing and unique', () => {
+    const sf = new Sonyflake({ machineId: 5, clock: runningClock(NOW, 0.01) });
+    const ids = new Array<bigint>(1_000_000);
+    let increasing = true;
+    let previous = -1n;
+    for (let i = 0; i < ids.length; i++) {
+      const id = sf.nextIdSync();
+      if (id <= previous) increasing = false;
+      ids[i] = previous = id;
+    }
+    expect(increasing).toBe(true);
+    expect(new Set(ids).size).toBe(1_000_000);
+  });
+});
+
+describe('the event loop', () => {
+  // Real time on purpose: this is about the real event loop. A busy-waiting generator would
+  // starve the 1 ms interval for the whole run; ours waits for the next tick with a timer.
+  it('keeps turning while nextId() is saturated', async () => {
+    const sf = new Sonyflake({ machineId: 9 });
+    let beats = 0;
+    let last = performance.now();
+    let longestGap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+      beats++;
+    }, 1);
+    const ids = new Set<bigint>();
+    const until = performance.now() + 400;
+    while (performance.now() < until) ids.add(await sf.nextId());
+    clearInterval(timer);
+    // 400 ms at 25,600/s is about 10,000 IDs; the interval should have beaten dozens of times.
+    expect(ids.size).toBeGreaterThan(5000);
+    expect(beats).toBeGreaterThan(40);
+    expect(longestGap).toBeLessThan(100);
+  });
+});

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// The README's two commands. `npm start` and `npm test` must work on a fresh machine that has
+// only Node >= 20 and npm, so this script brings everything else itself: pnpm (through corepack,
+// or npx when corepack is absent), the workspace's dependencies, the build, and for the tests
+// whatever system service they need (see scripts/ensure-etcd.mjs).
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const pnpmVersion = pkg.packageManager.split('+')[0].split('@')[1];
+
+const env = {
+  ...process.env,
+  // corepack would otherwise ask before downloading pnpm the first time.
+  COREPACK_ENABLE_DOWNLOAD_PROMPT: '0',
+  // pnpm aborts without a terminal when it wants to purge node_modules; CI mode skips the prompt.
+  CI: process.env.CI ?? 'true',
+  // turbo looks up a telemetry host on its first run; this machine has no route to it.
+  TURBO_TELEMETRY_DISABLED: '1',
+  TURBO_NO_UPDATE_NOTIFIER: '1',
+  DO_NOT_TRACK: '1',
+};
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: root, env, stdio: 'inherit', ...options });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+function must(command, args, what) {
+  const status = run(command, args);
+  if (status !== 0) {
+    console.error(`\n${what} failed (exit code ${status}): ${command} ${args.join(' ')}`);
+    process.exit(status);
+  }
+}
+
+/** The pnpm pinned in package.json, through corepack when it works, else through npx. */
+function pnpmCommand() {
+  const probe = spawnSync('corepack', ['pnpm', '--version'], { cwd: root, env, encoding: 'utf8' });
+  if (probe.status === 0 && probe.stdout.trim() === pnpmVersion) return ['corepack', ['pnpm']];
+  return ['npx', ['-y', `pnpm@${pnpmVersion}`]];
+}
+
+const [pnpmBin, pnpmPre] = pnpmCommand();
+const pnpm = (args, what) => must(pnpmBin, [...pnpmPre, ...args], what);
+
+// turbo runs package scripts through a `pnpm` it finds on PATH; corepack (or npx) provides one
+// without installing anything globally, so put a two-line shim for it first on PATH.
+const shimDir = join(root, 'node_modules', '.ids-shims');
+mkdirSync(shimDir, { recursive: true });
+const shim = join(shimDir, 'pnpm');
+const quoted = [pnpmBin, ...pnpmPre].map((part) => `'${part}'`).join(' ');
+writeFileSync(shim, `#!/bin/sh\nexec ${quoted} "$@"\n`);
+chmodSync(shim, 0o755);
+env.PATH = `${shimDir}:${env.PATH ?? ''}`;
+
+function install() {
+  pnpm(['install', '--frozen-lockfile', '--reporter=append-only'], 'Installing dependencies');
+}
+
+const turbo = (tasks, extra = []) =>
+  pnpm(['exec', 'turbo', 'run', ...tasks, ...extra], `turbo ${tasks.join(' ')}`);
+
+const job = process.argv[2] ?? 'start';
+switch (job) {
+  case 'start': {
+    install();
+    turbo(['build'], ['--output-logs=errors-only']);
+    // The main job: choose a machine ID (saying how), then generate and decompose a few IDs.
+    must(process.execPath, [join(root, 'examples/basic/index.mjs')], 'The main job');
+    break;
+  }
+  case 'test': {
+    install();
+    if (existsSync(join(root, 'scripts/ensure-etcd.mjs'))) {
+      must(process.execPath, [join(root, 'scripts/ensure-etcd.mjs')], 'Making etcd available');
+    }
+    turbo(['build'], ['--output-logs=errors-only']);
+    turbo(['typecheck'], ['--output-logs=errors-only']);
+    pnpm(['exec', 'biome', 'check', '.'], 'Lint and format check (biome)');
+    turbo(['test'], ['--concurrency=1']);
+    break;
+  }
+  case 'bench': {
+    install();
+    turbo(['build'], ['--output-logs=errors-only']);
+    pnpm(['--filter', '@ids/bench', 'run', 'bench', ...process.argv.slice(3)], 'The benchmark');
+    break;
+  }
+  default:
+    console.error(`usage: node scripts/quickstart.mjs start|test|bench (received ${JSON.stringify(job)})`);
+    process.exit(2);
+}

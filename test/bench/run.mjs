@@ -1,0 +1,19 @@
+// Runs the benchmarks named on the command line (all by default) and prints their tables.
+// `npm run bench` from the repository root builds first, then runs this.
+import { benchSonyflake } from './sonyflake.mjs';
+
+const suites = { sonyflake: benchSonyflake };
+
+const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
+const unknown = wanted.filter((name) => !(name in suites));
+if (unknown.length > 0) {
+  console.error(
+    `unknown benchmark ${unknown.join(', ')}; expected any of: ${Object.keys(suites).join(', ')}`,
+  );
+  process.exit(2);
+}
+console.log(`node ${process.version}, ${new Date().toISOString()}`);
+for (const name of wanted.length > 0 ? wanted : Object.keys(suites)) {
+  const { title, table } = await suites[name]();
+  console.log(`\n## ${title}\n\n${table}`);
+}
