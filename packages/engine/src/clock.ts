@@ -12,8 +12,47 @@ export interface Clock {
   sleepSync?(ms: number): void;
 }
 
-/** The wall clock, `Date.now()`: Go's `time.Now()`. It can step back when the system time is corrected. */
-export const wallClock: Clock = Object.freeze({ now: () => Date.now() });
+/** The two time sources a wall clock is built from; tests pass fakes. */
+export interface TimeSources {
+  /** Unix ms, whole milliseconds, may step (Date.now). */
+  wall(): number;
+  /** Monotonic ms with sub-ms resolution, never steps (performance.now). */
+  monotonic(): number;
+}
+
+const realSources: TimeSources = { wall: () => Date.now(), monotonic: () => performance.now() };
+
+/**
+ * A wall clock with sub-millisecond resolution. `Date.now()` alone is truncated to whole ms, so
+ * a generator that sleeps "until the next tick" from it oversleeps by the part of the ms already
+ * gone; with 1 ms ticks that loses about a quarter of the snowflake ceiling. This clock advances
+ * with the monotonic timer and compares itself with `Date.now()` at most once per millisecond;
+ * when they disagree by more than a millisecond (the system time was stepped, e.g. by NTP or
+ * `date`), it jumps to the wall clock, forwards or backwards, like Go's `time.Now()` would.
+ */
+export function hiResWallClock(sources: TimeSources = realSources): Clock {
+  let offset = sources.wall() - sources.monotonic();
+  let checkedAt = Number.NEGATIVE_INFINITY;
+  return Object.freeze({
+    now(): number {
+      const mono = sources.monotonic();
+      if (mono - checkedAt >= 1) {
+        checkedAt = mono;
+        const wall = sources.wall();
+        const estimate = offset + mono;
+        // Date.now() is the true time truncated, so the estimate belongs in [wall, wall + 1).
+        if (estimate < wall - 1 || estimate >= wall + 2) offset = wall - mono;
+      }
+      return offset + mono;
+    },
+  });
+}
+
+/**
+ * The default clock: the wall clock, as Go's `time.Now()`, with sub-ms resolution (see
+ * hiResWallClock). It steps back when the system time is corrected backwards.
+ */
+export const wallClock: Clock = hiResWallClock();
 
 /**
  * A clock that reads the wall clock once and then advances with the monotonic timer, so system

@@ -18,6 +18,32 @@ export const DEFAULT_RECORD_INTERVAL_MS = 1000;
 /** The most IDs one `nextIds` call hands out. */
 export const MAX_BATCH = 2 ** 24;
 
+/**
+ * Where a generator keeps its state. By default the generator holds it; a cell in shared memory
+ * lets the threads of one process share one machine ID (each thread's generator takes slots
+ * from the same cell). `commit` must store `next` only if the state is still `prev`, and say
+ * whether it did, so that concurrent takers retry instead of sharing a slot.
+ */
+export interface StateCell {
+  load(): GeneratorState;
+  commit(prev: GeneratorState, next: GeneratorState): boolean;
+}
+
+/** The default cell: plain memory of one generator. Calls never overlap in one thread, so every commit succeeds. */
+class LocalCell implements StateCell {
+  #state: GeneratorState;
+  constructor(state: GeneratorState) {
+    this.#state = state;
+  }
+  load(): GeneratorState {
+    return this.#state;
+  }
+  commit(_prev: GeneratorState, next: GeneratorState): boolean {
+    this.#state = next;
+    return true;
+  }
+}
+
 export interface GeneratorOptions {
   readonly layout: Layout;
   /** The machine ID, already resolved: a number, or a claim the generator watches. */
@@ -38,6 +64,8 @@ export interface GeneratorOptions {
   readonly randomSequenceBound?: number;
   /** Receives errors from recording the claim's time (default: a process warning). */
   readonly onError?: (error: unknown) => void;
+  /** Where the state lives (default: in this generator). See StateCell. */
+  readonly state?: StateCell;
 }
 
 function checkNonNegative(value: unknown, what: string): number {
@@ -66,7 +94,7 @@ export class IdGenerator {
   readonly #maxClockBackwardMs: number;
   readonly #randomBound: number;
   readonly #onError: (error: unknown) => void;
-  #state: GeneratorState;
+  readonly #cell: StateCell;
   #machine = 0;
   #claim: MachineIdClaim | undefined;
   #lost: Error | null = null;
@@ -96,7 +124,7 @@ export class IdGenerator {
     }
     this.#randomBound = bound;
     this.#onError = options.onError ?? ((error) => process.emitWarning(error as Error));
-    this.#state = initialState(this.layout);
+    this.#cell = options.state ?? new LocalCell(initialState(this.layout));
     this.#adopt(options.machineId);
   }
 
@@ -185,15 +213,14 @@ export class IdGenerator {
   #take(): Slot {
     if (this.#lost !== null) throw this.#lost;
     const now = this.#clock.now();
-    const slot = advance(
-      this.#state,
-      now,
-      this.layout,
-      this.#randomBound && Math.floor(Math.random() * this.#randomBound),
-    );
-    if (slot.waitMs > this.#waitBound) throw this.#clockError(slot.waitMs, slot.elapsed);
-    this.#state = slot;
-    return slot;
+    for (;;) {
+      const prev = this.#cell.load();
+      const first = this.#randomBound && Math.floor(Math.random() * this.#randomBound);
+      const slot = advance(prev, now, this.layout, first);
+      // Checked before the commit, so a refused call takes no slot.
+      if (slot.waitMs > this.#waitBound) throw this.#clockError(slot.waitMs, slot.elapsed);
+      if (this.#cell.commit(prev, slot)) return slot;
+    }
   }
 
   #idOf(slot: Slot): bigint {
@@ -250,7 +277,9 @@ export class IdGenerator {
     this.#machine = source.machineId;
     if (source.notBefore !== undefined) {
       const seeded = initialState(this.layout, source.notBefore);
-      if (seeded.elapsed >= this.#state.elapsed) this.#state = seeded;
+      for (let prev = this.#cell.load(); seeded.elapsed >= prev.elapsed; prev = this.#cell.load()) {
+        if (this.#cell.commit(prev, seeded)) break;
+      }
     }
     this.#lost = null;
     if (source.record) {
@@ -286,7 +315,7 @@ export class IdGenerator {
   }
 
   async #record(claim: MachineIdClaim): Promise<void> {
-    const tick = this.#state.elapsed;
+    const tick = this.#cell.load().elapsed;
     if (!claim.record || tick === this.#recorded || claim !== this.#claim) return;
     try {
       // The last millisecond of the tick: a successor's first tick must come after all of it.

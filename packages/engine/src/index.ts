@@ -1,7 +1,18 @@
 // @ids/engine: bit layouts, the one generator state machine, clocks, waits and errors.
 // The pure state machine (state.ts) is deliberately not exported here: it is an implementation
-// detail tested from its own module; generators are the public way to drive it.
-export { type Clock, checkClock, FakeClock, monotonicClock, sleep, sleepSync, wallClock } from './clock.js';
+// detail tested from its own module; generators are the public way to drive it. Its state type
+// is exported for StateCell implementations.
+export {
+  type Clock,
+  checkClock,
+  FakeClock,
+  hiResWallClock,
+  monotonicClock,
+  sleep,
+  sleepSync,
+  type TimeSources,
+  wallClock,
+} from './clock.js';
 export * from './errors.js';
 export {
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
@@ -9,6 +20,7 @@ export {
   type GeneratorOptions,
   IdGenerator,
   MAX_BATCH,
+  type StateCell,
 } from './generator.js';
 export {
   checkMachineId,
@@ -43,3 +55,4 @@ export {
   resolveMachineId,
   resolveMachineIdSync,
 } from './machine.js';
+export type { GeneratorState, Slot } from './state.js';

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { checkClock, FakeClock, monotonicClock, sleep, sleepSync, wallClock } from '../src/clock.js';
+import {
+  checkClock,
+  FakeClock,
+  hiResWallClock,
+  monotonicClock,
+  sleep,
+  sleepSync,
+  wallClock,
+} from '../src/clock.js';
 import { InvalidArgumentError } from '../src/errors.js';
 
 describe('FakeClock', () => {
@@ -20,6 +28,66 @@ describe('FakeClock', () => {
   it('rejects non-finite times', () => {
     expect(() => new FakeClock(Number.NaN)).toThrow(InvalidArgumentError);
     expect(() => new FakeClock(0).advance(Number.POSITIVE_INFINITY)).toThrow(/received Infinity/);
+  });
+});
+
+describe('hiResWallClock', () => {
+  // Fake sources: the wall clock in whole ms (it can be stepped), the monotonic timer in fractions.
+  function sources(wallMs: number) {
+    const s = { wall: wallMs, mono: 5000.25, wallReads: 0 };
+    return {
+      s,
+      clock: hiResWallClock({
+        wall: () => {
+          s.wallReads++;
+          return Math.floor(s.wall);
+        },
+        monotonic: () => s.mono,
+      }),
+      tick(ms: number) {
+        s.wall += ms;
+        s.mono += ms;
+      },
+    };
+  }
+
+  it('has sub-millisecond resolution where Date.now() has whole milliseconds', () => {
+    const { clock, tick } = sources(1_000_000.4);
+    const a = clock.now();
+    tick(0.3);
+    const b = clock.now();
+    expect(b - a).toBeCloseTo(0.3, 9);
+    expect(Number.isInteger(b)).toBe(false);
+  });
+
+  it('reads the wall clock at most once per millisecond of monotonic time', () => {
+    const { s, clock, tick } = sources(1_000_000);
+    const before = s.wallReads;
+    for (let i = 0; i < 100; i++) {
+      clock.now();
+      tick(0.05);
+    }
+    // 100 reads over 5 ms of monotonic time: about 5 wall reads, not 100.
+    expect(s.wallReads - before).toBeLessThanOrEqual(6);
+  });
+
+  it('follows the wall clock when it is stepped back, and forward', () => {
+    const { s, clock, tick } = sources(1_000_000);
+    clock.now();
+    s.wall -= 3_600_000;
+    tick(1);
+    expect(Math.abs(clock.now() - s.wall)).toBeLessThan(1);
+    s.wall += 90_000;
+    tick(1);
+    expect(Math.abs(clock.now() - s.wall)).toBeLessThan(1);
+  });
+
+  it('ignores disagreements under a millisecond instead of jittering', () => {
+    const { s, clock, tick } = sources(1_000_000);
+    const start = clock.now();
+    s.wall += 0.9; // the wall clock slews ahead a little
+    tick(1);
+    expect(clock.now() - start).toBeCloseTo(1, 9);
   });
 });
 

@@ -159,6 +159,30 @@ describe('nextId and nextIds', () => {
   });
 });
 
+describe('state cells', () => {
+  it('retries when another taker moved a shared cell first, so no two takers share a slot', () => {
+    // A cell whose first commit loses a race: another thread took sequence 0 meanwhile.
+    let state = { elapsed: 0, sequence: 255 };
+    let raced = false;
+    const cell = {
+      load: () => state,
+      commit: (prev: typeof state, next: typeof state) => {
+        if (!raced) {
+          raced = true;
+          state = { elapsed: next.elapsed, sequence: next.sequence };
+          return false;
+        }
+        if (prev !== state) return false;
+        state = next;
+        return true;
+      },
+    };
+    const gen = new IdGenerator({ layout, machineId: 1, clock: new FakeClock(T0), state: cell });
+    expect(gen.decompose(gen.nextIdSync()).sequence).toBe(1);
+    expect(state.sequence).toBe(1);
+  });
+});
+
 describe('options', () => {
   it('rejects a bad clock and a bad bound at construction', () => {
     expect(() => generator({ now: 'soon' } as unknown as Clock)).toThrow(
