@@ -24,8 +24,9 @@ if (process.platform === 'win32') {
   process.exit(2);
 }
 const nodePackage = `node-${process.platform}-${process.arch}`;
-const cacheRoot =
-  process.env.IDS_NODE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'ids-node');
+// This script is run by npm, never as a turbo task, so turbo's cache does not depend on these.
+const { IDS_NODE_CACHE, XDG_CACHE_HOME } = process.env;
+const cacheRoot = IDS_NODE_CACHE ?? join(XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'ids-node');
 const home = join(cacheRoot, `${nodePackage}@${major}`);
 const nodeBin = join(home, 'node_modules', nodePackage, 'bin', 'node');
 
