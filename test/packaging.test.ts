@@ -78,6 +78,13 @@ function entryPoints(
     }));
 }
 
+/** The command names a package installs (`bin` as a string is named after the package). */
+function binNames(manifest: Record<string, unknown>): string[] {
+  const bin = manifest.bin;
+  if (typeof bin === 'string') return [String(manifest.name).replace(/^@[^/]+\//, '')];
+  return bin && typeof bin === 'object' ? Object.keys(bin) : [];
+}
+
 beforeAll(async () => {
   mkdirSync(tarballs, { recursive: true });
   const [pnpm, pre] = pnpmCommand();
@@ -267,35 +274,47 @@ describe('installed from the tarballs into a scratch project outside the workspa
   describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s', (_name, pkg) => {
     const entries = entryPoints(pkg.manifest);
 
-    it('loads from ESM and from CJS with exactly the value exports its declarations list', () => {
-      expect(entries.length, 'modules in its exports map').toBeGreaterThan(0);
-      const declarationFiles = entries.flatMap((entry) =>
-        (['import', 'require'] as const).map((condition) => {
-          const file = entry.types[condition];
-          expect(file, `${entry.specifier}: types for the ${condition} condition`).toBeDefined();
-          return join(project, 'node_modules', pkg.name, file!);
-        }),
-      );
-      const declared = valueExportsOfDeclarations(declarationFiles);
-      for (const entry of entries) {
-        for (const [mode, condition] of [
-          ['esm', 'import'],
-          ['cjs', 'require'],
-        ] as const) {
-          const loaded = probes[mode][entry.specifier];
-          expect(loaded?.error, `${mode} load of ${entry.specifier}`).toBeUndefined();
-          const names = declared.get(join(project, 'node_modules', pkg.name, entry.types[condition]!));
-          expect(
-            names!.length,
-            `value exports declared for ${entry.specifier} (${condition})`,
-          ).toBeGreaterThan(0);
-          expect(
-            loaded!.exports,
-            `${entry.specifier} from ${mode}: run-time exports vs declarations`,
-          ).toEqual(names);
-        }
-      }
+    const bins = binNames(pkg.manifest);
+
+    it.runIf(bins.length > 0)('links its commands into node_modules/.bin', () => {
+      for (const bin of bins) expect(existsSync(join(project, 'node_modules', '.bin', bin)), bin).toBe(true);
     });
+
+    it.runIf(entries.length > 0 || bins.length === 0)(
+      'loads from ESM and from CJS with exactly the value exports its declarations list',
+      () => {
+        expect(
+          entries.length,
+          'modules in its exports map (a package needs exports or a bin)',
+        ).toBeGreaterThan(0);
+        const declarationFiles = entries.flatMap((entry) =>
+          (['import', 'require'] as const).map((condition) => {
+            const file = entry.types[condition];
+            expect(file, `${entry.specifier}: types for the ${condition} condition`).toBeDefined();
+            return join(project, 'node_modules', pkg.name, file!);
+          }),
+        );
+        const declared = valueExportsOfDeclarations(declarationFiles);
+        for (const entry of entries) {
+          for (const [mode, condition] of [
+            ['esm', 'import'],
+            ['cjs', 'require'],
+          ] as const) {
+            const loaded = probes[mode][entry.specifier];
+            expect(loaded?.error, `${mode} load of ${entry.specifier}`).toBeUndefined();
+            const names = declared.get(join(project, 'node_modules', pkg.name, entry.types[condition]!));
+            expect(
+              names!.length,
+              `value exports declared for ${entry.specifier} (${condition})`,
+            ).toBeGreaterThan(0);
+            expect(
+              loaded!.exports,
+              `${entry.specifier} from ${mode}: run-time exports vs declarations`,
+            ).toEqual(names);
+          }
+        }
+      },
+    );
   });
 
   it('runs a Sonyflake from ESM and from CJS', () => {
