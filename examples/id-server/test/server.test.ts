@@ -311,7 +311,7 @@ describe('configuration', () => {
     await expect(startIdServer({ machineId: 1, maxCount: 1.5 })).rejects.toThrow(InvalidArgumentError);
   });
 
-  it('without a machine ID falls to Sonyflake’s default and reports why it failed', async () => {
+  it('with neither option nor IDS_MACHINE_ID, uses settings.machineId, and a failing provider stops the start', async () => {
     const start = startIdServer({
       env: {},
       settings: {
@@ -321,6 +321,9 @@ describe('configuration', () => {
       },
     });
     await expect(start).rejects.toThrow(MachineIdProviderError);
+    const provided = await startIdServer({ env: {}, settings: { machineId: () => 12 } });
+    expect(provided.sonyflake.machine).toBe(12);
+    await provided.close();
   });
 
   it('a smaller maxCount bounds /ids', async () => {
