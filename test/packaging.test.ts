@@ -1,0 +1,363 @@
+// What we publish is what we test: every package under packages/* is packed with `pnpm pack`
+// (workspace:^ ranges become real versions), checked with publint and @arethetypeswrong/cli,
+// then all the tarballs are installed with npm into a scratch project outside the workspace and
+// loaded from ESM and from CommonJS there. Packages are found by reading packages/*/package.json,
+// so one added later is covered without editing this file.
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { publint } from 'publint';
+import { formatMessage } from 'publint/utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { valueExportsOfDeclarations } from './lib/dts-exports.js';
+import {
+  describeRun,
+  pnpmCommand,
+  publishedPackages,
+  type RunResult,
+  root,
+  run,
+  type WorkspacePackage,
+} from './lib/workspace.js';
+
+const packages = publishedPackages();
+const scratch = mkdtempSync(join(tmpdir(), 'ids-packaging-'));
+const tarballs = join(scratch, 'tarballs');
+const project = join(scratch, 'project');
+const tarballOf = new Map<string, string>();
+/** @arethetypeswrong's verdicts, started once the tarballs exist, while npm installs them. */
+let attwVerdicts: Promise<Record<string, string[]>>;
+let controlTarball = '';
+
+/** Tarball file names of a packed package, e.g. "@ids/sonyflake" 0.1.0 -> "ids-sonyflake-0.1.0.tgz". */
+const tarballName = (pkg: WorkspacePackage) =>
+  `${pkg.name.replace(/^@/, '').replace('/', '-')}-${pkg.version}.tgz`;
+
+/** Files inside a tarball, and one file's text, read with the system tar (present wherever npm works). */
+async function tarList(file: string): Promise<string[]> {
+  const listing = await run('tar', ['-tzf', file], { cwd: scratch });
+  if (listing.status !== 0) throw new Error(describeRun(`tar -tzf ${file}`, listing));
+  return listing.stdout.split('\n').filter(Boolean);
+}
+async function tarRead(file: string, member: string): Promise<string> {
+  const read = await run('tar', ['-xzOf', file, member], { cwd: scratch });
+  if (read.status !== 0) throw new Error(describeRun(`tar -xzOf ${file} ${member}`, read));
+  return read.stdout;
+}
+
+/** Each module a package exports (".", "./sub"), with the declaration file for import and for require. */
+function entryPoints(
+  manifest: Record<string, unknown>,
+): { specifier: string; types: Record<'import' | 'require', string | undefined> }[] {
+  const exportsField = manifest.exports as Record<string, unknown> | undefined;
+  if (!exportsField || typeof exportsField !== 'object') return [];
+  const typesOf = (target: unknown, condition: 'import' | 'require'): string | undefined => {
+    if (!target || typeof target !== 'object') return undefined;
+    const record = target as Record<string, unknown>;
+    const branch = record[condition];
+    if (branch && typeof branch === 'object') return (branch as Record<string, string>).types;
+    return typeof record.types === 'string' ? record.types : undefined;
+  };
+  return Object.entries(exportsField)
+    .filter(([subpath]) => subpath.startsWith('.') && !subpath.endsWith('.json') && !subpath.includes('*'))
+    .map(([subpath, target]) => ({
+      specifier: `${manifest.name}${subpath.slice(1)}`,
+      types: { import: typesOf(target, 'import'), require: typesOf(target, 'require') },
+    }));
+}
+
+/** The command names a package installs (`bin` as a string is named after the package). */
+function binNames(manifest: Record<string, unknown>): string[] {
+  const bin = manifest.bin;
+  if (typeof bin === 'string') return [String(manifest.name).replace(/^@[^/]+\//, '')];
+  return bin && typeof bin === 'object' ? Object.keys(bin) : [];
+}
+
+beforeAll(async () => {
+  mkdirSync(tarballs, { recursive: true });
+  const [pnpm, pre] = pnpmCommand();
+  // pnpm pack reads only the built dist/: npm test builds every package before any test runs.
+  const packs = await Promise.all(
+    packages.map((pkg) => run(pnpm, [...pre, 'pack', '--pack-destination', tarballs], { cwd: pkg.dir })),
+  );
+  packs.forEach((result, i) => {
+    if (result.status !== 0) throw new Error(describeRun(`pnpm pack in ${packages[i]!.dir}`, result));
+  });
+  const made = new Set(readdirSync(tarballs));
+  for (const pkg of packages) {
+    const name = tarballName(pkg);
+    if (!made.has(name))
+      throw new Error(`pnpm pack of ${pkg.name} made no ${name}; found ${[...made].join(', ')}`);
+    tarballOf.set(pkg.name, join(tarballs, name));
+  }
+  controlTarball = await brokenTarball();
+  attwVerdicts = attw([...tarballOf.values(), controlTarball]);
+  // Settled here too, so that a failed run is reported by the tests that read it, not as unhandled.
+  attwVerdicts.catch(() => undefined);
+});
+
+/**
+ * A control package whose require condition serves an ES module and whose types condition
+ * comes last, packed by hand (tar) as npm would: package/ at the root of a gzipped tar.
+ */
+async function brokenTarball(): Promise<string> {
+  const dir = join(scratch, 'broken', 'package');
+  mkdirSync(join(dir, 'lib'), { recursive: true });
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({
+      name: 'broken-fixture',
+      version: '1.0.0',
+      type: 'module',
+      files: ['lib'],
+      exports: { '.': { import: './lib/index.js', require: './lib/index.js', types: './lib/index.d.ts' } },
+    }),
+  );
+  writeFileSync(join(dir, 'lib', 'index.js'), 'export const answer = 42;\n');
+  writeFileSync(join(dir, 'lib', 'index.d.ts'), 'export declare const answer: number;\n');
+  const file = join(scratch, 'broken-fixture-1.0.0.tgz');
+  const packed = await run('tar', ['-czf', file, '-C', join(scratch, 'broken'), 'package'], { cwd: scratch });
+  if (packed.status !== 0) throw new Error(describeRun('tar of the control package', packed));
+  return file;
+}
+
+/**
+ * @arethetypeswrong on tarballs, with the profile chosen below, in one child process
+ * (lib/attw.mjs): the problems that fail each one.
+ */
+async function attw(files: string[]): Promise<Record<string, string[]>> {
+  const result = await run(process.execPath, [join(root, 'test', 'lib', 'attw.mjs'), 'node16', ...files], {
+    cwd: scratch,
+  });
+  if (result.status !== 0) throw new Error(describeRun('lib/attw.mjs', result));
+  return JSON.parse(result.stdout);
+}
+
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+it('finds the packages to check by reading packages/*/package.json', () => {
+  expect(packages.map((pkg) => pkg.name)).toEqual(
+    expect.arrayContaining(['@ids/engine', '@ids/sonyflake', '@ids/machine-ip']),
+  );
+});
+
+describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (_name, pkg) => {
+  it('holds only dist/, package.json and the docs, with workspace ranges replaced by versions', async () => {
+    const file = tarballOf.get(pkg.name)!;
+    const files = await tarList(file);
+    const outside = files.filter(
+      (path) => !/^package\/(dist\/.+|package\.json|README\.md|CHANGELOG\.md|LICENSE(\.md)?)$/.test(path),
+    );
+    expect(outside, 'files outside files: ["dist"] and the docs').toEqual([]);
+    expect(files).toContain('package/package.json');
+    const manifest = JSON.parse(await tarRead(file, 'package/package.json'));
+    expect(manifest.version).toBe(pkg.version);
+    const ranges = {
+      ...manifest.dependencies,
+      ...manifest.peerDependencies,
+      ...manifest.optionalDependencies,
+    };
+    const unresolved = Object.entries(ranges).filter(([, range]) => String(range).startsWith('workspace:'));
+    expect(unresolved, 'dependencies still on the workspace: protocol').toEqual([]);
+    for (const [dep, range] of Object.entries(ranges)) {
+      const local = packages.find((other) => other.name === dep);
+      if (local) expect(range, `${dep} range`).toBe(`^${local.version}`);
+    }
+  });
+
+  it('passes publint, warnings and suggestions included', async () => {
+    const data = readFileSync(tarballOf.get(pkg.name)!);
+    const { messages, pkg: manifest } = await publint({
+      pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer },
+      level: 'suggestion',
+      strict: true,
+    });
+    expect(
+      messages.map((message) => `${message.type}: ${formatMessage(message, manifest, { color: false })}`),
+    ).toEqual([]);
+  });
+
+  // The profile, node16: the package must resolve, with matching types, under TypeScript's node16
+  // resolution from CJS and from ESM (how Node 20+ itself reads the exports map) and under
+  // bundler resolution. It skips node10, TypeScript's legacy resolution that ignores "exports"
+  // (it only sees main/types, and cannot see subpath exports at all): our engines field says
+  // Node >= 20, where no runtime resolves that way. "strict" would add node10; "esm-only" would
+  // drop the CommonJS checks that a dual ESM + CJS package must pass.
+  it('passes @arethetypeswrong with the node16 profile', async () => {
+    expect((await attwVerdicts)[tarballOf.get(pkg.name)!]).toEqual([]);
+  });
+});
+
+describe('the checks catch a broken package', () => {
+  // The control (see brokenTarball): if publint or attw stopped reporting problems (a wrong
+  // option, a tarball not read), the checks above would pass vacuously; these show they fail.
+  it('publint reports the types condition after the others', async () => {
+    const data = readFileSync(controlTarball);
+    const { messages } = await publint({
+      pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer },
+      strict: true,
+    });
+    expect(messages.map((message) => message.code)).toContain('EXPORTS_TYPES_SHOULD_BE_FIRST');
+  });
+
+  it('attw fails it with the same profile', async () => {
+    expect((await attwVerdicts)[controlTarball]!.join('\n')).toMatch(/^CJSResolvesToESM \(\., node16-cjs\)/m);
+  });
+});
+
+/** What scratch-probe.cjs reports for a generator it drove (see its recipes). */
+interface Smoke {
+  ids: string[];
+  lastMachine: number;
+  createdMachine?: number;
+  badMachineId?: { name: string; code: string; isIdsError: boolean };
+  badId?: { name: string; code: string; isIdsError: boolean };
+}
+
+describe('installed from the tarballs into a scratch project outside the workspace', () => {
+  let install: RunResult;
+  let declared = new Map<string, string[]>();
+  const probes: Record<
+    'esm' | 'cjs',
+    Record<string, { exports: string[]; smoke: Record<string, Smoke | undefined>; error?: string }>
+  > = {
+    esm: {},
+    cjs: {},
+  };
+  const specifiers = packages.flatMap((pkg) => entryPoints(pkg.manifest).map((entry) => entry.specifier));
+
+  beforeAll(async () => {
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'ids-scratch', private: true }));
+    // Third-party dependencies (ipaddr.js, ...) come from the registry; --prefer-offline takes
+    // them from npm's cache when it has them, which keeps repeated runs fast.
+    install = await run(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        '--loglevel=error',
+        ...packages.map((pkg) => tarballOf.get(pkg.name)!),
+      ],
+      { cwd: project, timeoutMs: 300_000 },
+    );
+    if (install.status !== 0) throw new Error(describeRun('npm install of the tarballs', install));
+    // One TypeScript program over every package's declarations: they share engine's and their
+    // dependencies' types, which one program parses once.
+    declared = valueExportsOfDeclarations(
+      packages.flatMap((pkg) =>
+        entryPoints(pkg.manifest).flatMap((entry) =>
+          Object.values(entry.types)
+            .filter((file): file is string => file !== undefined)
+            .map((file) => join(project, 'node_modules', pkg.name, file)),
+        ),
+      ),
+    );
+    copyFileSync(join(root, 'test', 'lib', 'scratch-probe.cjs'), join(project, 'probe.cjs'));
+    for (const mode of ['esm', 'cjs'] as const) {
+      const probe = await run(process.execPath, ['probe.cjs', mode, ...specifiers], { cwd: project });
+      if (probe.status !== 0) throw new Error(describeRun(`the ${mode} probe`, probe));
+      probes[mode] = JSON.parse(probe.stdout);
+    }
+  });
+
+  it('installs each package from its tarball, with no second copy of an @ids package', () => {
+    for (const pkg of packages) {
+      const installed = JSON.parse(
+        readFileSync(join(project, 'node_modules', pkg.name, 'package.json'), 'utf8'),
+      );
+      expect(installed.version, pkg.name).toBe(pkg.version);
+      // A nested @ids folder would mean npm fetched some @ids package from the registry
+      // instead of using the tarball we just made.
+      expect(existsSync(join(project, 'node_modules', pkg.name, 'node_modules', '@ids'))).toBe(false);
+    }
+  });
+
+  describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s', (_name, pkg) => {
+    const entries = entryPoints(pkg.manifest);
+
+    const bins = binNames(pkg.manifest);
+
+    it.runIf(bins.length > 0)('links its commands into node_modules/.bin', () => {
+      for (const bin of bins) expect(existsSync(join(project, 'node_modules', '.bin', bin)), bin).toBe(true);
+    });
+
+    it.runIf(entries.length > 0 || bins.length === 0)(
+      'loads from ESM and from CJS with exactly the value exports its declarations list',
+      () => {
+        expect(
+          entries.length,
+          'modules in its exports map (a package needs exports or a bin)',
+        ).toBeGreaterThan(0);
+        for (const entry of entries) {
+          for (const condition of ['import', 'require'] as const) {
+            expect(
+              entry.types[condition],
+              `${entry.specifier}: types for the ${condition} condition`,
+            ).toBeDefined();
+          }
+        }
+        for (const entry of entries) {
+          for (const [mode, condition] of [
+            ['esm', 'import'],
+            ['cjs', 'require'],
+          ] as const) {
+            const loaded = probes[mode][entry.specifier];
+            expect(loaded?.error, `${mode} load of ${entry.specifier}`).toBeUndefined();
+            const names = declared.get(join(project, 'node_modules', pkg.name, entry.types[condition]!));
+            expect(
+              names!.length,
+              `value exports declared for ${entry.specifier} (${condition})`,
+            ).toBeGreaterThan(0);
+            expect(
+              loaded!.exports,
+              `${entry.specifier} from ${mode}: run-time exports vs declarations`,
+            ).toEqual(names);
+          }
+        }
+      },
+    );
+  });
+
+  it('runs a Sonyflake from ESM and from CJS', () => {
+    for (const mode of ['esm', 'cjs'] as const) {
+      const smoke = probes[mode]['@ids/sonyflake']?.smoke.Sonyflake;
+      if (!smoke) throw new Error(`${mode}: the probe did not drive Sonyflake`);
+      const ids = smoke.ids.map(BigInt);
+      expect(ids).toHaveLength(302);
+      for (let i = 1; i < ids.length; i++)
+        expect(ids[i]! > ids[i - 1]!, `${mode}: increasing at ${i}`).toBe(true);
+      expect(smoke.lastMachine).toBe(1);
+      expect(smoke.createdMachine).toBe(2);
+      expect(smoke.badMachineId).toEqual({
+        name: 'InvalidMachineIdError',
+        code: 'ERR_IDS_MACHINE_ID',
+        isIdsError: true,
+      });
+    }
+  });
+
+  it('runs the engine generator from ESM and from CJS', () => {
+    for (const mode of ['esm', 'cjs'] as const) {
+      const smoke = probes[mode]['@ids/engine']?.smoke.IdGenerator;
+      if (!smoke) throw new Error(`${mode}: the probe did not drive IdGenerator`);
+      const ids = smoke.ids.map(BigInt);
+      expect(new Set(ids).size).toBe(5001);
+      expect(smoke.lastMachine).toBe(5);
+      expect(smoke.badId).toEqual({ name: 'InvalidIdError', code: 'ERR_IDS_INVALID_ID', isIdsError: true });
+    }
+  });
+});
