@@ -82,12 +82,13 @@ function checkFits(layout: Layout, id: bigint): void {
 export function decompose(layout: Layout, input: IdInput): DecomposedId {
   const id = parseId(input);
   checkFits(layout, id);
+  // The low fields fit 53 bits (defineLayout checks), so plain number arithmetic is exact.
   const low = Number(id & ((1n << layout.timeShift) - 1n));
-  const machine = low % layout.sequenceScale;
+  const machine = Math.floor(low / layout.machineScale) % (layout.maxMachine + 1);
   const decomposed: DecomposedId = {
     id,
     time: Number(id >> layout.timeShift),
-    sequence: Math.floor(low / layout.sequenceScale),
+    sequence: Math.floor(low / layout.sequenceScale) % (layout.maxSequence + 1),
     machine,
   };
   if (!layout.machineParts) return decomposed;
@@ -140,7 +141,10 @@ export function compose(layout: Layout, time: Date | number, sequence: number, m
     );
   }
   checkMachineId(layout, machine);
-  return (BigInt(tick) << layout.timeShift) | BigInt(sequence * layout.sequenceScale + machine);
+  return (
+    (BigInt(tick) << layout.timeShift) |
+    BigInt(sequence * layout.sequenceScale + machine * layout.machineScale)
+  );
 }
 
 /** @throws InvalidMachineIdError unless `machine` is an integer in [0, 2^machineBits). */

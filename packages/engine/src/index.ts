@@ -13,6 +13,7 @@ export {
   type TimeSources,
   wallClock,
 } from './clock.js';
+export { constructorMachineId, createGenerator, type MachineIdRequest } from './construct.js';
 export * from './errors.js';
 export {
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
@@ -37,6 +38,7 @@ export {
 } from './id.js';
 export {
   defineLayout,
+  type FieldOrder,
   type Layout,
   type LayoutLimits,
   type LayoutSpec,

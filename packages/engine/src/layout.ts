@@ -15,13 +15,22 @@ export interface MachinePart {
 }
 
 /**
- * What a layout is made of. An ID is, from the highest bit down:
+ * Which of the two low fields sits higher. Sonyflake puts the sequence above the machine ID;
+ * Twitter's snowflake (and bwmarrin/snowflake, Discord) puts the machine ID above the sequence.
+ */
+export type FieldOrder = 'sequence-machine' | 'machine-sequence';
+
+/**
+ * What a layout is made of. An ID is, from the highest bit down, time then the two low fields
+ * in `fieldOrder`:
  *
  * ```
  *  63        62 ...                                            0
- * +---+----------------------+-------------------+------------------+
- * | 0 |  time (timeBits)     | sequence (seqBits) | machine (mBits)  |
- * +---+----------------------+-------------------+------------------+
+ * +---+----------------------+--------------------+------------------+
+ * | 0 |  time (timeBits)     | sequence (seqBits) | machine (mBits)  |   'sequence-machine' (Sonyflake)
+ * +---+----------------------+--------------------+------------------+
+ * | 0 |  time (timeBits)     | machine (mBits)    | sequence (seqBits)|   'machine-sequence' (Twitter)
+ * +---+----------------------+--------------------+------------------+
  * ```
  *
  * Bits above `timeBits + sequenceBits + machineBits` are always 0, so an ID is a non-negative
@@ -42,11 +51,14 @@ export interface LayoutSpec {
   readonly epochMs: number;
   /** Optional split of the machine field into named parts whose bits sum to `machineBits`. */
   readonly machineParts?: readonly MachinePart[];
+  /** Order of the fields below the time. Default 'sequence-machine' (Sonyflake's). */
+  readonly fieldOrder?: FieldOrder;
 }
 
 /** A validated layout with the values every operation derives from it, computed once. */
 export interface Layout extends LayoutSpec {
   readonly name: string;
+  readonly fieldOrder: FieldOrder;
   /** floor(epochMs / timeUnitMs): ticks are counted from Unix time 0, then offset (as in Go). */
   readonly epochTick: number;
   /** 2^timeBits: the first tick that no longer fits. */
@@ -55,8 +67,10 @@ export interface Layout extends LayoutSpec {
   readonly maxSequence: number;
   /** 2^machineBits - 1. */
   readonly maxMachine: number;
-  /** 2^machineBits, the factor that places the sequence above the machine field. */
+  /** The factor that places the sequence in the low bits: 2^machineBits when it sits above the machine field, else 1. */
   readonly sequenceScale: number;
+  /** The factor that places the machine ID in the low bits: 2^sequenceBits when it sits above the sequence, else 1. */
+  readonly machineScale: number;
   /** sequenceBits + machineBits, as a bigint shift for the time field. */
   readonly timeShift: bigint;
   /** 2^(timeBits + sequenceBits + machineBits) - 1: the largest value an ID of this layout can have. */
@@ -127,6 +141,13 @@ export function defineLayout(spec: LayoutSpec): Layout {
   }
   const machineParts =
     spec.machineParts === undefined ? undefined : validateParts(spec.machineParts, machineBits);
+  const fieldOrder = spec.fieldOrder ?? 'sequence-machine';
+  if (fieldOrder !== 'sequence-machine' && fieldOrder !== 'machine-sequence') {
+    throw new InvalidLayoutError(
+      `fieldOrder: expected 'sequence-machine' or 'machine-sequence', received ${received(fieldOrder)}`,
+    );
+  }
+  const machineAbove = fieldOrder === 'machine-sequence';
   return Object.freeze({
     name,
     timeBits,
@@ -135,11 +156,13 @@ export function defineLayout(spec: LayoutSpec): Layout {
     machineBits,
     epochMs,
     ...(machineParts ? { machineParts } : {}),
+    fieldOrder,
     epochTick,
     tickLimit,
     maxSequence: 2 ** sequenceBits - 1,
     maxMachine: 2 ** machineBits - 1,
-    sequenceScale: 2 ** machineBits,
+    sequenceScale: machineAbove ? 1 : 2 ** machineBits,
+    machineScale: machineAbove ? 2 ** sequenceBits : 1,
     timeShift: BigInt(sequenceBits + machineBits),
     maxId: (1n << BigInt(total)) - 1n,
   });

@@ -183,6 +183,28 @@ describe('state cells', () => {
   });
 });
 
+describe("Twitter's field order", () => {
+  it('puts the machine ID above the sequence in issued IDs, and still rolls over after 4096', () => {
+    const twitter = defineLayout({
+      timeBits: 41,
+      timeUnitMs: 1,
+      sequenceBits: 12,
+      machineBits: 10,
+      epochMs: 1288834974657,
+      fieldOrder: 'machine-sequence',
+    });
+    const clock = new FakeClock(T0);
+    const gen = new IdGenerator({ layout: twitter, machineId: 1023, clock });
+    const ids = Array.from({ length: 4097 }, () => gen.nextIdSync());
+    const tick = BigInt(tickOf(twitter, T0));
+    expect(ids[0]).toBe((tick << 22n) | (1023n << 12n));
+    expect(ids[4095]).toBe((tick << 22n) | (1023n << 12n) | 4095n);
+    expect(gen.decompose(ids[4096]!)).toMatchObject({ time: Number(tick) + 1, sequence: 0, machine: 1023 });
+    expect(clock.sleeps).toEqual([1]);
+    assertIncreasing(ids);
+  });
+});
+
 describe('options', () => {
   it('rejects a bad clock and a bad bound at construction', () => {
     expect(() => generator({ now: 'soon' } as unknown as Clock)).toThrow(

@@ -78,6 +78,23 @@ describe('compose and decompose', () => {
     });
   });
 
+  it("places the machine field above the sequence in Twitter's order", () => {
+    const twitter = defineLayout({
+      timeBits: 41,
+      timeUnitMs: 1,
+      sequenceBits: 12,
+      machineBits: 10,
+      epochMs: 1288834974657,
+      fieldOrder: 'machine-sequence',
+    });
+    // time 5 | machine 3 | sequence 7: (5 << 22) | (3 << 12) | 7
+    const id = compose(twitter, 1288834974657 + 5, 7, 3);
+    expect(id).toBe((5n << 22n) | (3n << 12n) | 7n);
+    expect(decompose(twitter, id)).toEqual({ id, time: 5, sequence: 7, machine: 3 });
+    // All-ones low bits: both fields at their maximum.
+    expect(decompose(twitter, (1n << 22n) - 1n)).toMatchObject({ time: 0, sequence: 4095, machine: 1023 });
+  });
+
   it('refuses IDs wider than a layout that uses fewer than 63 bits', () => {
     const small = defineLayout({ timeBits: 32, timeUnitMs: 10, sequenceBits: 4, machineBits: 4, epochMs: 0 });
     expect(() => decompose(small, 1n << 40n)).toThrow(/at most 1099511627775 \(40 bits\)/);
@@ -90,6 +107,7 @@ const anyLayout = fc
     sequenceBits: fc.integer({ min: 0, max: 30 }),
     machineBits: fc.integer({ min: 0, max: 30 }),
     timeUnitMs: fc.integer({ min: 1, max: 1000 }),
+    fieldOrder: fc.constantFrom('sequence-machine' as const, 'machine-sequence' as const),
   })
   .filter((l) => l.sequenceBits + l.machineBits <= 31)
   .map((l) =>
@@ -159,6 +177,28 @@ describe('properties', () => {
           Math.sign(a.time - b.time) ||
           Math.sign(a.sequence - b.sequence) ||
           Math.sign(a.machine - b.machine);
+        expect(Math.sign(Number(idA - idB))).toBe(tuple);
+      }),
+    );
+  });
+
+  it("in Twitter's order, IDs compare like their (time, machine, sequence) tuples", () => {
+    const twitter = defineLayout({
+      timeBits: 41,
+      timeUnitMs: 1,
+      sequenceBits: 12,
+      machineBits: 10,
+      epochMs: 0,
+      fieldOrder: 'machine-sequence',
+    });
+    fc.assert(
+      fc.property(fieldsOf(twitter), fieldsOf(twitter), (a, b) => {
+        const idA = compose(twitter, a.time, a.sequence, a.machine);
+        const idB = compose(twitter, b.time, b.sequence, b.machine);
+        const tuple =
+          Math.sign(a.time - b.time) ||
+          Math.sign(a.machine - b.machine) ||
+          Math.sign(a.sequence - b.sequence);
         expect(Math.sign(Number(idA - idB))).toBe(tuple);
       }),
     );

@@ -64,6 +64,24 @@ describe('defineLayout', () => {
     expect(attempt).toThrow(message);
   });
 
+  it('rejects an unknown field order', () => {
+    expect(() => defineLayout({ ...SONYFLAKE_2014, fieldOrder: 'machine-time' as never })).toThrow(
+      /fieldOrder: expected 'sequence-machine' or 'machine-sequence', received "machine-time"/,
+    );
+  });
+
+  it("scales the low fields by the order: Sonyflake's sequence above the machine, Twitter's below", () => {
+    expect(defineLayout(SONYFLAKE_2014)).toMatchObject({
+      fieldOrder: 'sequence-machine',
+      sequenceScale: 2 ** 16,
+      machineScale: 1,
+    });
+    expect(defineLayout({ ...SONYFLAKE_2014, fieldOrder: 'machine-sequence' })).toMatchObject({
+      sequenceScale: 1,
+      machineScale: 2 ** 8,
+    });
+  });
+
   it('checks in Go order: sequence bits are reported before a bad time unit', () => {
     expect(() => defineLayout({ ...SONYFLAKE_2014, sequenceBits: 99, timeUnitMs: 0 })).toThrow(
       InvalidBitsSequenceError,
