@@ -13,7 +13,20 @@ export {
   type TimeSources,
   wallClock,
 } from './clock.js';
+export { compareLayouts, type LayoutComparison } from './compare.js';
 export { constructorMachineId, createGenerator, type MachineIdRequest } from './construct.js';
+export {
+  type DetectedId,
+  decodeAnyId,
+  decodeId,
+  ENCODING_NAMES,
+  ENCODINGS,
+  type EncodingName,
+  encodeId,
+  type IdEncoding,
+  idFromBytes,
+  idToBytes,
+} from './encodings.js';
 export * from './errors.js';
 export {
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
@@ -37,6 +50,7 @@ export {
   toTime,
 } from './id.js';
 export {
+  type DecimalLength,
   defineLayout,
   type FieldOrder,
   type Layout,

@@ -206,6 +206,12 @@ export function tickStartMs(layout: Layout, tick: number): number {
   return (tick + layout.epochTick) * layout.timeUnitMs;
 }
 
+/** From `from` on, every ID of the layout has at least `digits` decimal digits. */
+export interface DecimalLength {
+  readonly digits: number;
+  readonly from: Date;
+}
+
 /** Figures that follow from a layout. */
 export interface LayoutLimits {
   /** How long the time field lasts: 2^timeBits units, in ms. */
@@ -218,17 +224,45 @@ export interface LayoutLimits {
   readonly idsPerSecond: number;
   /** How many distinct machine IDs the layout has: 2^machineBits. */
   readonly machines: number;
+  /**
+   * The start of the first tick whose IDs are all past Number.MAX_SAFE_INTEGER (2^53 - 1), so
+   * that a JS number can no longer hold them exactly; every earlier ID is at most 2^53 - 1.
+   * null when the layout ends first.
+   */
+  readonly unsafeNumberFrom: Date | null;
+  /**
+   * The instants the decimal length of IDs grows, within the lifetime: from each `from` on,
+   * every ID has at least `digits` digits (earlier, IDs with small low fields are shorter).
+   */
+  readonly decimalLengths: readonly DecimalLength[];
 }
 
 const YEAR_MS = 365.25 * 24 * 3600 * 1000;
 
+/** The first tick whose smallest ID (low fields 0) is at least `value`, or null past the lifetime. */
+function firstTickAtLeast(layout: Layout, value: bigint): number | null {
+  const scale = 1n << layout.timeShift;
+  const tick = (value + scale - 1n) / scale;
+  return tick < BigInt(layout.tickLimit) ? Number(tick) : null;
+}
+
+/** The figures of a layout: lifetime, end, capacity, and when its IDs outgrow JS numbers and each decimal width. */
 export function layoutLimits(layout: Layout): LayoutLimits {
   const lifetimeMs = layout.tickLimit * layout.timeUnitMs;
+  const unsafe = firstTickAtLeast(layout, 2n ** 53n);
+  const decimalLengths: DecimalLength[] = [];
+  for (let digits = 2; digits <= 19; digits++) {
+    const tick = firstTickAtLeast(layout, 10n ** BigInt(digits - 1));
+    if (tick === null) break;
+    decimalLengths.push({ digits, from: new Date(tickStartMs(layout, tick)) });
+  }
   return {
     lifetimeMs,
     lifetimeYears: lifetimeMs / YEAR_MS,
     endsAt: new Date(tickStartMs(layout, layout.tickLimit)),
     idsPerSecond: ((layout.maxSequence + 1) * 1000) / layout.timeUnitMs,
     machines: layout.maxMachine + 1,
+    unsafeNumberFrom: unsafe === null ? null : new Date(tickStartMs(layout, unsafe)),
+    decimalLengths,
   };
 }

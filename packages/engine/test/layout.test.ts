@@ -154,6 +154,68 @@ describe('layoutLimits', () => {
   });
 });
 
+describe('when IDs outgrow JS numbers and each decimal width', () => {
+  const TWITTER: LayoutSpec = {
+    timeBits: 41,
+    timeUnitMs: 1,
+    sequenceBits: 12,
+    machineBits: 10,
+    epochMs: 1288834974657,
+    fieldOrder: 'machine-sequence',
+  };
+
+  it('Sonyflake (2014): unsafe as numbers from 2014-11-02, 19 digits from 2033-07-21', () => {
+    const limits = layoutLimits(defineLayout(SONYFLAKE_2014));
+    // Tick 2^29 (of 10 ms) is the first whose IDs are all >= 2^53.
+    expect(limits.unsafeNumberFrom?.toISOString()).toBe('2014-11-02T03:18:29.120Z');
+    const at = (digits: number) => limits.decimalLengths.find((d) => d.digits === digits)?.from.toISOString();
+    expect(at(18)).toBe('2016-07-21T20:50:44.780Z');
+    expect(at(19)).toBe('2033-07-21T16:27:27.760Z');
+    expect(limits.decimalLengths.at(-1)?.digits).toBe(19);
+  });
+
+  it("Twitter's: unsafe from 2010-11-28, 19 digits from 2018-05-25", () => {
+    const limits = layoutLimits(defineLayout(TWITTER));
+    expect(limits.unsafeNumberFrom?.toISOString()).toBe('2010-11-28T22:14:18.305Z');
+    expect(limits.decimalLengths.at(-1)).toEqual({ digits: 19, from: new Date('2018-05-25T13:05:53.759Z') });
+  });
+
+  it('a layout that ends before 2^53 has no unsafe instant and fewer widths', () => {
+    const small = defineLayout({
+      timeBits: 30,
+      timeUnitMs: 1000,
+      sequenceBits: 8,
+      machineBits: 8,
+      epochMs: 0,
+    });
+    const limits = layoutLimits(small);
+    expect(limits.unsafeNumberFrom).toBeNull();
+    // The largest ID is 2^46 - 1, 14 digits.
+    expect(limits.decimalLengths.at(-1)?.digits).toBe(14);
+  });
+
+  it('the instants are exact: the tick before holds a shorter (or safe) ID, the tick itself none', () => {
+    for (const spec of [
+      SONYFLAKE_2014,
+      TWITTER,
+      { ...TWITTER, timeBits: 52, sequenceBits: 2, machineBits: 0 },
+    ]) {
+      const layout = defineLayout(spec);
+      const limits = layoutLimits(layout);
+      const smallest = (at: Date) => BigInt(tickOf(layout, at.getTime())) << layout.timeShift;
+      const largestBefore = (at: Date) => smallest(at) - 1n;
+      const unsafe = limits.unsafeNumberFrom!;
+      expect(smallest(unsafe)).toBeGreaterThanOrEqual(2n ** 53n);
+      expect(largestBefore(unsafe)).toBe(2n ** 53n - 1n);
+      for (const { digits, from } of limits.decimalLengths) {
+        expect(smallest(from).toString().length).toBeGreaterThanOrEqual(digits);
+        const previousTickSmallest = smallest(from) - (1n << layout.timeShift);
+        expect(previousTickSmallest.toString().length).toBeLessThan(digits);
+      }
+    }
+  });
+});
+
 describe('ticks', () => {
   const layout = defineLayout({ ...SONYFLAKE_2014, epochMs: 1_000_005 });
 
