@@ -160,3 +160,40 @@ export function checkMachineId(layout: Layout, machine: unknown): asserts machin
     );
   }
 }
+
+/**
+ * The machine ID made of the named parts of a split machine field, e.g. `{ datacenter: 1,
+ * worker: 7 }` in Twitter's layout is 1 * 32 + 7 = 39. Every part of the layout must be given.
+ *
+ * @throws InvalidArgumentError when the layout has no parts, or for a name it does not have;
+ * InvalidMachineIdError for a missing part or a value outside [0, 2^bits of that part).
+ */
+export function composeMachineId(layout: Layout, parts: Readonly<Record<string, number>>): number {
+  if (!layout.machineParts) {
+    throw new InvalidArgumentError(
+      `machine parts: the ${layout.name} layout has one machine field; give the machine ID as a number`,
+    );
+  }
+  if (typeof parts !== 'object' || parts === null) {
+    throw new InvalidArgumentError(`machine parts: expected an object, received ${received(parts)}`);
+  }
+  const names = layout.machineParts.map((p) => p.name);
+  const unknown = Object.keys(parts).filter((key) => !names.includes(key));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(
+      `machine parts: the ${layout.name} layout has ${names.join(' and ')}, received ${unknown.map((k) => JSON.stringify(k)).join(', ')}`,
+    );
+  }
+  let machine = 0;
+  for (const part of layout.machineParts) {
+    const value = parts[part.name];
+    const max = 2 ** part.bits - 1;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
+      throw new InvalidMachineIdError(
+        `invalid ${part.name} ID: expected an integer from 0 to ${max} (${part.bits} bits), received ${received(value)}`,
+      );
+    }
+    machine = machine * 2 ** part.bits + value;
+  }
+  return machine;
+}

@@ -39,6 +39,7 @@ export {
 export {
   checkMachineId,
   compose,
+  composeMachineId,
   type DecomposedId,
   decompose,
   formatId,

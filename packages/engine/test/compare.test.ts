@@ -1,29 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { compareLayouts } from '../src/compare.js';
 import { InvalidArgumentError, InvalidLayoutError } from '../src/errors.js';
-import { defineLayout, type LayoutSpec } from '../src/layout.js';
+import { defineLayout } from '../src/layout.js';
+import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
 
-const SONYFLAKE: LayoutSpec = {
-  name: 'sonyflake',
-  timeBits: 39,
-  timeUnitMs: 10,
-  sequenceBits: 8,
-  machineBits: 16,
-  epochMs: Date.UTC(2014, 8, 1),
-};
-const TWITTER: LayoutSpec = {
-  name: 'twitter',
-  timeBits: 41,
-  timeUnitMs: 1,
-  sequenceBits: 12,
-  machineBits: 10,
-  epochMs: 1288834974657,
-  fieldOrder: 'machine-sequence',
-  machineParts: [
-    { name: 'datacenter', bits: 5 },
-    { name: 'worker', bits: 5 },
-  ],
-};
+const SONYFLAKE = SONYFLAKE_SPEC;
+const TWITTER = TWITTER_SPEC;
 
 describe('compareLayouts', () => {
   it('gives each layout its shape and figures, in the order given', () => {

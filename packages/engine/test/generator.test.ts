@@ -9,6 +9,7 @@ import {
 import { IdGenerator } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
 import type { MachineIdClaim } from '../src/machine.js';
+import { TWITTER_SPEC } from './layouts.js';
 
 const layout = defineLayout({
   name: 'sonyflake',
@@ -185,14 +186,7 @@ describe('state cells', () => {
 
 describe("Twitter's field order", () => {
   it('puts the machine ID above the sequence in issued IDs, and still rolls over after 4096', () => {
-    const twitter = defineLayout({
-      timeBits: 41,
-      timeUnitMs: 1,
-      sequenceBits: 12,
-      machineBits: 10,
-      epochMs: 1288834974657,
-      fieldOrder: 'machine-sequence',
-    });
+    const twitter = defineLayout(TWITTER_SPEC);
     const clock = new FakeClock(T0);
     const gen = new IdGenerator({ layout: twitter, machineId: 1023, clock });
     const ids = Array.from({ length: 4097 }, () => gen.nextIdSync());

@@ -8,6 +8,7 @@ import {
   InvalidTimeUnitError,
 } from '../src/errors.js';
 import { defineLayout, type LayoutSpec, layoutLimits, tickOf, tickStartMs } from '../src/layout.js';
+import { TWITTER_SPEC } from './layouts.js';
 
 const SONYFLAKE_2014: LayoutSpec = {
   name: 'sonyflake',
@@ -155,15 +156,6 @@ describe('layoutLimits', () => {
 });
 
 describe('when IDs outgrow JS numbers and each decimal width', () => {
-  const TWITTER: LayoutSpec = {
-    timeBits: 41,
-    timeUnitMs: 1,
-    sequenceBits: 12,
-    machineBits: 10,
-    epochMs: 1288834974657,
-    fieldOrder: 'machine-sequence',
-  };
-
   it('Sonyflake (2014): unsafe as numbers from 2014-11-02, 19 digits from 2033-07-21', () => {
     const limits = layoutLimits(defineLayout(SONYFLAKE_2014));
     // Tick 2^29 (of 10 ms) is the first whose IDs are all >= 2^53.
@@ -175,7 +167,7 @@ describe('when IDs outgrow JS numbers and each decimal width', () => {
   });
 
   it("Twitter's: unsafe from 2010-11-28, 19 digits from 2018-05-25", () => {
-    const limits = layoutLimits(defineLayout(TWITTER));
+    const limits = layoutLimits(defineLayout(TWITTER_SPEC));
     expect(limits.unsafeNumberFrom?.toISOString()).toBe('2010-11-28T22:14:18.305Z');
     expect(limits.decimalLengths.at(-1)).toEqual({ digits: 19, from: new Date('2018-05-25T13:05:53.759Z') });
   });
@@ -197,8 +189,8 @@ describe('when IDs outgrow JS numbers and each decimal width', () => {
   it('the instants are exact: the tick before holds a shorter (or safe) ID, the tick itself none', () => {
     for (const spec of [
       SONYFLAKE_2014,
-      TWITTER,
-      { ...TWITTER, timeBits: 52, sequenceBits: 2, machineBits: 0 },
+      TWITTER_SPEC,
+      { ...TWITTER_SPEC, timeBits: 52, sequenceBits: 2, machineBits: 0, machineParts: undefined },
     ]) {
       const layout = defineLayout(spec);
       const limits = layoutLimits(layout);
