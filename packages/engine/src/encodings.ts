@@ -253,7 +253,7 @@ export function decodeAnyId(text: string): DetectedId {
     );
   }
   throw new AmbiguousIdError(
-    `the ID ${received(text)} reads differently in ${candidates.map((c) => `${c.encoding} (${c.id})`).join(', ')}; name its encoding`,
+    `the ID ${JSON.stringify(text)} reads differently in ${candidates.map((c) => `${c.encoding} (${c.id})`).join(', ')}; name its encoding`,
     candidates,
   );
 }
