@@ -41,6 +41,7 @@ const USER_INPUT_ERRORS = [
   InvalidArgumentError,
 ];
 
+/** The exit code for an error: 2 (EXIT_USAGE) for a mistake in what was typed, else 1 (EXIT_FAILURE). */
 export function exitCodeOf(error: unknown): number {
   return USER_INPUT_ERRORS.some((type) => error instanceof type) ? EXIT_USAGE : EXIT_FAILURE;
 }

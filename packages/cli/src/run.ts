@@ -8,6 +8,7 @@ import { machineId } from './commands/machine-id.js';
 import { errorLine, exitCodeOf, UsageError } from './errors.js';
 import { type Io, processIo } from './io.js';
 
+/** The commands of `ids`, in the order `ids --help` lists them. */
 export const COMMANDS: readonly Command[] = [generate, decompose, compare, machineId];
 
 const HELP = `Usage: ids <command> [options]
