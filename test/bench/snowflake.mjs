@@ -75,7 +75,7 @@ export async function benchSnowflake({ seconds = 2 } = {}) {
   const verdict = [
     `nextIdSync(): ${fmt.pct(sync.share)} of the ceiling's slots (target >= 99%), ${sync.duplicates} duplicates,`,
     `${fmt.s(sync.cpuSecondsPerMillion)} CPU s per 1M IDs against flake-idgen's ${fmt.s(flake.cpuSecondsPerMillion)} (${(flake.cpuSecondsPerMillion / sync.cpuSecondsPerMillion).toFixed(1)}x less CPU).`,
-    `Raw cost: ${raw.nsPerId.toFixed(1)} ns per ID (${raw.cpuNsPerId.toFixed(1)} CPU ns) against the fastest peer, ${fastest.name}, at ${fastest.nsPerId.toFixed(1)} ns (${fastest.cpuNsPerId.toFixed(1)} CPU ns; its IDs repeat).`,
+    `Raw cost: ${raw.nsPerId.toFixed(1)} ns per ID (${raw.cpuNsPerId.toFixed(1)} CPU ns) against the fastest peer, ${fastest.name}, at ${fastest.nsPerId.toFixed(1)} ns (${fastest.cpuNsPerId.toFixed(1)} CPU ns${fastest.duplicates > 0 ? `; ${fmt.int(fastest.duplicates)} of its IDs repeat` : ''}).`,
     'On a busy machine wall times include time the process was not running; CPU ns per ID does not.',
   ].join('\n');
 
