@@ -1,8 +1,5 @@
 import { UsageError } from './errors.js';
 
-/** The -h/--help option every command has. */
-export const HELP_OPTION = { type: 'boolean', short: 'h' } as const;
-
 /**
  * Runs a node:util parseArgs call (strict mode) and turns its errors into one short UsageError
  * line. Node's own messages go on about '--' after their first sentence; the first is the point.

@@ -1,7 +1,8 @@
-import { ENCODING_NAMES, ENCODINGS, type EncodingName } from '@ids/engine';
+import { ENCODING_NAMES, ENCODINGS, type EncodingName, type Layout } from '@ids/engine';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { LAYOUT_SPEC_HELP } from './layouts.js';
+import { chooseMachineId, type MachineIdChoice } from './machine-id.js';
 
 export interface Command {
   readonly name: string;
@@ -9,8 +10,26 @@ export interface Command {
   readonly summary: string;
   /** The whole `ids <name> --help` text. */
   readonly help: string;
-  /** Resolves with the exit code; throws for errors (the caller prints them and picks 1 or 2). */
+  /** Resolves with the exit code; throws for errors (the caller prints them and picks 1 or 2). `--help` never reaches it. */
   run(args: string[], io: Io): Promise<number>;
+}
+
+/** The options several commands share, as node:util parseArgs takes them. */
+export const OPTIONS = {
+  layout: { type: 'string', short: 'l' },
+  'machine-id': { type: 'string', short: 'm' },
+  format: { type: 'string', short: 'f' },
+  json: { type: 'boolean' },
+} as const;
+
+/** The machine ID for a layout, from --machine-id, the environment or the host (see machine-id.ts). */
+export function machineIdFor(layout: Layout, flag: string | undefined, io: Io): Promise<MachineIdChoice> {
+  return chooseMachineId({
+    bits: layout.machineBits,
+    flag,
+    env: io.env,
+    ...(io.interfaces ? { interfaces: io.interfaces } : {}),
+  });
 }
 
 export function parseFormat(text: string): EncodingName {

@@ -53,6 +53,12 @@ export async function run(args: readonly string[], io: Io = processIo()): Promis
         `unknown command ${JSON.stringify(name)}; expected one of ${COMMANDS.map((c) => c.name).join(', ')}`,
       );
     }
+    // -h/--help anywhere before a `--` shows the command's help, whatever else was typed.
+    const end = rest.indexOf('--');
+    if ((end < 0 ? rest : rest.slice(0, end)).some((arg) => arg === '--help' || arg === '-h')) {
+      io.stdout.write(command.help);
+      return 0;
+    }
     return await command.run([...rest], io);
   } catch (error) {
     const code = exitCodeOf(error);

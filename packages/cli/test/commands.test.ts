@@ -24,6 +24,10 @@ describe('help and usage', () => {
       expect(result.stderr).toBe('');
     }
     expect((await ids(['help', name])).stdout).toMatch(new RegExp(`^Usage: ids ${name} `));
+    // After other options too, and before anything is run or validated.
+    const late = await ids([name, '--layout', 'nonsense', '--help']);
+    expect([late.code, late.stderr]).toEqual([0, '']);
+    expect(late.stdout).toMatch(new RegExp(`^Usage: ids ${name} `));
   });
 
   it('ids --help lists every command; --version prints the version', async () => {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { compareLayouts, type LayoutComparison } from '@ids/engine';
-import { HELP_OPTION, parseCommandLine } from '../args.js';
-import { type Command, EXIT_HELP, LAYOUT_HELP } from '../command.js';
+import { parseCommandLine } from '../args.js';
+import { type Command, EXIT_HELP, LAYOUT_HELP, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { DEFAULT_COMPARISON, parseLayout } from '../layouts.js';
 import { columns, int } from '../table.js';
@@ -61,17 +61,12 @@ ${EXIT_HELP}
         args,
         options: {
           layout: { type: 'string', short: 'l', multiple: true },
-          json: { type: 'boolean' },
-          help: HELP_OPTION,
+          json: OPTIONS.json,
         },
         allowPositionals: false,
         strict: true,
       }),
     );
-    if (values.help) {
-      io.stdout.write(this.help);
-      return 0;
-    }
     const specs = [...DEFAULT_COMPARISON, ...(values.layout ?? [])];
     const layouts = specs.map((spec) => {
       const { label, layout } = parseLayout(spec);

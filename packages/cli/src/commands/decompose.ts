@@ -7,8 +7,8 @@ import {
   type Layout,
   toTime,
 } from '@ids/engine';
-import { HELP_OPTION, parseCommandLine } from '../args.js';
-import { type Command, EXIT_HELP, FORMAT_HELP, LAYOUT_HELP, parseFormat } from '../command.js';
+import { parseCommandLine } from '../args.js';
+import { type Command, EXIT_HELP, FORMAT_HELP, LAYOUT_HELP, OPTIONS, parseFormat } from '../command.js';
 import { UsageError } from '../errors.js';
 import { print, readAll } from '../io.js';
 import { parseLayout } from '../layouts.js';
@@ -56,19 +56,14 @@ ${EXIT_HELP}
       parseArgs({
         args,
         options: {
-          layout: { type: 'string', short: 'l' },
-          format: { type: 'string', short: 'f' },
-          json: { type: 'boolean' },
-          help: HELP_OPTION,
+          layout: OPTIONS.layout,
+          format: OPTIONS.format,
+          json: OPTIONS.json,
         },
         allowPositionals: true,
         strict: true,
       }),
     );
-    if (values.help) {
-      io.stdout.write(this.help);
-      return 0;
-    }
     const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
     const format = values.format === undefined ? undefined : parseFormat(values.format);
     let inputs = positionals;

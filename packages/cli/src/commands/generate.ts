@@ -1,10 +1,17 @@
 import { parseArgs } from 'node:util';
 import { ENCODINGS } from '@ids/engine';
-import { HELP_OPTION, parseCommandLine, parseCount } from '../args.js';
-import { type Command, EXIT_HELP, FORMAT_HELP, LAYOUT_HELP, parseFormat } from '../command.js';
+import { parseCommandLine, parseCount } from '../args.js';
+import {
+  type Command,
+  EXIT_HELP,
+  FORMAT_HELP,
+  LAYOUT_HELP,
+  machineIdFor,
+  OPTIONS,
+  parseFormat,
+} from '../command.js';
 import { drained } from '../io.js';
 import { parseLayout } from '../layouts.js';
-import { chooseMachineId } from '../machine-id.js';
 import { PROGRESS_MIN, progressBar } from '../progress.js';
 
 /** The most IDs one run writes. */
@@ -40,29 +47,19 @@ ${EXIT_HELP}
         args,
         options: {
           count: { type: 'string', short: 'n' },
-          layout: { type: 'string', short: 'l' },
-          'machine-id': { type: 'string', short: 'm' },
-          format: { type: 'string', short: 'f' },
+          layout: OPTIONS.layout,
+          'machine-id': OPTIONS['machine-id'],
+          format: OPTIONS.format,
           'no-progress': { type: 'boolean' },
-          help: HELP_OPTION,
         },
         allowPositionals: false,
         strict: true,
       }),
     );
-    if (values.help) {
-      io.stdout.write(this.help);
-      return 0;
-    }
     const count = parseCount(values.count ?? '1', '--count', 1, MAX_COUNT);
     const { layout, generator: build } = parseLayout(values.layout ?? 'sonyflake');
     const encoding = ENCODINGS[parseFormat(values.format ?? 'decimal')];
-    const { machineId } = await chooseMachineId({
-      bits: layout.machineBits,
-      flag: values['machine-id'],
-      env: io.env,
-      ...(io.interfaces ? { interfaces: io.interfaces } : {}),
-    });
+    const { machineId } = await machineIdFor(layout, values['machine-id'], io);
 
     const out = io.stdout;
     // A reader that goes away (`ids generate -n 1e9 | head`) ends the run quietly; other write

@@ -1,9 +1,8 @@
 import { parseArgs } from 'node:util';
-import { HELP_OPTION, parseCommandLine } from '../args.js';
-import { type Command, EXIT_HELP, LAYOUT_HELP } from '../command.js';
+import { parseCommandLine } from '../args.js';
+import { type Command, EXIT_HELP, LAYOUT_HELP, machineIdFor, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { parseLayout } from '../layouts.js';
-import { chooseMachineId } from '../machine-id.js';
 import { columns } from '../table.js';
 
 export const machineId: Command = {
@@ -30,27 +29,17 @@ ${EXIT_HELP}
       parseArgs({
         args,
         options: {
-          layout: { type: 'string', short: 'l' },
-          'machine-id': { type: 'string', short: 'm' },
+          layout: OPTIONS.layout,
+          'machine-id': OPTIONS['machine-id'],
           explain: { type: 'boolean' },
-          json: { type: 'boolean' },
-          help: HELP_OPTION,
+          json: OPTIONS.json,
         },
         allowPositionals: false,
         strict: true,
       }),
     );
-    if (values.help) {
-      io.stdout.write(this.help);
-      return 0;
-    }
     const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
-    const choice = await chooseMachineId({
-      bits: layout.machineBits,
-      flag: values['machine-id'],
-      env: io.env,
-      ...(io.interfaces ? { interfaces: io.interfaces } : {}),
-    });
+    const choice = await machineIdFor(layout, values['machine-id'], io);
     if (values.json) {
       const json = {
         machineId: choice.machineId,
