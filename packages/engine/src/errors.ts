@@ -122,6 +122,19 @@ export class InvalidIdError extends IdsError {
   override readonly name = 'InvalidIdError';
 }
 
+/** Text that several encodings read as different IDs (for example short base36 and bwmarrin base32). */
+export class AmbiguousIdError extends IdsError {
+  readonly code = 'ERR_IDS_AMBIGUOUS_ID';
+  override readonly name = 'AmbiguousIdError';
+  constructor(
+    message: string,
+    /** Each encoding that reads the text, with the ID it reads (one per distinct ID). */
+    readonly candidates: readonly { readonly encoding: string; readonly id: bigint }[],
+  ) {
+    super(message);
+  }
+}
+
 /** An argument or setting of the wrong type or out of range, where no more specific class applies. */
 export class InvalidArgumentError extends IdsError {
   readonly code = 'ERR_IDS_INVALID_ARGUMENT';

@@ -96,6 +96,8 @@ export class IdGenerator {
   readonly #onError: (error: unknown) => void;
   readonly #cell: StateCell;
   #machine = 0;
+  // The machine ID moved to its place in the low bits (it sits above or below the sequence).
+  #machineLow = 0;
   #claim: MachineIdClaim | undefined;
   #lost: Error | null = null;
   #closed = false;
@@ -228,7 +230,7 @@ export class IdGenerator {
       this.#baseTick = slot.elapsed;
       this.#base = BigInt(slot.elapsed) << this.layout.timeShift;
     }
-    return this.#base | BigInt(slot.sequence * this.layout.sequenceScale + this.#machine);
+    return this.#base | BigInt(slot.sequence * this.layout.sequenceScale + this.#machineLow);
   }
 
   // The ID must not be handed out before its tick starts. Timers can fire a little early
@@ -271,10 +273,12 @@ export class IdGenerator {
     }
     if (!isClaim(source)) {
       this.#machine = source;
+      this.#machineLow = source * this.layout.machineScale;
       return;
     }
     this.#claim = source;
     this.#machine = source.machineId;
+    this.#machineLow = source.machineId * this.layout.machineScale;
     if (source.notBefore !== undefined) {
       const seeded = initialState(this.layout, source.notBefore);
       for (let prev = this.#cell.load(); seeded.elapsed >= prev.elapsed; prev = this.#cell.load()) {

@@ -82,12 +82,13 @@ function checkFits(layout: Layout, id: bigint): void {
 export function decompose(layout: Layout, input: IdInput): DecomposedId {
   const id = parseId(input);
   checkFits(layout, id);
+  // The low fields fit 53 bits (defineLayout checks), so plain number arithmetic is exact.
   const low = Number(id & ((1n << layout.timeShift) - 1n));
-  const machine = low % layout.sequenceScale;
+  const machine = Math.floor(low / layout.machineScale) % (layout.maxMachine + 1);
   const decomposed: DecomposedId = {
     id,
     time: Number(id >> layout.timeShift),
-    sequence: Math.floor(low / layout.sequenceScale),
+    sequence: Math.floor(low / layout.sequenceScale) % (layout.maxSequence + 1),
     machine,
   };
   if (!layout.machineParts) return decomposed;
@@ -140,7 +141,10 @@ export function compose(layout: Layout, time: Date | number, sequence: number, m
     );
   }
   checkMachineId(layout, machine);
-  return (BigInt(tick) << layout.timeShift) | BigInt(sequence * layout.sequenceScale + machine);
+  return (
+    (BigInt(tick) << layout.timeShift) |
+    BigInt(sequence * layout.sequenceScale + machine * layout.machineScale)
+  );
 }
 
 /** @throws InvalidMachineIdError unless `machine` is an integer in [0, 2^machineBits). */
@@ -155,4 +159,41 @@ export function checkMachineId(layout: Layout, machine: unknown): asserts machin
       `invalid machine id: expected an integer from 0 to ${layout.maxMachine} (${layout.machineBits} bits), received ${received(machine)}`,
     );
   }
+}
+
+/**
+ * The machine ID made of the named parts of a split machine field, e.g. `{ datacenter: 1,
+ * worker: 7 }` in Twitter's layout is 1 * 32 + 7 = 39. Every part of the layout must be given.
+ *
+ * @throws InvalidArgumentError when the layout has no parts, or for a name it does not have;
+ * InvalidMachineIdError for a missing part or a value outside [0, 2^bits of that part).
+ */
+export function composeMachineId(layout: Layout, parts: Readonly<Record<string, number>>): number {
+  if (!layout.machineParts) {
+    throw new InvalidArgumentError(
+      `machine parts: the ${layout.name} layout has one machine field; give the machine ID as a number`,
+    );
+  }
+  if (typeof parts !== 'object' || parts === null) {
+    throw new InvalidArgumentError(`machine parts: expected an object, received ${received(parts)}`);
+  }
+  const names = layout.machineParts.map((p) => p.name);
+  const unknown = Object.keys(parts).filter((key) => !names.includes(key));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(
+      `machine parts: the ${layout.name} layout has ${names.join(' and ')}, received ${unknown.map((k) => JSON.stringify(k)).join(', ')}`,
+    );
+  }
+  let machine = 0;
+  for (const part of layout.machineParts) {
+    const value = parts[part.name];
+    const max = 2 ** part.bits - 1;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
+      throw new InvalidMachineIdError(
+        `invalid ${part.name} ID: expected an integer from 0 to ${max} (${part.bits} bits), received ${received(value)}`,
+      );
+    }
+    machine = machine * 2 ** part.bits + value;
+  }
+  return machine;
 }

@@ -13,6 +13,20 @@ export {
   type TimeSources,
   wallClock,
 } from './clock.js';
+export { compareLayouts, type LayoutComparison } from './compare.js';
+export { constructorMachineId, createGenerator, type MachineIdRequest } from './construct.js';
+export {
+  type DetectedId,
+  decodeAnyId,
+  decodeId,
+  ENCODING_NAMES,
+  ENCODINGS,
+  type EncodingName,
+  encodeId,
+  type IdEncoding,
+  idFromBytes,
+  idToBytes,
+} from './encodings.js';
 export * from './errors.js';
 export {
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
@@ -25,6 +39,7 @@ export {
 export {
   checkMachineId,
   compose,
+  composeMachineId,
   type DecomposedId,
   decompose,
   formatId,
@@ -36,7 +51,9 @@ export {
   toTime,
 } from './id.js';
 export {
+  type DecimalLength,
   defineLayout,
+  type FieldOrder,
   type Layout,
   type LayoutLimits,
   type LayoutSpec,

@@ -15,13 +15,22 @@ export interface MachinePart {
 }
 
 /**
- * What a layout is made of. An ID is, from the highest bit down:
+ * Which of the two low fields sits higher. Sonyflake puts the sequence above the machine ID;
+ * Twitter's snowflake (and bwmarrin/snowflake, Discord) puts the machine ID above the sequence.
+ */
+export type FieldOrder = 'sequence-machine' | 'machine-sequence';
+
+/**
+ * What a layout is made of. An ID is, from the highest bit down, time then the two low fields
+ * in `fieldOrder`:
  *
  * ```
  *  63        62 ...                                            0
- * +---+----------------------+-------------------+------------------+
- * | 0 |  time (timeBits)     | sequence (seqBits) | machine (mBits)  |
- * +---+----------------------+-------------------+------------------+
+ * +---+----------------------+--------------------+------------------+
+ * | 0 |  time (timeBits)     | sequence (seqBits) | machine (mBits)  |   'sequence-machine' (Sonyflake)
+ * +---+----------------------+--------------------+------------------+
+ * | 0 |  time (timeBits)     | machine (mBits)    | sequence (seqBits)|   'machine-sequence' (Twitter)
+ * +---+----------------------+--------------------+------------------+
  * ```
  *
  * Bits above `timeBits + sequenceBits + machineBits` are always 0, so an ID is a non-negative
@@ -42,11 +51,14 @@ export interface LayoutSpec {
   readonly epochMs: number;
   /** Optional split of the machine field into named parts whose bits sum to `machineBits`. */
   readonly machineParts?: readonly MachinePart[];
+  /** Order of the fields below the time. Default 'sequence-machine' (Sonyflake's). */
+  readonly fieldOrder?: FieldOrder;
 }
 
 /** A validated layout with the values every operation derives from it, computed once. */
 export interface Layout extends LayoutSpec {
   readonly name: string;
+  readonly fieldOrder: FieldOrder;
   /** floor(epochMs / timeUnitMs): ticks are counted from Unix time 0, then offset (as in Go). */
   readonly epochTick: number;
   /** 2^timeBits: the first tick that no longer fits. */
@@ -55,8 +67,10 @@ export interface Layout extends LayoutSpec {
   readonly maxSequence: number;
   /** 2^machineBits - 1. */
   readonly maxMachine: number;
-  /** 2^machineBits, the factor that places the sequence above the machine field. */
+  /** The factor that places the sequence in the low bits: 2^machineBits when it sits above the machine field, else 1. */
   readonly sequenceScale: number;
+  /** The factor that places the machine ID in the low bits: 2^sequenceBits when it sits above the sequence, else 1. */
+  readonly machineScale: number;
   /** sequenceBits + machineBits, as a bigint shift for the time field. */
   readonly timeShift: bigint;
   /** 2^(timeBits + sequenceBits + machineBits) - 1: the largest value an ID of this layout can have. */
@@ -127,6 +141,13 @@ export function defineLayout(spec: LayoutSpec): Layout {
   }
   const machineParts =
     spec.machineParts === undefined ? undefined : validateParts(spec.machineParts, machineBits);
+  const fieldOrder = spec.fieldOrder ?? 'sequence-machine';
+  if (fieldOrder !== 'sequence-machine' && fieldOrder !== 'machine-sequence') {
+    throw new InvalidLayoutError(
+      `fieldOrder: expected 'sequence-machine' or 'machine-sequence', received ${received(fieldOrder)}`,
+    );
+  }
+  const machineAbove = fieldOrder === 'machine-sequence';
   return Object.freeze({
     name,
     timeBits,
@@ -135,11 +156,13 @@ export function defineLayout(spec: LayoutSpec): Layout {
     machineBits,
     epochMs,
     ...(machineParts ? { machineParts } : {}),
+    fieldOrder,
     epochTick,
     tickLimit,
     maxSequence: 2 ** sequenceBits - 1,
     maxMachine: 2 ** machineBits - 1,
-    sequenceScale: 2 ** machineBits,
+    sequenceScale: machineAbove ? 1 : 2 ** machineBits,
+    machineScale: machineAbove ? 2 ** sequenceBits : 1,
     timeShift: BigInt(sequenceBits + machineBits),
     maxId: (1n << BigInt(total)) - 1n,
   });
@@ -183,6 +206,12 @@ export function tickStartMs(layout: Layout, tick: number): number {
   return (tick + layout.epochTick) * layout.timeUnitMs;
 }
 
+/** From `from` on, every ID of the layout has at least `digits` decimal digits. */
+export interface DecimalLength {
+  readonly digits: number;
+  readonly from: Date;
+}
+
 /** Figures that follow from a layout. */
 export interface LayoutLimits {
   /** How long the time field lasts: 2^timeBits units, in ms. */
@@ -195,17 +224,45 @@ export interface LayoutLimits {
   readonly idsPerSecond: number;
   /** How many distinct machine IDs the layout has: 2^machineBits. */
   readonly machines: number;
+  /**
+   * The start of the first tick whose IDs are all past Number.MAX_SAFE_INTEGER (2^53 - 1), so
+   * that a JS number can no longer hold them exactly; every earlier ID is at most 2^53 - 1.
+   * null when the layout ends first.
+   */
+  readonly unsafeNumberFrom: Date | null;
+  /**
+   * The instants the decimal length of IDs grows, within the lifetime: from each `from` on,
+   * every ID has at least `digits` digits (earlier, IDs with small low fields are shorter).
+   */
+  readonly decimalLengths: readonly DecimalLength[];
 }
 
 const YEAR_MS = 365.25 * 24 * 3600 * 1000;
 
+/** The first tick whose smallest ID (low fields 0) is at least `value`, or null past the lifetime. */
+function firstTickAtLeast(layout: Layout, value: bigint): number | null {
+  const scale = 1n << layout.timeShift;
+  const tick = (value + scale - 1n) / scale;
+  return tick < BigInt(layout.tickLimit) ? Number(tick) : null;
+}
+
+/** The figures of a layout: lifetime, end, capacity, and when its IDs outgrow JS numbers and each decimal width. */
 export function layoutLimits(layout: Layout): LayoutLimits {
   const lifetimeMs = layout.tickLimit * layout.timeUnitMs;
+  const unsafe = firstTickAtLeast(layout, 2n ** 53n);
+  const decimalLengths: DecimalLength[] = [];
+  for (let digits = 2; digits <= 19; digits++) {
+    const tick = firstTickAtLeast(layout, 10n ** BigInt(digits - 1));
+    if (tick === null) break;
+    decimalLengths.push({ digits, from: new Date(tickStartMs(layout, tick)) });
+  }
   return {
     lifetimeMs,
     lifetimeYears: lifetimeMs / YEAR_MS,
     endsAt: new Date(tickStartMs(layout, layout.tickLimit)),
     idsPerSecond: ((layout.maxSequence + 1) * 1000) / layout.timeUnitMs,
     machines: layout.maxMachine + 1,
+    unsafeNumberFrom: unsafe === null ? null : new Date(tickStartMs(layout, unsafe)),
+    decimalLengths,
   };
 }

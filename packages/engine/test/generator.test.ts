@@ -9,6 +9,7 @@ import {
 import { IdGenerator } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
 import type { MachineIdClaim } from '../src/machine.js';
+import { TWITTER_SPEC } from './layouts.js';
 
 const layout = defineLayout({
   name: 'sonyflake',
@@ -180,6 +181,21 @@ describe('state cells', () => {
     const gen = new IdGenerator({ layout, machineId: 1, clock: new FakeClock(T0), state: cell });
     expect(gen.decompose(gen.nextIdSync()).sequence).toBe(1);
     expect(state.sequence).toBe(1);
+  });
+});
+
+describe("Twitter's field order", () => {
+  it('puts the machine ID above the sequence in issued IDs, and still rolls over after 4096', () => {
+    const twitter = defineLayout(TWITTER_SPEC);
+    const clock = new FakeClock(T0);
+    const gen = new IdGenerator({ layout: twitter, machineId: 1023, clock });
+    const ids = Array.from({ length: 4097 }, () => gen.nextIdSync());
+    const tick = BigInt(tickOf(twitter, T0));
+    expect(ids[0]).toBe((tick << 22n) | (1023n << 12n));
+    expect(ids[4095]).toBe((tick << 22n) | (1023n << 12n) | 4095n);
+    expect(gen.decompose(ids[4096]!)).toMatchObject({ time: Number(tick) + 1, sequence: 0, machine: 1023 });
+    expect(clock.sleeps).toEqual([1]);
+    assertIncreasing(ids);
   });
 });
 

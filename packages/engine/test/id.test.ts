@@ -8,8 +8,18 @@ import {
   OverTimeLimitError,
   StartTimeAheadError,
 } from '../src/errors.js';
-import { compose, decompose, formatId, idReplacer, MAX_ID, parseId, toTime } from '../src/id.js';
+import {
+  compose,
+  composeMachineId,
+  decompose,
+  formatId,
+  idReplacer,
+  MAX_ID,
+  parseId,
+  toTime,
+} from '../src/id.js';
 import { defineLayout, type Layout, tickStartMs } from '../src/layout.js';
+import { TWITTER_SPEC } from './layouts.js';
 
 const sonyflake = defineLayout({
   name: 'sonyflake',
@@ -78,6 +88,22 @@ describe('compose and decompose', () => {
     });
   });
 
+  it("places the machine field above the sequence in Twitter's order", () => {
+    const twitter = defineLayout(TWITTER_SPEC);
+    // time 5 | machine 3 | sequence 7: (5 << 22) | (3 << 12) | 7
+    const id = compose(twitter, 1288834974657 + 5, 7, 3);
+    expect(id).toBe((5n << 22n) | (3n << 12n) | 7n);
+    expect(decompose(twitter, id)).toEqual({
+      id,
+      time: 5,
+      sequence: 7,
+      machine: 3,
+      parts: { datacenter: 0, worker: 3 },
+    });
+    // All-ones low bits: both fields at their maximum.
+    expect(decompose(twitter, (1n << 22n) - 1n)).toMatchObject({ time: 0, sequence: 4095, machine: 1023 });
+  });
+
   it('refuses IDs wider than a layout that uses fewer than 63 bits', () => {
     const small = defineLayout({ timeBits: 32, timeUnitMs: 10, sequenceBits: 4, machineBits: 4, epochMs: 0 });
     expect(() => decompose(small, 1n << 40n)).toThrow(/at most 1099511627775 \(40 bits\)/);
@@ -90,6 +116,7 @@ const anyLayout = fc
     sequenceBits: fc.integer({ min: 0, max: 30 }),
     machineBits: fc.integer({ min: 0, max: 30 }),
     timeUnitMs: fc.integer({ min: 1, max: 1000 }),
+    fieldOrder: fc.constantFrom('sequence-machine' as const, 'machine-sequence' as const),
   })
   .filter((l) => l.sequenceBits + l.machineBits <= 31)
   .map((l) =>
@@ -163,6 +190,21 @@ describe('properties', () => {
       }),
     );
   });
+
+  it("in Twitter's order, IDs compare like their (time, machine, sequence) tuples", () => {
+    const twitter = defineLayout({ ...TWITTER_SPEC, epochMs: 0 });
+    fc.assert(
+      fc.property(fieldsOf(twitter), fieldsOf(twitter), (a, b) => {
+        const idA = compose(twitter, a.time, a.sequence, a.machine);
+        const idB = compose(twitter, b.time, b.sequence, b.machine);
+        const tuple =
+          Math.sign(a.time - b.time) ||
+          Math.sign(a.machine - b.machine) ||
+          Math.sign(a.sequence - b.sequence);
+        expect(Math.sign(Number(idA - idB))).toBe(tuple);
+      }),
+    );
+  });
 });
 
 describe('parseId', () => {
@@ -199,5 +241,45 @@ describe('string and JSON helpers', () => {
 
   it('lets JSON.stringify write bigint IDs as strings', () => {
     expect(JSON.stringify({ id: MAX_ID, n: 1 }, idReplacer)).toBe('{"id":"9223372036854775807","n":1}');
+  });
+});
+
+describe('composeMachineId', () => {
+  const twitter = defineLayout({ ...TWITTER_SPEC, epochMs: 0 });
+
+  it('puts the first part highest, and decompose gives the parts back', () => {
+    expect(composeMachineId(twitter, { datacenter: 1, worker: 7 })).toBe(39);
+    expect(composeMachineId(twitter, { worker: 31, datacenter: 31 })).toBe(1023);
+    const id = compose(twitter, 5, 0, composeMachineId(twitter, { datacenter: 17, worker: 3 }));
+    expect(decompose(twitter, id).parts).toEqual({ datacenter: 17, worker: 3 });
+  });
+
+  it.each([
+    [
+      'a datacenter past 5 bits',
+      { datacenter: 32, worker: 0 },
+      InvalidMachineIdError,
+      /invalid datacenter ID: expected an integer from 0 to 31 \(5 bits\), received 32/,
+    ],
+    [
+      'a negative worker',
+      { datacenter: 0, worker: -1 },
+      InvalidMachineIdError,
+      /invalid worker ID: .*received -1/,
+    ],
+    ['a missing worker', { datacenter: 0 }, InvalidMachineIdError, /worker ID: .*received undefined/],
+    [
+      'an unknown part',
+      { datacenter: 0, worker: 0, process: 1 },
+      InvalidArgumentError,
+      /has datacenter and worker, received "process"/,
+    ],
+  ])('rejects %s', (_name, parts, type, message) => {
+    expect(() => composeMachineId(twitter, parts as never)).toThrow(type);
+    expect(() => composeMachineId(twitter, parts as never)).toThrow(message);
+  });
+
+  it('refuses parts for a layout without them', () => {
+    expect(() => composeMachineId(sonyflake, { worker: 1 })).toThrow(/has one machine field/);
   });
 });

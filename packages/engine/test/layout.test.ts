@@ -8,6 +8,7 @@ import {
   InvalidTimeUnitError,
 } from '../src/errors.js';
 import { defineLayout, type LayoutSpec, layoutLimits, tickOf, tickStartMs } from '../src/layout.js';
+import { TWITTER_SPEC } from './layouts.js';
 
 const SONYFLAKE_2014: LayoutSpec = {
   name: 'sonyflake',
@@ -62,6 +63,24 @@ describe('defineLayout', () => {
     const attempt = () => defineLayout({ ...SONYFLAKE_2014, ...change });
     expect(attempt).toThrow(type);
     expect(attempt).toThrow(message);
+  });
+
+  it('rejects an unknown field order', () => {
+    expect(() => defineLayout({ ...SONYFLAKE_2014, fieldOrder: 'machine-time' as never })).toThrow(
+      /fieldOrder: expected 'sequence-machine' or 'machine-sequence', received "machine-time"/,
+    );
+  });
+
+  it("scales the low fields by the order: Sonyflake's sequence above the machine, Twitter's below", () => {
+    expect(defineLayout(SONYFLAKE_2014)).toMatchObject({
+      fieldOrder: 'sequence-machine',
+      sequenceScale: 2 ** 16,
+      machineScale: 1,
+    });
+    expect(defineLayout({ ...SONYFLAKE_2014, fieldOrder: 'machine-sequence' })).toMatchObject({
+      sequenceScale: 1,
+      machineScale: 2 ** 8,
+    });
   });
 
   it('checks in Go order: sequence bits are reported before a bad time unit', () => {
@@ -133,6 +152,59 @@ describe('layoutLimits', () => {
     expect(limits.idsPerSecond).toBe(4_096_000);
     expect(limits.machines).toBe(1024);
     expect(Math.floor(limits.lifetimeYears)).toBe(69);
+  });
+});
+
+describe('when IDs outgrow JS numbers and each decimal width', () => {
+  it('Sonyflake (2014): unsafe as numbers from 2014-11-02, 19 digits from 2033-07-21', () => {
+    const limits = layoutLimits(defineLayout(SONYFLAKE_2014));
+    // Tick 2^29 (of 10 ms) is the first whose IDs are all >= 2^53.
+    expect(limits.unsafeNumberFrom?.toISOString()).toBe('2014-11-02T03:18:29.120Z');
+    const at = (digits: number) => limits.decimalLengths.find((d) => d.digits === digits)?.from.toISOString();
+    expect(at(18)).toBe('2016-07-21T20:50:44.780Z');
+    expect(at(19)).toBe('2033-07-21T16:27:27.760Z');
+    expect(limits.decimalLengths.at(-1)?.digits).toBe(19);
+  });
+
+  it("Twitter's: unsafe from 2010-11-28, 19 digits from 2018-05-25", () => {
+    const limits = layoutLimits(defineLayout(TWITTER_SPEC));
+    expect(limits.unsafeNumberFrom?.toISOString()).toBe('2010-11-28T22:14:18.305Z');
+    expect(limits.decimalLengths.at(-1)).toEqual({ digits: 19, from: new Date('2018-05-25T13:05:53.759Z') });
+  });
+
+  it('a layout that ends before 2^53 has no unsafe instant and fewer widths', () => {
+    const small = defineLayout({
+      timeBits: 30,
+      timeUnitMs: 1000,
+      sequenceBits: 8,
+      machineBits: 8,
+      epochMs: 0,
+    });
+    const limits = layoutLimits(small);
+    expect(limits.unsafeNumberFrom).toBeNull();
+    // The largest ID is 2^46 - 1, 14 digits.
+    expect(limits.decimalLengths.at(-1)?.digits).toBe(14);
+  });
+
+  it('the instants are exact: the tick before holds a shorter (or safe) ID, the tick itself none', () => {
+    for (const spec of [
+      SONYFLAKE_2014,
+      TWITTER_SPEC,
+      { ...TWITTER_SPEC, timeBits: 52, sequenceBits: 2, machineBits: 0, machineParts: undefined },
+    ]) {
+      const layout = defineLayout(spec);
+      const limits = layoutLimits(layout);
+      const smallest = (at: Date) => BigInt(tickOf(layout, at.getTime())) << layout.timeShift;
+      const largestBefore = (at: Date) => smallest(at) - 1n;
+      const unsafe = limits.unsafeNumberFrom!;
+      expect(smallest(unsafe)).toBeGreaterThanOrEqual(2n ** 53n);
+      expect(largestBefore(unsafe)).toBe(2n ** 53n - 1n);
+      for (const { digits, from } of limits.decimalLengths) {
+        expect(smallest(from).toString().length).toBeGreaterThanOrEqual(digits);
+        const previousTickSmallest = smallest(from) - (1n << layout.timeShift);
+        expect(previousTickSmallest.toString().length).toBeLessThan(digits);
+      }
+    }
   });
 });
 

@@ -10,10 +10,17 @@ import { sonyflakeLayout } from './settings.js';
 import { elapsedMs } from './sonyflake.js';
 
 export {
+  AmbiguousIdError,
   AsyncSettingError,
   type Clock,
   ClockMovedBackwardsError,
   type DecomposedId,
+  decodeAnyId,
+  decodeId,
+  ENCODING_NAMES,
+  ENCODINGS,
+  type EncodingName,
+  encodeId,
   FakeClock,
   formatId,
   GeneratorClosedError,
@@ -28,7 +35,9 @@ export {
   InvalidSequenceError,
   InvalidStartTimeError,
   InvalidTimeUnitError,
+  idFromBytes,
   idReplacer,
+  idToBytes,
   type Layout,
   layoutLimits,
   MAX_ID,

@@ -1,18 +1,21 @@
 import {
+  constructorMachineId,
+  createGenerator,
   IdGenerator,
   type IdInput,
-  isClaim,
   type Layout,
-  type MachineIdClaim,
-  resolveMachineId,
-  resolveMachineIdSync,
+  type MachineIdRequest,
 } from '@ids/engine';
 import { privateIpMachineId } from '@ids/machine-ip';
 import { type SonyflakeSettings, sonyflakeLayout } from './settings.js';
 
-// Machine IDs that create() already resolved and checked, keyed by the settings object it
-// passes on, so the constructor neither runs the provider twice nor exposes a second signature.
-const resolvedMachineIds = new WeakMap<object, number | MachineIdClaim>();
+function machineIdRequest(settings: SonyflakeSettings, layout: Layout): MachineIdRequest {
+  return {
+    layout,
+    source: settings.machineId ?? privateIpMachineId(),
+    check: settings.checkMachineId,
+  };
+}
 
 /**
  * Sony's Sonyflake. With the default settings an ID is
@@ -35,29 +38,14 @@ const resolvedMachineIds = new WeakMap<object, number | MachineIdClaim>();
 export class Sonyflake extends IdGenerator {
   constructor(settings: SonyflakeSettings = {}) {
     const layout = sonyflakeLayout(settings);
-    const resolved = resolvedMachineIds.get(settings);
-    const machineId =
-      resolved ??
-      resolveMachineIdSync(layout, settings.machineId ?? privateIpMachineId(), settings.checkMachineId);
+    const machineId = constructorMachineId(settings, machineIdRequest(settings, layout));
     super({ ...settings, layout, machineId });
   }
 
   /** Validates the settings, runs the machine-ID provider and check (either may be async), and builds the generator. */
   static async create(settings: SonyflakeSettings = {}): Promise<Sonyflake> {
-    const layout = sonyflakeLayout(settings);
-    const machineId = await resolveMachineId(
-      layout,
-      settings.machineId ?? privateIpMachineId(),
-      settings.checkMachineId,
-    );
-    const carrier = { ...settings };
-    resolvedMachineIds.set(carrier, machineId);
-    try {
-      return new Sonyflake(carrier);
-    } catch (error) {
-      if (isClaim(machineId)) await Promise.resolve(machineId.release()).catch(() => undefined);
-      throw error;
-    }
+    const request = machineIdRequest(settings, sonyflakeLayout(settings));
+    return createGenerator(settings, request, (carrier) => new Sonyflake(carrier));
   }
 
   /** Time since the start time, in ms, of the tick the ID was issued in (Go v1's ElapsedTime). */

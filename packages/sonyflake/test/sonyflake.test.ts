@@ -231,6 +231,37 @@ describe('a clock that steps back', () => {
   });
 });
 
+describe('random sequence start (randomSequenceBound)', () => {
+  it('starts each tick the clock opens below the bound; off by default, as in Go', () => {
+    const clock = new FakeClock(NOW);
+    const random = new Sonyflake({ machineId: 1, clock, randomSequenceBound: 100 });
+    const plain = new Sonyflake({ machineId: 2, clock });
+    const starts = new Set<number>();
+    for (let tick = 0; tick < 300; tick++) {
+      clock.set(NOW + tick * 10);
+      starts.add(random.decompose(random.nextIdSync()).sequence);
+      expect(plain.decompose(plain.nextIdSync()).sequence).toBe(0);
+    }
+    expect(Math.max(...starts)).toBeLessThan(100);
+    expect(starts.size).toBeGreaterThan(50);
+  });
+
+  it('costs the opened tick its first r of 256 slots; a tick reached by rolling over keeps all 256', () => {
+    const clock = new FakeClock(NOW);
+    const sf = new Sonyflake({ machineId: 1, clock, randomSequenceBound: 100 });
+    const first = sf.nextIdSync();
+    const { time, sequence } = sf.decompose(first);
+    let inTick = 1;
+    let id = sf.nextIdSync();
+    for (; sf.decompose(id).time === time; id = sf.nextIdSync()) inTick++;
+    expect(inTick).toBe(256 - sequence);
+    expect(sf.decompose(id)).toMatchObject({ time: time + 1, sequence: 0 });
+    expect(() => new Sonyflake({ machineId: 1, clock, randomSequenceBound: 257 })).toThrow(
+      /0 \(off\) to 256, received 257/,
+    );
+  });
+});
+
 describe('volume', () => {
   it('1,000,000 IDs are strictly increasing and unique', () => {
     const sf = new Sonyflake({ machineId: 5, clock: runningClock(NOW, 0.01) });

@@ -1,0 +1,26 @@
+import { UsageError } from './errors.js';
+
+/**
+ * Runs a node:util parseArgs call (strict mode) and turns its errors into one short UsageError
+ * line. Node's own messages go on about '--' after their first sentence; the first is the point.
+ */
+export function parseCommandLine<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new UsageError(message.split('. ')[0]!.replace(/\.$/, ''));
+  }
+}
+
+/** A whole number from `min` to `max`, written in digits (underscores allowed: 1_000_000). */
+export function parseCount(text: string, what: string, min: number, max: number): number {
+  const digits = text.replaceAll('_', '');
+  const value = /^[0-9]{1,16}$/.test(digits) ? Number(digits) : Number.NaN;
+  if (!(value >= min && value <= max)) {
+    throw new UsageError(
+      `${what}: expected a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}, received ${JSON.stringify(text)}`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,50 @@
+import { ENCODING_NAMES, ENCODINGS, type EncodingName, type Layout } from '@ids/engine';
+import { UsageError } from './errors.js';
+import type { Io } from './io.js';
+import { LAYOUT_SPEC_HELP } from './layouts.js';
+import { chooseMachineId, type MachineIdChoice } from './machine-id.js';
+
+export interface Command {
+  readonly name: string;
+  /** One line for `ids --help`. */
+  readonly summary: string;
+  /** The whole `ids <name> --help` text. */
+  readonly help: string;
+  /** Resolves with the exit code; throws for errors (the caller prints them and picks 1 or 2). `--help` never reaches it. */
+  run(args: string[], io: Io): Promise<number>;
+}
+
+/** The options several commands share, as node:util parseArgs takes them. */
+export const OPTIONS = {
+  layout: { type: 'string', short: 'l' },
+  'machine-id': { type: 'string', short: 'm' },
+  format: { type: 'string', short: 'f' },
+  json: { type: 'boolean' },
+} as const;
+
+/** The machine ID for a layout, from --machine-id, the environment or the host (see machine-id.ts). */
+export function machineIdFor(layout: Layout, flag: string | undefined, io: Io): Promise<MachineIdChoice> {
+  return chooseMachineId({
+    bits: layout.machineBits,
+    flag,
+    env: io.env,
+    ...(io.interfaces ? { interfaces: io.interfaces } : {}),
+  });
+}
+
+export function parseFormat(text: string): EncodingName {
+  if (!(ENCODING_NAMES as readonly string[]).includes(text)) {
+    throw new UsageError(
+      `--format: expected one of ${ENCODING_NAMES.join(', ')}, received ${JSON.stringify(text)}`,
+    );
+  }
+  return text as EncodingName;
+}
+
+const pad = (lines: readonly string[]) => lines.map((line) => `    ${line}`).join('\n');
+
+export const LAYOUT_HELP = `  -l, --layout SPEC     the layout, one of:\n${pad(LAYOUT_SPEC_HELP)}`;
+
+export const FORMAT_HELP = `  -f, --format NAME     one of:\n${pad(ENCODING_NAMES.map((n) => `${n.padEnd(14)}${ENCODINGS[n].description}`))}`;
+
+export const EXIT_HELP = 'Exit codes: 0 done, 1 failed while running, 2 a mistake in the command line.';

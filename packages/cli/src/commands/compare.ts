@@ -1,0 +1,83 @@
+import { parseArgs } from 'node:util';
+import { compareLayouts, type LayoutComparison } from '@ids/engine';
+import { parseCommandLine } from '../args.js';
+import { type Command, EXIT_HELP, LAYOUT_HELP, OPTIONS } from '../command.js';
+import { print } from '../io.js';
+import { DEFAULT_COMPARISON, parseLayout } from '../layouts.js';
+import { columns, int } from '../table.js';
+
+function machineCell(c: LayoutComparison): string {
+  const parts = c.machineParts ? ` (${c.machineParts.map((p) => `${p.name} ${p.bits}`).join(' + ')})` : '';
+  return `${c.machineBits} bits${parts}`;
+}
+
+function digitsFrom(c: LayoutComparison, digits: number): string {
+  const found = c.decimalLengths.find((d) => d.digits === digits);
+  return found ? found.from.toISOString() : 'never';
+}
+
+/** The comparison as rows: one per figure, one column per layout. */
+export function comparisonRows(table: readonly LayoutComparison[]): string[][] {
+  const row = (label: string, cell: (c: LayoutComparison) => string) => [label, ...table.map(cell)];
+  return [
+    row('', (c) => c.name),
+    row('time', (c) => `${c.timeBits} bits of ${c.timeUnitMs} ms`),
+    row('sequence', (c) => `${c.sequenceBits} bits`),
+    row('machine', machineCell),
+    row('order below time', (c) => c.fieldOrder),
+    row('epoch', (c) => c.epoch.toISOString()),
+    // Whole years the layout is guaranteed to last (rounding up would promise too much).
+    row('lifetime', (c) => `${Math.floor(c.lifetimeYears)} years`),
+    row('ends at', (c) => c.endsAt.toISOString()),
+    row('IDs/s per machine', (c) => int(c.idsPerSecond)),
+    row('machines', (c) => int(c.machines)),
+    row('past 2^53 from', (c) => c.unsafeNumberFrom?.toISOString() ?? 'never'),
+    row('18 digits from', (c) => digitsFrom(c, 18)),
+    row('19 digits from', (c) => digitsFrom(c, 19)),
+  ];
+}
+
+export const compare: Command = {
+  name: 'compare',
+  summary: 'compare layouts side by side: lifetime, end, IDs/s, machines',
+  help: `Usage: ids compare [--layout SPEC]... [--json]
+
+Shows, for Sonyflake (2014 and 2025 epochs), Twitter and Discord, and each layout given with
+--layout: the field sizes, how long the layout lasts and the instant it ends, IDs per second per
+machine, machines, when IDs first pass 2^53 (no longer exact as JS numbers), and when they reach
+18 and 19 decimal digits.
+
+Options:
+${LAYOUT_HELP}
+                        (repeatable; added to the four above)
+      --json            print a JSON array with every figure (dates as ISO strings)
+  -h, --help            this text
+
+${EXIT_HELP}
+`,
+  async run(args, io) {
+    const { values } = parseCommandLine(() =>
+      parseArgs({
+        args,
+        options: {
+          layout: { type: 'string', short: 'l', multiple: true },
+          json: OPTIONS.json,
+        },
+        allowPositionals: false,
+        strict: true,
+      }),
+    );
+    const specs = [...DEFAULT_COMPARISON, ...(values.layout ?? [])];
+    const layouts = specs.map((spec) => {
+      const { label, layout } = parseLayout(spec);
+      return { ...layout, name: label };
+    });
+    const table = compareLayouts(layouts);
+    if (values.json) {
+      await print(io.stdout, `${JSON.stringify(table, null, 2)}\n`);
+      return 0;
+    }
+    await print(io.stdout, columns(comparisonRows(table)));
+    return 0;
+  },
+};

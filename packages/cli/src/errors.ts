@@ -1,0 +1,60 @@
+import {
+  AmbiguousIdError,
+  IdsError,
+  InvalidArgumentError,
+  InvalidBitsMachineIdError,
+  InvalidBitsSequenceError,
+  InvalidBitsTimeError,
+  InvalidIdError,
+  InvalidLayoutError,
+  InvalidMachineIdError,
+  InvalidStartTimeError,
+  InvalidTimeUnitError,
+  StartTimeAheadError,
+} from '@ids/engine';
+
+/** The command line itself is wrong: an unknown command or option, a missing or malformed value. */
+export class UsageError extends IdsError {
+  readonly code = 'ERR_IDS_USAGE';
+  override readonly name = 'UsageError';
+}
+
+/** Exit codes: 0 success, 1 a failure while running, 2 a mistake in what was typed. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+// In the command, these can only come from values the user typed (IDs, layout specs, machine
+// IDs, formats): they are usage errors. Anything else failed while running.
+const USER_INPUT_ERRORS = [
+  UsageError,
+  InvalidIdError,
+  AmbiguousIdError,
+  InvalidLayoutError,
+  InvalidBitsSequenceError,
+  InvalidBitsMachineIdError,
+  InvalidBitsTimeError,
+  InvalidTimeUnitError,
+  InvalidStartTimeError,
+  StartTimeAheadError,
+  InvalidMachineIdError,
+  InvalidArgumentError,
+];
+
+/** The exit code for an error: 2 (EXIT_USAGE) for a mistake in what was typed, else 1 (EXIT_FAILURE). */
+export function exitCodeOf(error: unknown): number {
+  return USER_INPUT_ERRORS.some((type) => error instanceof type) ? EXIT_USAGE : EXIT_FAILURE;
+}
+
+/**
+ * The one stderr line for an error: the command, the error's code, its message on one line.
+ * No stack: a stack is for bugs, and IDS_DEBUG=1 prints it.
+ */
+export function errorLine(command: string, error: unknown, hint?: string): string {
+  const code =
+    typeof (error as { code?: unknown })?.code === 'string'
+      ? (error as { code: string }).code
+      : 'ERR_UNEXPECTED';
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
+  return `ids${command ? ` ${command}` : ''}: error ${code}: ${message}${hint ? ` (${hint})` : ''}\n`;
+}

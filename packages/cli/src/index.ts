@@ -1,0 +1,15 @@
+// @ids/cli: the `ids` command, and the pieces it is made of for programs that want them.
+export type { Command } from './command.js';
+export { comparisonRows } from './commands/compare.js';
+export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeOf, UsageError } from './errors.js';
+export type { Io } from './io.js';
+export { type CliLayout, DEFAULT_COMPARISON, LAYOUT_NAMES, parseLayout } from './layouts.js';
+export {
+  chooseMachineId,
+  type MachineIdChoice,
+  type MachineIdOptions,
+  type MachineIdStep,
+  type MachineIdStepName,
+  NoMachineIdError,
+} from './machine-id.js';
+export { COMMANDS, run } from './run.js';

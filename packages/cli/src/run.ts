@@ -1,0 +1,71 @@
+import packageJson from '../package.json';
+import type { Command } from './command.js';
+import { EXIT_HELP } from './command.js';
+import { compare } from './commands/compare.js';
+import { decompose } from './commands/decompose.js';
+import { generate } from './commands/generate.js';
+import { machineId } from './commands/machine-id.js';
+import { errorLine, exitCodeOf, UsageError } from './errors.js';
+import { type Io, processIo } from './io.js';
+
+/** The commands of `ids`, in the order `ids --help` lists them. */
+export const COMMANDS: readonly Command[] = [generate, decompose, compare, machineId];
+
+const HELP = `Usage: ids <command> [options]
+
+Sonyflake and snowflake IDs from the command line.
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
+
+ids <command> --help shows a command's options. ids --version prints the version.
+IDS_DEBUG=1 prints the stack of an unexpected error.
+
+${EXIT_HELP}
+`;
+
+/**
+ * Runs the `ids` command line (without the leading `node ids`) and resolves with the exit code:
+ * 0 done, 1 failed while running, 2 a mistake in the command line. Every error becomes one line
+ * on stderr with its code; none is thrown.
+ */
+export async function run(args: readonly string[], io: Io = processIo()): Promise<number> {
+  const [name, ...rest] = args;
+  let command: Command | undefined;
+  try {
+    if (name === undefined) {
+      throw new UsageError(`expected a command: ${COMMANDS.map((c) => c.name).join(', ')}`);
+    }
+    if (name === '--help' || name === '-h' || name === 'help') {
+      const topic = name === 'help' ? rest[0] : undefined;
+      const about = topic === undefined ? undefined : COMMANDS.find((c) => c.name === topic);
+      if (topic !== undefined && !about) throw new UsageError(`no command ${JSON.stringify(topic)}`);
+      io.stdout.write(about?.help ?? HELP);
+      return 0;
+    }
+    if (name === '--version' || name === '-V') {
+      io.stdout.write(`${packageJson.version}\n`);
+      return 0;
+    }
+    command = COMMANDS.find((c) => c.name === name);
+    if (!command) {
+      throw new UsageError(
+        `unknown command ${JSON.stringify(name)}; expected one of ${COMMANDS.map((c) => c.name).join(', ')}`,
+      );
+    }
+    // -h/--help anywhere before a `--` shows the command's help, whatever else was typed.
+    const end = rest.indexOf('--');
+    if ((end < 0 ? rest : rest.slice(0, end)).some((arg) => arg === '--help' || arg === '-h')) {
+      io.stdout.write(command.help);
+      return 0;
+    }
+    return await command.run([...rest], io);
+  } catch (error) {
+    const code = exitCodeOf(error);
+    const hint =
+      error instanceof UsageError ? `see ids ${command ? `${command.name} ` : ''}--help` : undefined;
+    io.stderr.write(errorLine(command?.name ?? '', error, hint));
+    if (io.env.IDS_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+    return code;
+  }
+}

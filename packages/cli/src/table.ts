@@ -1,0 +1,18 @@
+/** Rows of cells as aligned columns, two spaces apart, no trailing spaces. */
+export function columns(rows: readonly (readonly string[])[]): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
+  }
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .map((line) => `${line}\n`)
+    .join('');
+}
+
+export const int = (n: number): string => Math.round(n).toLocaleString('en-US');

@@ -1,0 +1,338 @@
+import { decodeId } from '@ids/engine';
+import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../src/run.js';
+import { COMPARE_DEFAULT } from './expected.js';
+import { ERROR_LINE, hostWith, ids } from './helpers.js';
+
+// bwmarrin/snowflake's parse vectors: IDs of its default layout, which has Twitter's bits.
+const BWMARRIN_BASE32_TEXT = 'b8wjm1zroyyyy';
+const BWMARRIN_BASE32_ID = '1427970479175499776';
+const BWMARRIN_BASE58_TEXT = '4jgmnx8Js8A';
+const BWMARRIN_BASE58_ID = '1428076403798048768';
+
+function lines(text: string): string[] {
+  return text.split('\n').filter(Boolean);
+}
+
+describe('help and usage', () => {
+  it.each(COMMANDS.map((c) => c.name))('%s --help prints its usage and exits 0', async (name) => {
+    for (const flag of ['--help', '-h']) {
+      const result = await ids([name, flag]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(new RegExp(`^Usage: ids ${name} `));
+      expect(result.stdout).toMatch(/Exit codes: 0 done, 1 failed while running, 2 a mistake/);
+      expect(result.stderr).toBe('');
+    }
+    expect((await ids(['help', name])).stdout).toMatch(new RegExp(`^Usage: ids ${name} `));
+    // After other options too, and before anything is run or validated.
+    const late = await ids([name, '--layout', 'nonsense', '--help']);
+    expect([late.code, late.stderr]).toEqual([0, '']);
+    expect(late.stdout).toMatch(new RegExp(`^Usage: ids ${name} `));
+  });
+
+  it('ids --help lists every command; --version prints the version', async () => {
+    const help = await ids(['--help']);
+    expect(help.code).toBe(0);
+    for (const c of COMMANDS) expect(help.stdout).toContain(`  ${c.name}`);
+    expect((await ids(['--version'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it.each([
+    [
+      [],
+      /^ids: error ERR_IDS_USAGE: expected a command: generate, decompose, compare, machine-id \(see ids --help\)/,
+    ],
+    [['frob'], /^ids: error ERR_IDS_USAGE: unknown command "frob"/],
+    [['help', 'frob'], /no command "frob"/],
+    [
+      ['generate', '--frob'],
+      /^ids generate: error ERR_IDS_USAGE: Unknown option '--frob' \(see ids generate --help\)\n$/,
+    ],
+    [['generate', 'extra'], /^ids generate: error ERR_IDS_USAGE: Unexpected argument 'extra'/],
+    [['generate', '-n'], /^ids generate: error ERR_IDS_USAGE: Option '-n, --count <value>' argument missing/],
+    [['generate', '-n', '0'], /--count: expected a whole number from 1 to 1,000,000,000, received "0"/],
+    [['generate', '-n', '1e3'], /received "1e3"/],
+    [['generate', '-m', '1', '--format', 'base64'], /--format: expected one of decimal, decimal-fixed, hex/],
+    [
+      ['generate', '-m', '1', '--layout', 'instagram'],
+      /--layout: expected one of sonyflake, sonyflake-v2, twitter/,
+    ],
+    [['generate', '-m', '1', '--layout', 'snowflake:node=x'], /node: expected a whole number, received "x"/],
+    [['generate', '-m', '1', '--layout', 'snowflake:seq=3'], /keys node, step, epoch, received "seq=3"/],
+    [['generate', '-m', '1', '--layout', 'sonyflake:epoch=soon'], /epoch: expected YYYY-MM-DD/],
+    [
+      ['compare', '--layout', 'snowflake:node=12,step=12'],
+      /error ERR_IDS_INVALID_LAYOUT: .*<= 22, received 12 \+ 12 = 24/,
+    ],
+    [['compare', '--layout', 'sonyflake:seq=20,machine=20'], /error ERR_IDS_BITS_TIME: .*leaves 23/],
+    [['compare', '--layout', 'sonyflake:epoch=2999-01-01'], /error ERR_IDS_START_TIME_AHEAD/],
+    [
+      ['generate', '-l', 'twitter', '-m', '1024'],
+      /error ERR_IDS_MACHINE_ID: --machine-id: expected an integer from 0 to 1023/,
+    ],
+    [['machine-id', '-m', '-1'], /argument is ambiguous|expected an integer/],
+    [['decompose'], /expected at least one ID/],
+    [['decompose', 'abc'], /error ERR_IDS_AMBIGUOUS_ID: the ID "abc" reads differently in bwmarrin32/],
+    [['decompose', 'not-an-id'], /error ERR_IDS_INVALID_ID: .*which none of them reads/],
+    [
+      ['decompose', '--format', 'hex', '123'],
+      /error ERR_IDS_INVALID_ID: expected a hex ID of exactly 16 characters/,
+    ],
+    [
+      ['decompose', '-l', 'snowflake:node=0,step=0', '9223372036854775807'],
+      /ERR_IDS_INVALID_ID: .*at most 4503599627370495 \(52 bits\)/,
+    ],
+    [
+      ['compare', '-l', 'sonyflake:seq=4,machine=4'],
+      /ERR_IDS_INVALID_LAYOUT: a 55-bit time field .* ends past the last instant a JS Date can hold/,
+    ],
+  ])('%j is a usage error: exit 2, one stderr line with the code', async (args, message) => {
+    const result = await ids(args as string[]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(ERROR_LINE);
+    expect(result.stderr).toMatch(message);
+    expect(result.stdout).toBe('');
+  });
+
+  it('a bad IDS_MACHINE_ID is a usage error too', async () => {
+    const result = await ids(['generate'], { env: { IDS_MACHINE_ID: 'seven' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/IDS_MACHINE_ID: expected an integer from 0 to 65535 .*received "seven"/);
+  });
+
+  it('no machine ID on this host is a runtime failure (exit 1) that says how to give one', async () => {
+    const result = await ids(['generate']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(ERROR_LINE);
+    expect(result.stderr).toMatch(
+      /^ids generate: error ERR_IDS_NO_MACHINE_ID: no machine ID: --machine-id: not given; IDS_MACHINE_ID: not set; private IPv4: no private ip address: .*found 192\.0\.2\.10\. Give one with --machine-id N or IDS_MACHINE_ID=N \(0 to 65535 for this layout\)\n$/,
+    );
+  });
+
+  it('IDS_DEBUG=1 adds the stack, and only then', async () => {
+    const plain = await ids(['generate', '-n', 'x']);
+    expect(plain.stderr).not.toMatch(/\n\s+at /);
+    const debug = await ids(['generate', '-n', 'x'], { env: { IDS_DEBUG: '1' } });
+    expect(debug.stderr).toMatch(/\n\s+at /);
+  });
+});
+
+describe('ids generate', () => {
+  it('writes N increasing decimal IDs of the machine ID given', async () => {
+    const result = await ids(['generate', '-n', '300', '--machine-id', '321']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const out = lines(result.stdout).map(BigInt);
+    expect(out).toHaveLength(300);
+    for (let i = 1; i < out.length; i++) expect(out[i]! > out[i - 1]!).toBe(true);
+    // Sonyflake: the low 16 bits are the machine ID.
+    expect(out.every((id) => (id & 0xffffn) === 321n)).toBe(true);
+  });
+
+  it('writes each format, and the IDs read back', async () => {
+    for (const [format, pattern] of [
+      ['hex', /^[0-9a-f]{16}$/],
+      ['crockford32', /^[0-9A-Z]{13}$/],
+      ['decimal-fixed', /^[0-9]{19}$/],
+      ['bwmarrin58', /^[1-9a-zA-Z]{1,11}$/],
+    ] as const) {
+      const result = await ids(['generate', '-n', '5', '-l', 'twitter', '-m', '7', '-f', format]);
+      expect(result.code).toBe(0);
+      const out = lines(result.stdout);
+      expect(out).toHaveLength(5);
+      for (const text of out) {
+        expect(text).toMatch(pattern);
+        expect((decodeId(text, format) >> 12n) & 1023n).toBe(7n);
+      }
+    }
+  });
+
+  it('takes the machine ID from IDS_MACHINE_ID, then from the private IPv4 address', async () => {
+    const fromEnv = await ids(['generate', '-l', 'discord'], { env: { IDS_MACHINE_ID: '1023' } });
+    expect((BigInt(fromEnv.stdout.trim()) >> 12n) & 1023n).toBe(1023n);
+    const fromIp = await ids(['generate'], { interfaces: hostWith('10.0.1.6') });
+    expect(BigInt(fromIp.stdout.trim()) & 0xffffn).toBe(262n);
+  });
+
+  it('custom layouts from specs', async () => {
+    const result = await ids(['generate', '-n', '3', '-l', 'snowflake:node=4,step=18', '-m', '15']);
+    expect(result.code).toBe(0);
+    for (const id of lines(result.stdout).map(BigInt)) expect((id >> 18n) & 15n).toBe(15n);
+  });
+
+  it('draws a progress bar on a terminal stderr for a large N, and erases it', async () => {
+    const result = await ids(['generate', '-n', '60000', '-l', 'twitter', '-m', '1'], { stderrIsTTY: true });
+    expect(result.code).toBe(0);
+    expect(lines(result.stdout)).toHaveLength(60_000);
+    expect(result.stderr).toMatch(/^\r\[[#.]{30}\]\s+\d+% [\d,]+ \/ 60,000 IDs/);
+    expect(result.stderr).toContain('100% 60,000 / 60,000 IDs');
+    expect(result.stderr.endsWith('\r\x1b[K')).toBe(true);
+  });
+
+  it('no bar when stderr is not a terminal, for a small N, or with --no-progress', async () => {
+    const piped = await ids(['generate', '-n', '60000', '-l', 'twitter', '-m', '1']);
+    expect(piped.stderr).toBe('');
+    const small = await ids(['generate', '-n', '100', '-l', 'twitter', '-m', '1'], { stderrIsTTY: true });
+    expect(small.stderr).toBe('');
+    const off = await ids(['generate', '-n', '60000', '-l', 'twitter', '-m', '1', '--no-progress'], {
+      stderrIsTTY: true,
+    });
+    expect(off.stderr).toBe('');
+  });
+});
+
+describe('ids decompose', () => {
+  it('reads the bwmarrin vectors in the twitter layout, recognising the encodings', async () => {
+    const result = await ids(['decompose', '-l', 'twitter', BWMARRIN_BASE32_TEXT, BWMARRIN_BASE58_TEXT]);
+    expect(result.code).toBe(0);
+    const blocks = result.stdout.split('\n\n');
+    expect(blocks).toHaveLength(2);
+    expect(blocks[0]).toContain(`id        ${BWMARRIN_BASE32_ID}\n`);
+    expect(blocks[0]).toContain(`read as   bwmarrin32 "${BWMARRIN_BASE32_TEXT}"\n`);
+    expect(blocks[0]).toContain(
+      'layout    twitter: 41-bit time in 1 ms units, machine 10 (datacenter 5 + worker 5), sequence 12; epoch 2010-11-04T01:42:54.657Z\n',
+    );
+    expect(blocks[0]).toMatch(/time {6}2021-08-18T12:27:47\.301Z \(tick 340454692644\)\n/);
+    expect(blocks[1]).toContain(`id        ${BWMARRIN_BASE58_ID}\n`);
+    expect(blocks[1]).toContain('read as   bwmarrin58');
+  });
+
+  it('--json gives every field, the ID as a decimal string, parts for split layouts', async () => {
+    const result = await ids(['decompose', '-l', 'twitter', '--json', BWMARRIN_BASE32_ID]);
+    expect(result.code).toBe(0);
+    const [row] = JSON.parse(result.stdout);
+    const id = BigInt(BWMARRIN_BASE32_ID);
+    expect(row).toEqual({
+      input: BWMARRIN_BASE32_ID,
+      encoding: 'decimal',
+      id: BWMARRIN_BASE32_ID,
+      layout: 'twitter',
+      time: '2021-08-18T12:27:47.301Z',
+      tick: Number(id >> 22n),
+      sequence: Number(id & 4095n),
+      machine: Number((id >> 12n) & 1023n),
+      parts: { datacenter: Number((id >> 17n) & 31n), worker: Number((id >> 12n) & 31n) },
+    });
+  });
+
+  it('--format forces an encoding that recognition would find ambiguous', async () => {
+    const result = await ids(['decompose', '--json', '--format', 'base36', 'abc']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)[0]).toMatchObject({
+      encoding: 'base36',
+      id: String(Number.parseInt('abc', 36)),
+    });
+  });
+
+  it('reads IDs from stdin when none are given', async () => {
+    const generated = await ids(['generate', '-n', '3', '-m', '9']);
+    const result = await ids(['decompose', '--json'], { stdin: generated.stdout });
+    expect(result.code).toBe(0);
+    const rows = JSON.parse(result.stdout);
+    expect(rows.map((r: { id: string }) => r.id)).toEqual(lines(generated.stdout));
+    expect(
+      rows.every((r: { machine: number; layout: string }) => r.machine === 9 && r.layout === 'sonyflake'),
+    ).toBe(true);
+  });
+});
+
+describe('ids compare', () => {
+  it('shows Sonyflake (2014) lasting 174 years to 2188-11-16T03:28:58.880Z next to the 69 years of Twitter', async () => {
+    const result = await ids(['compare']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(`${COMPARE_DEFAULT}\n`);
+    const rows = lines(result.stdout);
+    expect(rows[0]).toMatch(/^\s+sonyflake\s+sonyflake-v2\s+twitter\s+discord$/);
+    expect(rows.find((r) => r.startsWith('lifetime'))).toMatch(
+      /^lifetime\s+174 years\s+174 years\s+69 years\s+69 years$/,
+    );
+    expect(rows.find((r) => r.startsWith('ends at'))).toMatch(/^ends at\s+2188-11-16T03:28:58\.880Z\s/);
+  });
+
+  it('adds the custom layouts given with --layout', async () => {
+    const result = await ids([
+      'compare',
+      '-l',
+      'snowflake:node=8,step=10',
+      '-l',
+      'sonyflake:seq=10,machine=12,unit=20',
+    ]);
+    expect(result.code).toBe(0);
+    const rows = lines(result.stdout);
+    expect(rows[0]).toMatch(/discord\s+snowflake:node=8,step=10\s+sonyflake:seq=10,machine=12,unit=20$/);
+    // node 8 + step 10: 45 time bits of 1 ms; seq 10 + machine 12 leave Sonyflake 41 bits of 20 ms.
+    expect(rows.find((r) => r.startsWith('time'))).toMatch(/45 bits of 1 ms\s+41 bits of 20 ms$/);
+    expect(rows.find((r) => r.startsWith('IDs/s per machine'))).toMatch(/1,024,000\s+51,200$/);
+  });
+
+  it('--json has every figure, dates as ISO strings', async () => {
+    const result = await ids(['compare', '--json']);
+    expect(result.code).toBe(0);
+    const table = JSON.parse(result.stdout);
+    expect(table.map((c: { name: string }) => c.name)).toEqual([
+      'sonyflake',
+      'sonyflake-v2',
+      'twitter',
+      'discord',
+    ]);
+    expect(table[0]).toMatchObject({
+      timeBits: 39,
+      endsAt: '2188-11-16T03:28:58.880Z',
+      idsPerSecond: 25_600,
+      machines: 65_536,
+      unsafeNumberFrom: '2014-11-02T03:18:29.120Z',
+    });
+    expect(Math.floor(table[0].lifetimeYears)).toBe(174);
+    expect(Math.floor(table[2].lifetimeYears)).toBe(69);
+    expect(table[2].decimalLengths.at(-1)).toEqual({ digits: 19, from: '2018-05-25T13:05:53.759Z' });
+  });
+});
+
+describe('ids machine-id', () => {
+  it('prints the ID; --explain says which step produced it and why the earlier ones did not', async () => {
+    const host = hostWith('10.0.1.6');
+    expect((await ids(['machine-id'], { interfaces: host })).stdout).toBe('262\n');
+    const explained = await ids(['machine-id', '--explain'], { interfaces: host });
+    expect(explained.code).toBe(0);
+    expect(explained.stdout).toBe(
+      [
+        'machine ID 262 for the sonyflake layout (16 machine bits), from private IPv4',
+        '    1. --machine-id    not given',
+        '    2. IDS_MACHINE_ID  not set',
+        "    3. private IPv4    chosen: 10.0.1.6 gives 262 (third octet * 256 + fourth, Go's rule), which fits 16 bits",
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('--json lists the steps; the environment wins over the address, the flag over both', async () => {
+    const host = hostWith('10.0.1.6');
+    const env = await ids(['machine-id', '--json'], { interfaces: host, env: { IDS_MACHINE_ID: '77' } });
+    expect(JSON.parse(env.stdout)).toEqual({
+      machineId: 77,
+      step: 'IDS_MACHINE_ID',
+      layout: 'sonyflake',
+      bits: 16,
+      steps: [
+        { step: '--machine-id', chosen: false, detail: 'not given' },
+        { step: 'IDS_MACHINE_ID', chosen: true, detail: 'set in the environment: 77' },
+      ],
+    });
+    const flag = await ids(['machine-id', '--json', '-m', '5'], {
+      interfaces: host,
+      env: { IDS_MACHINE_ID: '77' },
+    });
+    expect(JSON.parse(flag.stdout)).toMatchObject({ machineId: 5, step: '--machine-id' });
+  });
+
+  it('an address whose ID does not fit the layout is refused, not cut down', async () => {
+    // 10.0.5.6 gives 1286, which needs 11 bits; the twitter layout has 10.
+    const result = await ids(['machine-id', '-l', 'twitter'], { interfaces: hostWith('10.0.5.6') });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(ERROR_LINE);
+    expect(result.stderr).toMatch(
+      /ERR_IDS_NO_MACHINE_ID: .*private IPv4: the private address 10\.0\.5\.6 gives machine ID 1286, which needs 11 bits; the layout's machine field has 10\. Give one with --machine-id N or IDS_MACHINE_ID=N \(0 to 1023 for this layout\)/,
+    );
+  });
+});

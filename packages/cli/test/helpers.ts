@@ -1,0 +1,63 @@
+import { Readable, Writable } from 'node:stream';
+import type { InterfaceList } from '@ids/machine-ip';
+import type { Io } from '../src/io.js';
+import { run } from '../src/run.js';
+
+/** A host with one private IPv4 address. */
+export function hostWith(address: string): () => InterfaceList {
+  return () => ({
+    lo: [{ address: '127.0.0.1', family: 'IPv4', internal: true }],
+    eth0: [{ address, family: 'IPv4', internal: false }],
+  });
+}
+
+/** A host like the ones these tests run on: a documentation-range address only. */
+export const NO_PRIVATE_ADDRESS = hostWith('192.0.2.10');
+
+class Capture extends Writable {
+  text = '';
+  constructor(readonly isTTY = false) {
+    super();
+  }
+  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
+    this.text += chunk.toString();
+    callback();
+  }
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the command line in-process with captured streams and a fake host. */
+export async function ids(
+  args: string[],
+  {
+    env = {},
+    interfaces = NO_PRIVATE_ADDRESS,
+    stdin,
+    stderrIsTTY = false,
+  }: {
+    env?: Record<string, string>;
+    interfaces?: () => InterfaceList;
+    stdin?: string;
+    stderrIsTTY?: boolean;
+  } = {},
+): Promise<RunResult> {
+  const stdout = new Capture();
+  const stderr = new Capture(stderrIsTTY);
+  const io: Io = {
+    stdout,
+    stderr,
+    env,
+    interfaces,
+    ...(stdin === undefined ? {} : { stdin: Readable.from([stdin]) }),
+  };
+  const code = await run(args, io);
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+/** One stderr line: the command, the error's code, the message; no stack. */
+export const ERROR_LINE = /^ids( [a-z-]+)?: error ERR_[A-Z0-9_]+: [^\n]+\n$/;

@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { InvalidMachineIdError } from '@ids/engine';
+import { describe, expect, it } from 'vitest';
+import { EXIT_FAILURE, EXIT_USAGE, exitCodeOf, UsageError } from '../src/errors.js';
+import { chooseMachineId, NoMachineIdError } from '../src/machine-id.js';
+import { PROGRESS_MIN, progressBar } from '../src/progress.js';
+import { COMPARE_DEFAULT } from './expected.js';
+import { hostWith, NO_PRIVATE_ADDRESS } from './helpers.js';
+
+describe('chooseMachineId', () => {
+  it('flag, then IDS_MACHINE_ID, then the private IPv4 address, with the trail of each step', async () => {
+    const host = hostWith('192.168.3.4');
+    expect(
+      await chooseMachineId({ bits: 16, flag: '9', env: { IDS_MACHINE_ID: '8' }, interfaces: host }),
+    ).toEqual({
+      machineId: 9,
+      step: '--machine-id',
+      steps: [{ step: '--machine-id', chosen: true, detail: 'given: 9' }],
+    });
+    const fromIp = await chooseMachineId({ bits: 16, env: { IDS_MACHINE_ID: '' }, interfaces: host });
+    expect(fromIp.machineId).toBe(3 * 256 + 4);
+    expect(fromIp.steps.map((s) => [s.step, s.chosen])).toEqual([
+      ['--machine-id', false],
+      ['IDS_MACHINE_ID', false],
+      ['private IPv4', true],
+    ]);
+  });
+
+  it('refuses a typed value that is not an integer that fits', async () => {
+    for (const flag of ['1.5', '-1', '0x10', '65536', ' 1', '']) {
+      await expect(
+        chooseMachineId({ bits: 16, flag, env: {}, interfaces: NO_PRIVATE_ADDRESS }),
+      ).rejects.toThrow(InvalidMachineIdError);
+    }
+  });
+
+  it('fails with NoMachineIdError carrying every step when none produced an ID', async () => {
+    const attempt = chooseMachineId({ bits: 16, env: {}, interfaces: NO_PRIVATE_ADDRESS });
+    await expect(attempt).rejects.toThrow(NoMachineIdError);
+    const error = (await attempt.catch((e) => e)) as NoMachineIdError;
+    expect(error.code).toBe('ERR_IDS_NO_MACHINE_ID');
+    expect(error.steps.map((s) => s.step)).toEqual(['--machine-id', 'IDS_MACHINE_ID', 'private IPv4']);
+    expect(error.steps.every((s) => !s.chosen)).toBe(true);
+  });
+});
+
+describe('exit codes', () => {
+  it('2 for what the user typed, 1 for anything that failed while running', () => {
+    expect(exitCodeOf(new UsageError('x'))).toBe(EXIT_USAGE);
+    expect(exitCodeOf(new InvalidMachineIdError('x'))).toBe(EXIT_USAGE);
+    expect(exitCodeOf(new NoMachineIdError('x', []))).toBe(EXIT_FAILURE);
+    expect(exitCodeOf(new Error('bug'))).toBe(EXIT_FAILURE);
+  });
+});
+
+describe('progressBar', () => {
+  function terminal() {
+    const stream = Object.assign(
+      new Writable({
+        write(chunk, _encoding, callback) {
+          writes.push(chunk.toString());
+          callback();
+        },
+      }),
+      { isTTY: true },
+    );
+    const writes: string[] = [];
+    return { stream, writes };
+  }
+
+  it('redraws at most every interval, always draws the end, and erases itself', () => {
+    const { stream, writes } = terminal();
+    let t = 0;
+    const bar = progressBar(PROGRESS_MIN * 2, stream, { now: () => t });
+    bar.update(1000);
+    t += 50;
+    bar.update(2000); // within 100 ms of the last draw: skipped
+    t += 60;
+    bar.update(PROGRESS_MIN);
+    bar.update(PROGRESS_MIN * 2); // the end is always drawn
+    bar.finish();
+    expect(writes).toHaveLength(4);
+    expect(writes[1]).toContain(' 50% 50,000 / 100,000 IDs');
+    expect(writes[2]).toMatch(/^\r\[#{30}\] 100% /);
+    expect(writes[3]).toBe('\r\x1b[K');
+  });
+
+  it('draws nothing for a small run, a non-terminal, or when disabled', () => {
+    const { stream, writes } = terminal();
+    for (const bar of [
+      progressBar(PROGRESS_MIN - 1, stream),
+      progressBar(PROGRESS_MIN, stream, { enabled: false }),
+      progressBar(PROGRESS_MIN, Object.assign(stream, { isTTY: false })),
+    ]) {
+      bar.update(PROGRESS_MIN);
+      bar.finish();
+    }
+    expect(writes).toEqual([]);
+  });
+});
+
+describe('README', () => {
+  it('shows the real output of ids compare', () => {
+    const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
+    const block = /`ids compare` with no options:\n\n```\n([\s\S]*?)\n```/.exec(readme)?.[1];
+    expect(block).toBe(COMPARE_DEFAULT);
+  });
+});

@@ -1,0 +1,54 @@
+// The side-by-side comparison behind `ids compare`: what each layout gives, before a team
+// commits to one for decades.
+import { InvalidArgumentError, received } from './errors.js';
+import {
+  defineLayout,
+  type FieldOrder,
+  type Layout,
+  type LayoutLimits,
+  type LayoutSpec,
+  layoutLimits,
+  type MachinePart,
+} from './layout.js';
+
+/** One column of the comparison: the layout's shape and every figure `layoutLimits` derives. */
+export interface LayoutComparison extends LayoutLimits {
+  readonly name: string;
+  readonly timeBits: number;
+  readonly timeUnitMs: number;
+  readonly sequenceBits: number;
+  readonly machineBits: number;
+  readonly machineParts: readonly MachinePart[] | undefined;
+  readonly fieldOrder: FieldOrder;
+  /** The instant time 0 stands for. */
+  readonly epoch: Date;
+}
+
+/**
+ * Compares layouts side by side, in the order given. Specs are validated as `defineLayout`
+ * validates them.
+ *
+ * @throws InvalidArgumentError when `layouts` is not an array; the layout errors of defineLayout
+ * (InvalidLayoutError and the InvalidBits* classes) for an invalid spec.
+ */
+export function compareLayouts(layouts: readonly (Layout | LayoutSpec)[]): LayoutComparison[] {
+  if (!Array.isArray(layouts)) {
+    throw new InvalidArgumentError(
+      `compareLayouts: expected an array of layouts, received ${received(layouts)}`,
+    );
+  }
+  return layouts.map((spec) => {
+    const layout = defineLayout(spec);
+    return {
+      name: layout.name,
+      timeBits: layout.timeBits,
+      timeUnitMs: layout.timeUnitMs,
+      sequenceBits: layout.sequenceBits,
+      machineBits: layout.machineBits,
+      machineParts: layout.machineParts,
+      fieldOrder: layout.fieldOrder,
+      epoch: new Date(layout.epochMs),
+      ...layoutLimits(layout),
+    };
+  });
+}

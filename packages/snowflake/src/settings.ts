@@ -1,0 +1,203 @@
+import {
+  type Clock,
+  checkClock,
+  defineLayout,
+  InvalidArgumentError,
+  InvalidBitsMachineIdError,
+  InvalidBitsSequenceError,
+  InvalidLayoutError,
+  InvalidStartTimeError,
+  type Layout,
+  type MachineIdCheck,
+  type MachineIdSource,
+  received,
+  StartTimeAheadError,
+  wallClock,
+} from '@ids/engine';
+
+/** Twitter's epoch, 2010-11-04T01:42:54.657Z, in Unix ms (also bwmarrin/snowflake's default). */
+export const TWITTER_EPOCH = 1288834974657;
+/** Discord's epoch, 2015-01-01T00:00:00.000Z, in Unix ms. */
+export const DISCORD_EPOCH = 1420070400000;
+/** bwmarrin/snowflake's default NodeBits. */
+export const DEFAULT_NODE_BITS = 10;
+/** bwmarrin/snowflake's default StepBits. */
+export const DEFAULT_STEP_BITS = 12;
+/** bwmarrin's rule: node and step bits share 22 bits, so the time field keeps at least 41. */
+export const MAX_NODE_STEP_BITS = 22;
+
+export type SnowflakePreset = 'twitter' | 'discord';
+
+/**
+ * Twitter's snowflake layout: 41-bit time in ms, a 10-bit machine field (datacenter 5 + worker
+ * 5) above a 12-bit sequence. The same bits as bwmarrin/snowflake's defaults.
+ */
+export const TWITTER_LAYOUT: Layout = defineLayout({
+  name: 'twitter',
+  timeBits: 41,
+  timeUnitMs: 1,
+  sequenceBits: 12,
+  machineBits: 10,
+  epochMs: TWITTER_EPOCH,
+  fieldOrder: 'machine-sequence',
+  machineParts: [
+    { name: 'datacenter', bits: 5 },
+    { name: 'worker', bits: 5 },
+  ],
+});
+
+/**
+ * Discord's layout: Twitter's bits (worker 5 + process 5, a 12-bit increment) from 2015-01-01.
+ * Discord documents a 42-bit time field; its top bit stays 0 until 2084-09-06, and this layout
+ * ends there, keeping every ID a positive signed 64-bit integer.
+ */
+export const DISCORD_LAYOUT: Layout = defineLayout({
+  name: 'discord',
+  timeBits: 41,
+  timeUnitMs: 1,
+  sequenceBits: 12,
+  machineBits: 10,
+  epochMs: DISCORD_EPOCH,
+  fieldOrder: 'machine-sequence',
+  machineParts: [
+    { name: 'worker', bits: 5 },
+    { name: 'process', bits: 5 },
+  ],
+});
+
+const PRESETS: Readonly<Record<SnowflakePreset, Layout>> = {
+  twitter: TWITTER_LAYOUT,
+  discord: DISCORD_LAYOUT,
+};
+
+/**
+ * Settings of a Snowflake. Everything is validated at construction, in the order listed.
+ */
+export interface SnowflakeSettings {
+  /**
+   * 'twitter' (default): datacenter 5 + worker 5 bits, epoch TWITTER_EPOCH. 'discord': worker 5
+   * + process 5 bits, epoch DISCORD_EPOCH. Both: 41-bit ms time, 12-bit sequence. Cannot be
+   * combined with nodeBits/stepBits (InvalidArgumentError); another name is InvalidArgumentError.
+   */
+  readonly preset?: SnowflakePreset;
+  /**
+   * bwmarrin's NodeBits: giving it (or stepBits) selects a custom layout whose machine field is
+   * one `node` of this many bits. Default 10 in that mode; an integer 0..22, else
+   * InvalidBitsMachineIdError. The time field gets 63 - nodeBits - stepBits bits (at most 52).
+   */
+  readonly nodeBits?: number;
+  /** bwmarrin's StepBits (the sequence). Default 12 in that mode; 0..22, else InvalidBitsSequenceError. nodeBits + stepBits <= 22, else InvalidLayoutError. */
+  readonly stepBits?: number;
+  /**
+   * The instant time 0 stands for, a Date or whole Unix ms. Default: the preset's epoch
+   * (TWITTER_EPOCH for custom node/step bits, as bwmarrin). Not after the clock's now
+   * (StartTimeAheadError); an invalid date is InvalidStartTimeError.
+   */
+  readonly epoch?: Date | number;
+  /**
+   * The machine ID: a number from 0 to 2^machineBits - 1 (1023 by default), a claim, or a
+   * provider `({ bits }) => id` (told the field's width; async allowed with `create`). Required,
+   * or give machineParts: there is no default, since Go's private-IP rule needs 16 bits and
+   * cutting it to 10 makes hosts collide. Missing: MachineIdRequiredError; out of range:
+   * InvalidMachineIdError; a failing provider: MachineIdProviderError (cause: its error).
+   */
+  readonly machineId?: MachineIdSource;
+  /**
+   * The machine ID as the preset's parts: `{ datacenter, worker }` (twitter) or `{ worker,
+   * process }` (discord), each 0..31. Instead of machineId (both: InvalidArgumentError); a part
+   * out of range is InvalidMachineIdError.
+   */
+  readonly machineParts?: Readonly<Record<string, number>>;
+  /** Asked once with the machine ID; false means MachineIdRejectedError. */
+  readonly checkMachineId?: MachineIdCheck;
+  /** Where time comes from (`now()` in Unix ms). Default: the sub-ms wall clock. */
+  readonly clock?: Clock;
+  /** See GeneratorOptions.maxClockBackwardMs. Default 1000 ms. */
+  readonly maxClockBackwardMs?: number;
+  /**
+   * Start each tick that the clock (not a full previous tick) opens at a random sequence below
+   * this bound, so that IDs at low traffic do not all end in sequence 0 (Leaf uses 100). Such a
+   * tick then holds (bound - 1) / 2 fewer IDs on average. Default 0 (off); an integer up to
+   * 2^stepBits, else InvalidArgumentError.
+   */
+  readonly randomSequenceBound?: number;
+  /** Receives errors from recording a claim's time. Default: a process warning. */
+  readonly onError?: (error: unknown) => void;
+}
+
+function bitsSetting(
+  value: unknown,
+  fallback: number,
+  what: string,
+  error: new (message: string) => Error,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_NODE_STEP_BITS) {
+    throw new error(
+      `invalid ${what}: expected an integer from 0 to ${MAX_NODE_STEP_BITS}, received ${received(value)}`,
+    );
+  }
+  return value;
+}
+
+// A 63-bit time field in ms would end past what a Date can hold; 52 bits last 142,000 years.
+const MAX_TIME_BITS = 52;
+
+/**
+ * The layout for the settings: a preset, or bwmarrin-style node/step bits; then the epoch.
+ * Validates everything but the machine ID.
+ */
+export function snowflakeLayout(settings: SnowflakeSettings = {}): Layout {
+  if (typeof settings !== 'object' || settings === null) {
+    throw new InvalidArgumentError(`settings: expected an object, received ${received(settings)}`);
+  }
+  const clock = settings.clock === undefined ? wallClock : checkClock(settings.clock);
+  const custom = settings.nodeBits !== undefined || settings.stepBits !== undefined;
+  if (custom && settings.preset !== undefined) {
+    throw new InvalidArgumentError(
+      `preset ${received(settings.preset)} cannot be combined with nodeBits/stepBits, which define a layout of their own`,
+    );
+  }
+  const preset = settings.preset ?? 'twitter';
+  if (!Object.hasOwn(PRESETS, preset)) {
+    throw new InvalidArgumentError(`preset: expected 'twitter' or 'discord', received ${received(preset)}`);
+  }
+  const base = PRESETS[preset];
+  const epochMs = epochOf(settings.epoch ?? base.epochMs, clock);
+  if (!custom) {
+    return epochMs === base.epochMs ? base : defineLayout({ ...base, epochMs });
+  }
+  const nodeBits = bitsSetting(settings.nodeBits, DEFAULT_NODE_BITS, 'node bits', InvalidBitsMachineIdError);
+  const stepBits = bitsSetting(settings.stepBits, DEFAULT_STEP_BITS, 'step bits', InvalidBitsSequenceError);
+  if (nodeBits + stepBits > MAX_NODE_STEP_BITS) {
+    throw new InvalidLayoutError(
+      `node and step bits share ${MAX_NODE_STEP_BITS} bits: expected nodeBits + stepBits <= ${MAX_NODE_STEP_BITS}, received ${nodeBits} + ${stepBits} = ${nodeBits + stepBits}`,
+    );
+  }
+  return defineLayout({
+    name: 'snowflake',
+    // bwmarrin shifts the ms count by node + step bits and lets it use the rest of the int64.
+    timeBits: Math.min(63 - nodeBits - stepBits, MAX_TIME_BITS),
+    timeUnitMs: 1,
+    sequenceBits: stepBits,
+    machineBits: nodeBits,
+    epochMs,
+    fieldOrder: 'machine-sequence',
+  });
+}
+
+function epochOf(epoch: Date | number, clock: Clock): number {
+  const ms = epoch instanceof Date ? epoch.getTime() : epoch;
+  if (typeof ms !== 'number' || !Number.isInteger(ms)) {
+    throw new InvalidStartTimeError(
+      `invalid epoch: expected a valid Date or whole Unix milliseconds, received ${received(epoch)}`,
+    );
+  }
+  const now = clock.now();
+  if (ms > now) {
+    throw new StartTimeAheadError(
+      `epoch is ahead: ${new Date(ms).toISOString()} is after now (${new Date(now).toISOString()}); expected an epoch in the past`,
+    );
+  }
+  return ms;
+}
