@@ -1,4 +1,5 @@
 import {
+  castGrpcError,
   Etcd3,
   EtcdLeaseInvalidError,
   type IDuplexStream,
@@ -15,7 +16,9 @@ function isBrokenCircuit(error: unknown): boolean {
   return (error as { isBrokenCircuitError?: unknown } | null)?.isBrokenCircuitError === true;
 }
 
-class Timeout extends Error {}
+/** Our own stand-ins for "no answer": a timer that ran out, a stream that closed early. */
+class NoAnswer extends Error {}
+class Timeout extends NoAnswer {}
 
 /**
  * One etcd client plus the rules for talking to it: every call is bounded by `timeoutMs` (a
@@ -73,8 +76,13 @@ export class Connection {
     }
   }
 
-  translate(what: string, error: unknown, ms: number): Error {
-    if (error instanceof EtcdLeaseLostError || error instanceof EtcdUnavailableError) return error;
+  translate(what: string, raw: unknown, ms: number): Error {
+    if (raw instanceof EtcdLeaseLostError || raw instanceof EtcdUnavailableError) return raw;
+    if (raw instanceof Timeout) {
+      return new EtcdUnavailableError(`${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)`);
+    }
+    // Unary calls come back typed; errors on streams come as gRPC's plain Error with a status code.
+    const error = raw instanceof Error && !(raw instanceof NoAnswer) ? castGrpcError(raw) : raw;
     if (error instanceof EtcdLeaseInvalidError) {
       return new EtcdLeaseLostError(
         'lease-expired',
@@ -84,11 +92,12 @@ export class Connection {
         },
       );
     }
-    if (error instanceof Timeout) {
-      return new EtcdUnavailableError(`${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)`);
-    }
     const message = error instanceof Error ? error.message : String(error);
-    if (isBrokenCircuit(error) || (error instanceof Error && isRecoverableError(error))) {
+    if (
+      error instanceof NoAnswer ||
+      isBrokenCircuit(error) ||
+      (error instanceof Error && isRecoverableError(error))
+    ) {
       return new EtcdUnavailableError(`${what}: ${this.#where} is unavailable: ${message}`, { cause: error });
     }
     return new EtcdRequestError(`${what}: ${this.#where} refused: ${message}`, { cause: error });
@@ -128,12 +137,12 @@ export class Connection {
         opened.on('error', () => undefined);
         if (done) {
           finish();
-          throw new Error('the keepalive stream opened after its time was up');
+          throw new NoAnswer('the keepalive stream opened after its time was up');
         }
         const reply = await new Promise<ILeaseKeepAliveResponse>((resolve, reject) => {
           opened.on('data', resolve);
           opened.on('error', reject);
-          opened.on('end', () => reject(new Error('the keepalive stream ended without a reply')));
+          opened.on('end', () => reject(new NoAnswer('the keepalive stream ended without a reply')));
           opened.write({ ID: leaseId });
         });
         if (Number(reply.TTL) <= 0) {
