@@ -59,11 +59,13 @@ export async function tryCreate(ctx: ClaimContext, id: number): Promise<Attempt>
 }
 
 /**
- * Every ID held under the prefix, read page by page. Each key and value is checked, so a scan
- * reports garbage wherever it is.
+ * Every ID held under the prefix, read page by page, keys only: which IDs are taken is all a
+ * listing is for, and near a full field many claimers list at once. A value holding garbage is
+ * reported by whichever probe or check reads it; a key name that is not `<prefix>/<id>` is
+ * reported here.
  *
- * @throws CorruptClaimError for a key that is not `<prefix>/<id>` or a value that is not an
- * identity; MachineBitsMismatchError for an ID that does not fit `bits`.
+ * @throws CorruptClaimError for a key that is not `<prefix>/<id>`; MachineBitsMismatchError for
+ * an ID that does not fit `bits`.
  */
 export async function listTaken(
   ctx: Omit<ClaimContext, 'leaseId' | 'owner'>,
@@ -75,12 +77,14 @@ export async function listTaken(
   for (;;) {
     const from = start;
     const page = await conn.call(`listing the claims under ${keys.prefix}/`, (options) =>
-      conn.client.getAll().inRange({ start: from, end: keys.claims.end }).limit(PAGE).options(options).exec(),
+      conn.client.kv.range(
+        { key: Buffer.from(from), range_end: Buffer.from(keys.claims.end), limit: PAGE, keys_only: true },
+        options,
+      ),
     );
     for (const kv of page.kvs) {
       const key = kv.key.toString('utf8');
       const id = keys.idOf(key);
-      parseOwner(key, kv.value);
       if (id >= 2 ** bits) {
         throw new MachineBitsMismatchError(
           `${key} holds machine ID ${id}, which does not fit a ${bits}-bit machine field (0 to ${2 ** bits - 1}): another fleet with a wider field uses the prefix ${keys.prefix}; give this one its own prefix`,

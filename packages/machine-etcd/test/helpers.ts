@@ -77,3 +77,13 @@ export async function until(fn: () => boolean | Promise<boolean>, ms: number, wh
     await sleep(10);
   }
 }
+
+/** The error a promise rejects with; fails the test if it resolves. */
+export async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a rejection, but the promise resolved');
+}

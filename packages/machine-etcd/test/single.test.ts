@@ -20,7 +20,6 @@ import {
   EtcdLeaseLostError,
   EtcdUnavailableError,
   etcdCheckMachineId,
-  etcdMachineId,
   MachineBitsMismatchError,
   MachineIdSpaceFullError,
 } from '../src/index.js';
@@ -29,6 +28,7 @@ import {
   aborted,
   adminClient,
   claim,
+  failure,
   freshPrefix,
   generatorOn,
   layoutWith,
@@ -124,7 +124,7 @@ describe('etcdCheckMachineId', () => {
     await admin.put(`${prefix}/9`).value('banana');
     const check = etcdCheckMachineId({ endpoints: etcd.endpoints, prefix, ...fast });
     try {
-      const error = await check(9).catch((e: unknown) => e);
+      const error = await failure(check(9));
       expect(error).toBeInstanceOf(CorruptClaimError);
       expect((error as CorruptClaimError).code).toBe('ERR_IDS_ETCD_CORRUPT_KEY');
       expect((error as CorruptClaimError).key).toBe(`${prefix}/9`);
@@ -203,12 +203,26 @@ describe('etcdMachineId', () => {
     const counting = new Proxy(client, {
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver);
-        if (property !== 'if' && property !== 'getAll') return value;
-        return (...args: unknown[]) => {
-          if (property === 'if') tally.txn++;
-          else tally.range++;
-          return value.apply(target, args);
-        };
+        if (property === 'if') {
+          return (...args: Parameters<Etcd3['if']>) => {
+            tally.txn++;
+            return target.if(...args);
+          };
+        }
+        if (property === 'kv') {
+          const kv = value as Etcd3['kv'];
+          return new Proxy(kv, {
+            get(k, p) {
+              const member = Reflect.get(k, p);
+              if (p !== 'range') return member;
+              return (...args: Parameters<Etcd3['kv']['range']>) => {
+                tally.range++;
+                return k.range(...args);
+              };
+            },
+          });
+        }
+        return value;
       },
     });
     try {
@@ -234,9 +248,7 @@ describe('etcdMachineId', () => {
     );
     try {
       expect(new Set(four.map((c) => c.machineId))).toEqual(new Set([0, 1, 2, 3]));
-      const error = await claim(layout, { endpoints: etcd.endpoints, prefix, ...fast }).catch(
-        (e: Error) => e,
-      );
+      const error = await failure(claim(layout, { endpoints: etcd.endpoints, prefix, ...fast }));
       expect(error).toBeInstanceOf(MachineIdProviderError);
       expect(error.cause).toBeInstanceOf(MachineIdSpaceFullError);
       expect((error.cause as Error).message).toMatch(
@@ -247,33 +259,31 @@ describe('etcdMachineId', () => {
     }
   });
 
-  it('garbage under the prefix found by a listing: CorruptClaimError naming the key', async () => {
+  it('garbage under the prefix (a value, a key name, a recorded time): CorruptClaimError naming the key', async () => {
     const layout = layoutWith(1);
     const valueGarbage = freshPrefix('garbage-value');
     await admin.put(`${valueGarbage}/0`).value('{"not":"an owner"}');
     await admin.put(`${valueGarbage}/1`).value(identity());
-    const e1 = await claim(layout, { endpoints: etcd.endpoints, prefix: valueGarbage, ...fast }).catch(
-      (e: Error) => e,
-    );
+    const e1 = await failure(claim(layout, { endpoints: etcd.endpoints, prefix: valueGarbage, ...fast }));
     expect(e1.cause).toBeInstanceOf(CorruptClaimError);
     expect((e1.cause as CorruptClaimError).key).toBe(`${valueGarbage}/0`);
     expect((e1.cause as Error).message).toMatch(/holds "\{\\"not\\":\\"an owner\\"\}"/);
 
     const nameGarbage = freshPrefix('garbage-name');
     await admin.put(`${nameGarbage}/00`).value(identity());
-    const e2 = await claim(layoutWith(0), {
-      endpoints: etcd.endpoints,
-      prefix: nameGarbage,
-      probes: 0,
-    }).catch((e: Error) => e);
+    const e2 = await failure(
+      claim(layoutWith(0), {
+        endpoints: etcd.endpoints,
+        prefix: nameGarbage,
+        probes: 0,
+      }),
+    );
     expect(e2.cause).toBeInstanceOf(CorruptClaimError);
     expect((e2.cause as Error).message).toMatch(/is not <prefix>\/<machine id>.*received "00"/);
 
     const timeGarbage = freshPrefix('garbage-time');
     await admin.put(`${timeGarbage}/time/0`).value('yesterday');
-    const e3 = await claim(layoutWith(0), { endpoints: etcd.endpoints, prefix: timeGarbage }).catch(
-      (e: Error) => e,
-    );
+    const e3 = await failure(claim(layoutWith(0), { endpoints: etcd.endpoints, prefix: timeGarbage }));
     expect(e3.cause).toBeInstanceOf(CorruptClaimError);
     expect((e3.cause as Error).message).toMatch(
       /recorded time .*time\/0 holds "yesterday".*decimal Unix milliseconds/,
@@ -286,9 +296,7 @@ describe('etcdMachineId', () => {
     const prefix = freshPrefix('wider');
     for (const id of [0, 1, 2, 3]) await admin.put(`${prefix}/${id}`).value(identity());
     await admin.put(`${prefix}/5000`).value(identity());
-    const error = await claim(layoutWith(2), { endpoints: etcd.endpoints, prefix, probes: 0 }).catch(
-      (e: Error) => e,
-    );
+    const error = await failure(claim(layoutWith(2), { endpoints: etcd.endpoints, prefix, probes: 0 }));
     expect(error.cause).toBeInstanceOf(MachineBitsMismatchError);
     expect((error.cause as Error).message).toMatch(
       /machine ID 5000, which does not fit a 2-bit machine field/,
@@ -333,7 +341,7 @@ describe('etcdMachineId', () => {
     await admin.delete().key(held.key);
     await aborted(held.signal);
     expect((held.signal.reason as EtcdLeaseLostError).kind).toBe('key-lost');
-    const refused = await gen.nextId().catch((e: Error) => e);
+    const refused = await failure(gen.nextId());
     expect(refused).toBeInstanceOf(MachineIdLostError);
     expect((refused as Error).message).toMatch(/no longer held: the claim .* was deleted/);
     let after = 0n;
@@ -385,7 +393,7 @@ describe('an etcd that cannot be reached: EtcdUnavailableError within timeoutMs,
   it('nothing listening', async () => {
     const endpoints = `http://127.0.0.1:${await freePort()}`;
     const t0 = performance.now();
-    const error = await claim(layoutWith(8), { endpoints, timeoutMs: 1500 }).catch((e: Error) => e);
+    const error = await failure(claim(layoutWith(8), { endpoints, timeoutMs: 1500 }));
     expect(performance.now() - t0).toBeLessThan(1500 + 500);
     expect(error.cause).toBeInstanceOf(EtcdUnavailableError);
     expect((error.cause as EtcdUnavailableError).code).toBe('ERR_IDS_ETCD_UNAVAILABLE');
@@ -398,7 +406,7 @@ describe('an etcd that cannot be reached: EtcdUnavailableError within timeoutMs,
       () => etcdCheckMachineId({ endpoints: silentUrl, timeoutMs: 1000 })(1),
     ]) {
       const t0 = performance.now();
-      const error = await run().catch((e: Error) => e);
+      const error = await failure(run());
       const elapsed = performance.now() - t0;
       expect(elapsed).toBeGreaterThanOrEqual(900);
       expect(elapsed).toBeLessThan(1000 + 500);
