@@ -1,4 +1,4 @@
-import type { MachineIdClaim, MachineIdContext, MachineIdProvider } from '@ids/engine';
+import type { MachineIdClaim, MachineIdContext } from '@ids/engine';
 import { DEFAULT_RECORD_INTERVAL_MS, received } from '@ids/engine';
 import type { Watcher } from 'etcd3';
 import { allocate, type ClaimContext } from './allocate.js';
@@ -52,6 +52,9 @@ export interface EtcdMachineIdClaim extends MachineIdClaim {
   release(): Promise<void>;
 }
 
+/** What etcdMachineId returns: a MachineIdProvider whose result is always an EtcdMachineIdClaim. */
+export type EtcdMachineIdProvider = (context: MachineIdContext) => Promise<EtcdMachineIdClaim>;
+
 /** Undocumented test seam: where the keeper reads time and sets timers. */
 interface Internal {
   readonly scheduler?: Scheduler;
@@ -96,6 +99,7 @@ class Holder {
   #written = -1;
   #writes: Promise<void> = Promise.resolve();
   #renewal: Promise<EtcdMachineIdClaim> | undefined;
+  #recovering: Promise<void> = Promise.resolve();
   #released: Promise<void> | undefined;
   #wake: () => void = () => undefined;
 
@@ -120,6 +124,10 @@ class Holder {
   async acquire(preferred?: number): Promise<EtcdMachineIdClaim> {
     const sentAt = this.#scheduler.now();
     const granted = await this.#conn.grant(this.#settings.ttlSeconds);
+    if (this.#released) {
+      await this.#conn.revoke(granted.id).catch(() => undefined);
+      throw new EtcdLeaseLostError('released', 'the claim was released while claiming');
+    }
     const lease = this.#startLease(
       granted.id,
       Math.min(granted.ttlMs, this.#settings.ttlSeconds * 1000),
@@ -276,20 +284,34 @@ class Holder {
     if (this.#released) return never;
     const current = this.#claim;
     if (current && !current.signal.aborted) return Promise.resolve(current);
-    this.#renewal ??= this.#recover().finally(() => {
-      this.#renewal = undefined;
-    });
+    if (!this.#renewal) {
+      const attempt = this.#recover();
+      // Release waits for this, so that a claim made meanwhile is revoked on an open connection.
+      this.#recovering = attempt.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.#renewal = attempt
+        .then((claim) => claim ?? never)
+        .finally(() => {
+          this.#renewal = undefined;
+        });
+    }
     return this.#renewal;
   }
 
-  /** Retries, with a growing pause, until a claim is held again or the holder is released. */
-  async #recover(): Promise<EtcdMachineIdClaim> {
+  /**
+   * Retries, with a growing pause, until a claim is held again (resolves with it) or the
+   * holder is released (resolves with undefined).
+   */
+  async #recover(): Promise<EtcdMachineIdClaim | undefined> {
     let pause = 100;
     for (;;) {
-      if (this.#released) return never;
+      if (this.#released) return undefined;
       try {
         return await this.#recoverOnce();
       } catch (error) {
+        if (this.#released) return undefined;
         if (!transient(error)) throw error;
       }
       await new Promise<void>((resolve) => {
@@ -303,7 +325,7 @@ class Holder {
     }
   }
 
-  async #recoverOnce(): Promise<EtcdMachineIdClaim> {
+  async #recoverOnce(): Promise<EtcdMachineIdClaim | undefined> {
     const old = this.#lease;
     const kind = old?.keeper.lost?.kind;
     if (old && (kind === 'keepalive-failed' || kind === 'deadline')) {
@@ -316,7 +338,7 @@ class Holder {
         const reply = await this.#conn.call(`reading ${key}`, (options) =>
           this.#conn.client.get(key).options(options).exec(),
         );
-        if (this.#released) return never;
+        if (this.#released) return undefined;
         if (reply.kvs[0]?.lease === old.id) {
           const lease = this.#startLease(old.id, old.keeper.ttlMs, sentAt);
           return this.#issue(lease, undefined, reply.header.revision);
@@ -329,13 +351,14 @@ class Holder {
       this.#lease = undefined;
       await this.#conn.revoke(old.id).catch(() => undefined);
     }
-    if (this.#released) return never;
+    if (this.#released) return undefined;
     return this.acquire(this.#id >= 0 ? this.#id : undefined);
   }
 
   #release(): Promise<void> {
     this.#released ??= (async () => {
       this.#wake();
+      await this.#recovering;
       const lease = this.#lease;
       this.#lease = undefined;
       lease?.keeper.stop();
@@ -381,7 +404,7 @@ class Holder {
  * The provider rejects with EtcdUnavailableError (etcd not reachable within `timeoutMs`),
  * MachineBitsMismatchError, CorruptClaimError, MachineIdSpaceFullError, EtcdRequestError.
  */
-export function etcdMachineId(options: EtcdMachineIdOptions = {}): MachineIdProvider {
+export function etcdMachineId(options: EtcdMachineIdOptions = {}): EtcdMachineIdProvider {
   const s = validate(options);
   const probes = options.probes ?? DEFAULT_PROBES;
   if (!Number.isInteger(probes) || probes < 0 || probes > 64) {

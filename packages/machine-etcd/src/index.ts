@@ -1,7 +1,12 @@
 // @ids/machine-etcd: machine IDs for a fleet, held through etcd leases. The only package of
 // @ids that depends on etcd3 (and so on gRPC).
 export { type EtcdMachineIdCheck, etcdCheckMachineId } from './check.js';
-export { type EtcdMachineIdClaim, type EtcdMachineIdOptions, etcdMachineId } from './claim.js';
+export {
+  type EtcdMachineIdClaim,
+  type EtcdMachineIdOptions,
+  type EtcdMachineIdProvider,
+  etcdMachineId,
+} from './claim.js';
 export {
   CorruptClaimError,
   EtcdLeaseLostError,

@@ -1,10 +1,15 @@
 // etcd stopped mid-run, and a partition between one client and etcd: the generator fences
 // within the TTL budget, and a second holder gets the ID only after the first has fenced.
-import { IdGenerator, MachineIdLostError } from '@ids/engine';
+import { GeneratorClosedError, IdGenerator, MachineIdLostError } from '@ids/engine';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EtcdLeaseLostError, type EtcdMachineIdClaim, etcdMachineId } from '../src/index.js';
+import {
+  EtcdLeaseLostError,
+  type EtcdMachineIdClaim,
+  EtcdUnavailableError,
+  etcdMachineId,
+} from '../src/index.js';
 import { type ProxyMode, startEtcd, TcpProxy } from '../src/testing.js';
-import { aborted, canStartEtcd, claim, freshPrefix, layoutWith, sleep, until } from './helpers.js';
+import { aborted, canStartEtcd, claim, failure, freshPrefix, layoutWith, sleep, until } from './helpers.js';
 
 const TTL_MS = 2000;
 const MARGIN_MS = 500;
@@ -86,6 +91,30 @@ describe.skipIf(!canStartEtcd)('etcd stopped mid-run', () => {
     console.log(
       `etcd stop: fenced ${Math.round(fencedAt - stoppedAt)} ms after the stop (budget ${TTL_MS - MARGIN_MS} ms); resumed ${Math.round(resumedAt - restartedAt)} ms after etcd returned, as machine ${gen.machine} (was ${held.machineId})`,
     );
+  });
+});
+
+describe.skipIf(!canStartEtcd)('closing while etcd is down', () => {
+  it('close() during the renewal loop ends within the timeout, saying the lease could not be revoked', async () => {
+    const etcd = await startEtcd();
+    cleanup.push(() => etcd.stop());
+    const layout = layoutWith(10);
+    const held = await claim(layout, {
+      endpoints: etcd.endpoints,
+      prefix: freshPrefix('close-down'),
+      ...timing,
+    });
+    const gen = new IdGenerator({ layout, machineId: held, onError: () => undefined });
+    await gen.nextId();
+    await etcd.members[0]!.stop();
+    await aborted(held.signal);
+    await sleep(300); // the generator is renewing meanwhile, and failing
+    const t0 = performance.now();
+    const error = await failure(gen.close());
+    expect(performance.now() - t0).toBeLessThan(timing.timeoutMs * 2 + 500);
+    expect(error).toBeInstanceOf(EtcdUnavailableError);
+    expect(error.message).toMatch(/releasing machine ID \d+: the lease could not be revoked .* within 2 s/);
+    await expect(gen.nextId()).rejects.toBeInstanceOf(GeneratorClosedError);
   });
 });
 
