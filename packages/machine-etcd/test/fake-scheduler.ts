@@ -16,6 +16,8 @@ export class FakeScheduler implements Scheduler {
   readonly clock: FakeClock;
   #timers: Timer[] = [];
   #seq = 0;
+  /** Every duration asked for, in order. */
+  readonly requested: number[] = [];
 
   constructor(start = 1_000_000) {
     this.clock = new FakeClock(start);
@@ -26,6 +28,7 @@ export class FakeScheduler implements Scheduler {
   }
 
   setTimer(fn: () => void, ms: number): () => void {
+    this.requested.push(ms);
     const timer = { at: this.now() + Math.max(0, ms), seq: this.#seq++, fn, cancelled: false };
     this.#timers.push(timer);
     return () => {
@@ -36,6 +39,14 @@ export class FakeScheduler implements Scheduler {
   /** Timers still to fire. */
   get pending(): number {
     return this.#timers.filter((t) => !t.cancelled).length;
+  }
+
+  /** Durations of the timers still to fire, soonest first. */
+  get pendingDurations(): number[] {
+    return this.#timers
+      .filter((t) => !t.cancelled)
+      .sort((a, b) => a.at - b.at)
+      .map((t) => t.at - this.now());
   }
 
   async advance(ms: number): Promise<void> {

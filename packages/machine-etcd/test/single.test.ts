@@ -362,6 +362,32 @@ describe('etcdMachineId', () => {
     );
   });
 
+  it('a thread that never yields (a nextIdSync loop) is fenced at the deadline all the same', async () => {
+    const prefix = freshPrefix('busy');
+    const layout = layoutWith(10);
+    const held = await claim(layout, { endpoints: etcd.endpoints, prefix, ...fast });
+    const gen = generatorOn(layout, held);
+    const start = performance.now();
+    // No keepalive can be sent or confirmed from here on: the event loop is never free.
+    let issued = 0;
+    let error: unknown;
+    try {
+      while (performance.now() - start < 4000) {
+        gen.nextIdSync();
+        issued++;
+      }
+    } catch (e) {
+      error = e;
+    }
+    const stoppedAfter = performance.now() - start;
+    expect(error).toBeInstanceOf(MachineIdLostError);
+    expect((error as Error).message).toMatch(/no keepalive confirmed for \d+ ms/);
+    // The lease was granted or last confirmed before the loop began: TTL - margin at most.
+    expect(stoppedAfter).toBeLessThan(2000 - 500 + 20);
+    expect(issued).toBeGreaterThan(1000);
+    await gen.close();
+  });
+
   it('a lease revoked behind its back: fenced at the next keepalive, then resumes', async () => {
     const prefix = freshPrefix('revoked');
     const layout = layoutWith(4);
