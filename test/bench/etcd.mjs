@@ -43,6 +43,27 @@ export async function benchEtcd({ claims = 300, claimers = 1000 } = {}) {
     // Warm up the server and the shared client.
     await latency({ ...base, client: shared, prefix: prefix() }, 20);
 
+    // What the machine itself costs: a bare etcd read, and a bare write, in the same run.
+    const reads = [];
+    const writes = [];
+    for (let i = 0; i < claims; i++) {
+      let t0 = performance.now();
+      await shared.get('/ids-bench/baseline');
+      reads.push(performance.now() - t0);
+      t0 = performance.now();
+      await shared.put('/ids-bench/baseline').value(String(i));
+      writes.push(performance.now() - t0);
+    }
+    reads.sort((a, b) => a - b);
+    writes.sort((a, b) => a - b);
+    await shared.delete().key('/ids-bench/baseline');
+    rows.push([
+      `baseline: a bare etcd read / write (${claims} each)`,
+      `read p50 ${fmt.ms(percentile(reads, 50))} ms, p99 ${fmt.ms(percentile(reads, 99))} ms; write p50 ${fmt.ms(percentile(writes, 50))} ms, p99 ${fmt.ms(percentile(writes, 99))} ms`,
+      '',
+      '',
+    ]);
+
     const warm = await latency({ ...base, client: shared, prefix: prefix() }, claims);
     rows.push([
       `claim latency, one client for all (${claims} claims, held: the field fills to ${fmt.pct(claims / 1024)})`,
