@@ -1,10 +1,11 @@
 // Runs the benchmarks named on the command line (all by default) and prints their tables.
 // `npm run bench` from the repository root builds first, then runs this.
+import { benchEtcd } from './etcd.mjs';
 import { benchIdServer } from './id-server.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
 
-const suites = { sonyflake: benchSonyflake, snowflake: benchSnowflake, 'id-server': benchIdServer };
+const suites = { sonyflake: benchSonyflake, snowflake: benchSnowflake, etcd: benchEtcd, 'id-server': benchIdServer };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !(name in suites));

@@ -213,7 +213,7 @@ export class IdGenerator {
   }
 
   #take(): Slot {
-    if (this.#lost !== null) throw this.#lost;
+    this.#checkHeld();
     const now = this.#clock.now();
     for (;;) {
       const prev = this.#cell.load();
@@ -253,8 +253,10 @@ export class IdGenerator {
     this.#checkHeld();
   }
 
-  /** A claim lost during the wait fences the ID that was waiting too. */
+  /** A lost claim fences every call, and an ID that was waiting for its tick too. */
   #checkHeld(): void {
+    // A claim that can tell it has lapsed aborts its signal here, which sets #lost at once.
+    if (this.#lost === null) this.#claim?.verify?.();
     if (this.#lost !== null) throw this.#lost;
   }
 

@@ -22,6 +22,7 @@ export interface MachineIdContext {
  *   issues no ID for a tick at or before it (a restart with the clock behind cannot reissue).
  * - `record` is called with the last millisecond of the latest tick used, every
  *   `recordIntervalMs` while IDs are issued, and on close.
+ * - `verify`, if present, is asked before each ID; it aborts `signal` when the claim has lapsed.
  * - `release` frees the ID; the generator calls it from `close()`.
  */
 export interface MachineIdClaim {
@@ -30,6 +31,12 @@ export interface MachineIdClaim {
   readonly notBefore?: number;
   readonly recordIntervalMs?: number;
   record?(timeMs: number): void | Promise<void>;
+  /**
+   * Called synchronously before each ID is issued. A claim that lapses by time alone (a lease
+   * whose keepalives stopped while this thread was too busy to run timers, e.g. in a loop of
+   * nextIdSync) aborts `signal` from here, so such a thread cannot issue IDs past the lapse.
+   */
+  verify?(): void;
   /** After the signal aborted: resolves with a fresh claim (possibly another ID) once one is held again. */
   renew?(): Promise<MachineIdClaim>;
   release(): void | Promise<void>;

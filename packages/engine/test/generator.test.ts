@@ -269,6 +269,30 @@ describe('claims', () => {
     await expect(gen.nextId()).rejects.toThrow(MachineIdLostError);
   });
 
+  it('asks verify() before each ID, so a claim that lapsed by time fences a busy thread at once', () => {
+    const clock = new FakeClock(T0);
+    const lapseAt = T0 + 35;
+    const holder = claimOf(9, {
+      // What a lease-backed claim does: past its deadline it aborts its own signal, synchronously.
+      verify: () => {
+        if (clock.now() >= lapseAt) holder.controller.abort(new Error('lease deadline passed'));
+      },
+    });
+    const gen = new IdGenerator({ layout, machineId: holder.claim, clock });
+    const issued: bigint[] = [];
+    // A loop that never yields: no timer or abort listener from elsewhere could run here.
+    expect(() => {
+      for (let i = 0; i < 1000; i++) {
+        issued.push(gen.nextIdSync());
+        clock.advance(1);
+      }
+    }).toThrow(/machine ID 9 is no longer held: lease deadline passed/);
+    expect(issued).toHaveLength(35);
+    expect(Math.max(...issued.map((id) => tickStartMs(layout, gen.decompose(id).time)))).toBeLessThan(
+      lapseAt,
+    );
+  });
+
   it('resumes under the renewed claim, possibly another ID, without reissuing', async () => {
     const second = claimOf(12);
     const first = claimOf(9, { renew: () => Promise.resolve(second.claim) });

@@ -1,0 +1,125 @@
+import { InvalidMachineIdError, type MachineIdCheck, received } from '@ids/engine';
+import { tryCreate } from './allocate.js';
+import { Connection } from './connection.js';
+import { EtcdLeaseLostError, MachineBitsMismatchError } from './errors.js';
+import { LeaseKeeper, realScheduler, type Scheduler } from './keeper.js';
+import { currentOwner, Keys } from './keys.js';
+import { type EtcdOptions, settings as validate } from './options.js';
+
+/** Go's `CheckMachineID`, answered by etcd, plus what a held lease needs. */
+export interface EtcdMachineIdCheck extends MachineIdCheck {
+  (machineId: number): Promise<boolean>;
+  /**
+   * Aborts, with an EtcdLeaseLostError as reason, when the lease holding the checked IDs can
+   * no longer be trusted. A check cannot stop a generator by itself (Go's check is asked once);
+   * use etcdMachineId for fencing, or watch this.
+   */
+  readonly signal: AbortSignal;
+  /** Revokes the lease, which frees every ID this check took at once, and closes the client. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface Internal {
+  readonly scheduler?: Scheduler;
+}
+
+/**
+ * A `checkMachineId` for either generator: it creates `<prefix>/<id>` only if absent, bound to
+ * a lease it keeps alive, with this process's identity (host, pid, start time) as value.
+ * Answers true when it created the key (or the key is already its own), false when another
+ * owner holds it.
+ *
+ * ```ts
+ * const check = etcdCheckMachineId({ endpoints: 'http://etcd:2379' });
+ * const sonyflake = await Sonyflake.create({ machineId: 7, checkMachineId: check });
+ * // ... on shutdown:
+ * await sonyflake.close();
+ * await check.close();
+ * ```
+ *
+ * The lease is granted at the first call and kept until `close()`; if it is lost, `signal`
+ * aborts and the next call takes a new lease.
+ * @throws EtcdOptionError at once for an option that cannot work (names it).
+ * The check rejects with EtcdUnavailableError (within `timeoutMs`), CorruptClaimError (the key
+ * holds something this package did not write), MachineBitsMismatchError (an ID outside `bits`),
+ * EtcdRequestError.
+ */
+export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdCheck {
+  const s = validate(options);
+  const scheduler = (options as Internal).scheduler ?? realScheduler;
+  const keys = new Keys(s.prefix);
+  const owner = JSON.stringify(currentOwner());
+  let conn: Connection | undefined;
+  let lease: Promise<{ id: string; keeper: LeaseKeeper }> | undefined;
+  let controller = new AbortController();
+  let closed = false;
+
+  function leaseNow(c: Connection): Promise<{ id: string; keeper: LeaseKeeper }> {
+    lease ??= (async () => {
+      const sentAt = scheduler.now();
+      const granted = await c.grant(s.ttlSeconds);
+      const held = controller;
+      const keeper = new LeaseKeeper(
+        {
+          ttlMs: Math.min(granted.ttlMs, s.ttlSeconds * 1000),
+          marginMs: s.marginMs,
+          intervalMs: s.intervalMs,
+          timeoutMs: s.timeoutMs,
+        },
+        scheduler,
+        (ms) => c.keepalive(granted.id, ms),
+        (reason) => {
+          // The next call starts over with a new lease and a new signal.
+          lease = undefined;
+          controller = new AbortController();
+          held.abort(reason);
+        },
+        sentAt,
+      );
+      keeper.start();
+      return { id: granted.id, keeper };
+    })().catch((error: unknown) => {
+      lease = undefined;
+      throw error;
+    });
+    return lease;
+  }
+
+  const check = async (machineId: number): Promise<boolean> => {
+    if (closed) throw new EtcdLeaseLostError('released', 'the check was closed');
+    if (!Number.isInteger(machineId) || machineId < 0) {
+      throw new InvalidMachineIdError(
+        `checkMachineId: expected a machine ID, an integer 0 or more, received ${received(machineId)}`,
+      );
+    }
+    if (s.bits !== undefined && machineId >= 2 ** s.bits) {
+      throw new MachineBitsMismatchError(
+        `machine ID ${machineId} does not fit the ${s.bits}-bit field this check was set up for (bits: ${s.bits})`,
+      );
+    }
+    conn ??= new Connection(options, s);
+    const held = await leaseNow(conn);
+    const attempt = await tryCreate({ conn, keys, owner, leaseId: held.id }, machineId);
+    if (held.keeper.lost) throw held.keeper.lost;
+    return attempt.held;
+  };
+
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    const c = conn;
+    if (!c) return;
+    try {
+      const held = await lease?.catch(() => undefined);
+      held?.keeper.stop();
+      if (held) await c.revoke(held.id);
+    } finally {
+      c.close();
+    }
+  };
+  // A getter, not a copied value: a lost lease replaces the controller.
+  return Object.defineProperties(check, {
+    signal: { get: () => controller.signal, enumerable: true },
+    close: { value: close, enumerable: true },
+  }) as EtcdMachineIdCheck;
+}

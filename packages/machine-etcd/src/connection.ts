@@ -1,0 +1,188 @@
+import {
+  castGrpcError,
+  Etcd3,
+  EtcdLeaseInvalidError,
+  type IDuplexStream,
+  type ILeaseKeepAliveRequest,
+  type ILeaseKeepAliveResponse,
+  type IOptions,
+  isRecoverableError,
+} from 'etcd3';
+import { EtcdLeaseLostError, EtcdRequestError, EtcdUnavailableError } from './errors.js';
+import type { EtcdOptions, Settings } from './options.js';
+
+/** etcd3's BrokenCircuitError (from cockatiel) carries this flag; both it and gRPC's UNAVAILABLE mean "etcd is down". */
+function isBrokenCircuit(error: unknown): boolean {
+  return (error as { isBrokenCircuitError?: unknown } | null)?.isBrokenCircuitError === true;
+}
+
+/** Our own stand-ins for "no answer": a timer that ran out, a stream that closed early. */
+class NoAnswer extends Error {}
+class Timeout extends NoAnswer {}
+
+/**
+ * One etcd client plus the rules for talking to it: every call is bounded by `timeoutMs` (a
+ * gRPC deadline, and a timer in case the library itself stalls), and its failures are sorted
+ * into EtcdUnavailableError (waiting may help) and EtcdRequestError (it will not).
+ */
+export class Connection {
+  readonly client: Etcd3;
+  readonly #owned: boolean;
+  readonly #where: string;
+  readonly timeoutMs: number;
+  #closed = false;
+
+  constructor(options: EtcdOptions, settings: Settings) {
+    this.timeoutMs = settings.timeoutMs;
+    if (options.client) {
+      this.client = options.client;
+      this.#owned = false;
+      this.#where = 'the etcd client given';
+    } else {
+      const clientOptions: IOptions = {
+        ...options.etcdOptions,
+        hosts: settings.hosts,
+        dialTimeout: options.etcdOptions?.dialTimeout ?? settings.timeoutMs,
+      };
+      if (options.credentials) clientOptions.credentials = options.credentials;
+      if (options.auth) clientOptions.auth = options.auth;
+      this.client = new Etcd3(clientOptions);
+      this.#owned = true;
+      this.#where = `etcd at ${settings.hosts.join(', ')}`;
+    }
+  }
+
+  /**
+   * Runs `fn` with a gRPC deadline, within `timeoutMs` (or less when `budgetMs` says so), and
+   * turns its failure into one of our errors naming `what` was being done.
+   */
+  async call<T>(
+    what: string,
+    fn: (options: { deadline: Date }) => Promise<T>,
+    budgetMs = this.timeoutMs,
+  ): Promise<T> {
+    const ms = Math.max(1, Math.min(this.timeoutMs, budgetMs));
+    let cancel: () => void = () => undefined;
+    const timer = new Promise<never>((_, reject) => {
+      const t = setTimeout(() => reject(new Timeout()), ms + 50);
+      cancel = () => clearTimeout(t);
+    });
+    try {
+      return await Promise.race([fn({ deadline: new Date(Date.now() + ms) }), timer]);
+    } catch (error) {
+      throw this.translate(what, error, ms);
+    } finally {
+      cancel();
+    }
+  }
+
+  translate(what: string, raw: unknown, ms: number): Error {
+    if (raw instanceof EtcdLeaseLostError || raw instanceof EtcdUnavailableError) return raw;
+    if (raw instanceof Timeout) {
+      return new EtcdUnavailableError(`${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)`);
+    }
+    // Unary calls come back typed; errors on streams come as gRPC's plain Error with a status code.
+    const error = raw instanceof Error && !(raw instanceof NoAnswer) ? castGrpcError(raw) : raw;
+    if (error instanceof EtcdLeaseInvalidError) {
+      return new EtcdLeaseLostError(
+        'lease-expired',
+        `${what}: etcd no longer knows the lease (it expired or was revoked)`,
+        {
+          cause: error,
+        },
+      );
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    if (
+      error instanceof NoAnswer ||
+      isBrokenCircuit(error) ||
+      (error instanceof Error && isRecoverableError(error))
+    ) {
+      return new EtcdUnavailableError(`${what}: ${this.#where} is unavailable: ${message}`, { cause: error });
+    }
+    return new EtcdRequestError(`${what}: ${this.#where} refused: ${message}`, { cause: error });
+  }
+
+  /** Grants a lease; returns its ID (a decimal string, as etcd3 gives int64) and granted TTL in ms. */
+  async grant(ttlSeconds: number, budgetMs?: number): Promise<{ id: string; ttlMs: number }> {
+    const response = await this.call(
+      'granting a lease',
+      (options) => this.client.leaseClient.leaseGrant({ TTL: ttlSeconds, ID: 0 }, options),
+      budgetMs,
+    );
+    if (response.error) throw new EtcdRequestError(`granting a lease: etcd refused: ${response.error}`);
+    return { id: response.ID, ttlMs: Number(response.TTL) * 1000 };
+  }
+
+  /**
+   * One keepalive on a stream of its own (etcd3's streaming loop only notices a dead lease a
+   * TTL late). Resolves when etcd confirms the lease alive; EtcdLeaseLostError when etcd says it
+   * is gone (TTL 0).
+   */
+  keepalive(leaseId: string, budgetMs: number): Promise<void> {
+    let stream: IDuplexStream<ILeaseKeepAliveRequest, ILeaseKeepAliveResponse> | undefined;
+    let done = false;
+    let failed = false;
+    // Half-closing first makes the stream unwritable, so etcd3 does not count the cancel that
+    // may follow as a host failure (which would trip its circuit breaker).
+    const finish = () => {
+      stream?.end();
+      if (failed) stream?.cancel();
+    };
+    return this.call(
+      'a lease keepalive',
+      async (options) => {
+        const opened = await this.client.leaseClient.leaseKeepAlive(options);
+        stream = opened;
+        opened.on('error', () => undefined);
+        if (done) {
+          finish();
+          throw new NoAnswer('the keepalive stream opened after its time was up');
+        }
+        const reply = await new Promise<ILeaseKeepAliveResponse>((resolve, reject) => {
+          opened.on('data', resolve);
+          opened.on('error', reject);
+          opened.on('end', () => reject(new NoAnswer('the keepalive stream ended without a reply')));
+          opened.write({ ID: leaseId });
+        });
+        if (Number(reply.TTL) <= 0) {
+          throw new EtcdLeaseLostError(
+            'lease-expired',
+            `etcd says lease ${leaseId} no longer exists (it expired or was revoked)`,
+          );
+        }
+      },
+      budgetMs,
+    ).then(
+      () => {
+        done = true;
+        finish();
+      },
+      (error: unknown) => {
+        done = true;
+        failed = true;
+        finish();
+        throw error;
+      },
+    );
+  }
+
+  /** Revokes a lease, which deletes the keys bound to it at once. A lease already gone is not an error. */
+  async revoke(leaseId: string): Promise<void> {
+    try {
+      await this.call('revoking the lease', (options) =>
+        this.client.leaseClient.leaseRevoke({ ID: leaseId }, options),
+      );
+    } catch (error) {
+      if (error instanceof EtcdLeaseLostError) return;
+      throw error;
+    }
+  }
+
+  /** Closes the client if we made it. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#owned) this.client.close();
+  }
+}

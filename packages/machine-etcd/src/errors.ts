@@ -1,0 +1,87 @@
+import { IdsError } from '@ids/engine';
+
+/** An option of etcdMachineId / etcdCheckMachineId that cannot work; `option` names it. */
+export class EtcdOptionError extends IdsError {
+  readonly code = 'ERR_IDS_ETCD_OPTION';
+  override readonly name = 'EtcdOptionError';
+  constructor(
+    /** The option at fault: 'endpoints', 'prefix', 'ttlSeconds', 'fenceMarginMs', ... */
+    readonly option: string,
+    message: string,
+  ) {
+    super(`${option}: ${message}`);
+  }
+}
+
+/**
+ * etcd did not answer: no server listening, none reachable within `timeoutMs`, or etcd3's
+ * circuit breaker is open after repeated failures. `cause` holds the client's error
+ * (GRPCUnavailableError, BrokenCircuitError, a deadline) when there was one.
+ */
+export class EtcdUnavailableError extends IdsError {
+  readonly code = 'ERR_IDS_ETCD_UNAVAILABLE';
+  override readonly name = 'EtcdUnavailableError';
+}
+
+/** etcd answered with an error that waiting will not fix (permission denied, bad credentials, ...); `cause` holds it. */
+export class EtcdRequestError extends IdsError {
+  readonly code = 'ERR_IDS_ETCD_REQUEST';
+  override readonly name = 'EtcdRequestError';
+}
+
+/** A key under the prefix that this package did not write: its name or value does not parse. */
+export class CorruptClaimError extends IdsError {
+  readonly code = 'ERR_IDS_ETCD_CORRUPT_KEY';
+  override readonly name = 'CorruptClaimError';
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The machine field's width does not match: the `bits` option differs from the generator's, or
+ * a claim under the prefix holds an ID that does not fit the generator's field (another fleet
+ * with a wider field shares the prefix).
+ */
+export class MachineBitsMismatchError extends IdsError {
+  readonly code = 'ERR_IDS_ETCD_BITS_MISMATCH';
+  override readonly name = 'MachineBitsMismatchError';
+}
+
+/** Every machine ID of the field is held by a live lease. */
+export class MachineIdSpaceFullError extends IdsError {
+  readonly code = 'ERR_IDS_ETCD_SPACE_FULL';
+  override readonly name = 'MachineIdSpaceFullError';
+}
+
+/** Why a held machine ID stopped being trusted (the `reason` of the claim's AbortSignal). */
+export type LeaseLossKind =
+  /** A keepalive was refused or could not reach etcd. */
+  | 'keepalive-failed'
+  /** No keepalive succeeded for TTL minus the fencing margin. */
+  | 'deadline'
+  /** etcd says the lease no longer exists (it expired or was revoked). */
+  | 'lease-expired'
+  /** The claim key was deleted or given to another lease. */
+  | 'key-lost'
+  /** The claim was released by its holder. */
+  | 'released';
+
+/**
+ * The lease behind a claim can no longer be trusted: the generator stops issuing IDs (it reports
+ * MachineIdLostError with this as `cause`) until the claim is renewed.
+ */
+export class EtcdLeaseLostError extends IdsError {
+  readonly code = 'ERR_IDS_ETCD_LEASE_LOST';
+  override readonly name = 'EtcdLeaseLostError';
+  constructor(
+    readonly kind: LeaseLossKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,28 @@
+// @ids/machine-etcd: machine IDs for a fleet, held through etcd leases. The only package of
+// @ids that depends on etcd3 (and so on gRPC).
+export { type EtcdMachineIdCheck, etcdCheckMachineId } from './check.js';
+export {
+  type EtcdMachineIdClaim,
+  type EtcdMachineIdOptions,
+  type EtcdMachineIdProvider,
+  etcdMachineId,
+} from './claim.js';
+export {
+  CorruptClaimError,
+  EtcdLeaseLostError,
+  EtcdOptionError,
+  EtcdRequestError,
+  EtcdUnavailableError,
+  type LeaseLossKind,
+  MachineBitsMismatchError,
+  MachineIdSpaceFullError,
+} from './errors.js';
+export type { Owner } from './keys.js';
+export {
+  DEFAULT_ENDPOINT,
+  DEFAULT_PREFIX,
+  DEFAULT_PROBES,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_TTL_SECONDS,
+  type EtcdOptions,
+} from './options.js';

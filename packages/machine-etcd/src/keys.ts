@@ -1,0 +1,107 @@
+import { hostname } from 'node:os';
+import { received } from '@ids/engine';
+import { CorruptClaimError } from './errors.js';
+
+/**
+ * The keys under a prefix P:
+ *
+ *   P/<id>        a claim: bound to the holder's lease, so it vanishes with the lease; its value
+ *                 is the holder's identity (JSON: host, pid, process start time)
+ *   P/time/<id>   the last instant recorded by any holder of <id> (decimal Unix ms); it outlives
+ *                 the lease, so the next holder starts after it
+ *
+ * IDs are plain decimal (P/7, not P/0007), as a person would type them in etcdctl. Claims are
+ * exactly the keys from `P/0` up to `P/:` (':' follows '9'), which leaves `P/time/...` out of
+ * a scan of claims.
+ */
+export class Keys {
+  constructor(readonly prefix: string) {}
+
+  claim(id: number): string {
+    return `${this.prefix}/${id}`;
+  }
+
+  time(id: number): string {
+    return `${this.prefix}/time/${id}`;
+  }
+
+  /** The range holding every claim key and nothing else. */
+  get claims(): { start: string; end: string } {
+    return { start: `${this.prefix}/0`, end: `${this.prefix}/:` };
+  }
+
+  /** The ID of a claim key from a scan; a name that is not one is someone else's key. */
+  idOf(key: string): number {
+    const tail = key.slice(this.prefix.length + 1);
+    if (!/^(0|[1-9]\d{0,9})$/.test(tail)) {
+      throw new CorruptClaimError(
+        key,
+        `the key ${JSON.stringify(key)} under the claim prefix is not <prefix>/<machine id>: expected a decimal integer after ${this.prefix}/, received ${received(tail)}`,
+      );
+    }
+    return Number(tail);
+  }
+}
+
+/** Who holds a claim: enough for a person to find the process. */
+export interface Owner {
+  readonly host: string;
+  readonly pid: number;
+  /** When the process started (ISO 8601). */
+  readonly started: string;
+}
+
+/** This process. */
+export function currentOwner(): Owner {
+  return {
+    host: hostname(),
+    pid: process.pid,
+    started: new Date(Date.now() - process.uptime() * 1000).toISOString(),
+  };
+}
+
+function text(value: Uint8Array): string {
+  return Buffer.from(value).toString('utf8');
+}
+
+/** Reads a claim's value; anything this package would not have written is CorruptClaimError. */
+export function parseOwner(key: string, value: Uint8Array): Owner {
+  const raw = text(value);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  const o = parsed as Partial<Owner> | undefined;
+  if (
+    typeof o !== 'object' ||
+    o === null ||
+    typeof o.host !== 'string' ||
+    !Number.isInteger(o.pid) ||
+    typeof o.started !== 'string'
+  ) {
+    throw new CorruptClaimError(
+      key,
+      `the claim ${key} holds ${received(raw)}: expected the JSON identity of its holder ({"host":...,"pid":...,"started":...}); remove the key or use another prefix`,
+    );
+  }
+  return { host: o.host, pid: o.pid as number, started: o.started };
+}
+
+/** Reads a recorded time (decimal Unix ms). */
+export function parseTime(key: string, value: Uint8Array): number {
+  const raw = text(value);
+  const ms = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(ms)) {
+    throw new CorruptClaimError(
+      key,
+      `the recorded time ${key} holds ${received(raw)}: expected decimal Unix milliseconds; remove the key or use another prefix`,
+    );
+  }
+  return ms;
+}
+
+export function describeOwner(owner: Owner): string {
+  return `pid ${owner.pid} on ${owner.host} (started ${owner.started})`;
+}

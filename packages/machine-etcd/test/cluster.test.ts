@@ -1,0 +1,96 @@
+// A three-member etcd cluster on loopback: members die (the leader among them) while a
+// generator issues IDs and other claimers come and go.
+import { IdGenerator } from '@ids/engine';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EtcdMachineIdClaim } from '../src/index.js';
+import { type EtcdCluster, startEtcd } from '../src/testing.js';
+import { canStartEtcd, claim, freshPrefix, layoutWith, sleep } from './helpers.js';
+
+describe.skipIf(!canStartEtcd)('a three-member cluster', () => {
+  let etcd: EtcdCluster;
+  beforeAll(async () => {
+    etcd = await startEtcd({ size: 3 });
+  });
+  afterAll(async () => {
+    await etcd?.stop();
+  });
+
+  it('kill the leader, bring it back, kill the new leader: claims and generation go on', async () => {
+    const layout = layoutWith(10);
+    const prefix = freshPrefix('cluster');
+    const options = { endpoints: etcd.endpoints, prefix, ttlSeconds: 2, fenceMarginMs: 500, timeoutMs: 1000 };
+    const held = await claim(layout, options);
+    const gen = new IdGenerator({ layout, machineId: held, onError: () => undefined });
+
+    const issued: { at: number; id: bigint }[] = [];
+    const claims: { at: number; id: number }[] = [];
+    let running = true;
+    const generating = (async () => {
+      while (running) {
+        const id = await gen.nextId().catch(() => undefined);
+        if (id !== undefined) issued.push({ at: performance.now(), id });
+        await sleep(2);
+      }
+    })();
+    // Other processes joining and leaving all along; those that hold an ID at once must differ.
+    const live = new Map<number, EtcdMachineIdClaim>();
+    const claiming = (async () => {
+      while (running) {
+        const c = await claim(layout, options).catch(() => undefined);
+        if (c) {
+          expect(live.has(c.machineId)).toBe(false);
+          expect(c.machineId).not.toBe(gen.machine);
+          live.set(c.machineId, c);
+          claims.push({ at: performance.now(), id: c.machineId });
+          if (live.size > 5) {
+            const [id, oldest] = live.entries().next().value!;
+            live.delete(id);
+            await oldest.release().catch(() => undefined);
+          }
+        }
+        await sleep(50);
+      }
+    })();
+
+    await sleep(500);
+    const events: { what: string; at: number }[] = [];
+    const first = await etcd.leader();
+    events.push({ what: `killed leader ${first.name}`, at: performance.now() });
+    await first.kill();
+    await sleep(2500);
+    await first.start();
+    events.push({ what: `restarted ${first.name}`, at: performance.now() });
+    await sleep(1000);
+    const second = await etcd.leader();
+    events.push({ what: `killed leader ${second.name}`, at: performance.now() });
+    await second.kill();
+    await sleep(2500);
+    const end = performance.now();
+    running = false;
+    await Promise.all([generating, claiming]);
+
+    for (const [i, event] of events.entries()) {
+      const next = events[i + 1]?.at ?? end;
+      const ids = issued.filter((x) => x.at > event.at && x.at < next);
+      const joined = claims.filter((x) => x.at > event.at && x.at < next);
+      // Generation and claims went on after each event, before the next.
+      expect(ids.length, `IDs issued after "${event.what}"`).toBeGreaterThan(50);
+      expect(joined.length, `claims after "${event.what}"`).toBeGreaterThan(3);
+    }
+    let longestGap = 0;
+    for (let i = 1; i < issued.length; i++)
+      longestGap = Math.max(longestGap, issued[i]!.at - issued[i - 1]!.at);
+    const ids = issued.map((x) => x.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (let i = 1; i < ids.length; i++) expect(ids[i]!).toBeGreaterThan(ids[i - 1]!);
+    console.log(
+      `cluster: ${issued.length} IDs and ${claims.length} claims across ${events.map((e) => e.what).join(', ')}; longest pause in generation ${Math.round(longestGap)} ms`,
+    );
+    expect(longestGap).toBeLessThan(5000);
+
+    await Promise.all([...live.values()].map((c) => c.release()));
+    await first.start().catch(() => undefined);
+    await second.start();
+    await gen.close();
+  });
+});

@@ -1,0 +1,171 @@
+// The fencing rule, on an injected clock: no real time passes and no etcd is involved; the
+// keepalive is a function the test answers by hand.
+import { describe, expect, it } from 'vitest';
+import { EtcdLeaseLostError } from '../src/errors.js';
+import { type KeeperTiming, LeaseKeeper } from '../src/keeper.js';
+import { FakeScheduler } from './fake-scheduler.js';
+
+const timing: KeeperTiming = { ttlMs: 2000, marginMs: 500, intervalMs: 400, timeoutMs: 3000 };
+
+interface Call {
+  sentAt: number;
+  timeoutMs: number;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function setup(t: KeeperTiming = timing) {
+  const scheduler = new FakeScheduler();
+  const calls: Call[] = [];
+  const lost: EtcdLeaseLostError[] = [];
+  const grantedAt = scheduler.now();
+  const keeper = new LeaseKeeper(
+    t,
+    scheduler,
+    (timeoutMs) =>
+      new Promise<void>((resolve, reject) => {
+        calls.push({ sentAt: scheduler.now(), timeoutMs, resolve, reject });
+      }),
+    (reason) => lost.push(reason),
+    grantedAt,
+  );
+  return { scheduler, calls, lost, keeper, grantedAt };
+}
+
+describe('LeaseKeeper: when a lease stops being trusted', () => {
+  it('keeps the lease while keepalives are confirmed, one every interval', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    for (let i = 0; i < 20; i++) {
+      await scheduler.advance(400);
+      calls.at(-1)?.resolve();
+    }
+    expect(calls).toHaveLength(20);
+    expect(lost).toEqual([]);
+    expect(keeper.check()).toBe(true);
+  });
+
+  it('fences exactly at last confirmed send + TTL - margin when keepalives hang', async () => {
+    const { scheduler, calls, lost, keeper, grantedAt } = setup();
+    keeper.start();
+    const deadline = grantedAt + 2000 - 500;
+    expect(keeper.deadline).toBe(deadline);
+    await scheduler.advance(1499);
+    expect(calls.length).toBeGreaterThan(0); // sent, never answered
+    expect(lost).toEqual([]);
+    expect(keeper.check()).toBe(true);
+    await scheduler.advance(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toBeInstanceOf(EtcdLeaseLostError);
+    expect(lost[0]!.kind).toBe('deadline');
+    expect(lost[0]!.message).toMatch(/no keepalive confirmed for 1500 ms.*TTL 2000 ms.*margin \(500 ms\)/);
+    expect(scheduler.now()).toBe(deadline);
+  });
+
+  it('counts a confirmation from when the keepalive was sent, not when the reply came', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    await scheduler.advance(400);
+    const first = calls[0]!;
+    expect(first.sentAt).toBe(scheduler.now());
+    // The reply takes 900 ms; the server renewed the lease no earlier than the send.
+    await scheduler.advance(900);
+    first.resolve();
+    await scheduler.advance(0);
+    expect(keeper.deadline).toBe(first.sentAt + 2000 - 500);
+    await scheduler.advance(first.sentAt + 1500 - scheduler.now() - 1);
+    expect(lost).toEqual([]);
+    await scheduler.advance(1);
+    expect(lost.map((l) => l.kind)).toEqual(['deadline']);
+  });
+
+  it('fences at once when a keepalive fails, not a TTL later, keeping the cause', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    await scheduler.advance(400);
+    calls[0]!.resolve();
+    await scheduler.advance(400);
+    const unavailable = new Error('14 UNAVAILABLE: connection refused');
+    const failedAt = scheduler.now();
+    calls[1]!.reject(unavailable);
+    await scheduler.advance(0);
+    expect(scheduler.now()).toBe(failedAt);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.kind).toBe('keepalive-failed');
+    expect(lost[0]!.cause).toBe(unavailable);
+    expect(keeper.check()).toBe(false);
+  });
+
+  it('passes on what etcd said when the lease is gone', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    await scheduler.advance(400);
+    const gone = new EtcdLeaseLostError('lease-expired', 'etcd says lease 1 no longer exists');
+    calls[0]!.reject(gone);
+    await scheduler.advance(0);
+    expect(lost).toEqual([gone]);
+  });
+
+  it('check() fences synchronously when the deadline passed and no timer could run', () => {
+    const { scheduler, lost, keeper, grantedAt } = setup();
+    keeper.start();
+    // The thread was busy: the clock moved, no timer fired.
+    scheduler.clock.set(grantedAt + 1499);
+    expect(keeper.check()).toBe(true);
+    scheduler.clock.set(grantedAt + 1500);
+    expect(keeper.check()).toBe(false);
+    expect(lost.map((l) => l.kind)).toEqual(['deadline']);
+  });
+
+  it('never unfences: a confirmation arriving after the fence changes nothing', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    await scheduler.advance(400);
+    await scheduler.advance(1100);
+    expect(lost).toHaveLength(1);
+    calls[0]!.resolve();
+    await scheduler.advance(0);
+    expect(keeper.check()).toBe(false);
+    expect(keeper.lost?.kind).toBe('deadline');
+    await scheduler.advance(10_000);
+    expect(lost).toHaveLength(1);
+    expect(scheduler.pending).toBe(0);
+  });
+
+  it('bounds each keepalive by the time left before the deadline, and sends one at a time', async () => {
+    const { scheduler, calls, keeper } = setup({ ...timing, timeoutMs: 1000 });
+    keeper.start();
+    await scheduler.advance(400);
+    expect(calls[0]!.timeoutMs).toBe(1000); // min(timeoutMs, 1100 left)
+    await scheduler.advance(800); // two more beats while the first is pending
+    expect(calls).toHaveLength(1);
+    calls[0]!.resolve();
+    await scheduler.advance(400);
+    expect(calls).toHaveLength(2);
+    const left = keeper.deadline - scheduler.now();
+    expect(calls[1]!.timeoutMs).toBe(Math.min(1000, left));
+  });
+
+  it('replies out of order keep the newest send time', async () => {
+    const { scheduler, calls, keeper } = setup({ ...timing, timeoutMs: 5000 });
+    keeper.start();
+    await scheduler.advance(400);
+    calls[0]!.resolve();
+    await scheduler.advance(400);
+    const second = calls[1]!;
+    second.resolve();
+    await scheduler.advance(0);
+    expect(keeper.lastOk).toBe(second.sentAt);
+  });
+
+  it('stop() ends keepalives and the watchdog without fencing', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    await scheduler.advance(400);
+    keeper.stop();
+    await scheduler.advance(10_000);
+    expect(calls).toHaveLength(1);
+    expect(lost).toEqual([]);
+    expect(scheduler.pending).toBe(0);
+  });
+});
