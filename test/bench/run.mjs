@@ -5,7 +5,12 @@ import { benchIdServer } from './id-server.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
 
-const suites = { sonyflake: benchSonyflake, snowflake: benchSnowflake, etcd: benchEtcd, 'id-server': benchIdServer };
+const suites = {
+  sonyflake: benchSonyflake,
+  snowflake: benchSnowflake,
+  etcd: benchEtcd,
+  'id-server': benchIdServer,
+};
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !(name in suites));
