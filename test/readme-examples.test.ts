@@ -1,7 +1,9 @@
 // The code examples of the READMEs are run, so they cannot rot. Read: README.md at the root and
 // in every folder under packages/ and examples/. Run: every fenced block whose language is ts,
 // typescript, js, javascript or mjs, unless its info string also says `no-run`
-// (```ts no-run), which is for fragments that cannot stand alone. Each block is a whole ES
+// (```ts no-run), which is for fragments that cannot stand alone, or `etcd` (```js etcd), which
+// marks an example that needs an etcd server: @ids/machine-etcd's own README test runs those
+// against the real etcd it starts. Each block is a whole ES
 // module. TypeScript blocks are typechecked (strict, against the built packages' declarations);
 // every block is then run with `node` in a scratch folder where each workspace package (@ids/*, examples included) resolves
 // to its folder in this workspace, as if installed. A block must exit 0 by itself, within 20 s.
@@ -41,7 +43,7 @@ function fencedBlocks(readme: string, text: string): Block[] {
       readme,
       line: i + 1,
       lang: lang.toLowerCase(),
-      run: RUNNABLE.has(lang.toLowerCase()) && !words.includes('no-run'),
+      run: RUNNABLE.has(lang.toLowerCase()) && !words.includes('no-run') && !words.includes('etcd'),
       code: `${body.join('\n')}\n`,
     });
     i = j;
@@ -161,12 +163,16 @@ it('reads fences, languages and the no-run marker', () => {
       'const a = 1;',
       '```',
       '````',
+      '```js etcd',
+      'await claim();',
+      '```',
     ].join('\n'),
   );
   expect(found.map(({ lang, run, line }) => ({ lang, run, line }))).toEqual([
     { lang: 'sh', run: false, line: 1 },
     { lang: 'ts', run: false, line: 4 },
     { lang: 'js', run: true, line: 7 },
+    { lang: 'js', run: false, line: 11 },
   ]);
   expect(found[2]!.code).toBe('const a = 1;\n```\n');
 });

@@ -1,5 +1,6 @@
-// The README's example, run as written against a real etcd (through ETCD_ENDPOINTS, which the
-// example reads by default).
+// The README's example (fenced ```js etcd, which the repository-wide README runner leaves to this
+// test), run as written against a real etcd (through ETCD_ENDPOINTS, which the example reads by
+// default).
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ afterAll(async () => {
 
 it('the README example claims an ID, issues an ID under it, and frees it on close', async () => {
   const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
-  const code = /```js\n([\s\S]*?)```/.exec(readme)?.[1];
+  const code = /```js etcd\n([\s\S]*?)```/.exec(readme)?.[1];
   expect(code).toContain("from '@ids/machine-etcd'");
   // Beside the tests, so that the package and its dev dependencies resolve as for a user.
   const file = join(__dirname, `.readme-example-${process.pid}.mjs`);
