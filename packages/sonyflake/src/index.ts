@@ -13,6 +13,7 @@ export {
   AsyncSettingError,
   type Clock,
   ClockMovedBackwardsError,
+  createSharedState,
   type DecomposedId,
   FakeClock,
   formatId,
@@ -42,7 +43,11 @@ export {
   monotonicClock,
   OverTimeLimitError,
   parseId,
+  type SharedGeneratorState,
+  SharedStateCell,
   StartTimeAheadError,
+  type StateCell,
+  sharedStateCell,
   wallClock,
 } from '@ids/engine';
 export { MachineIdDoesNotFitError, NoPrivateAddressError, privateIpMachineId } from '@ids/machine-ip';
