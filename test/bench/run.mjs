@@ -1,8 +1,9 @@
 // Runs the benchmarks named on the command line (all by default) and prints their tables.
 // `npm run bench` from the repository root builds first, then runs this.
 import { benchSonyflake } from './sonyflake.mjs';
+import { benchThreads } from './threads.mjs';
 
-const suites = { sonyflake: benchSonyflake };
+const suites = { sonyflake: benchSonyflake, threads: benchThreads };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !(name in suites));

@@ -174,7 +174,7 @@ export class HostClaim implements MachineIdClaim {
     const since =
       this.notBefore === undefined
         ? ''
-        : `; no ID before ${new Date(this.notBefore).toISOString()} (recorded)`;
+        : `; IDs start after ${new Date(this.notBefore).toISOString()}, the time recorded for it`;
     return `claimed ${this.path} (${took}${since})`;
   }
 

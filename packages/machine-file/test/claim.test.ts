@@ -86,7 +86,7 @@ describe('host claims: taking a machine ID', () => {
     expect(second.machineId).toBe(0);
     expect(second.notBefore).toBe(T0 + 1234);
     expect(second.tookOver).toEqual({ state: 'released', pid: 100, recordedMs: T0 + 1234 });
-    expect(second.describe()).toMatch(/released by pid 100; no ID before/);
+    expect(second.describe()).toMatch(/released by pid 100; IDs start after/);
     expect(listDir(dir)).toEqual(['0.claim']); // the takeover token is gone
   });
 
