@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../src/clock.js';
 import {
   GeneratorClosedError,
@@ -8,8 +8,8 @@ import {
 } from '../src/errors.js';
 import { IdGenerator, type StateCell } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
-import type { MachineIdClaim } from '../src/machine.js';
 import { createSharedState, SharedStateCell, sharedStateCell } from '../src/shared.js';
+import { claimOf } from './claims.js';
 
 // Worker threads are exercised in test/threads.test.ts against the built packages; here the
 // cell's rules are checked in one thread, with races forced at the seam between load and commit.
@@ -23,21 +23,6 @@ const layout = defineLayout({
   epochMs: Date.UTC(2014, 8, 1),
 });
 const T0 = Date.UTC(2026, 10, 22, 12);
-
-function claimOf(machineId: number, extra: Partial<MachineIdClaim> = {}) {
-  const controller = new AbortController();
-  const recorded: number[] = [];
-  const claim = {
-    machineId,
-    signal: controller.signal,
-    record: (ms: number) => {
-      recorded.push(ms);
-    },
-    release: vi.fn(),
-    ...extra,
-  } satisfies MachineIdClaim;
-  return { claim, controller, recorded };
-}
 
 describe('shared state cell', () => {
   it('gives generators on one state distinct slots, 256 per tick, each generator increasing', () => {

@@ -113,7 +113,9 @@ export class HostClaim implements MachineIdClaim {
   #persisted: number;
   #exact = Number.NEGATIVE_INFINITY;
   #latestNow: number;
-  #writing = false;
+  /** The renewal under way, if any: a release waits for it, so its temporary file does not outlive the claim. */
+  #renewing: Promise<void> | undefined;
+  #releasing = false;
   #done = false;
 
   /** @internal Built by `hostClaim`. */
@@ -187,11 +189,18 @@ export class HostClaim implements MachineIdClaim {
    * Frees the machine ID: the file becomes `released`, recording the later of the clock now and
    * the generator's last tick (the clock alone if it never went back during the claim, since no
    * ID can be ahead of it). Call it after the last ID is issued; `IdGenerator.close()` does.
+   * Returns a Promise when a renewal is under way (it finishes first), else nothing.
    * @throws FileWriteError when the file cannot be written; the claim then stays held by this
    * process until it exits, and is taken over after that like an abandoned one.
    */
-  release(): void {
-    if (this.#done) return;
+  release(): void | Promise<void> {
+    if (this.#done || this.#releasing) return this.#renewing;
+    this.#releasing = true;
+    if (this.#renewing) return this.#renewing.then(() => this.#releaseNow());
+    this.#releaseNow();
+  }
+
+  #releaseNow(): void {
     const now = this.#clock.now();
     // If the clock went back since the last renewal, IDs may be ahead of it: keep the record ahead.
     const covered = now >= this.#latestNow ? now : Math.max(this.#persisted, now);
@@ -222,9 +231,15 @@ export class HostClaim implements MachineIdClaim {
    * `recordIntervalMs`. Write errors go to `onError`; a file found replaced or removed aborts
    * `signal` with ClaimLostError.
    */
-  async refresh(): Promise<void> {
-    if (this.#done || this.#writing) return;
-    this.#writing = true;
+  refresh(): Promise<void> {
+    if (this.#done || this.#releasing) return Promise.resolve();
+    this.#renewing ??= this.#renew().finally(() => {
+      this.#renewing = undefined;
+    });
+    return this.#renewing;
+  }
+
+  async #renew(): Promise<void> {
     const now = this.#clock.now();
     this.#latestNow = Math.max(this.#latestNow, now);
     const recordedMs = Math.max(this.#persisted, this.#exact, now + this.#aheadMs);
@@ -235,8 +250,6 @@ export class HostClaim implements MachineIdClaim {
     } catch (error) {
       this.#onError(error);
       return;
-    } finally {
-      this.#writing = false;
     }
     // From here on synchronous: a release cannot slip between the check and the rename.
     if (this.#done) {

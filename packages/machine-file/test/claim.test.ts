@@ -275,6 +275,33 @@ describe('host claims: garbage and faults', () => {
     expect(listDir(dir)).toEqual(['0.claim']);
   });
 
+  it('a release during a renewal waits for it, and leaves no temporary file behind', async () => {
+    const dir = tempDir();
+    let letGo: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    const files = faultyFs({
+      open: async (p, flags, mode) => {
+        const file = await realFs.promises.open(p, flags, mode);
+        await gate; // the renewal's write is slow
+        return file;
+      },
+    });
+    const clock = new FakeClock(T0);
+    const claim = claimIn(dir, { files, clock });
+    const renewal = claim.refresh();
+    clock.advance(100);
+    const released = claim.release();
+    expect(released).toBeInstanceOf(Promise);
+    expect(readRecordAt(dir, '0.claim').state).toBe('held');
+    letGo();
+    await released;
+    await renewal;
+    expect(readRecordAt(dir, '0.claim')).toMatchObject({ state: 'released', recordedMs: T0 + 100 });
+    expect(listDir(dir)).toEqual(['0.claim']);
+  });
+
   it('a claim found replaced is lost: its signal aborts and a generator on it stops issuing IDs', async () => {
     const dir = tempDir();
     const clock = new FakeClock(T0);
