@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../src/clock.js';
 import {
   GeneratorClosedError,
@@ -128,6 +128,27 @@ describe('shared state cell', () => {
     controller.abort(new Error('lease expired'));
     expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
     expect(() => worker.nextIdSync()).toThrow(/machine ID 6 of this shared state is no longer held/);
+  });
+
+  it('a renewed claim the holder cannot adopt (its shared state is fenced) is released and reported', async () => {
+    const next = claimOf(7);
+    const { claim, controller } = claimOf(6, { renew: () => Promise.resolve(next.claim) });
+    const shared = createSharedState(layout, claim);
+    const onError = vi.fn();
+    const holder = new IdGenerator({
+      layout,
+      machineId: claim,
+      clock: new FakeClock(T0),
+      state: sharedStateCell(shared),
+      onError,
+    });
+    controller.abort();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(next.claim.release).toHaveBeenCalledTimes(1);
+    expect(onError).toHaveBeenCalledWith(
+      expect.objectContaining({ message: expect.stringMatching(/belongs to machine ID 6/) }),
+    );
+    expect(() => holder.nextIdSync()).toThrow(MachineIdLostError);
   });
 
   it('refuses a generator of another layout or machine ID', () => {
