@@ -4,10 +4,12 @@ import { benchEtcd } from './etcd.mjs';
 import { benchIdServer } from './id-server.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
+import { benchThreads } from './threads.mjs';
 
 const suites = {
   sonyflake: benchSonyflake,
   snowflake: benchSnowflake,
+  threads: benchThreads,
   etcd: benchEtcd,
   'id-server': benchIdServer,
 };

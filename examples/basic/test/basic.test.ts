@@ -1,56 +1,81 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { chooseMachineId } from '../index.mjs';
+import { isPrivateIPv4 } from '@ids/machine-ip';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../index.mjs';
 
 const script = join(__dirname, '..', 'index.mjs');
+const NO_PRIVATE = () => ({ eth0: [{ address: '192.0.2.10', family: 'IPv4', internal: false }] });
+const claimDir = () => mkdtempSync(join(tmpdir(), 'ids-basic-'));
+
+function start(env: Record<string, string>) {
+  const { IDS_MACHINE_ID: _, IDS_CLAIM_DIR: __, ...rest } = process.env;
+  return spawnSync(process.execPath, [script], { env: { ...rest, ...env }, encoding: 'utf8' });
+}
+
+function rows(stdout: string): string[] {
+  return stdout.split('\n').filter((line) => /^\d{15,}\s/.test(line));
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe('examples/basic (the main job of npm start)', () => {
-  it('runs, says how it chose the machine ID, and prints decomposed IDs', () => {
-    const run = spawnSync(process.execPath, [script], {
-      env: { ...process.env, IDS_MACHINE_ID: '321' },
-      encoding: 'utf8',
-    });
+  it('with IDS_MACHINE_ID, says the explicit step gave it and prints decomposed IDs', () => {
+    const run = start({ IDS_MACHINE_ID: '321', IDS_CLAIM_DIR: claimDir() });
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^machine ID 321: IDS_MACHINE_ID from the environment/);
-    const rows = run.stdout.split('\n').filter((line) => /^\d{15,}\s/.test(line));
-    expect(rows).toHaveLength(5);
-    for (const row of rows) expect(row).toMatch(/^\d+\s+\d{4}-\d\d-\d\dT[\d:.]+Z\s+\d+\s+321$/);
-  });
-
-  it('keeps a drawn machine ID in its file and reuses it', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'ids-basic-')), 'machine-id');
-    const interfaces = { IDS_MACHINE_ID: '' };
-    const first = chooseMachineId(interfaces, file);
-    // Where the host has a private IPv4 the Go rule wins and no file is written.
-    if (/private IPv4/.test(first.how)) return;
-    expect(first.how).toMatch(/drew \d+ at random and kept it in/);
-    expect(Number(readFileSync(file, 'utf8'))).toBe(first.machineId);
-    const second = chooseMachineId(interfaces, file);
-    expect(second.machineId).toBe(first.machineId);
-    expect(second.how).toMatch(/kept in/);
-  });
-
-  it('refuses a kept file holding garbage instead of replacing it', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'ids-basic-')), 'machine-id');
-    writeFileSync(file, 'banana\n');
-    const attempt = () => chooseMachineId({}, file);
-    try {
-      attempt();
-    } catch (error) {
-      expect((error as Error).message).toMatch(/holds "banana", expected an integer from 0 to 65535/);
-      return;
-    }
-    // Only a host with a private IPv4 never reads the file.
-    expect(attempt().how).toMatch(/private IPv4/);
-  });
-
-  it('rejects an IDS_MACHINE_ID that is not a 16-bit integer', () => {
-    expect(() => chooseMachineId({ IDS_MACHINE_ID: '70000' })).toThrow(
-      /expected an integer from 0 to 65535, received "70000"/,
+    expect(run.stdout).toMatch(
+      /^machine ID 321, from the explicit step:\n {2}1\. explicit ID: used - machine ID 321 from IDS_MACHINE_ID\n/,
     );
-    expect(() => chooseMachineId({ IDS_MACHINE_ID: '1e3' })).toThrow(/received "1e3"/);
+    expect(rows(run.stdout)).toHaveLength(5);
+    for (const row of rows(run.stdout)) expect(row).toMatch(/^\d+\s+\d{4}-\d\d-\d\dT[\d:.]+Z\s+\d+\s+321$/);
+  });
+
+  it("on this host, lands on the step the host's addresses call for and says why", () => {
+    const dir = claimDir();
+    const run = start({ IDS_CLAIM_DIR: dir });
+    expect(run.status, run.stderr).toBe(0);
+    const hasPrivate = Object.values(networkInterfaces())
+      .flat()
+      .some((a) => a !== undefined && !a.internal && isPrivateIPv4(a.address));
+    if (hasPrivate) {
+      expect(run.stdout).toMatch(/from the private-ip step/);
+    } else {
+      // These machines: no private IPv4, so a host claim in IDS_CLAIM_DIR.
+      expect(run.stdout).toMatch(/^machine ID 0, from the host-claim step:/);
+      expect(run.stdout).toMatch(/2\. private IPv4: failed - no private ip address/);
+      expect(run.stdout).toContain(
+        `3. host claim: used - machine ID 0, unique among the processes of this host using ${dir}`,
+      );
+      expect(JSON.parse(readFileSync(join(dir, '0.claim'), 'utf8'))).toMatchObject({ state: 'released' });
+    }
+    expect(rows(run.stdout)).toHaveLength(5);
+  });
+
+  it('without a private IPv4, claims on the host, releases on close, and the next run takes the same ID after it', async () => {
+    const dir = claimDir();
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    const first = await main({ env: { IDS_CLAIM_DIR: dir }, interfaces: NO_PRIVATE });
+    expect(first.auto.step).toBe('host-claim');
+    expect(first.auto.trail.map((s) => s.outcome)).toEqual(['skipped', 'failed', 'used']);
+    const released = JSON.parse(readFileSync(join(dir, '0.claim'), 'utf8'));
+    expect(released).toMatchObject({ state: 'released', pid: process.pid });
+    const second = await main({ env: { IDS_CLAIM_DIR: dir }, interfaces: NO_PRIVATE });
+    expect(second.auto.id).toBe(0);
+    expect(second.auto.explain()).toMatch(/released by pid \d+; IDs start after/);
+    expect(second.ids[0]).toBeGreaterThan(first.ids.at(-1)!);
+    expect(log.mock.calls.map((c) => c[0]).join('\n')).toMatch(/machine ID 0, from the host-claim step/);
+  });
+
+  it('a bad IDS_MACHINE_ID stops with the reason instead of being skipped', () => {
+    const run = start({ IDS_MACHINE_ID: '70000', IDS_CLAIM_DIR: claimDir() });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(
+      /AutoMachineIdError: no machine ID: IDS_MACHINE_ID: expected an integer from 0 to 65535, received "70000"/,
+    );
+    expect(run.stdout).toBe('');
   });
 });

@@ -27,6 +27,18 @@ export const MAX_BATCH = 2 ** 24;
 export interface StateCell {
   load(): GeneratorState;
   commit(prev: GeneratorState, next: GeneratorState): boolean;
+  /**
+   * Called with the generator's layout and machine ID when it takes a machine ID (at
+   * construction, and when it adopts a renewed claim). A cell made for another layout or
+   * machine ID throws, since its slots would mean other IDs.
+   */
+  attach?(layout: Layout, machineId: number): void;
+  /**
+   * Called when the generator stops holding its claim (the claim was lost, or the generator was
+   * closed), before it records its last tick. A shared cell then fails every other taker's
+   * commit, so no thread issues an ID under a machine ID that is no longer held.
+   */
+  fence?(error: Error): void;
 }
 
 /** The default cell: plain memory of one generator. Calls never overlap in one thread, so every commit succeeds. */
@@ -204,10 +216,13 @@ export class IdGenerator {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#lost = new GeneratorClosedError('the generator is closed; create a new one to issue IDs');
+    const closed = new GeneratorClosedError('the generator is closed; create a new one to issue IDs');
+    this.#lost = closed;
     clearInterval(this.#recordTimer);
     const claim = this.#claim;
     if (!claim) return;
+    // Other threads sharing the state stop first, so the time recorded covers every ID issued.
+    this.#cell.fence?.(closed);
     await this.#record(claim);
     await claim.release();
   }
@@ -274,10 +289,12 @@ export class IdGenerator {
       return;
     }
     if (!isClaim(source)) {
+      this.#cell.attach?.(this.layout, source);
       this.#machine = source;
       this.#machineLow = source * this.layout.machineScale;
       return;
     }
+    this.#cell.attach?.(this.layout, source.machineId);
     this.#claim = source;
     this.#machine = source.machineId;
     this.#machineLow = source.machineId * this.layout.machineScale;
@@ -307,16 +324,26 @@ export class IdGenerator {
   #fence(claim: MachineIdClaim): void {
     if (claim !== this.#claim || this.#closed) return;
     const reason = claim.signal?.reason;
-    this.#lost = new MachineIdLostError(
+    const lost = new MachineIdLostError(
       `machine ID ${claim.machineId} is no longer held${reason instanceof Error ? `: ${reason.message}` : ''}; no IDs are issued until it is claimed again`,
       { cause: reason },
     );
+    this.#lost = lost;
     clearInterval(this.#recordTimer);
+    this.#cell.fence?.(lost);
     if (claim.renew) {
-      claim.renew().then(
-        (next) => this.#adopt(next),
-        (error) => this.#onError(error),
-      );
+      claim
+        .renew()
+        .then((next) => {
+          try {
+            this.#adopt(next);
+          } catch (error) {
+            // A renewed claim this generator cannot use (e.g. its shared state is fenced) must not stay held.
+            Promise.resolve(next.release()).catch(this.#onError);
+            throw error;
+          }
+        })
+        .catch((error) => this.#onError(error));
     }
   }
 

@@ -72,4 +72,10 @@ export {
   resolveMachineId,
   resolveMachineIdSync,
 } from './machine.js';
+export {
+  createSharedState,
+  type SharedGeneratorState,
+  SharedStateCell,
+  sharedStateCell,
+} from './shared.js';
 export type { GeneratorState, Slot } from './state.js';

@@ -8,7 +8,7 @@ import {
 } from '../src/errors.js';
 import { IdGenerator } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
-import type { MachineIdClaim } from '../src/machine.js';
+import { claimOf } from './claims.js';
 import { TWITTER_SPEC } from './layouts.js';
 
 const layout = defineLayout({
@@ -223,21 +223,6 @@ describe('options', () => {
     expect(starts.size).toBeGreaterThan(50);
   });
 });
-
-function claimOf(machineId: number, extra: Partial<MachineIdClaim> = {}) {
-  const controller = new AbortController();
-  const recorded: number[] = [];
-  const claim = {
-    machineId,
-    signal: controller.signal,
-    record: (ms: number) => {
-      recorded.push(ms);
-    },
-    release: vi.fn(),
-    ...extra,
-  } satisfies MachineIdClaim;
-  return { claim, controller, recorded };
-}
 
 describe('claims', () => {
   it('fences: once the claim is lost, calls fail with MachineIdLostError', async () => {

@@ -14,6 +14,7 @@ export {
   AsyncSettingError,
   type Clock,
   ClockMovedBackwardsError,
+  createSharedState,
   type DecomposedId,
   decodeAnyId,
   decodeId,
@@ -51,7 +52,11 @@ export {
   monotonicClock,
   OverTimeLimitError,
   parseId,
+  type SharedGeneratorState,
+  SharedStateCell,
   StartTimeAheadError,
+  type StateCell,
+  sharedStateCell,
   wallClock,
 } from '@ids/engine';
 export { MachineIdDoesNotFitError, NoPrivateAddressError, privateIpMachineId } from '@ids/machine-ip';

@@ -12,6 +12,7 @@ import {
   type MachineIdSource,
   received,
   StartTimeAheadError,
+  type StateCell,
   wallClock,
 } from '@ids/engine';
 
@@ -66,6 +67,13 @@ export interface SonyflakeSettings {
   readonly randomSequenceBound?: number;
   /** Receives errors from recording a claim's time. Default: a process warning. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Where the generator keeps its state. Default: in the generator. Pass `sharedStateCell(shared)`
+   * (from `createSharedState(sonyflakeLayout(settings), machineId)`) to let worker threads share
+   * one machine ID; the machine ID must then be the shared state's (`cell.machineId`), else
+   * InvalidArgumentError.
+   */
+  readonly state?: StateCell;
 }
 
 function bits(value: number | undefined, fallback: number): number | undefined {

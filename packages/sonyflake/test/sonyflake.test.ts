@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   AsyncSettingError,
   ClockMovedBackwardsError,
+  createSharedState,
   DEFAULT_START_TIME,
   FakeClock,
   formatId,
@@ -25,6 +26,8 @@ import {
   Sonyflake,
   type SonyflakeSettings,
   StartTimeAheadError,
+  sharedStateCell,
+  sonyflakeLayout,
   toTime,
 } from '../src/index.js';
 import { runningClock } from './helpers.js';
@@ -300,5 +303,27 @@ describe('the event loop', () => {
     expect(ids.size).toBeGreaterThan(5000);
     expect(beats).toBeGreaterThan(40);
     expect(longestGap).toBeLessThan(100);
+  });
+});
+
+describe('a state shared by threads', () => {
+  // One thread's view here; test/threads.test.ts runs real worker threads on the built packages.
+  it('passes `state` to the engine: generators on one shared state take distinct slots', () => {
+    const clock = new FakeClock(NOW);
+    const shared = createSharedState(sonyflakeLayout({ clock }), 12);
+    const a = new Sonyflake({ clock, machineId: 12, state: sharedStateCell(shared) });
+    const b = new Sonyflake({
+      clock,
+      machineId: sharedStateCell(shared).machineId,
+      state: sharedStateCell(shared),
+    });
+    const ids = [a.nextIdSync(), b.nextIdSync(), a.nextIdSync(), b.nextIdSync()];
+    expect(ids.map((id) => a.decompose(id).sequence)).toEqual([0, 1, 2, 3]);
+    expect(() => new Sonyflake({ clock, machineId: 13, state: sharedStateCell(shared) })).toThrow(
+      /belongs to machine ID 12, received a generator for machine ID 13/,
+    );
+    expect(
+      () => new Sonyflake({ clock, timeUnit: 1, machineId: 12, state: sharedStateCell(shared) }),
+    ).toThrow(/created for time 39 bits of 10 ms/);
   });
 });

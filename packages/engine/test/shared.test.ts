@@ -1,0 +1,186 @@
+import { describe, expect, it, vi } from 'vitest';
+import { FakeClock } from '../src/clock.js';
+import {
+  GeneratorClosedError,
+  InvalidArgumentError,
+  InvalidMachineIdError,
+  MachineIdLostError,
+} from '../src/errors.js';
+import { IdGenerator, type StateCell } from '../src/generator.js';
+import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
+import { createSharedState, SharedStateCell, sharedStateCell } from '../src/shared.js';
+import { claimOf } from './claims.js';
+
+// Worker threads are exercised in test/threads.test.ts against the built packages; here the
+// cell's rules are checked in one thread, with races forced at the seam between load and commit.
+
+const layout = defineLayout({
+  name: 'sonyflake',
+  timeBits: 39,
+  timeUnitMs: 10,
+  sequenceBits: 8,
+  machineBits: 16,
+  epochMs: Date.UTC(2014, 8, 1),
+});
+const T0 = Date.UTC(2026, 10, 22, 12);
+
+describe('shared state cell', () => {
+  it('gives generators on one state distinct slots, 256 per tick, each generator increasing', () => {
+    const shared = createSharedState(layout, 5);
+    const clock = new FakeClock(T0);
+    const gens = [0, 1, 2].map(
+      () => new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+    );
+    const perGen: bigint[][] = [[], [], []];
+    for (let i = 0; i < 3 * 256; i++) perGen[i % 3]!.push(gens[i % 3]!.nextIdSync());
+    const all = perGen.flat();
+    expect(new Set(all).size).toBe(all.length);
+    for (const ids of perGen) expect([...ids].sort((a, b) => (a < b ? -1 : 1))).toEqual(ids);
+    const ticks = new Map<number, number>();
+    for (const id of all) {
+      const { time } = gens[0]!.decompose(id);
+      ticks.set(time, (ticks.get(time) ?? 0) + 1);
+    }
+    expect([...ticks.values()]).toEqual([256, 256, 256]);
+    // Two roll-overs, each waited out by whichever generator took the tick's first slot.
+    expect(clock.sleeps).toEqual([10, 10]);
+  });
+
+  it('retries when another thread committed between its load and its commit', () => {
+    const shared = createSharedState(layout, 5);
+    const clock = new FakeClock(T0);
+    const other = new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) });
+    const inner = sharedStateCell(shared);
+    let races = 3;
+    const racing: StateCell = {
+      load: () => {
+        const state = inner.load();
+        // Another thread takes a slot after this load: this commit must fail and retry.
+        if (races-- > 0) other.nextIdSync();
+        return state;
+      },
+      commit: (prev, next) => inner.commit(prev, next),
+    };
+    const gen = new IdGenerator({ layout, machineId: 5, clock, state: racing });
+    const id = gen.nextIdSync();
+    expect(gen.decompose(id).sequence).toBe(3);
+    expect(inner.load()).toEqual({ elapsed: tickOf(layout, T0), sequence: 3 });
+  });
+
+  it("starts after the claim's notBefore, before any generator is built", () => {
+    const notBefore = T0 + 95;
+    const { claim } = claimOf(4, { notBefore });
+    const shared = createSharedState(layout, claim);
+    const clock = new FakeClock(T0);
+    const cell = sharedStateCell(shared);
+    expect(cell.machineId).toBe(4);
+    const gen = new IdGenerator({ layout, machineId: cell.machineId, clock, state: cell });
+    expect(gen.decompose(gen.nextIdSync()).time).toBe(tickOf(layout, notBefore) + 1);
+  });
+
+  it('closing the holder fences the other generators; the record covers their last slot', async () => {
+    const { claim, recorded } = claimOf(6);
+    const shared = createSharedState(layout, claim);
+    const clock = new FakeClock(T0);
+    const holder = new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
+    const worker = new IdGenerator({ layout, machineId: 6, clock, state: sharedStateCell(shared) });
+    clock.advance(35);
+    const last = worker.nextIdSync();
+    await holder.close();
+    expect(() => worker.nextIdSync()).toThrow(GeneratorClosedError);
+    expect(() => worker.nextIdSync()).toThrow(/machine ID 6 for this shared state was closed/);
+    expect(recorded).toEqual([tickStartMs(layout, worker.decompose(last).time + 1) - 1]);
+    expect(claim.release).toHaveBeenCalledTimes(1);
+    expect(sharedStateCell(shared).fenced).toBe(true);
+  });
+
+  it('a taker that loaded before the fence cannot commit after it', async () => {
+    const { claim, recorded } = claimOf(6);
+    const shared = createSharedState(layout, claim);
+    const clock = new FakeClock(T0);
+    const holder = new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
+    const inner = sharedStateCell(shared);
+    let closing: Promise<void> | undefined;
+    const racing: StateCell = {
+      load: () => {
+        const state = inner.load();
+        closing = holder.close(); // fences synchronously, then records
+        return state;
+      },
+      commit: (prev, next) => inner.commit(prev, next),
+      attach: (l, m) => inner.attach(l, m),
+    };
+    const worker = new IdGenerator({ layout, machineId: 6, clock, state: racing });
+    expect(() => worker.nextIdSync()).toThrow(GeneratorClosedError);
+    await closing;
+    // Nothing was issued: the record is the state the holder started from (tick 0).
+    expect(recorded).toEqual([tickStartMs(layout, 1) - 1]);
+    expect(inner.load()).toEqual({ elapsed: 0, sequence: 255 });
+  });
+
+  it('losing the claim fences the other generators with MachineIdLostError', () => {
+    const { claim, controller } = claimOf(6);
+    const shared = createSharedState(layout, claim);
+    const clock = new FakeClock(T0);
+    new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
+    const worker = new IdGenerator({ layout, machineId: 6, clock, state: sharedStateCell(shared) });
+    worker.nextIdSync();
+    controller.abort(new Error('lease expired'));
+    expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
+    expect(() => worker.nextIdSync()).toThrow(/machine ID 6 of this shared state is no longer held/);
+  });
+
+  it('a renewed claim the holder cannot adopt (its shared state is fenced) is released and reported', async () => {
+    const next = claimOf(7);
+    const { claim, controller } = claimOf(6, { renew: () => Promise.resolve(next.claim) });
+    const shared = createSharedState(layout, claim);
+    const onError = vi.fn();
+    const holder = new IdGenerator({
+      layout,
+      machineId: claim,
+      clock: new FakeClock(T0),
+      state: sharedStateCell(shared),
+      onError,
+    });
+    controller.abort();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(next.claim.release).toHaveBeenCalledTimes(1);
+    expect(onError).toHaveBeenCalledWith(
+      expect.objectContaining({ message: expect.stringMatching(/belongs to machine ID 6/) }),
+    );
+    expect(() => holder.nextIdSync()).toThrow(MachineIdLostError);
+  });
+
+  it('refuses a generator of another layout or machine ID', () => {
+    const shared = createSharedState(layout, 5);
+    const other = defineLayout({ ...layout, timeUnitMs: 1 });
+    expect(() => new IdGenerator({ layout: other, machineId: 5, state: sharedStateCell(shared) })).toThrow(
+      /created for time 39 bits of 10 ms .* this generator's layout has time 39 bits of 1 ms/,
+    );
+    expect(() => new IdGenerator({ layout, machineId: 6, state: sharedStateCell(shared) })).toThrow(
+      /belongs to machine ID 5, received a generator for machine ID 6/,
+    );
+  });
+
+  it('rejects what is not a shared state, and machine IDs that do not fit', () => {
+    expect(() => sharedStateCell({ buffer: new ArrayBuffer(72) as unknown as SharedArrayBuffer })).toThrow(
+      InvalidArgumentError,
+    );
+    expect(() => new SharedStateCell(null as never)).toThrow(
+      /expected the object createSharedState returned/,
+    );
+    expect(() => sharedStateCell({ buffer: new SharedArrayBuffer(72) })).toThrow(/expected version 1/);
+    expect(() => createSharedState(layout, 65_536)).toThrow(InvalidMachineIdError);
+    expect(() => createSharedState({} as never, 1)).toThrow(/expected a layout from defineLayout/);
+  });
+
+  it('packs the full range of a 63-bit layout without touching the fence bit', () => {
+    const wide = defineLayout({ timeBits: 41, timeUnitMs: 1, sequenceBits: 22, machineBits: 0, epochMs: 0 });
+    const shared = createSharedState(wide, 0);
+    const cell = sharedStateCell(shared);
+    const top = { elapsed: 2 ** 41 - 1, sequence: 2 ** 22 - 1 };
+    expect(cell.commit(cell.load(), top)).toBe(true);
+    expect(cell.load()).toEqual(top);
+    expect(cell.fenced).toBe(false);
+  });
+});

@@ -1,0 +1,407 @@
+import { join, resolve } from 'node:path';
+import {
+  type Clock,
+  checkClock,
+  InvalidArgumentError,
+  type MachineIdClaim,
+  type MachineIdProvider,
+  received,
+  wallClock,
+} from '@ids/engine';
+import { defaultClaimDir } from './dirs.js';
+import {
+  ClaimDirError,
+  ClaimFileCorruptError,
+  ClaimLostError,
+  FileWriteError,
+  MachineIdHeldError,
+  NoFreeMachineIdError,
+} from './errors.js';
+import {
+  describe,
+  type FileSystem,
+  makeDir,
+  nodeFileSystem,
+  sweepTemps,
+  unlinkQuiet,
+  writeTemp,
+} from './files.js';
+import { identityOf, type ProcessTable, systemProcesses } from './process.js';
+import { type ClaimRecord, formatRecord, readRecord } from './record.js';
+import { type Context, newNonce, replace, sweepTokens, take } from './takeover.js';
+
+/** Default `recordIntervalMs` of a host claim. */
+export const DEFAULT_CLAIM_RECORD_INTERVAL_MS = 500;
+/** Default `recordAheadMs` of a host claim: below the generators' default 1000 ms clock-back bound. */
+export const DEFAULT_CLAIM_RECORD_AHEAD_MS = 900;
+
+export interface HostClaimOptions {
+  /** The directory the processes of this host share. Default: `defaultClaimDir()` (IDS_CLAIM_DIR, else the user's state directory). */
+  readonly dir?: string;
+  /** The lowest machine ID to claim. Default 0. */
+  readonly min?: number;
+  /** The highest machine ID to claim. Default 2^bits - 1. `min === max` claims exactly that ID (MachineIdHeldError if taken). */
+  readonly max?: number;
+  /** The clock the generator uses (records are Unix ms of it). Default: the engine's wall clock. */
+  readonly clock?: Clock;
+  /** How often, in ms, the claim file's record is renewed (and the generator's tick taken). Default 500; at least 10. */
+  readonly recordIntervalMs?: number;
+  /**
+   * How far ahead of the clock the record reaches, in ms, so that a holder killed between two
+   * records has still recorded past every ID it issued. A successor may wait up to this long
+   * after a crash: keep it below the generator's `maxClockBackwardMs` (default 1000), else the
+   * successor fails with ClockMovedBackwardsError instead of waiting. Default 900; at least
+   * `recordIntervalMs`.
+   */
+  readonly recordAheadMs?: number;
+  /** Receives errors of the periodic record and of sweeping. Default: a process warning. */
+  readonly onError?: (error: unknown) => void;
+  /** Release the claim when the process exits normally. Default true. */
+  readonly releaseOnExit?: boolean;
+  /** File system seam (tests inject faults). Default: node:fs. */
+  readonly files?: FileSystem;
+  /** Process table seam (tests inject dead or reused pids). Default: the running system's. */
+  readonly processes?: ProcessTable;
+}
+
+/** What a claim took over: nothing (a machine ID never claimed in the directory), a released claim, or one whose holder is gone. */
+export interface TakenOver {
+  readonly state: 'released' | 'abandoned';
+  readonly pid: number;
+  readonly recordedMs: number | null;
+}
+
+// Claims to release when the process exits normally (the 'exit' event allows only synchronous work).
+const atExit = new Set<HostClaim>();
+let exitHooked = false;
+
+function hookExit(): void {
+  if (exitHooked) return;
+  exitHooked = true;
+  process.on('exit', () => {
+    for (const claim of atExit) claim.releaseAtExit();
+  });
+}
+
+/**
+ * A machine ID held through a file in the claim directory. The generator adopts it (see
+ * MachineIdClaim): it starts after `notBefore`, calls `record` with its tick, and `release` on
+ * close. Meanwhile the claim renews its record every `recordIntervalMs` to `recordAheadMs` past
+ * the clock, checking each time that the file is still its own; if it is not, `signal` aborts
+ * with ClaimLostError and the generator stops issuing IDs.
+ */
+export class HostClaim implements MachineIdClaim {
+  readonly machineId: number;
+  /** The claim file. */
+  readonly path: string;
+  /** The last instant recorded for this machine ID by earlier holders; undefined for a first claim. */
+  readonly notBefore: number | undefined;
+  readonly recordIntervalMs: number;
+  readonly signal: AbortSignal;
+  /** The claim this one replaced, if any. */
+  readonly tookOver: TakenOver | undefined;
+  readonly #ctx: Context;
+  readonly #why: string | undefined;
+  readonly #clock: Clock;
+  readonly #aheadMs: number;
+  readonly #onError: (error: unknown) => void;
+  readonly #abort = new AbortController();
+  readonly #mine: ClaimRecord;
+  readonly #timer: ReturnType<typeof setInterval>;
+  /** The most any holder so far has recorded: a release never goes below it. */
+  readonly #floor: number;
+  #persisted: number;
+  #exact = Number.NEGATIVE_INFINITY;
+  #latestNow: number;
+  /** The renewal under way, if any: a release waits for it, so its temporary file does not outlive the claim. */
+  #renewing: Promise<void> | undefined;
+  #releasing = false;
+  #done = false;
+
+  /** @internal Built by `hostClaim`. */
+  constructor(
+    ctx: Context,
+    machineId: number,
+    path: string,
+    mine: ClaimRecord,
+    previous: ClaimRecord | undefined,
+    previousWhy: string | undefined,
+    settings: {
+      clock: Clock;
+      intervalMs: number;
+      aheadMs: number;
+      onError: (e: unknown) => void;
+      atExit: boolean;
+      now: number;
+    },
+  ) {
+    this.#ctx = ctx;
+    this.machineId = machineId;
+    this.path = path;
+    this.#mine = mine;
+    this.#clock = settings.clock;
+    this.#aheadMs = settings.aheadMs;
+    this.#onError = settings.onError;
+    this.recordIntervalMs = settings.intervalMs;
+    this.signal = this.#abort.signal;
+    this.notBefore = previous?.recordedMs ?? undefined;
+    this.tookOver =
+      previous === undefined
+        ? undefined
+        : {
+            state: previous.state === 'released' ? 'released' : 'abandoned',
+            pid: previous.pid,
+            recordedMs: previous.recordedMs,
+          };
+    this.#why = previousWhy;
+    this.#floor = previous?.recordedMs ?? Number.NEGATIVE_INFINITY;
+    this.#persisted = mine.recordedMs ?? Number.NEGATIVE_INFINITY;
+    this.#latestNow = settings.now;
+    this.#timer = setInterval(() => void this.refresh(), settings.intervalMs);
+    this.#timer.unref();
+    if (settings.atExit) {
+      atExit.add(this);
+      hookExit();
+    }
+  }
+
+  /** One line on how the claim was obtained, for explanations. */
+  describe(): string {
+    const took =
+      this.tookOver === undefined
+        ? 'a machine ID not claimed here before'
+        : this.tookOver.state === 'released'
+          ? `released by pid ${this.tookOver.pid}`
+          : `taken over: ${this.#why ?? `pid ${this.tookOver.pid} is gone`}`;
+    const since =
+      this.notBefore === undefined
+        ? ''
+        : `; IDs start after ${new Date(this.notBefore).toISOString()}, the time recorded for it`;
+    return `claimed ${this.path} (${took}${since})`;
+  }
+
+  /** Called by the generator with the last millisecond of the latest tick it used; only ever raises the record. */
+  record(timeMs: number): void {
+    if (timeMs > this.#exact) this.#exact = timeMs;
+  }
+
+  /**
+   * Frees the machine ID: the file becomes `released`, recording the later of the clock now and
+   * the generator's last tick (the clock alone if it never went back during the claim, since no
+   * ID can be ahead of it). Call it after the last ID is issued; `IdGenerator.close()` does.
+   * Returns a Promise when a renewal is under way (it finishes first), else nothing.
+   * @throws FileWriteError when the file cannot be written; the claim then stays held by this
+   * process until it exits, and is taken over after that like an abandoned one.
+   */
+  release(): void | Promise<void> {
+    if (this.#done || this.#releasing) return this.#renewing;
+    this.#releasing = true;
+    if (this.#renewing) return this.#renewing.then(() => this.#releaseNow());
+    this.#releaseNow();
+  }
+
+  #releaseNow(): void {
+    const now = this.#clock.now();
+    // If the clock went back since the last renewal, IDs may be ahead of it: keep the record ahead.
+    const covered = now >= this.#latestNow ? now : Math.max(this.#persisted, now);
+    this.#finish(Math.max(this.#floor, this.#exact, covered));
+  }
+
+  /** @internal At process exit the generator did not close, and other threads may still be issuing: keep the record ahead. */
+  releaseAtExit(): void {
+    if (this.#done) return;
+    try {
+      this.#finish(Math.max(this.#floor, this.#exact, this.#persisted, this.#clock.now()));
+    } catch {
+      // Nothing can be reported at exit; the claim is taken over as abandoned once this process is gone.
+    }
+  }
+
+  #finish(recordedMs: number): void {
+    this.#done = true;
+    clearInterval(this.#timer);
+    atExit.delete(this);
+    if (this.signal.aborted) return; // Not ours any more: nothing to write.
+    replace(this.#ctx, this.path, { ...this.#mine, state: 'released', recordedMs });
+  }
+
+  /**
+   * Renews the record now: `recordAheadMs` past the clock (or the generator's tick, if later),
+   * after checking that the file is still this claim's. The timer calls it every
+   * `recordIntervalMs`. Write errors go to `onError`; a file found replaced or removed aborts
+   * `signal` with ClaimLostError.
+   */
+  refresh(): Promise<void> {
+    if (this.#done || this.#releasing) return Promise.resolve();
+    this.#renewing ??= this.#renew().finally(() => {
+      this.#renewing = undefined;
+    });
+    return this.#renewing;
+  }
+
+  async #renew(): Promise<void> {
+    const now = this.#clock.now();
+    this.#latestNow = Math.max(this.#latestNow, now);
+    const recordedMs = Math.max(this.#persisted, this.#exact, now + this.#aheadMs);
+    const record = { ...this.#mine, recordedMs };
+    let temp: string;
+    try {
+      temp = await writeTemp(this.#ctx.files, this.path, formatRecord(record), this.#ctx.me);
+    } catch (error) {
+      this.#onError(error);
+      return;
+    }
+    // From here on synchronous: a release cannot slip between the check and the rename.
+    if (this.#done) {
+      unlinkQuiet(this.#ctx.files, temp);
+      return;
+    }
+    let current: ClaimRecord | undefined;
+    try {
+      current = readRecord(this.#ctx.files, this.path);
+    } catch (error) {
+      this.#lose(describe(error), temp);
+      return;
+    }
+    if (current?.nonce !== this.#mine.nonce || current.state !== 'held') {
+      this.#lose(
+        current === undefined
+          ? 'the file was removed'
+          : `the file now holds pid ${current.pid}'s ${current.state} claim`,
+        temp,
+      );
+      return;
+    }
+    try {
+      this.#ctx.files.renameSync(temp, this.path);
+      this.#persisted = recordedMs;
+    } catch (error) {
+      unlinkQuiet(this.#ctx.files, temp);
+      this.#onError(new FileWriteError(`could not write ${this.path}: ${describe(error)}`, { cause: error }));
+    }
+  }
+
+  #lose(why: string, temp: string): void {
+    unlinkQuiet(this.#ctx.files, temp);
+    this.#done = true;
+    clearInterval(this.#timer);
+    atExit.delete(this);
+    this.#abort.abort(
+      new ClaimLostError(`the claim on machine ID ${this.machineId} was lost: ${why} (${this.path})`),
+    );
+  }
+}
+
+function checkWhole(value: unknown, what: string, low: number, high: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < low || value > high) {
+    throw new InvalidArgumentError(
+      `${what}: expected an integer from ${low} to ${high}, received ${received(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Lists the claim directory, creating it if needed. @throws ClaimDirError. */
+function openDir(files: FileSystem, dir: string): string[] {
+  try {
+    makeDir(files, dir);
+    return files.readdirSync(dir);
+  } catch (error) {
+    throw new ClaimDirError(
+      `the claim directory ${dir} cannot be used: ${describe(error)}; expected a directory this process can create files in (set IDS_CLAIM_DIR or the dir option)`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * A provider of host claims: each call claims the lowest machine ID from `min` to `max` that no
+ * live process of this host holds in the claim directory, taking over released claims and those
+ * of processes that are gone (a dead pid, or a pid now used by a process started later). It runs
+ * synchronously, so it works with `new Sonyflake()` as well as `Sonyflake.create()`.
+ *
+ * The IDs are unique among the processes of one host that share the directory; across hosts,
+ * use the private IPv4 (@ids/machine-ip) or etcd (@ids/machine-etcd).
+ *
+ * @throws (from the provider) ClaimDirError (directory unusable), FileWriteError (cannot write:
+ * unwritable, disk full), NoFreeMachineIdError (every ID in range held), MachineIdHeldError
+ * (`min === max` and that ID is held), ClaimFileCorruptError (`min === max` and its file is
+ * garbage; with a range such an ID is skipped and reported through `onError`).
+ * InvalidArgumentError for bad options, when the provider is called.
+ */
+export function hostClaim(options: HostClaimOptions = {}): MachineIdProvider {
+  return ({ bits }) => claimHostMachineId(bits, options);
+}
+
+/** What `hostClaim(options)` does when called with `{ bits }`. */
+export function claimHostMachineId(bits: number, options: HostClaimOptions = {}): HostClaim {
+  checkWhole(bits, 'bits', 0, 30);
+  const top = 2 ** bits - 1;
+  const min = checkWhole(options.min ?? 0, 'min', 0, top);
+  const max = checkWhole(options.max ?? top, 'max', min, top);
+  const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
+  const intervalMs = checkWhole(
+    options.recordIntervalMs ?? DEFAULT_CLAIM_RECORD_INTERVAL_MS,
+    'recordIntervalMs',
+    10,
+    3_600_000,
+  );
+  const aheadMs = checkWhole(
+    options.recordAheadMs ?? Math.max(DEFAULT_CLAIM_RECORD_AHEAD_MS, intervalMs),
+    'recordAheadMs',
+    intervalMs,
+    86_400_000,
+  );
+  const onError = options.onError ?? ((error: unknown) => process.emitWarning(error as Error));
+  const files = options.files ?? nodeFileSystem;
+  const table = options.processes ?? systemProcesses;
+  const dir = resolve(options.dir ?? defaultClaimDir());
+  const names = openDir(files, dir);
+  const ctx: Context = { files, table, me: identityOf(table), dir };
+  sweepTemps(files, dir, names, table);
+  sweepTokens(ctx, names, onError);
+
+  const nonce = newNonce();
+  const refused: string[] = [];
+  for (let id = min; id <= max; id++) {
+    const path = join(dir, `${id}.claim`);
+    const now = clock.now();
+    const make = (previous?: ClaimRecord): ClaimRecord => ({
+      v: 1,
+      state: 'held',
+      ...ctx.me,
+      nonce,
+      // Recorded ahead from the start, so a crash before the first renewal leaves no gap.
+      recordedMs: Math.max(previous?.recordedMs ?? Number.NEGATIVE_INFINITY, now + aheadMs),
+    });
+    let outcome: ReturnType<typeof take>;
+    try {
+      outcome = take(ctx, path, make);
+    } catch (error) {
+      if (!(error instanceof ClaimFileCorruptError) || min === max) throw error;
+      onError(error);
+      refused.push(`${id}: ${error.message}`);
+      continue;
+    }
+    if (outcome.taken) {
+      return new HostClaim(ctx, id, path, outcome.record, outcome.previous, outcome.why, {
+        clock,
+        intervalMs,
+        aheadMs,
+        onError,
+        atExit: options.releaseOnExit ?? true,
+        now,
+      });
+    }
+    refused.push(`${id}: ${outcome.why}`);
+  }
+  if (min === max) {
+    throw new MachineIdHeldError(
+      `machine ID ${min} is not free in ${dir}: ${refused[0]?.slice(`${min}: `.length)}; expected no live process of this host to hold it`,
+    );
+  }
+  const shownRefusals = refused.slice(0, 3).join('; ');
+  throw new NoFreeMachineIdError(
+    `no free machine ID from ${min} to ${max} in ${dir}: all ${refused.length} are held (${shownRefusals}${refused.length > 3 ? '; ...' : ''})`,
+  );
+}

@@ -1,0 +1,36 @@
+// @ids/machine-file: machine IDs kept in a local file, host claims so that the processes of one
+// host never share a machine ID, and the `auto` chain (explicit -> private IPv4 -> host claim).
+export {
+  type AutoMachineId,
+  AutoMachineIdError,
+  type AutoMachineIdOptions,
+  type AutoStep,
+  type AutoStepName,
+  autoMachineId,
+} from './auto.js';
+export {
+  claimHostMachineId,
+  DEFAULT_CLAIM_RECORD_AHEAD_MS,
+  DEFAULT_CLAIM_RECORD_INTERVAL_MS,
+  HostClaim,
+  type HostClaimOptions,
+  hostClaim,
+  type TakenOver,
+} from './claim.js';
+export { defaultClaimDir, type Env } from './dirs.js';
+export {
+  ClaimDirError,
+  ClaimFileCorruptError,
+  ClaimLostError,
+  FileWriteError,
+  KeptFallbackError,
+  KeptFileCorruptError,
+  KeptFileUnreadableError,
+  KeptIdOutOfRangeError,
+  MachineIdHeldError,
+  NoFreeMachineIdError,
+} from './errors.js';
+export { type AsyncFile, type FileSystem, nodeFileSystem } from './files.js';
+export { type KeptMachineIdOptions, keptMachineId } from './kept.js';
+export { type ProcessTable, systemProcesses } from './process.js';
+export type { ClaimRecord } from './record.js';

@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+/**
+ * What a claim needs to know about processes, as a seam: tests pass a table with dead or
+ * reused pids. The default reads Linux's /proc; elsewhere `startOf` and `bootId` answer
+ * undefined and a claim is judged by its pid alone.
+ */
+export interface ProcessTable {
+  /** This process's pid. */
+  readonly pid: number;
+  /** True when a process with this pid exists (one owned by another user counts). */
+  exists(pid: number): boolean;
+  /** A token that differs between two processes that had the same pid (their start time), or undefined when it cannot be told. */
+  startOf(pid: number): string | undefined;
+  /** An ID of the current boot of the host (Linux boot_id), or undefined. */
+  bootId(): string | undefined;
+  /** The host name, so that claims of another host sharing the directory are never taken. */
+  hostname(): string;
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Field 22 of /proc/<pid>/stat: the start time in clock ticks since boot. The command name
+ * (field 2) is in parentheses and may itself contain spaces and parentheses, so fields are
+ * counted from the last ')'.
+ */
+export function startFromStat(stat: string): string | undefined {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const start = fields[19];
+  return start !== undefined && /^\d+$/.test(start) ? start : undefined;
+}
+
+let boot: string | undefined | null = null;
+
+/** The table of the running system. */
+export const systemProcesses: ProcessTable = Object.freeze({
+  pid: process.pid,
+  exists(pid: number): boolean {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      // EPERM: the process exists but belongs to someone else.
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  },
+  startOf(pid: number): string | undefined {
+    const stat = readText(`/proc/${pid}/stat`);
+    return stat === undefined ? undefined : startFromStat(stat);
+  },
+  bootId(): string | undefined {
+    if (boot === null) boot = readText('/proc/sys/kernel/random/boot_id')?.trim() || undefined;
+    return boot;
+  },
+  hostname: () => hostname(),
+});
+
+/** Who holds (or held) a claim. */
+export interface Identity {
+  readonly pid: number;
+  readonly start: string | null;
+  readonly host: string;
+  readonly boot: string | null;
+}
+
+export function identityOf(table: ProcessTable): Identity {
+  return {
+    pid: table.pid,
+    start: table.startOf(table.pid) ?? null,
+    host: table.hostname(),
+    boot: table.bootId() ?? null,
+  };
+}
+
+/** Whether the owner of a claim still runs, and why we think so. */
+export type Verdict =
+  | { readonly alive: true; readonly why: string }
+  | { readonly alive: false; readonly why: string };
+
+/**
+ * Judges an owner. Only a claim of this host can be judged: another host's is always treated as
+ * alive, so a directory shared between hosts never hands one ID to two of them.
+ */
+export function judge(owner: Identity, table: ProcessTable): Verdict {
+  if (owner.host !== table.hostname()) {
+    return {
+      alive: true,
+      why: `held by pid ${owner.pid} on host ${owner.host}, which this host cannot check`,
+    };
+  }
+  const boot = table.bootId();
+  if (owner.boot !== null && boot !== undefined && owner.boot !== boot) {
+    return { alive: false, why: `pid ${owner.pid} ran before this host last booted` };
+  }
+  if (!table.exists(owner.pid)) return { alive: false, why: `pid ${owner.pid} is not running` };
+  if (owner.start !== null) {
+    const start = table.startOf(owner.pid);
+    if (start !== undefined && start !== owner.start) {
+      return {
+        alive: false,
+        why: `pid ${owner.pid} now belongs to another process (started at ${start}, not ${owner.start})`,
+      };
+    }
+  }
+  return { alive: true, why: `held by pid ${owner.pid}, which is running` };
+}

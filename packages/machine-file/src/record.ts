@@ -1,0 +1,81 @@
+import { ClaimDirError, ClaimFileCorruptError, shown } from './errors.js';
+import { describe, errnoOf, type FileSystem } from './files.js';
+import type { Identity } from './process.js';
+
+/**
+ * What a claim file holds, one JSON object:
+ * - `state`: `held` (by the process named), `released` (free; kept for its recorded time), or
+ *   `token` (a short-lived file that makes one process at a time the one taking a claim over).
+ * - `pid`, `start`, `host`, `boot`: who wrote it (see Identity).
+ * - `nonce`: random per holding, so a takeover can tell whether the file changed under it.
+ * - `recordedMs`: Unix ms; no ID under this machine ID was issued for a tick after it by
+ *   the holders so far. A new holder issues none for a tick at or before it.
+ */
+export interface ClaimRecord extends Identity {
+  readonly v: 1;
+  readonly state: 'held' | 'released' | 'token';
+  readonly nonce: string;
+  readonly recordedMs: number | null;
+}
+
+export function formatRecord(record: ClaimRecord): string {
+  return `${JSON.stringify(record)}\n`;
+}
+
+function fail(path: string, text: string, expected: string): never {
+  throw new ClaimFileCorruptError(
+    `${path} is not a claim file: expected ${expected}, found ${shown(text.trim())}; remove the file if no process uses its machine ID`,
+    path,
+  );
+}
+
+/** Parses a claim file's text. @throws ClaimFileCorruptError naming the path, what was expected and what was found. */
+export function parseRecord(text: string, path: string): ClaimRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    fail(path, text, 'a JSON object');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(path, text, 'a JSON object');
+  const r = value as Record<string, unknown>;
+  if (r.v !== 1) fail(path, text, '"v": 1');
+  if (r.state !== 'held' && r.state !== 'released' && r.state !== 'token') {
+    fail(path, text, '"state" of "held", "released" or "token"');
+  }
+  if (typeof r.pid !== 'number' || !Number.isSafeInteger(r.pid) || r.pid <= 0) {
+    fail(path, text, '"pid" a positive integer');
+  }
+  if (r.start !== null && (typeof r.start !== 'string' || !/^\d+$/.test(r.start))) {
+    fail(path, text, '"start" a string of digits or null');
+  }
+  if (typeof r.host !== 'string') fail(path, text, '"host" a string');
+  if (r.boot !== null && typeof r.boot !== 'string') fail(path, text, '"boot" a string or null');
+  if (typeof r.nonce !== 'string' || !/^[0-9a-f]{16,64}$/.test(r.nonce))
+    fail(path, text, '"nonce" hex digits');
+  if (r.recordedMs !== null && (typeof r.recordedMs !== 'number' || !Number.isFinite(r.recordedMs))) {
+    fail(path, text, '"recordedMs" Unix milliseconds or null');
+  }
+  return {
+    v: 1,
+    state: r.state,
+    pid: r.pid,
+    start: r.start as string | null,
+    host: r.host,
+    boot: r.boot as string | null,
+    nonce: r.nonce,
+    recordedMs: r.recordedMs as number | null,
+  };
+}
+
+/** Reads a claim file; undefined when there is none. @throws ClaimDirError when it cannot be read; ClaimFileCorruptError. */
+export function readRecord(files: FileSystem, path: string): ClaimRecord | undefined {
+  let text: string;
+  try {
+    text = files.readFileSync(path, 'utf8');
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return undefined;
+    throw new ClaimDirError(`could not read ${path}: ${describe(error)}`, { cause: error });
+  }
+  return parseRecord(text, path);
+}
