@@ -215,12 +215,26 @@ async function waitHealthy(members: readonly Member[], timeoutMs: number): Promi
  * member exits during start-up or the cluster is not healthy in time.
  */
 export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdCluster> {
+  // A port found free can be taken by another process before etcd binds it (test files run in
+  // parallel, each starting etcd). Such a start fails; a second attempt gets other ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || (error instanceof Error && error.message.startsWith('cannot run etcd'))) throw error;
+    }
+  }
+}
+
+async function startOnce(options: StartEtcdOptions): Promise<EtcdCluster> {
   const size = options.size ?? 1;
   const binary = options.binary ?? process.env.ETCD_BIN ?? 'etcd';
   const root = options.dataRoot ?? tmpdir();
   sweep(root);
   hookExit();
   const dir = mkdtempSync(join(root, `${DIR_PREFIX}${process.pid}-`));
+  // One token for the whole cluster: members with different tokens form different clusters.
+  const token = `ids-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
   const ports = await Promise.all(Array.from({ length: size * 2 }, freePort));
   const names = Array.from({ length: size }, (_, i) => `n${i + 1}`);
   const peerUrls = names.map((_, i) => `http://127.0.0.1:${ports[size + i]}`);
@@ -233,7 +247,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
       ...['--listen-client-urls', clientUrl, '--advertise-client-urls', clientUrl],
       ...['--listen-peer-urls', peerUrls[i]!, '--initial-advertise-peer-urls', peerUrls[i]!],
       ...['--initial-cluster', initialCluster, '--initial-cluster-state', 'new'],
-      ...['--initial-cluster-token', `ids-${process.pid}-${Date.now()}`],
+      ...['--initial-cluster-token', token],
       ...['--logger', 'zap', '--log-level', 'error'],
       // Raft timing for tests: a leader in ~100 ms, and leases as short as 1 s are honoured
       // (etcd raises a TTL below 1.5 election timeouts to that floor).
