@@ -221,7 +221,8 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
     try {
       return await startOnce(options);
     } catch (error) {
-      if (attempt >= 3 || (error instanceof Error && error.message.startsWith('cannot run etcd'))) throw error;
+      if (attempt >= 3 || (error instanceof Error && error.message.startsWith('cannot run etcd')))
+        throw error;
     }
   }
 }
