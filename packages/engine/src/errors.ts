@@ -116,6 +116,12 @@ export class ClockMovedBackwardsError extends IdsError {
   }
 }
 
+/** The clock did not advance while a generator slept until the next tick (a frozen or broken clock). */
+export class ClockStalledError extends IdsError {
+  readonly code = 'ERR_IDS_CLOCK_STALLED';
+  override readonly name = 'ClockStalledError';
+}
+
 /** An ID that is not a bigint or decimal string in [0, 2^63 - 1], or does not fit the layout. */
 export class InvalidIdError extends IdsError {
   readonly code = 'ERR_IDS_INVALID_ID';

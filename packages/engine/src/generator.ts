@@ -1,6 +1,7 @@
 import { type Clock, checkClock, sleep, sleepSync, wallClock } from './clock.js';
 import {
   ClockMovedBackwardsError,
+  ClockStalledError,
   GeneratorClosedError,
   InvalidArgumentError,
   MachineIdLostError,
@@ -252,20 +253,38 @@ export class IdGenerator {
   // relative to the clock, and the clock can move back meanwhile, so re-read it after each wait.
   #waitSync(slot: Slot): void {
     const start = tickStartMs(this.layout, slot.elapsed);
+    let slept = 0;
     for (let left = slot.waitMs; left > 0; left = start - this.#clock.now()) {
-      if (left > this.#waitBound) throw this.#clockError(left, slot.elapsed);
+      this.#checkWait(left, slept, slot);
       this.#sleepSync(left);
+      slept += left;
     }
     this.#checkHeld();
   }
 
   async #wait(slot: Slot): Promise<void> {
     const start = tickStartMs(this.layout, slot.elapsed);
+    let slept = 0;
     for (let left = slot.waitMs; left > 0; left = start - this.#clock.now()) {
-      if (left > this.#waitBound) throw this.#clockError(left, slot.elapsed);
+      this.#checkWait(left, slept, slot);
       await this.#sleep(left);
+      slept += left;
     }
     this.#checkHeld();
+  }
+
+  /**
+   * A wait ends with an error rather than going on for ever: when the clock has gone back past
+   * the bound, or when it has not moved although we slept more than the whole wait and the
+   * bound (a clock that stands still would otherwise keep us sleeping).
+   */
+  #checkWait(left: number, slept: number, slot: Slot): void {
+    if (left > this.#waitBound) throw this.#clockError(left, slot.elapsed);
+    if (slept > slot.waitMs + this.#waitBound) {
+      throw new ClockStalledError(
+        `the clock did not reach tick ${slot.elapsed} (${new Date(tickStartMs(this.layout, slot.elapsed)).toISOString()}) after ${Math.round(slept)} ms of sleeping for a ${Math.ceil(slot.waitMs)} ms wait; expected a clock that advances`,
+      );
+    }
   }
 
   /** A lost claim fences every call, and an ID that was waiting for its tick too. */

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { type Clock, FakeClock } from '../src/clock.js';
 import {
   ClockMovedBackwardsError,
+  ClockStalledError,
   GeneratorClosedError,
   InvalidArgumentError,
   MachineIdLostError,
@@ -101,6 +102,24 @@ describe('nextIdSync', () => {
     const gen = generator(clock, { maxClockBackwardMs: 0 });
     for (let i = 0; i < 257; i++) gen.nextIdSync();
     expect(clock.sleeps).toEqual([10]);
+  });
+
+  it('fails with ClockStalledError instead of sleeping for ever when the clock stands still', async () => {
+    const frozen = T0 + 3;
+    const sleeps: number[] = [];
+    const clock: Clock = {
+      now: () => frozen,
+      sleepSync: (ms) => void sleeps.push(ms),
+      sleep: async (ms) => void sleeps.push(ms),
+    };
+    const gen = generator(clock, { maxClockBackwardMs: 50 });
+    for (let i = 0; i < 256; i++) gen.nextIdSync();
+    expect(() => gen.nextIdSync()).toThrow(ClockStalledError);
+    // It gave up once it had slept more than the 7 ms wait plus the bound (10 ms tick + 50 ms).
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(7 + 60 + 7);
+    const fresh = generator(clock, { maxClockBackwardMs: 50 });
+    await fresh.nextIds(256);
+    await expect(fresh.nextId()).rejects.toThrow(/did not reach tick .* after \d+ ms of sleeping/);
   });
 
   it('fails when the clock jumps back during the wait itself', () => {
