@@ -68,11 +68,12 @@ const blocks = readmes.flatMap((file) => fencedBlocks(relative(root, file), read
 const runnable = blocks.filter((block) => block.run);
 const isTs = (block: Block) => block.lang === 'ts' || block.lang === 'typescript';
 
-// The examples run without the caller's machine-ID setting, as on a fresh machine.
-const exampleEnv = { ...process.env };
-delete exampleEnv.IDS_MACHINE_ID;
-
 const scratch = mkdtempSync(join(tmpdir(), 'ids-readme-'));
+
+// The examples run without the caller's machine-ID setting, as on a fresh machine, and any host
+// claims they take go to a scratch directory, not the user's own.
+const exampleEnv: NodeJS.ProcessEnv = { ...process.env, IDS_CLAIM_DIR: join(scratch, 'claims') };
+delete exampleEnv.IDS_MACHINE_ID;
 const fileOf = new Map<Block, string>();
 let diagnostics = new Map<string, string[]>();
 

@@ -1,6 +1,6 @@
 // `node index.mjs` (or `pnpm --filter @ids/example-id-server start`): runs the ID service until
-// SIGINT or SIGTERM. PORT (default 8080; 0 picks a free port), HOST (default 127.0.0.1) and
-// IDS_MACHINE_ID come from the environment. It prints one line, "listening on <url> ...", once
+// SIGINT or SIGTERM. PORT (default 8080; 0 picks a free port), HOST (default 127.0.0.1),
+// IDS_MACHINE_ID and IDS_CLAIM_DIR come from the environment. It prints one line, "listening on <url> ...", once
 // it accepts requests.
 import { InvalidArgumentError } from '@ids/sonyflake';
 import { startIdServer } from './server.mjs';
@@ -29,6 +29,7 @@ try {
   process.exit(1);
 }
 console.log(`listening on ${running.url} with machine ID ${running.sonyflake.machine}`);
+console.log(running.machineIdFrom);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM']) {

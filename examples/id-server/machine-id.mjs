@@ -1,29 +1,23 @@
-// The one place the server decides its machine ID. Everything else takes whatever this returns
-// and hands it to `Sonyflake.create`, which accepts a number, a provider (sync or async) or a
-// claim, so a different strategy (a machine ID kept in a file, an etcd lease) is a change to
-// this file only.
-import { InvalidMachineIdError } from '@ids/sonyflake';
+// The one place the server decides its machine ID. Everything else takes what this returns and
+// hands it to `Sonyflake.create`, which accepts a number, a provider or a claim, so another
+// strategy (an etcd lease from @ids/machine-etcd, say) is a change to this file only.
+import { autoMachineId } from '@ids/machine-file';
 
 /**
- * The machine-ID setting for the server's Sonyflake: the `machineId` option when given, else
- * `IDS_MACHINE_ID` from the environment (a decimal integer; Sonyflake checks its range, 0 to
- * 65535 by default), else undefined, which leaves Sonyflake's own default (the low 16 bits of a
- * private IPv4 address; `NoPrivateAddressError` on hosts without one).
+ * The machine ID for the server's Sonyflake, and how it was chosen: the `machineId` option when
+ * given, else the auto chain of the machine-file package: IDS_MACHINE_ID, then the private IPv4 address
+ * (held as a host claim), then a host claim in IDS_CLAIM_DIR (default
+ * ~/.local/state/ids/claims). A claim is released when the server closes its generator.
  *
  * @param {{ machineId?: import('@ids/sonyflake').MachineIdSource }} options
- * @param {Record<string, string | undefined>} env
- * @returns {import('@ids/sonyflake').MachineIdSource | undefined}
- * @throws {InvalidMachineIdError} when IDS_MACHINE_ID is set but is not a decimal integer
+ * @param {Record<string, string | undefined>} env Where IDS_MACHINE_ID and IDS_CLAIM_DIR are read.
+ * @returns {{ machineId: import('@ids/sonyflake').MachineIdSource, how: string }}
+ * @throws {import('@ids/machine-file').AutoMachineIdError} when no step gives an ID; its `cause`
+ *   is the typed error that stopped the chain (InvalidMachineIdError for a bad IDS_MACHINE_ID).
  */
-export function machineIdSetting(options, env = process.env) {
-  if (options.machineId !== undefined) return options.machineId;
-  const fromEnv = env.IDS_MACHINE_ID;
-  if (fromEnv === undefined || fromEnv === '') return undefined;
-  // Number() would read "1e3", "0x10" and " 7" too; a machine ID is plain digits or an error.
-  if (!/^[0-9]{1,10}$/.test(fromEnv)) {
-    throw new InvalidMachineIdError(
-      `IDS_MACHINE_ID: expected a decimal integer from 0 to 65535, received ${JSON.stringify(fromEnv)}`,
-    );
-  }
-  return Number(fromEnv);
+export function chooseMachineId(options, env = process.env) {
+  if (options.machineId !== undefined)
+    return { machineId: options.machineId, how: 'given as the machineId option' };
+  const auto = autoMachineId({ env });
+  return { machineId: auto.machineId, how: auto.explain() };
 }

@@ -12,7 +12,7 @@
 // request can crash the process: every handler's failure becomes a response.
 import { createServer } from 'node:http';
 import { IdsError, InvalidArgumentError, idReplacer, parseId, Sonyflake } from '@ids/sonyflake';
-import { machineIdSetting } from './machine-id.mjs';
+import { chooseMachineId } from './machine-id.mjs';
 
 /**
  * Default bound on N in `/ids?count=N`. A Sonyflake issues 256 IDs per 10 ms tick, so 1000 IDs
@@ -217,8 +217,8 @@ function answerClientError(error, socket) {
  * @typedef {object} IdServerOptions
  * @property {number} [port] TCP port, 0 to 65535; 0 (the default) picks a free one.
  * @property {string} [host] Address to listen on. Default 127.0.0.1 (loopback only).
- * @property {import('@ids/sonyflake').MachineIdSource} [machineId] Default: IDS_MACHINE_ID from `env`, else Sonyflake's own default (see machine-id.mjs).
- * @property {Record<string, string | undefined>} [env] Where IDS_MACHINE_ID is read. Default process.env.
+ * @property {import('@ids/sonyflake').MachineIdSource} [machineId] Default: `settings.machineId`, else the auto chain of the machine-file package (IDS_MACHINE_ID, private IPv4, host claim; see machine-id.mjs).
+ * @property {Record<string, string | undefined>} [env] Where IDS_MACHINE_ID and IDS_CLAIM_DIR are read. Default process.env.
  * @property {import('@ids/sonyflake').SonyflakeSettings} [settings] Any other Sonyflake settings (clock, startTime, ...).
  * @property {number} [maxCount] Bound on N in /ids?count=N. Default DEFAULT_MAX_COUNT (1000); 1 to MAX_COUNT_LIMIT.
  * @property {(error: unknown) => void} [onError] Receives unexpected failures (answered with 500). Default console.error.
@@ -230,6 +230,7 @@ function answerClientError(error, socket) {
  * @property {number} port The port it listens on (the chosen one when 0 was asked).
  * @property {import('node:http').Server} server
  * @property {Sonyflake} sonyflake
+ * @property {string} machineIdFrom How the machine ID was chosen (the auto chain's trail, or the option).
  * @property {() => Promise<void>} close Stops accepting, lets requests in flight finish, then closes the generator.
  */
 
@@ -238,8 +239,8 @@ function answerClientError(error, socket) {
  *
  * @param {IdServerOptions} [options]
  * @returns {Promise<RunningIdServer>}
- * @throws {InvalidArgumentError} for a bad port or maxCount; the Sonyflake settings' typed errors
- *   (InvalidMachineIdError, NoPrivateAddressError as a MachineIdProviderError's cause, ...);
+ * @throws {InvalidArgumentError} for a bad port or maxCount; AutoMachineIdError when no machine ID
+ *   can be had; the Sonyflake settings' typed errors (InvalidMachineIdError, ...);
  *   the listen error (EADDRINUSE, ...) as is.
  */
 export async function startIdServer(options = {}) {
@@ -249,8 +250,8 @@ export async function startIdServer(options = {}) {
       `port: expected an integer from 0 to 65535, received ${JSON.stringify(port)}`,
     );
   }
-  const machineId = machineIdSetting({ machineId: options.machineId }, env);
-  const sonyflake = await Sonyflake.create(machineId === undefined ? settings : { ...settings, machineId });
+  const { machineId, how } = chooseMachineId({ machineId: options.machineId ?? settings.machineId }, env);
+  const sonyflake = await Sonyflake.create({ ...settings, machineId });
   /** @type {import('node:http').Server | undefined} */
   let server;
   try {
@@ -282,6 +283,7 @@ export async function startIdServer(options = {}) {
       port: address.port,
       server: listening,
       sonyflake,
+      machineIdFrom: how,
       async close() {
         closing = true;
         await new Promise((resolve) => {

@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AutoMachineIdError } from '@ids/machine-file';
 import {
   FakeClock,
   InvalidArgumentError,
@@ -10,7 +13,7 @@ import {
   MachineIdProviderError,
 } from '@ids/sonyflake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { machineIdSetting } from '../machine-id.mjs';
+import { chooseMachineId } from '../machine-id.mjs';
 import { createIdHandler, DEFAULT_MAX_COUNT, startIdServer } from '../server.mjs';
 
 interface Reply {
@@ -284,25 +287,49 @@ describe('when the generator cannot issue IDs', () => {
 });
 
 describe('configuration', () => {
-  it('takes the machine ID from the option, else IDS_MACHINE_ID, else leaves Sonyflake its default', () => {
-    expect(machineIdSetting({ machineId: 5 }, { IDS_MACHINE_ID: '9' })).toBe(5);
-    expect(machineIdSetting({}, { IDS_MACHINE_ID: '9' })).toBe(9);
-    expect(machineIdSetting({}, { IDS_MACHINE_ID: '' })).toBeUndefined();
-    expect(machineIdSetting({}, {})).toBeUndefined();
+  it('takes the machine ID from the option, else the auto chain (IDS_MACHINE_ID, private IPv4, host claim)', () => {
+    expect(chooseMachineId({ machineId: 5 }, { IDS_MACHINE_ID: '9' })).toEqual({
+      machineId: 5,
+      how: 'given as the machineId option',
+    });
+    const fromEnv = chooseMachineId({}, { IDS_MACHINE_ID: '9' });
+    expect(fromEnv.machineId).toBe(9);
+    expect(fromEnv.how).toMatch(/^1\. explicit ID: used - machine ID 9 from IDS_MACHINE_ID$/);
+  });
+
+  it('without an explicit ID, uses the auto chain and says how; the claim is released on close', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ids-id-server-'));
+    const server = await startIdServer({ env: { IDS_CLAIM_DIR: dir } });
+    try {
+      expect(server.machineIdFrom).toMatch(/^1\. explicit ID: skipped/);
+      expect(server.machineIdFrom).toMatch(/(private IPv4|host claim): used - machine ID \d+/);
+    } finally {
+      await server.close();
+    }
+    const again = await startIdServer({ env: { IDS_CLAIM_DIR: dir } });
+    await again.close();
+    expect(again.sonyflake.machine).toBe(server.sonyflake.machine);
   });
 
   it.each(['abc', '-1', '1.5', '1e3', '0x10', ' 7', '99999999999'])(
-    'refuses IDS_MACHINE_ID=%j with InvalidMachineIdError',
+    'refuses IDS_MACHINE_ID=%j with the chain error, whose cause is InvalidMachineIdError',
     (value) => {
-      expect(() => machineIdSetting({}, { IDS_MACHINE_ID: value })).toThrow(InvalidMachineIdError);
-      expect(() => machineIdSetting({}, { IDS_MACHINE_ID: value })).toThrow(
-        `IDS_MACHINE_ID: expected a decimal integer from 0 to 65535, received ${JSON.stringify(value)}`,
+      let error: unknown;
+      try {
+        chooseMachineId({}, { IDS_MACHINE_ID: value });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(AutoMachineIdError);
+      expect((error as Error).cause).toBeInstanceOf(InvalidMachineIdError);
+      expect((error as Error).message).toContain(
+        `IDS_MACHINE_ID: expected an integer from 0 to 65535, received ${JSON.stringify(value)}`,
       );
     },
   );
 
   it('refuses a machine ID out of range, a bad port and a bad maxCount before listening', async () => {
-    await expect(startIdServer({ env: { IDS_MACHINE_ID: '65536' } })).rejects.toThrow(InvalidMachineIdError);
+    await expect(startIdServer({ env: { IDS_MACHINE_ID: '65536' } })).rejects.toThrow(AutoMachineIdError);
     await expect(startIdServer({ machineId: 1, port: 70000 })).rejects.toThrow(InvalidArgumentError);
     await expect(startIdServer({ machineId: 1, port: -1 })).rejects.toThrow(/port: expected an integer/);
     await expect(startIdServer({ machineId: 1, maxCount: 0 })).rejects.toThrow(
@@ -439,7 +466,9 @@ describe('node index.mjs', () => {
       });
       const [code] = await once(child, 'exit');
       expect(code).toBe(1);
-      expect(err).toMatch(/id-server could not start: (PORT|IDS_MACHINE_ID): expected/);
+      expect(err).toMatch(
+        /id-server could not start: (PORT: expected|no machine ID: IDS_MACHINE_ID: expected)/,
+      );
     }
   });
 });

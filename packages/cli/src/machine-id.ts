@@ -1,11 +1,14 @@
 // The one place the `ids` command decides its machine ID, and records why: every step says what
 // it found, so `ids machine-id --explain` can show which step produced the ID and why the
-// earlier ones did not. Order: --machine-id, then IDS_MACHINE_ID, then the private IPv4 rule.
-import { IdsError, InvalidMachineIdError, received } from '@ids/engine';
-import { type InterfaceSource, privateIPv4, privateIpMachineId } from '@ids/machine-ip';
+// earlier ones did not. Order: --machine-id, then IDS_MACHINE_ID (both typed by the user, so a
+// bad value is a usage error), then the rest of @ids/machine-file's auto chain: the private
+// IPv4 rule (held as a host claim), else a host claim in the claim directory.
+import { IdsError, InvalidMachineIdError, type MachineIdClaim, received } from '@ids/engine';
+import { AutoMachineIdError, type AutoStep, autoMachineId } from '@ids/machine-file';
+import type { InterfaceSource } from '@ids/machine-ip';
 
 /** Where a machine ID can come from, in the order they are tried. */
-export type MachineIdStepName = '--machine-id' | 'IDS_MACHINE_ID' | 'private IPv4';
+export type MachineIdStepName = '--machine-id' | 'IDS_MACHINE_ID' | 'private IPv4' | 'host claim';
 
 /** One step of the choice: what it found. */
 export interface MachineIdStep {
@@ -17,7 +20,13 @@ export interface MachineIdStep {
 }
 
 export interface MachineIdChoice {
+  /** The machine ID. */
   readonly machineId: number;
+  /**
+   * What to give the generator: the number, or the host claim that holds it (the generator
+   * releases it on close; call `release()` when no generator takes it).
+   */
+  readonly source: number | MachineIdClaim;
   /** The step that produced it. */
   readonly step: MachineIdStepName;
   /** Every step tried, in order; the last one is the chosen one. */
@@ -29,21 +38,22 @@ export interface MachineIdOptions {
   readonly bits: number;
   /** The `--machine-id` value as typed, if given. */
   readonly flag?: string | undefined;
-  /** Where IDS_MACHINE_ID is read. Default: process.env. */
+  /** Where IDS_MACHINE_ID and IDS_CLAIM_DIR are read. Default: process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The interface list for the private IPv4 step. Default: os.networkInterfaces. */
   readonly interfaces?: InterfaceSource;
 }
 
-/** No step produced a machine ID. `steps` says why each one did not. */
+/** No step produced a machine ID. `steps` says why each one did not; `cause` is the last failure. */
 export class NoMachineIdError extends IdsError {
   readonly code = 'ERR_IDS_NO_MACHINE_ID';
   override readonly name = 'NoMachineIdError';
   constructor(
     message: string,
     readonly steps: readonly MachineIdStep[],
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -57,33 +67,45 @@ function explicit(value: string, where: string, bits: number): number {
   return Number(value);
 }
 
-/** The first sentence of an error: what went wrong (the advice after it is given once, below). */
-function reason(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('. ')[0]!;
+const STEP_NAMES: Record<AutoStep['step'], MachineIdStepName | undefined> = {
+  // Explicit IDs never reach the chain (they are handled above it, with their own names).
+  explicit: undefined,
+  'private-ip': 'private IPv4',
+  'host-claim': 'host claim',
+};
+
+function fromChain(trail: readonly AutoStep[]): MachineIdStep[] {
+  return trail.flatMap((s) => {
+    const step = STEP_NAMES[s.step];
+    return step ? [{ step, chosen: s.outcome === 'used', detail: s.detail }] : [];
+  });
 }
 
 /**
- * Chooses the machine ID: `--machine-id`, else IDS_MACHINE_ID, else the low 16 bits of the
- * first private IPv4 address (Go's rule; refused when it does not fit `bits`).
+ * Chooses the machine ID: `--machine-id`, else IDS_MACHINE_ID, else the private IPv4 rule (Go's
+ * low 16 bits, refused when it does not fit `bits`, held as a host claim so two processes of
+ * this host cannot both use it), else a host claim in IDS_CLAIM_DIR or the user's state
+ * directory (see @ids/machine-file).
  *
  * @throws InvalidMachineIdError when --machine-id or IDS_MACHINE_ID is not an integer that fits
- * (a value the user typed); NoMachineIdError when no step produced one, saying how to give one.
+ * (a value the user typed); NoMachineIdError when no step produced one, with every step's reason.
  */
 export async function chooseMachineId(options: MachineIdOptions): Promise<MachineIdChoice> {
   const { bits, flag } = options;
   const env = options.env ?? process.env;
   const steps: MachineIdStep[] = [];
-  const done = (step: MachineIdStepName, machineId: number, detail: string): MachineIdChoice => {
+  const given = (step: MachineIdStepName, machineId: number, detail: string): MachineIdChoice => {
     steps.push({ step, chosen: true, detail });
-    return { machineId, step, steps };
+    return { machineId, source: machineId, step, steps };
   };
 
-  if (flag !== undefined) return done('--machine-id', explicit(flag, '--machine-id', bits), `given: ${flag}`);
+  if (flag !== undefined)
+    return given('--machine-id', explicit(flag, '--machine-id', bits), `given: ${flag}`);
   steps.push({ step: '--machine-id', chosen: false, detail: 'not given' });
 
   const fromEnv = env.IDS_MACHINE_ID;
   if (fromEnv !== undefined && fromEnv !== '') {
-    return done(
+    return given(
       'IDS_MACHINE_ID',
       explicit(fromEnv, 'IDS_MACHINE_ID', bits),
       `set in the environment: ${fromEnv}`,
@@ -91,21 +113,21 @@ export async function chooseMachineId(options: MachineIdOptions): Promise<Machin
   }
   steps.push({ step: 'IDS_MACHINE_ID', chosen: false, detail: 'not set' });
 
-  const interfaces = options.interfaces === undefined ? {} : { interfaces: options.interfaces };
   try {
-    // The provider answers a number (its type is the general provider's, which allows claims).
-    const machineId = Number(await privateIpMachineId(interfaces)({ bits }));
-    const address = privateIPv4(options.interfaces);
-    return done(
-      'private IPv4',
-      machineId,
-      `${address} gives ${machineId} (third octet * 256 + fourth, Go's rule), which fits ${bits} bits`,
-    );
+    const auto = autoMachineId({
+      bits,
+      env: { ...env, IDS_MACHINE_ID: undefined },
+      ...(options.interfaces ? { interfaces: options.interfaces } : {}),
+    });
+    steps.push(...fromChain(auto.trail));
+    return { machineId: auto.id, source: auto.machineId, step: steps.at(-1)!.step, steps };
   } catch (error) {
-    steps.push({ step: 'private IPv4', chosen: false, detail: reason(error) });
+    if (!(error instanceof AutoMachineIdError)) throw error;
+    steps.push(...fromChain(error.trail));
+    throw new NoMachineIdError(
+      `no machine ID: ${steps.map((s) => `${s.step}: ${s.detail}`).join('; ')}. Give one with --machine-id N or IDS_MACHINE_ID=N (0 to ${2 ** bits - 1} for this layout), or a writable claim directory with IDS_CLAIM_DIR`,
+      steps,
+      { cause: error.cause },
+    );
   }
-  throw new NoMachineIdError(
-    `no machine ID: ${steps.map((s) => `${s.step}: ${s.detail}`).join('; ')}. Give one with --machine-id N or IDS_MACHINE_ID=N (0 to ${2 ** bits - 1} for this layout)`,
-    steps,
-  );
 }

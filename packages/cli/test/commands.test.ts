@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { decodeId } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../src/run.js';
@@ -100,12 +103,26 @@ describe('help and usage', () => {
     expect(result.stderr).toMatch(/IDS_MACHINE_ID: expected an integer from 0 to 65535 .*received "seven"/);
   });
 
-  it('no machine ID on this host is a runtime failure (exit 1) that says how to give one', async () => {
-    const result = await ids(['generate']);
+  it('with no explicit ID and no private IPv4, generate takes a host claim and releases it', async () => {
+    const result = await ids(['generate', '-n', '3']);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().split('\n')).toHaveLength(3);
+    // The claim was released when the generator closed: the next run gets the same lowest ID.
+    const again = await ids(['machine-id', '--json']);
+    const twice = await ids(['machine-id', '--json']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ step: 'host claim' });
+    expect(JSON.parse(twice.stdout).machineId).toBe(JSON.parse(again.stdout).machineId);
+  });
+
+  it('no machine ID at all is a runtime failure (exit 1) that says how to give one', async () => {
+    // A claim directory that cannot be created: a path below a regular file.
+    const blocked = join(mkdtempSync(join(tmpdir(), 'ids-cli-')), 'file');
+    writeFileSync(blocked, 'not a directory');
+    const result = await ids(['generate'], { env: { IDS_CLAIM_DIR: join(blocked, 'claims') } });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(ERROR_LINE);
     expect(result.stderr).toMatch(
-      /^ids generate: error ERR_IDS_NO_MACHINE_ID: no machine ID: --machine-id: not given; IDS_MACHINE_ID: not set; private IPv4: no private ip address: .*found 192\.0\.2\.10\. Give one with --machine-id N or IDS_MACHINE_ID=N \(0 to 65535 for this layout\)\n$/,
+      /^ids generate: error ERR_IDS_NO_MACHINE_ID: no machine ID: --machine-id: not given; IDS_MACHINE_ID: not set; private IPv4: no private ip address: .*found 192\.0\.2\.10.*; host claim: .*Give one with --machine-id N or IDS_MACHINE_ID=N \(0 to 65535 for this layout\), or a writable claim directory with IDS_CLAIM_DIR\n$/,
     );
   });
 
@@ -295,14 +312,24 @@ describe('ids machine-id', () => {
     expect((await ids(['machine-id'], { interfaces: host })).stdout).toBe('262\n');
     const explained = await ids(['machine-id', '--explain'], { interfaces: host });
     expect(explained.code).toBe(0);
-    expect(explained.stdout).toBe(
-      [
-        'machine ID 262 for the sonyflake layout (16 machine bits), from private IPv4',
-        '    1. --machine-id    not given',
-        '    2. IDS_MACHINE_ID  not set',
-        "    3. private IPv4    chosen: 10.0.1.6 gives 262 (third octet * 256 + fourth, Go's rule), which fits 16 bits",
-        '',
-      ].join('\n'),
+    const lines = explained.stdout.split('\n');
+    expect(lines[0]).toBe('machine ID 262 for the sonyflake layout (16 machine bits), from private IPv4');
+    expect(lines[1]).toMatch(/^ {4}1\. --machine-id +not given$/);
+    expect(lines[2]).toMatch(/^ {4}2\. IDS_MACHINE_ID +not set$/);
+    expect(lines[3]).toMatch(
+      /^ {4}3\. private IPv4 +chosen: machine ID 262 from 10\.0\.1\.6 \(third octet \* 256 \+ fourth, Go's rule\); held on this host: /,
+    );
+  });
+
+  it('on a host without a private IPv4, --explain shows the host claim that gave the ID', async () => {
+    const explained = await ids(['machine-id', '--explain']);
+    expect(explained.code).toBe(0);
+    expect(explained.stdout).toMatch(
+      /^machine ID \d+ for the sonyflake layout \(16 machine bits\), from host claim\n/,
+    );
+    expect(explained.stdout).toMatch(/3\. private IPv4 +no private ip address/);
+    expect(explained.stdout).toMatch(
+      /4\. host claim +chosen: machine ID \d+, unique among the processes of this host using /,
     );
   });
 
@@ -326,13 +353,19 @@ describe('ids machine-id', () => {
     expect(JSON.parse(flag.stdout)).toMatchObject({ machineId: 5, step: '--machine-id' });
   });
 
-  it('an address whose ID does not fit the layout is refused, not cut down', async () => {
+  it('an address whose ID does not fit the layout is refused, not cut down; a host claim is used instead', async () => {
     // 10.0.5.6 gives 1286, which needs 11 bits; the twitter layout has 10.
-    const result = await ids(['machine-id', '-l', 'twitter'], { interfaces: hostWith('10.0.5.6') });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(ERROR_LINE);
-    expect(result.stderr).toMatch(
-      /ERR_IDS_NO_MACHINE_ID: .*private IPv4: the private address 10\.0\.5\.6 gives machine ID 1286, which needs 11 bits; the layout's machine field has 10\. Give one with --machine-id N or IDS_MACHINE_ID=N \(0 to 1023 for this layout\)/,
-    );
+    const result = await ids(['machine-id', '--json', '-l', 'twitter'], { interfaces: hostWith('10.0.5.6') });
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.stdout);
+    expect(json.step).toBe('host claim');
+    expect(json.machineId).toBeLessThan(1024);
+    expect(json.steps[2]).toMatchObject({
+      step: 'private IPv4',
+      chosen: false,
+      detail: expect.stringMatching(
+        /10\.0\.5\.6 gives machine ID 1286, which needs 11 bits; the layout's machine field has 10/,
+      ),
+    });
   });
 });

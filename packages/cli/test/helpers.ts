@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type { InterfaceList } from '@ids/machine-ip';
 import type { Io } from '../src/io.js';
@@ -13,6 +16,9 @@ export function hostWith(address: string): () => InterfaceList {
 
 /** A host like the ones these tests run on: a documentation-range address only. */
 export const NO_PRIVATE_ADDRESS = hostWith('192.0.2.10');
+
+/** Host claims of these tests go here, never into the user's own claim directory. */
+export const CLAIM_DIR = mkdtempSync(join(tmpdir(), 'ids-cli-claims-'));
 
 class Capture extends Writable {
   text = '';
@@ -51,7 +57,7 @@ export async function ids(
   const io: Io = {
     stdout,
     stderr,
-    env,
+    env: { IDS_CLAIM_DIR: CLAIM_DIR, ...env },
     interfaces,
     ...(stdin === undefined ? {} : { stdin: Readable.from([stdin]) }),
   };

@@ -5,10 +5,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMPARE_DEFAULT } from './expected.js';
-import { ERROR_LINE } from './helpers.js';
+import { CLAIM_DIR, ERROR_LINE } from './helpers.js';
 
 const bin = join(__dirname, '..', 'dist', 'cli.js');
-const { IDS_MACHINE_ID: _ignored, ...baseEnv } = process.env;
+const { IDS_MACHINE_ID: _ignored, ...userEnv } = process.env;
+const baseEnv = { ...userEnv, IDS_CLAIM_DIR: CLAIM_DIR };
 
 function ids(args: string[], env: Record<string, string> = {}) {
   const result = spawnSync(process.execPath, [bin, ...args], {
@@ -64,14 +65,14 @@ describe('the ids executable', () => {
     }
   });
 
-  it('exit 1 for a failure while running: no machine ID fits a layout with 0 machine bits', () => {
-    // The private IPv4 step gives third octet * 256 + fourth, which fits 0 bits only for x.x.0.0.
-    const result = ids(['generate', '--layout', 'snowflake:node=0,step=22']);
+  it('exit 1 for a failure while running: no machine ID can be had', () => {
+    // No explicit ID, no private IPv4 here, and a claim directory that cannot exist.
+    const result = ids(['generate'], { IDS_CLAIM_DIR: '/proc/self/ids-claims' });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(ERROR_LINE);
     expect(result.stderr).toMatch(/^ids generate: error ERR_IDS_NO_MACHINE_ID: no machine ID: /);
     expect(result.stderr).toMatch(
-      /Give one with --machine-id N or IDS_MACHINE_ID=N \(0 to 0 for this layout\)\n$/,
+      /Give one with --machine-id N or IDS_MACHINE_ID=N \(0 to 65535 for this layout\)/,
     );
   });
 

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { InvalidMachineIdError } from '@ids/engine';
@@ -7,7 +8,7 @@ import { EXIT_FAILURE, EXIT_USAGE, exitCodeOf, UsageError } from '../src/errors.
 import { chooseMachineId, NoMachineIdError } from '../src/machine-id.js';
 import { PROGRESS_MIN, progressBar } from '../src/progress.js';
 import { COMPARE_DEFAULT } from './expected.js';
-import { hostWith, NO_PRIVATE_ADDRESS } from './helpers.js';
+import { CLAIM_DIR, hostWith, NO_PRIVATE_ADDRESS } from './helpers.js';
 
 describe('chooseMachineId', () => {
   it('flag, then IDS_MACHINE_ID, then the private IPv4 address, with the trail of each step', async () => {
@@ -16,16 +17,39 @@ describe('chooseMachineId', () => {
       await chooseMachineId({ bits: 16, flag: '9', env: { IDS_MACHINE_ID: '8' }, interfaces: host }),
     ).toEqual({
       machineId: 9,
+      source: 9,
       step: '--machine-id',
       steps: [{ step: '--machine-id', chosen: true, detail: 'given: 9' }],
     });
-    const fromIp = await chooseMachineId({ bits: 16, env: { IDS_MACHINE_ID: '' }, interfaces: host });
+    const fromIp = await chooseMachineId({ bits: 16, env: { IDS_CLAIM_DIR: CLAIM_DIR }, interfaces: host });
     expect(fromIp.machineId).toBe(3 * 256 + 4);
     expect(fromIp.steps.map((s) => [s.step, s.chosen])).toEqual([
       ['--machine-id', false],
       ['IDS_MACHINE_ID', false],
       ['private IPv4', true],
     ]);
+    // The private-IPv4 ID is held as a host claim, so a second process of this host cannot use it too.
+    expect(typeof fromIp.source).toBe('object');
+    await expect(
+      chooseMachineId({ bits: 16, env: { IDS_CLAIM_DIR: CLAIM_DIR }, interfaces: host }),
+    ).rejects.toThrow(/private IPv4: .*held/);
+    if (typeof fromIp.source !== 'number') await fromIp.source.release();
+  });
+
+  it('falls back to a host claim when the host has no private IPv4', async () => {
+    const choice = await chooseMachineId({
+      bits: 10,
+      env: { IDS_CLAIM_DIR: CLAIM_DIR },
+      interfaces: NO_PRIVATE_ADDRESS,
+    });
+    expect(choice.step).toBe('host claim');
+    expect(choice.steps.map((s) => [s.step, s.chosen])).toEqual([
+      ['--machine-id', false],
+      ['IDS_MACHINE_ID', false],
+      ['private IPv4', false],
+      ['host claim', true],
+    ]);
+    if (typeof choice.source !== 'number') await choice.source.release();
   });
 
   it('refuses a typed value that is not an integer that fits', async () => {
@@ -37,11 +61,22 @@ describe('chooseMachineId', () => {
   });
 
   it('fails with NoMachineIdError carrying every step when none produced an ID', async () => {
-    const attempt = chooseMachineId({ bits: 16, env: {}, interfaces: NO_PRIVATE_ADDRESS });
+    const blocked = join(mkdtempSync(join(tmpdir(), 'ids-cli-')), 'file');
+    writeFileSync(blocked, 'not a directory');
+    const attempt = chooseMachineId({
+      bits: 16,
+      env: { IDS_CLAIM_DIR: join(blocked, 'x') },
+      interfaces: NO_PRIVATE_ADDRESS,
+    });
     await expect(attempt).rejects.toThrow(NoMachineIdError);
     const error = (await attempt.catch((e) => e)) as NoMachineIdError;
     expect(error.code).toBe('ERR_IDS_NO_MACHINE_ID');
-    expect(error.steps.map((s) => s.step)).toEqual(['--machine-id', 'IDS_MACHINE_ID', 'private IPv4']);
+    expect(error.steps.map((s) => s.step)).toEqual([
+      '--machine-id',
+      'IDS_MACHINE_ID',
+      'private IPv4',
+      'host claim',
+    ]);
     expect(error.steps.every((s) => !s.chosen)).toBe(true);
   });
 });

@@ -59,7 +59,7 @@ ${EXIT_HELP}
     const count = parseCount(values.count ?? '1', '--count', 1, MAX_COUNT);
     const { layout, generator: build } = parseLayout(values.layout ?? 'sonyflake');
     const encoding = ENCODINGS[parseFormat(values.format ?? 'decimal')];
-    const { machineId } = await machineIdFor(layout, values['machine-id'], io);
+    const { source } = await machineIdFor(layout, values['machine-id'], io);
 
     const out = io.stdout;
     // A reader that goes away (`ids generate -n 1e9 | head`) ends the run quietly; other write
@@ -71,7 +71,7 @@ ${EXIT_HELP}
       else broken = error;
     };
     out.on('error', onError);
-    const generator = build(machineId);
+    const generator = build(source);
     const progress = progressBar(count, io.stderr, { enabled: !values['no-progress'] });
     try {
       for (let done = 0; done < count && !closed; ) {

@@ -11,8 +11,11 @@ export const machineId: Command = {
   help: `Usage: ids machine-id [--layout SPEC] [--machine-id N] [--explain] [--json]
 
 Prints the machine ID \`ids generate\` would use. The steps, in order: --machine-id, the
-IDS_MACHINE_ID environment variable, then the low 16 bits of the host's first private IPv4
-address (Go's rule), refused when it does not fit the layout's machine field.
+IDS_MACHINE_ID environment variable, the low 16 bits of the host's first private IPv4 address
+(Go's rule; refused when it does not fit the layout's machine field, and held as a host claim so
+that two processes of this host cannot both use it), else a host claim: the lowest ID no live
+process of this host holds, in IDS_CLAIM_DIR (default ~/.local/state/ids/claims). A claim taken
+here is released before the command exits.
 
 Options:
 ${LAYOUT_HELP}
@@ -40,6 +43,8 @@ ${EXIT_HELP}
     );
     const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
     const choice = await machineIdFor(layout, values['machine-id'], io);
+    // Only shown, not used: a claim taken to show it is given back at once.
+    if (typeof choice.source !== 'number') await choice.source.release();
     if (values.json) {
       const json = {
         machineId: choice.machineId,
