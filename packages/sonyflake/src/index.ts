@@ -14,6 +14,7 @@ export {
   AsyncSettingError,
   type Clock,
   ClockMovedBackwardsError,
+  ClockStalledError,
   createSharedState,
   type DecomposedId,
   decodeAnyId,
