@@ -71,6 +71,8 @@ const isTs = (block: Block) => block.lang === 'ts' || block.lang === 'typescript
 // The examples run without the caller's machine-ID setting, as on a fresh machine.
 const exampleEnv = { ...process.env };
 delete exampleEnv.IDS_MACHINE_ID;
+// Their host claims go to a scratch directory, not the user's state directory.
+exampleEnv.IDS_CLAIM_DIR = mkdtempSync(join(tmpdir(), 'ids-readme-claims-'));
 
 const scratch = mkdtempSync(join(tmpdir(), 'ids-readme-'));
 const fileOf = new Map<Block, string>();
@@ -113,6 +115,7 @@ beforeAll(() => {
 
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
+  rmSync(exampleEnv.IDS_CLAIM_DIR as string, { recursive: true, force: true });
 });
 
 /** Strict TypeScript over all blocks at once (one program is much faster than one per block). */
