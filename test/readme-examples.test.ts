@@ -114,6 +114,7 @@ beforeAll(() => {
 
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
+  rmSync(exampleEnv.IDS_CLAIM_DIR as string, { recursive: true, force: true });
 });
 
 /** Strict TypeScript over all blocks at once (one program is much faster than one per block). */

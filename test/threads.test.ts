@@ -8,6 +8,7 @@ import {
   tickStartMs,
 } from '@ids/engine';
 import { claimHostMachineId } from '@ids/machine-file';
+import { Snowflake, snowflakeLayout } from '@ids/snowflake';
 import { Sonyflake, sonyflakeLayout } from '@ids/sonyflake';
 import { describe, expect, it } from 'vitest';
 import { fixture, increasing, max, min, readJson, tempDir } from './helpers.js';
@@ -20,12 +21,17 @@ interface Threads {
   after(): Promise<string[]>;
 }
 
-async function draw(shared: SharedGeneratorState, count: number, layout?: object): Promise<Threads> {
+/** `layout`: a LayoutSpec for a plain IdGenerator; `snowflake`: settings for a Snowflake; neither: a Sonyflake. */
+async function draw(
+  shared: SharedGeneratorState,
+  count: number,
+  build: { layout?: object; snowflake?: object } = {},
+): Promise<Threads> {
   const gate = new SharedArrayBuffer(8);
   const gateView = new Int32Array(gate);
   const workers = Array.from(
     { length: 4 },
-    () => new Worker(fixture('thread-worker.mjs'), { workerData: { shared, gate, count, layout } }),
+    () => new Worker(fixture('thread-worker.mjs'), { workerData: { shared, gate, count, ...build } }),
   );
   const results = workers.map(
     (worker) =>
@@ -99,12 +105,35 @@ describe('one machine ID shared by worker threads', () => {
   it('4 threads x 250,000 IDs of a 1 ms, 12-bit-sequence layout (heavy contention): 0 duplicates, each thread increasing', async () => {
     const spec = { timeBits: 41, timeUnitMs: 1, sequenceBits: 12, machineBits: 10, epochMs: 1288834974657 };
     const shared = createSharedState(defineLayout(spec), 1);
-    const threads = await draw(shared, 250_000, spec);
+    const threads = await draw(shared, 250_000, { layout: spec });
     const all = threads.ids.flat();
     expect(new Set(all).size).toBe(1_000_000);
     for (const ids of threads.ids) expect(increasing(ids)).toBe(true);
     expect(overlapping(threads.ids)).toBe(true);
     // Nobody holds a claim here: nothing fences them.
     expect(await threads.after()).toEqual(['issued', 'issued', 'issued', 'issued']);
+  });
+
+  it('4 threads x 50,000 Snowflake IDs under one host claim of a 10-bit machine ID: 0 duplicates, each thread increasing; closing the holder stops them', async () => {
+    const dir = tempDir('threads-snowflake');
+    const settings = { preset: 'discord' } as const;
+    const claim = claimHostMachineId(10, { dir });
+    const shared = createSharedState(snowflakeLayout(settings), claim);
+    const holder = new Snowflake({ ...settings, machineId: claim, state: sharedStateCell(shared) });
+    const threads = await draw(shared, 50_000, { snowflake: settings });
+    const all = threads.ids.flat();
+    expect(new Set(all).size).toBe(200_000);
+    for (const ids of threads.ids) expect(increasing(ids)).toBe(true);
+    expect(all.every((id) => holder.decompose(id).machine === claim.machineId)).toBe(true);
+    expect(overlapping(threads.ids)).toBe(true);
+
+    await holder.close();
+    expect(await threads.after()).toEqual([
+      'GeneratorClosedError',
+      'GeneratorClosedError',
+      'GeneratorClosedError',
+      'GeneratorClosedError',
+    ]);
+    expect(readJson(join(dir, `${claim.machineId}.claim`)).state).toBe('released');
   });
 });

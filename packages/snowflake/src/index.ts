@@ -15,6 +15,7 @@ export {
   type Clock,
   ClockMovedBackwardsError,
   composeMachineId,
+  createSharedState,
   type DecomposedId,
   decodeAnyId,
   decodeId,
@@ -51,7 +52,11 @@ export {
   monotonicClock,
   OverTimeLimitError,
   parseId,
+  type SharedGeneratorState,
+  SharedStateCell,
   StartTimeAheadError,
+  type StateCell,
+  sharedStateCell,
   wallClock,
 } from '@ids/engine';
 export {

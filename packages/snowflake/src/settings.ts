@@ -12,6 +12,7 @@ import {
   type MachineIdSource,
   received,
   StartTimeAheadError,
+  type StateCell,
   wallClock,
 } from '@ids/engine';
 
@@ -123,6 +124,13 @@ export interface SnowflakeSettings {
   readonly randomSequenceBound?: number;
   /** Receives errors from recording a claim's time. Default: a process warning. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Where the generator keeps its state. Default: in the generator. Pass `sharedStateCell(shared)`
+   * (from `createSharedState(snowflakeLayout(settings), machineId)`) to let worker threads share
+   * one machine ID; the machine ID must then be the shared state's (`cell.machineId`), and the
+   * layout the one the state was created for, else InvalidArgumentError.
+   */
+  readonly state?: StateCell;
 }
 
 function bitsSetting(

@@ -3,6 +3,7 @@ import {
   AsyncSettingError,
   ClockMovedBackwardsError,
   compose,
+  createSharedState,
   DISCORD_EPOCH,
   DISCORD_LAYOUT,
   decodeAnyId,
@@ -25,6 +26,7 @@ import {
   Snowflake,
   type SnowflakeSettings,
   StartTimeAheadError,
+  sharedStateCell,
   snowflakeLayout,
   TWITTER_EPOCH,
   TWITTER_LAYOUT,
@@ -382,6 +384,28 @@ describe('encodings', () => {
         }
       }
     }
+  });
+});
+
+describe('a state shared by threads', () => {
+  // One thread's view of the passthrough; test/threads.test.ts runs real worker threads on it.
+  it('passes `state` to the engine: generators on one shared state take distinct slots', () => {
+    const clock = new FakeClock(NOW);
+    const settings: SnowflakeSettings = { clock, machineParts: { datacenter: 1, worker: 2 } };
+    const shared = createSharedState(snowflakeLayout(settings), 34);
+    const a = new Snowflake({ ...settings, state: sharedStateCell(shared) });
+    const cell = sharedStateCell(shared);
+    const b = new Snowflake({ clock, machineId: cell.machineId, state: cell });
+    const ids = [a.nextIdSync(), b.nextIdSync(), a.nextIdSync(), b.nextIdSync()];
+    expect(ids.map((id) => a.decompose(id).sequence)).toEqual([0, 1, 2, 3]);
+    expect(ids.every((id) => decompose(id).machine === 34)).toBe(true);
+    expect(() => new Snowflake({ clock, machineId: 35, state: sharedStateCell(shared) })).toThrow(
+      /belongs to machine ID 34, received a generator for machine ID 35/,
+    );
+    // The discord preset has the same bits but another epoch: its slots would be other IDs.
+    expect(
+      () => new Snowflake({ clock, preset: 'discord', machineId: 34, state: sharedStateCell(shared) }),
+    ).toThrow(InvalidArgumentError);
   });
 });
 
