@@ -4,7 +4,9 @@ import type { Io } from './io.js';
 import { LAYOUT_SPEC_HELP } from './layouts.js';
 import { chooseMachineId, type MachineIdChoice } from './machine-id.js';
 
+/** One subcommand of `ids`: its name, its help, and what it does (see COMMANDS). */
 export interface Command {
+  /** What is typed after `ids`, e.g. "generate". */
   readonly name: string;
   /** One line for `ids --help`. */
   readonly summary: string;

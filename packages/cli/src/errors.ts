@@ -19,9 +19,11 @@ export class UsageError extends IdsError {
   override readonly name = 'UsageError';
 }
 
-/** Exit codes: 0 success, 1 a failure while running, 2 a mistake in what was typed. */
+/** Exit code 0: the command did what was asked. */
 export const EXIT_OK = 0;
+/** Exit code 1: the command line was fine but running it failed (no machine ID could be chosen, say). */
 export const EXIT_FAILURE = 1;
+/** Exit code 2: a mistake in what was typed (unknown option, malformed ID, layout or machine ID). */
 export const EXIT_USAGE = 2;
 
 // In the command, these can only come from values the user typed (IDs, layout specs, machine

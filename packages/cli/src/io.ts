@@ -3,10 +3,24 @@ import type { InterfaceSource } from '@ids/machine-ip';
 
 /** What a command reads and writes; the real process's by default, fakes in tests. */
 export interface Io {
-  readonly stdout: Writable & { readonly isTTY?: boolean };
-  readonly stderr: Writable & { readonly isTTY?: boolean; readonly columns?: number };
+  /** Where results go (IDs, tables, JSON, help), and nothing else, so they can be piped. */
+  readonly stdout: Writable & {
+    /** True when it is a terminal, as on process.stdout. */
+    readonly isTTY?: boolean;
+  };
+  /** Where errors and the progress bar go. */
+  readonly stderr: Writable & {
+    /** True when it is a terminal: the progress bar is drawn only then. */
+    readonly isTTY?: boolean;
+    /** The terminal's width, as on process.stderr. */
+    readonly columns?: number;
+  };
   /** Read by `ids decompose` when no ID is given on the command line and stdin is not a terminal. */
-  readonly stdin?: Readable & { readonly isTTY?: boolean };
+  readonly stdin?: Readable & {
+    /** True when it is a terminal: then it is not read, since nobody is piping IDs in. */
+    readonly isTTY?: boolean;
+  };
+  /** The environment: IDS_MACHINE_ID, IDS_CLAIM_DIR (or XDG_STATE_HOME) and IDS_DEBUG are read from it. */
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The network interfaces for the private IPv4 step (default: the host's). */
   readonly interfaces?: InterfaceSource;

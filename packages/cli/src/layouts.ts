@@ -9,7 +9,12 @@ import { UsageError } from './errors.js';
 export interface CliLayout {
   /** How the command prints it: the name, or the spec as typed. */
   readonly label: string;
+  /** The validated layout. */
   readonly layout: Layout;
+  /**
+   * A generator of this layout (a Sonyflake or a Snowflake) for a machine ID.
+   * @throws InvalidMachineIdError when the ID does not fit the layout's machine field.
+   */
   generator(machineId: number | MachineIdClaim): IdGenerator;
 }
 

@@ -12,6 +12,7 @@ export type MachineIdStepName = '--machine-id' | 'IDS_MACHINE_ID' | 'private IPv
 
 /** One step of the choice: what it found. */
 export interface MachineIdStep {
+  /** Which step this was. */
   readonly step: MachineIdStepName;
   /** True for the step that produced the ID (always the last one tried). */
   readonly chosen: boolean;
@@ -19,6 +20,7 @@ export interface MachineIdStep {
   readonly detail: string;
 }
 
+/** The machine ID `chooseMachineId` settled on, and how it got there. */
 export interface MachineIdChoice {
   /** The machine ID. */
   readonly machineId: number;
@@ -33,6 +35,7 @@ export interface MachineIdChoice {
   readonly steps: readonly MachineIdStep[];
 }
 
+/** What `chooseMachineId` works from: the layout's width, and the user's flag and environment. */
 export interface MachineIdOptions {
   /** Bits of the layout's machine field: an ID must be below 2^bits. */
   readonly bits: number;
@@ -50,6 +53,7 @@ export class NoMachineIdError extends IdsError {
   override readonly name = 'NoMachineIdError';
   constructor(
     message: string,
+    /** Every step tried, in order, each with why it gave no ID. */
     readonly steps: readonly MachineIdStep[],
     options?: ErrorOptions,
   ) {

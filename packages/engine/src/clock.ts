@@ -1,14 +1,26 @@
 import { InvalidArgumentError, received } from './errors.js';
 
 /**
- * Where a generator reads the time, and how it waits for it to pass. `now()` returns Unix
- * milliseconds (fractions allowed). `sleep` and `sleepSync` are optional: a clock without them
- * waits with a timer (async path) and `Atomics.wait` (sync path). A fake clock supplies its own,
- * so that tests move time forward instead of sleeping.
+ * Where a generator reads the time, and how it waits for it to pass. A fake clock supplies its
+ * own waits, so that tests move time forward instead of sleeping. Checked once when a generator
+ * is built (see `checkClock`).
  */
 export interface Clock {
+  /**
+   * The time in Unix milliseconds. Fractions are welcome: a clock truncated to whole ms makes
+   * each wait for the next tick oversleep (see hiResWallClock). Must be finite: anything else
+   * fails with InvalidArgumentError.
+   */
   now(): number;
+  /**
+   * Resolves after `ms` (fractions allowed) on this clock. Optional: without it, the async path
+   * waits with a timer.
+   */
   sleep?(ms: number): Promise<void>;
+  /**
+   * Blocks for `ms` (fractions allowed) on this clock. Optional: without it, the sync path
+   * waits in `Atomics.wait`.
+   */
   sleepSync?(ms: number): void;
 }
 
@@ -85,30 +97,42 @@ export function sleep(ms: number): Promise<void> {
  */
 export class FakeClock implements Clock {
   #now: number;
+  /** Every wait asked of this clock, in ms, in order (zero and negative waits included). */
   readonly sleeps: number[] = [];
 
+  /** @throws InvalidArgumentError unless `startMs` (default 0, Unix time 0) is finite ms or a valid Date. */
   constructor(startMs: number | Date = 0) {
     this.#now = checkMs(startMs instanceof Date ? startMs.getTime() : startMs, 'FakeClock start');
   }
 
+  /** The time it was set to, plus every advance and sleep since. */
   now(): number {
     return this.#now;
   }
 
-  /** Sets the time (backwards too: that is how tests step the clock back). */
+  /**
+   * Sets the time (backwards too: that is how tests step the clock back).
+   * @throws InvalidArgumentError unless `ms` is finite ms or a valid Date.
+   */
   set(ms: number | Date): void {
     this.#now = checkMs(ms instanceof Date ? ms.getTime() : ms, 'FakeClock.set');
   }
 
+  /**
+   * Moves the time by `ms`; a negative amount steps it back.
+   * @throws InvalidArgumentError unless `ms` is finite.
+   */
   advance(ms: number): void {
     this.#now += checkMs(ms, 'FakeClock.advance');
   }
 
+  /** Records the wait and moves the time forward by it; resolves at once. */
   sleep(ms: number): Promise<void> {
     this.sleepSync(ms);
     return Promise.resolve();
   }
 
+  /** Records the wait and moves the time forward by it (by nothing for `ms` <= 0). */
   sleepSync(ms: number): void {
     this.sleeps.push(ms);
     if (ms > 0) this.#now += ms;

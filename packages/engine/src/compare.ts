@@ -13,12 +13,19 @@ import {
 
 /** One column of the comparison: the layout's shape and every figure `layoutLimits` derives. */
 export interface LayoutComparison extends LayoutLimits {
+  /** The layout's label ("custom" when its spec had none). */
   readonly name: string;
+  /** Bits of the time field. */
   readonly timeBits: number;
+  /** Length of one tick, in ms. */
   readonly timeUnitMs: number;
+  /** Bits of the per-tick sequence. */
   readonly sequenceBits: number;
+  /** Bits of the machine ID. */
   readonly machineBits: number;
+  /** The named slices of the machine field, highest first; undefined when it is one field. */
   readonly machineParts: readonly MachinePart[] | undefined;
+  /** Which low field sits higher. */
   readonly fieldOrder: FieldOrder;
   /** The instant time 0 stands for. */
   readonly epoch: Date;

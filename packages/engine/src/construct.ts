@@ -13,8 +13,11 @@ import {
 
 /** What a preset needs to resolve its machine ID: the layout (for the field width), the source, the check. */
 export interface MachineIdRequest {
+  /** The preset's layout: its machine field's width bounds the ID. */
   readonly layout: Layout;
+  /** The `machineId` setting as the user gave it (after the preset applied its default). */
   readonly source: MachineIdSource;
+  /** The `checkMachineId` setting; none accepts every ID in range. */
   readonly check?: MachineIdCheck | undefined;
 }
 

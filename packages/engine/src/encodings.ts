@@ -14,7 +14,9 @@ export type EncodingName =
   | 'bwmarrin58'
   | 'base36';
 
+/** One text form of an ID: its encoder, its strict decoder, and how its texts compare. */
 export interface IdEncoding {
+  /** Its key in ENCODINGS. */
   readonly name: EncodingName;
   /** One line for help texts. */
   readonly description: string;
@@ -22,8 +24,13 @@ export interface IdEncoding {
   readonly width: number | undefined;
   /** Encoded IDs compare as strings (`<` on JS strings, byte order in ASCII) exactly as the IDs compare. */
   readonly sortable: boolean;
+  /** The ID as text. @throws InvalidIdError for an ID that `parseId` refuses. */
   encode(id: IdInput): string;
-  /** @throws InvalidIdError for a wrong character, a wrong length or a value past 2^63 - 1. */
+  /**
+   * Reads text this encoding writes (hex and Crockford in either letter case, Crockford's I, L
+   * and O as 1, 1 and 0).
+   * @throws InvalidIdError for a wrong character, a wrong length or a value past 2^63 - 1.
+   */
   decode(text: string): bigint;
 }
 
@@ -215,7 +222,9 @@ export function decodeId(text: string, encoding: EncodingName = 'decimal'): bigi
 
 /** An ID read from text of an encoding found by `decodeAnyId`. */
 export interface DetectedId {
+  /** The ID the text stands for. */
   readonly id: bigint;
+  /** The encoding it was read in. */
   readonly encoding: EncodingName;
 }
 

@@ -7,6 +7,7 @@
  * port from Go can map `errors.Is(err, ErrX)` to `err instanceof XError`.
  */
 export abstract class IdsError extends Error {
+  /** Stable across versions (`ERR_IDS_...`), unlike the message: match on it. */
   abstract readonly code: string;
 }
 
@@ -135,7 +136,12 @@ export class AmbiguousIdError extends IdsError {
   constructor(
     message: string,
     /** Each encoding that reads the text, with the ID it reads (one per distinct ID). */
-    readonly candidates: readonly { readonly encoding: string; readonly id: bigint }[],
+    readonly candidates: readonly {
+      /** The encoding's name, as `decodeId` takes it. */
+      readonly encoding: string;
+      /** The ID the text is in that encoding. */
+      readonly id: bigint;
+    }[],
   ) {
     super(message);
   }

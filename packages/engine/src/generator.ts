@@ -22,11 +22,16 @@ export const MAX_BATCH = 2 ** 24;
 /**
  * Where a generator keeps its state. By default the generator holds it; a cell in shared memory
  * lets the threads of one process share one machine ID (each thread's generator takes slots
- * from the same cell). `commit` must store `next` only if the state is still `prev`, and say
- * whether it did, so that concurrent takers retry instead of sharing a slot.
+ * from the same cell).
  */
 export interface StateCell {
+  /** The current state: the last tick used and the last sequence given in it. */
   load(): GeneratorState;
+  /**
+   * Stores `next` only if the state is still `prev`, and says whether it did, so that
+   * concurrent takers retry instead of sharing a slot. May throw instead (a fenced shared cell
+   * does): the error is what the generator's call fails with.
+   */
   commit(prev: GeneratorState, next: GeneratorState): boolean;
   /**
    * Called with the generator's layout and machine ID when it takes a machine ID (at
@@ -57,9 +62,19 @@ class LocalCell implements StateCell {
   }
 }
 
+/**
+ * How an `IdGenerator` is built. Presets (Sonyflake, Snowflake) fill these in from their own
+ * settings after checking the layout and the machine ID; the generator checks the rest at
+ * construction, so a bad option fails there and not mid-run.
+ */
 export interface GeneratorOptions {
+  /** The bit layout, from `defineLayout` (not checked again here). */
   readonly layout: Layout;
-  /** The machine ID, already resolved: a number, or a claim the generator watches. */
+  /**
+   * The machine ID, already resolved and checked (`resolveMachineId` does both): a number, or a
+   * claim the generator watches. It is not checked again here, so an ID outside
+   * [0, 2^machineBits) would spill into the other fields.
+   */
   readonly machineId: number | MachineIdClaim;
   /** Where time comes from. Default: the wall clock. */
   readonly clock?: Clock;
@@ -67,12 +82,14 @@ export interface GeneratorOptions {
    * How far, in ms, the clock may be behind the tick the generator must use next before a call
    * fails with ClockMovedBackwardsError instead of waiting. Default 1000; 0 never waits for a
    * clock that went back; Infinity waits as long as it takes (Go's behaviour).
+   * @throws InvalidArgumentError at construction for a negative number, NaN or a non-number.
    */
   readonly maxClockBackwardMs?: number;
   /**
    * Start each new tick's sequence at a random value below this bound instead of 0, so that IDs
    * at low traffic do not all end in sequence 0 (Leaf uses 100). The ticks then hold on average
-   * bound/2 fewer IDs. Default: off (0, as in Go).
+   * (bound - 1) / 2 fewer IDs. Default: off (0, as in Go). Range: an integer from 0 to 2^sequenceBits.
+   * @throws InvalidArgumentError at construction for anything else.
    */
   readonly randomSequenceBound?: number;
   /** Receives errors from recording the claim's time (default: a process warning). */
@@ -98,6 +115,7 @@ function checkNonNegative(value: unknown, what: string): number {
  * any wait: concurrent `nextId()` calls get distinct slots in call order.
  */
 export class IdGenerator {
+  /** The layout every ID of this generator follows. */
   readonly layout: Layout;
   readonly #clock: Clock;
   readonly #sleep: (ms: number) => Promise<void>;
@@ -120,6 +138,11 @@ export class IdGenerator {
   #baseTick = -1;
   #base = 0n;
 
+  /**
+   * @throws InvalidArgumentError for a clock without a working `now()`, or an option out of
+   * range; whatever the state cell's `attach` throws (a shared cell made for another layout or
+   * machine ID).
+   */
   constructor(options: GeneratorOptions) {
     this.layout = options.layout;
     const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
@@ -148,7 +171,14 @@ export class IdGenerator {
     return this.#machine;
   }
 
-  /** The next ID, waiting with a timer when the tick is used up: never blocks the event loop. */
+  /**
+   * The next ID, waiting with a timer when the tick is used up: never blocks the event loop.
+   *
+   * Rejects with OverTimeLimitError once the layout's lifetime is over; ClockMovedBackwardsError
+   * when the clock is further behind than `maxClockBackwardMs`; ClockStalledError when it stops
+   * advancing during a wait; MachineIdLostError while the claim is lost; GeneratorClosedError
+   * after `close()`.
+   */
   nextId(): Promise<bigint> {
     let slot: Slot;
     let id: bigint;
@@ -166,6 +196,7 @@ export class IdGenerator {
    * The next ID, blocking this thread in `Atomics.wait` when the tick is used up (at most one
    * tick, unless the clock went back). Use in worker threads and scripts; on a server's main
    * thread prefer `nextId()`.
+   * @throws what `nextId()` rejects with.
    */
   nextIdSync(): bigint {
     const slot = this.#take();
@@ -174,7 +205,11 @@ export class IdGenerator {
     return id;
   }
 
-  /** `n` IDs in increasing order. Yields to the event loop while waiting and every few ms of work. */
+  /**
+   * `n` IDs in increasing order. Yields to the event loop while waiting and every few ms of work.
+   * Rejects with InvalidArgumentError unless `n` is an integer from 0 to MAX_BATCH (2^24), and
+   * otherwise as `nextId()` does.
+   */
   async nextIds(n: number): Promise<bigint[]> {
     if (!Number.isInteger(n) || n < 0 || n > MAX_BATCH) {
       throw new InvalidArgumentError(
@@ -198,14 +233,21 @@ export class IdGenerator {
     return ids;
   }
 
+  /**
+   * The ID this layout gives an instant, a sequence and a machine ID (default: this generator's),
+   * without taking a slot: for tests, fixtures and range queries. See the module function
+   * `compose` for the checks and errors.
+   */
   compose(time: Date | number, sequence: number, machine: number = this.#machine): bigint {
     return compose(this.layout, time, sequence, machine);
   }
 
+  /** Splits an ID of this layout into its fields. @throws InvalidIdError when it is not one. */
   decompose(id: IdInput): DecomposedId {
     return decompose(this.layout, id);
   }
 
+  /** The start of the tick an ID of this layout was issued in. @throws InvalidIdError when it is not one. */
   toTime(id: IdInput): Date {
     return toTime(this.layout, id);
   }

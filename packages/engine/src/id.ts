@@ -62,9 +62,13 @@ export function idReplacer(_key: string, value: unknown): unknown {
 
 /** The fields of an ID. `time` is in ticks since the layout's epoch (Go's "time" key). */
 export interface DecomposedId {
+  /** The ID itself, parsed. */
   readonly id: bigint;
+  /** Ticks since the epoch: multiply by the tick length and add the epoch for an instant (or use toTime). */
   readonly time: number;
+  /** Which ID of its tick this was: from 0 to 2^sequenceBits - 1. */
   readonly sequence: number;
+  /** The machine ID: from 0 to 2^machineBits - 1. */
   readonly machine: number;
   /** The machine field split into the layout's named parts, when it has them. */
   readonly parts?: Readonly<Record<string, number>>;
@@ -147,7 +151,10 @@ export function compose(layout: Layout, time: Date | number, sequence: number, m
   );
 }
 
-/** @throws InvalidMachineIdError unless `machine` is an integer in [0, 2^machineBits). */
+/**
+ * Asserts that `machine` is a machine ID of the layout (Go's range check in `New`).
+ * @throws InvalidMachineIdError unless `machine` is an integer in [0, 2^machineBits).
+ */
 export function checkMachineId(layout: Layout, machine: unknown): asserts machine is number {
   if (
     typeof machine !== 'number' ||

@@ -10,7 +10,9 @@ import {
 
 /** A named slice of the machine field, highest bits first (for example datacenter 5 + worker 5). */
 export interface MachinePart {
+  /** Its key in `composeMachineId` and DecomposedId's `parts`: non-empty, distinct among the parts. */
   readonly name: string;
+  /** Its width: an integer of 1 or more; the parts' widths sum to `machineBits`. */
   readonly bits: number;
 }
 
@@ -208,7 +210,9 @@ export function tickStartMs(layout: Layout, tick: number): number {
 
 /** From `from` on, every ID of the layout has at least `digits` decimal digits. */
 export interface DecimalLength {
+  /** The decimal length reached: from 2 to 19. */
   readonly digits: number;
+  /** The start of the first tick whose every ID has that many digits. */
   readonly from: Date;
 }
 

@@ -10,26 +10,39 @@ import type { Layout } from './layout.js';
 
 /** What a provider is told: how many bits the machine field has, so it can fail when its ID would not fit. */
 export interface MachineIdContext {
+  /** Width of the layout's machine field: valid IDs are integers from 0 to 2^bits - 1. */
   readonly bits: number;
 }
 
 /**
  * A machine ID held for a while rather than computed once: a host-local claim file, an etcd
- * lease. The generator watches it:
- * - `signal` aborts when the claim can no longer be trusted; the generator then refuses to issue
- *   IDs (fencing) until `renew` gives it a claim again.
- * - `notBefore` is the last instant recorded for this ID by an earlier holder; the generator
- *   issues no ID for a tick at or before it (a restart with the clock behind cannot reissue).
- * - `record` is called with the last millisecond of the latest tick used, every
- *   `recordIntervalMs` while IDs are issued, and on close.
- * - `verify`, if present, is asked before each ID; it aborts `signal` when the claim has lapsed.
- * - `release` frees the ID; the generator calls it from `close()`.
+ * lease. The generator watches it, and a provider may return one instead of a number.
  */
 export interface MachineIdClaim {
+  /** The ID held: an integer from 0 to 2^machineBits - 1 (else InvalidMachineIdError when resolved). */
   readonly machineId: number;
+  /**
+   * Aborts when the claim can no longer be trusted; the generator then refuses to issue IDs
+   * (fencing, MachineIdLostError) until `renew` gives it a claim again. Without it, the claim
+   * is never lost.
+   */
   readonly signal?: AbortSignal;
+  /**
+   * The last instant (Unix ms) recorded for this ID by an earlier holder; the generator issues no
+   * ID for a tick at or before it, so a restart with the clock behind cannot reissue.
+   */
   readonly notBefore?: number;
+  /**
+   * How often, in ms, `record` is called while IDs are issued. Default 1000
+   * (DEFAULT_RECORD_INTERVAL_MS); 0 or more, else InvalidArgumentError when the generator
+   * adopts the claim.
+   */
   readonly recordIntervalMs?: number;
+  /**
+   * Stores the last millisecond of the latest tick used, for the next holder's `notBefore`.
+   * Called every `recordIntervalMs` while IDs are issued, and on close; its errors go to the
+   * generator's `onError`.
+   */
   record?(timeMs: number): void | Promise<void>;
   /**
    * Called synchronously before each ID is issued. A claim that lapses by time alone (a lease
@@ -39,6 +52,7 @@ export interface MachineIdClaim {
   verify?(): void;
   /** After the signal aborted: resolves with a fresh claim (possibly another ID) once one is held again. */
   renew?(): Promise<MachineIdClaim>;
+  /** Frees the ID. The generator calls it from `close()`, and for a claim whose ID is refused. */
   release(): void | Promise<void>;
 }
 
@@ -53,6 +67,7 @@ export type MachineIdCheck = (machineId: number) => boolean | Promise<boolean>;
 /** A machine ID as a generator takes it: a number, a claim, or a provider of either. */
 export type MachineIdSource = number | MachineIdClaim | MachineIdProvider;
 
+/** Whether a machine ID is a claim rather than a number: an object with `machineId` and `release`. */
 export function isClaim(value: unknown): value is MachineIdClaim {
   return typeof value === 'object' && value !== null && 'machineId' in value && 'release' in value;
 }
@@ -97,6 +112,11 @@ function checkSource(source: unknown): void {
 /**
  * Go's order in `New`: run the provider (its error is passed through as `cause`), check the
  * range, then ask `check`. A claim whose ID is refused is released.
+ *
+ * Rejects with InvalidArgumentError for a source that is not a number, claim or function;
+ * MachineIdProviderError when the provider throws or rejects; InvalidMachineIdError for an ID
+ * outside [0, 2^machineBits); MachineIdRejectedError when `check` answers anything but true or
+ * throws (its error is the `cause`).
  */
 export async function resolveMachineId(
   layout: Layout,
@@ -131,7 +151,11 @@ export async function resolveMachineId(
 
 const asyncHint = 'use the async create() for providers and checks that return a Promise';
 
-/** The same steps for the synchronous constructors: anything returning a Promise is refused. */
+/**
+ * The same steps for the synchronous constructors: anything returning a Promise is refused.
+ * @throws what `resolveMachineId` rejects with, and AsyncSettingError when the provider or the
+ * check returns a Promise.
+ */
 export function resolveMachineIdSync(
   layout: Layout,
   source: MachineIdSource,

@@ -25,6 +25,7 @@ const FENCE_CLOSED = 2;
  * thread builds its own generator over it with `sharedStateCell`.
  */
 export interface SharedGeneratorState {
+  /** The state word, fence reason and the layout and machine ID it was made for (72 bytes). */
   readonly buffer: SharedArrayBuffer;
 }
 
@@ -88,6 +89,7 @@ export class SharedStateCell implements StateCell {
   #lastWord = -1n;
   #lastState: GeneratorState | undefined;
 
+  /** @throws InvalidArgumentError for anything but a createSharedState result. */
   constructor(shared: SharedGeneratorState) {
     const buffer = (shared as { buffer?: unknown } | null)?.buffer;
     if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength !== BYTES) {
@@ -113,6 +115,7 @@ export class SharedStateCell implements StateCell {
     return Atomics.load(this.#word, 0) < 0n;
   }
 
+  /** The state as last committed by any thread (also once fenced). */
   load(): GeneratorState {
     // A fenced word still holds the last state: the holder records it after fencing.
     const word = Atomics.load(this.#word, 0) & LOW_63;
@@ -123,6 +126,12 @@ export class SharedStateCell implements StateCell {
     return this.#lastState;
   }
 
+  /**
+   * Stores `next` if no thread committed since `prev` was loaded; false sends the taker round
+   * again.
+   * @throws GeneratorClosedError or MachineIdLostError once the holding generator was closed or
+   * lost its claim.
+   */
   commit(prev: GeneratorState, next: GeneratorState): boolean {
     const expected = prev === this.#lastState ? this.#lastWord : pack(prev, this.#shift);
     const found = Atomics.compareExchange(this.#word, 0, expected, pack(next, this.#shift));

@@ -7,7 +7,9 @@ import { type Layout, tickOf, tickStartMs } from './layout.js';
  * rules below be tested as a table of (state, now) -> next.
  */
 export interface GeneratorState {
+  /** The tick last used, counted from the layout's epoch: from 0 to 2^timeBits - 1. */
   readonly elapsed: number;
+  /** The sequence last given in that tick: from 0 to 2^sequenceBits - 1. */
   readonly sequence: number;
 }
 

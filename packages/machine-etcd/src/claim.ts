@@ -14,12 +14,16 @@ import { LeaseKeeper, realScheduler, type Scheduler } from './keeper.js';
 import { currentOwner, Keys } from './keys.js';
 import { DEFAULT_PROBES, type EtcdOptions, type Settings, settings as validate } from './options.js';
 
+/** The options of `etcdMachineId`: how to reach etcd (EtcdOptions), and how to pick and record an ID. */
 export interface EtcdMachineIdOptions extends EtcdOptions {
-  /** Random IDs tried before listing the taken ones, 0 to 64. Default 3. */
+  /**
+   * Random IDs tried before listing the taken ones, 0 to 64, else EtcdOptionError. Default 3:
+   * in a sparse field a random ID is almost always free, and one request beats a listing.
+   */
   readonly probes?: number;
   /**
    * How often, in ms, the generator records the time it reached on the claim (one etcd write
-   * each time the tick moved). Default 1,000.
+   * each time the tick moved). Default 1,000; above 0, else EtcdOptionError.
    */
   readonly recordIntervalMs?: number;
 }

@@ -34,6 +34,7 @@ export class CorruptClaimError extends IdsError {
   readonly code = 'ERR_IDS_ETCD_CORRUPT_KEY';
   override readonly name = 'CorruptClaimError';
   constructor(
+    /** The etcd key at fault, e.g. `/ids/machine-id/7`. */
     readonly key: string,
     message: string,
   ) {
@@ -78,6 +79,7 @@ export class EtcdLeaseLostError extends IdsError {
   readonly code = 'ERR_IDS_ETCD_LEASE_LOST';
   override readonly name = 'EtcdLeaseLostError';
   constructor(
+    /** Why the lease stopped being trusted. */
     readonly kind: LeaseLossKind,
     message: string,
     options?: { cause?: unknown },

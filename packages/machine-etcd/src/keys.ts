@@ -45,7 +45,9 @@ export class Keys {
 
 /** Who holds a claim: enough for a person to find the process. */
 export interface Owner {
+  /** The holder's host name (os.hostname). */
   readonly host: string;
+  /** The holder's process ID on that host. */
   readonly pid: number;
   /** When the process started (ISO 8601). */
   readonly started: string;

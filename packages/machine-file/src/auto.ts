@@ -9,12 +9,15 @@ export type AutoStepName = 'explicit' | 'private-ip' | 'host-claim';
 
 /** What one step of the chain did. */
 export interface AutoStep {
+  /** Which step. */
   readonly step: AutoStepName;
+  /** `used`: it gave the ID (the last step of a trail); `skipped`: nothing to try; `failed`: it tried and could not. */
   readonly outcome: 'used' | 'skipped' | 'failed';
   /** Why, in a sentence. */
   readonly detail: string;
 }
 
+/** What `autoMachineId` works from; every option has a default, so `{}` is the usual call. */
 export interface AutoMachineIdOptions {
   /** Bits of the layout's machine field. Default 16 (Sonyflake). */
   readonly bits?: number;
@@ -54,6 +57,7 @@ export class AutoMachineIdError extends IdsError {
   override readonly name = 'AutoMachineIdError';
   constructor(
     message: string,
+    /** Every step tried, in order; the last one failed. */
     readonly trail: readonly AutoStep[],
     options?: ErrorOptions,
   ) {

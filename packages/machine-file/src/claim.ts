@@ -35,23 +35,31 @@ export const DEFAULT_CLAIM_RECORD_INTERVAL_MS = 500;
 /** Default `recordAheadMs` of a host claim: below the generators' default 1000 ms clock-back bound. */
 export const DEFAULT_CLAIM_RECORD_AHEAD_MS = 900;
 
+/** How `hostClaim` and `claimHostMachineId` claim; each option is checked when the claim is made. */
 export interface HostClaimOptions {
   /** The directory the processes of this host share. Default: `defaultClaimDir()` (IDS_CLAIM_DIR, else the user's state directory). */
   readonly dir?: string;
-  /** The lowest machine ID to claim. Default 0. */
+  /** The lowest machine ID to claim. Default 0; an integer from 0 to 2^bits - 1, else InvalidArgumentError. */
   readonly min?: number;
-  /** The highest machine ID to claim. Default 2^bits - 1. `min === max` claims exactly that ID (MachineIdHeldError if taken). */
+  /**
+   * The highest machine ID to claim. Default 2^bits - 1; an integer from `min` to 2^bits - 1,
+   * else InvalidArgumentError. `min === max` claims exactly that ID (MachineIdHeldError if taken).
+   */
   readonly max?: number;
   /** The clock the generator uses (records are Unix ms of it). Default: the engine's wall clock. */
   readonly clock?: Clock;
-  /** How often, in ms, the claim file's record is renewed (and the generator's tick taken). Default 500; at least 10. */
+  /**
+   * How often, in ms, the claim file's record is renewed (and the generator's tick taken).
+   * Default 500; an integer from 10 to 3,600,000 (an hour), else InvalidArgumentError.
+   */
   readonly recordIntervalMs?: number;
   /**
    * How far ahead of the clock the record reaches, in ms, so that a holder killed between two
    * records has still recorded past every ID it issued. A successor may wait up to this long
    * after a crash: keep it below the generator's `maxClockBackwardMs` (default 1000), else the
-   * successor fails with ClockMovedBackwardsError instead of waiting. Default 900; at least
-   * `recordIntervalMs`.
+   * successor fails with ClockMovedBackwardsError instead of waiting. Default 900, or
+   * `recordIntervalMs` when that is longer; an integer from `recordIntervalMs` to 86,400,000 (a
+   * day), else InvalidArgumentError.
    */
   readonly recordAheadMs?: number;
   /** Receives errors of the periodic record and of sweeping. Default: a process warning. */
@@ -66,8 +74,11 @@ export interface HostClaimOptions {
 
 /** What a claim took over: nothing (a machine ID never claimed in the directory), a released claim, or one whose holder is gone. */
 export interface TakenOver {
+  /** `released` by its holder, or `abandoned`: its holder is gone (dead, or its pid reused, or from before a reboot). */
   readonly state: 'released' | 'abandoned';
+  /** The pid of the process that held it. */
   readonly pid: number;
+  /** The last instant that holder recorded (Unix ms), or null if it recorded none. */
   readonly recordedMs: number | null;
 }
 
@@ -91,12 +102,15 @@ function hookExit(): void {
  * with ClaimLostError and the generator stops issuing IDs.
  */
 export class HostClaim implements MachineIdClaim {
+  /** The ID held: from `min` to `max` of the options that made it. */
   readonly machineId: number;
   /** The claim file. */
   readonly path: string;
   /** The last instant recorded for this machine ID by earlier holders; undefined for a first claim. */
   readonly notBefore: number | undefined;
+  /** How often, in ms, the generator records its tick and the claim renews its file (the option, default 500). */
   readonly recordIntervalMs: number;
+  /** Aborts with ClaimLostError once the claim file was found replaced or removed. */
   readonly signal: AbortSignal;
   /** The claim this one replaced, if any. */
   readonly tookOver: TakenOver | undefined;
@@ -118,7 +132,7 @@ export class HostClaim implements MachineIdClaim {
   #releasing = false;
   #done = false;
 
-  /** @internal Built by `hostClaim`. */
+  /** Built by `hostClaim` and `claimHostMachineId`, not by users. @internal */
   constructor(
     ctx: Context,
     machineId: number,
@@ -207,7 +221,12 @@ export class HostClaim implements MachineIdClaim {
     this.#finish(Math.max(this.#floor, this.#exact, covered));
   }
 
-  /** @internal At process exit the generator did not close, and other threads may still be issuing: keep the record ahead. */
+  /**
+   * Releases at process exit, synchronously, keeping the record ahead of the clock: the generator
+   * did not close, and other threads may still be issuing. Errors are swallowed (nothing can
+   * report them then); the claim is taken over as abandoned once this process is gone.
+   * @internal Called by this package's exit hook.
+   */
   releaseAtExit(): void {
     if (this.#done) return;
     try {

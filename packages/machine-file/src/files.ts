@@ -6,8 +6,11 @@ import type { Identity, ProcessTable } from './process.js';
 
 /** An open file of the asynchronous API: what the claim's periodic record writes through. */
 export interface AsyncFile {
+  /** Writes the whole text (UTF-8) to the file. */
   writeFile(data: string): Promise<void>;
+  /** fsync: resolves once the data is on disk. */
   sync(): Promise<void>;
+  /** Closes the file; called after a failure too. */
   close(): Promise<void>;
 }
 
@@ -18,16 +21,27 @@ export interface AsyncFile {
  * its temporary file through `open`, so fsync never blocks the event loop.
  */
 export interface FileSystem {
+  /** As fs.readFileSync; an error with code ENOENT means the file is not there. */
   readFileSync(path: string, encoding: 'utf8'): string;
+  /** As fs.openSync: 'wx' for a new temporary file (fails if it exists), 'r' for a directory to fsync. */
   openSync(path: string, flags: string, mode?: number): number;
+  /** As fs.writeSync: returns how many bytes it wrote (a short write is retried). */
   writeSync(fd: number, data: Uint8Array, offset: number, length: number): number;
+  /** As fs.fsyncSync: a file's data, or a directory's entries after a rename or link. */
   fsyncSync(fd: number): void;
+  /** As fs.closeSync. */
   closeSync(fd: number): void;
+  /** As fs.linkSync: puts a kept file into place, failing with EEXIST rather than replacing another's. */
   linkSync(existingPath: string, newPath: string): void;
+  /** As fs.renameSync: replaces a claim file atomically. */
   renameSync(oldPath: string, newPath: string): void;
+  /** As fs.unlinkSync. */
   unlinkSync(path: string): void;
+  /** As fs.mkdirSync without `recursive`: one level, EEXIST when it exists, ENOENT when its parent is missing. */
   mkdirSync(path: string): unknown;
+  /** As fs.readdirSync: the names in a directory. */
   readdirSync(path: string): string[];
+  /** As fs.promises.open: how a held claim's periodic record writes its temporary file. */
   open(path: string, flags: string, mode?: number): Promise<AsyncFile>;
 }
 

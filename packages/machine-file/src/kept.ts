@@ -30,6 +30,7 @@ import {
 } from './files.js';
 import { identityOf, type ProcessTable, systemProcesses } from './process.js';
 
+/** Where `keptMachineId` keeps the ID, and where it gets one the first time. */
 export interface KeptMachineIdOptions {
   /** The file that keeps the machine ID (one decimal integer and a newline). Required. */
   readonly path: string;

@@ -63,11 +63,15 @@ export const systemProcesses: ProcessTable = Object.freeze({
   hostname: () => hostname(),
 });
 
-/** Who holds (or held) a claim. */
+/** Who holds (or held) a claim: enough to tell, later, whether that process still runs. */
 export interface Identity {
+  /** Its pid: a positive integer. */
   readonly pid: number;
+  /** Its start time (`ProcessTable.startOf`), so a reused pid is told apart; null where unknown. */
   readonly start: string | null;
+  /** The host it ran on: a claim of another host is never judged, nor taken over. */
   readonly host: string;
+  /** The boot it ran in (`ProcessTable.bootId`): every process of an earlier boot is gone; null where unknown. */
   readonly boot: string | null;
 }
 

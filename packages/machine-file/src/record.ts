@@ -2,19 +2,21 @@ import { ClaimDirError, ClaimFileCorruptError, shown } from './errors.js';
 import { describe, errnoOf, type FileSystem } from './files.js';
 import type { Identity } from './process.js';
 
-/**
- * What a claim file holds, one JSON object:
- * - `state`: `held` (by the process named), `released` (free; kept for its recorded time), or
- *   `token` (a short-lived file that makes one process at a time the one taking a claim over).
- * - `pid`, `start`, `host`, `boot`: who wrote it (see Identity).
- * - `nonce`: random per holding, so a takeover can tell whether the file changed under it.
- * - `recordedMs`: Unix ms; no ID under this machine ID was issued for a tick after it by
- *   the holders so far. A new holder issues none for a tick at or before it.
- */
+/** What a claim file holds: one JSON object, written whole and renamed into place. */
 export interface ClaimRecord extends Identity {
+  /** The format's version: 1. A file with another version is refused as corrupt (ClaimFileCorruptError). */
   readonly v: 1;
+  /**
+   * `held` (by the process named), `released` (free; kept for its recorded time), or `token`
+   * (a short-lived file that makes one process at a time the one taking a claim over).
+   */
   readonly state: 'held' | 'released' | 'token';
+  /** Random per holding (16 to 64 hex digits), so a takeover can tell whether the file changed under it. */
   readonly nonce: string;
+  /**
+   * Unix ms; no ID under this machine ID was issued for a tick after it by the holders so far.
+   * A new holder issues none for a tick at or before it. null when nothing was recorded.
+   */
   readonly recordedMs: number | null;
 }
 

@@ -4,8 +4,11 @@ import ipaddr from 'ipaddr.js';
 
 /** One address of an interface, as `os.networkInterfaces()` lists it. */
 export interface InterfaceAddress {
+  /** The address as text: IPv4 dotted, or IPv6 (an IPv4-mapped one counts as IPv4). Invalid text is skipped. */
   readonly address: string;
+  /** 'IPv4' or 'IPv6' (4 or 6 on some Node 18 releases). Not read: the address itself says which. */
   readonly family: string | number;
+  /** True for loopback interfaces, which are skipped. */
   readonly internal: boolean;
 }
 
@@ -89,8 +92,9 @@ function lower16Bits(address: string): number {
   return (octets[2]! << 8) | octets[3]!;
 }
 
+/** How `privateIpMachineId` finds the address. */
 export interface PrivateIpOptions {
-  /** The interface list (default `os.networkInterfaces`). */
+  /** The interface list (default `os.networkInterfaces`); anything but a function is InvalidArgumentError. */
   readonly interfaces?: InterfaceSource;
 }
 
@@ -98,6 +102,9 @@ export interface PrivateIpOptions {
  * The default machine ID of Go's Sonyflake: the low 16 bits of the first private IPv4 address.
  * Unlike Go (issue #82), it is told the machine field's width and fails with
  * MachineIdDoesNotFitError instead of handing the generator an ID that cannot fit.
+ *
+ * @throws InvalidArgumentError at once when `interfaces` is not a function. The provider throws
+ * NoPrivateAddressError, InterfaceListError, or MachineIdDoesNotFitError (an ID of 2^bits or more).
  */
 export function privateIpMachineId(options: PrivateIpOptions = {}): MachineIdProvider {
   const interfaces = options.interfaces ?? networkInterfaces;

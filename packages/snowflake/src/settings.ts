@@ -27,6 +27,7 @@ export const DEFAULT_STEP_BITS = 12;
 /** bwmarrin's rule: node and step bits share 22 bits, so the time field keeps at least 41. */
 export const MAX_NODE_STEP_BITS = 22;
 
+/** The named layouts the `preset` setting takes: TWITTER_LAYOUT and DISCORD_LAYOUT. */
 export type SnowflakePreset = 'twitter' | 'discord';
 
 /**

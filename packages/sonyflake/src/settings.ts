@@ -20,7 +20,9 @@ import {
 export const DEFAULT_START_TIME = Date.UTC(2014, 8, 1);
 /** 2025-01-01T00:00:00Z: the default start time of Go's sonyflake v2. */
 export const GO_V2_START_TIME = Date.UTC(2025, 0, 1);
+/** Default `bitsSequence`, as in Go: 256 IDs per 10 ms tick. */
 export const DEFAULT_BITS_SEQUENCE = 8;
+/** Default `bitsMachineId`, as in Go: room for the low 16 bits of a private IPv4 address. */
 export const DEFAULT_BITS_MACHINE_ID = 16;
 /** 10 ms, in ms. */
 export const DEFAULT_TIME_UNIT = 10;

@@ -13,10 +13,13 @@ import { join } from 'node:path';
  * behind only until the next run starts one, which sweeps such leftovers first.
  */
 export interface EtcdMember {
+  /** The member's etcd name: n1, n2, ... */
   readonly name: string;
   /** `http://127.0.0.1:<port>`: what clients dial. */
   readonly clientUrl: string;
+  /** `http://127.0.0.1:<port>`: what the other members dial. */
   readonly peerUrl: string;
+  /** Its data directory, kept across stop and start, deleted by the cluster's `stop()`. */
   readonly dataDir: string;
   /** True between a start and the process's exit. */
   readonly running: boolean;
@@ -28,7 +31,9 @@ export interface EtcdMember {
   kill(): Promise<void>;
 }
 
+/** What `startEtcd` started: its members, and how to stop them all. */
 export interface EtcdCluster {
+  /** Every member, in name order (n1 first). */
   readonly members: readonly EtcdMember[];
   /** Client URLs of all members, for `endpoints`. */
   readonly endpoints: string[];
@@ -38,6 +43,7 @@ export interface EtcdCluster {
   stop(): Promise<void>;
 }
 
+/** How `startEtcd` starts a cluster; every option has a default. */
 export interface StartEtcdOptions {
   /** Number of members. Default 1. */
   readonly size?: number;

@@ -22,7 +22,9 @@ export class TcpProxy {
   #port = 0;
 
   private constructor(
+    /** The host traffic is forwarded to. */
     readonly targetHost: string,
+    /** The port traffic is forwarded to. */
     readonly targetPort: number,
   ) {
     this.#server = createServer((client) => this.#accept(client));
@@ -46,6 +48,7 @@ export class TcpProxy {
     return `http://127.0.0.1:${this.#port}`;
   }
 
+  /** How traffic is treated now; starts as `pass`. */
   get mode(): ProxyMode {
     return this.#mode;
   }
@@ -55,6 +58,7 @@ export class TcpProxy {
     return this.#pairs.size;
   }
 
+  /** Switches how traffic is treated; open connections follow at once (see ProxyMode). */
   setMode(mode: ProxyMode): void {
     this.#mode = mode;
     for (const pair of this.#pairs) {
