@@ -63,6 +63,13 @@ export const LAYOUT_SPEC_HELP = [
 
 function parseEpoch(text: string, spec: string): number {
   if (/^[0-9]+$/.test(text)) return Number(text);
+  // A date alone is read as UTC midnight; a date and time must say its zone, since JS would
+  // read it in the local zone and the same command would mean another epoch on another host.
+  if (/^\d{4}-\d\d-\d\dT/.test(text) && !/(Z|[+-]\d\d:?\d\d)$/i.test(text)) {
+    throw new UsageError(
+      `--layout ${spec}: epoch: a date and time needs its zone (Z or +hh:mm), received ${JSON.stringify(text)}`,
+    );
+  }
   const ms = /^\d{4}-\d\d-\d\d/.test(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(ms)) {
     throw new UsageError(

@@ -64,6 +64,10 @@ describe('help and usage', () => {
     [['generate', '-m', '1', '--layout', 'snowflake:seq=3'], /keys node, step, epoch, received "seq=3"/],
     [['generate', '-m', '1', '--layout', 'sonyflake:epoch=soon'], /epoch: expected YYYY-MM-DD/],
     [
+      ['generate', '-m', '1', '--layout', 'sonyflake:epoch=2024-01-01T00:00'],
+      /needs its zone \(Z or \+hh:mm\)/,
+    ],
+    [
       ['compare', '--layout', 'snowflake:node=12,step=12'],
       /error ERR_IDS_INVALID_LAYOUT: .*<= 22, received 12 \+ 12 = 24/,
     ],

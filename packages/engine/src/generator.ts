@@ -7,7 +7,7 @@ import {
   MachineIdLostError,
   received,
 } from './errors.js';
-import { compose, type DecomposedId, decompose, type IdInput, toTime } from './id.js';
+import { checkMachineId, compose, type DecomposedId, decompose, type IdInput, toTime } from './id.js';
 import { type Layout, tickStartMs } from './layout.js';
 import { isClaim, type MachineIdClaim } from './machine.js';
 import { advance, type GeneratorState, initialState, type Slot } from './state.js';
@@ -71,9 +71,9 @@ export interface GeneratorOptions {
   /** The bit layout, from `defineLayout` (not checked again here). */
   readonly layout: Layout;
   /**
-   * The machine ID, already resolved and checked (`resolveMachineId` does both): a number, or a
-   * claim the generator watches. It is not checked again here, so an ID outside
-   * [0, 2^machineBits) would spill into the other fields.
+   * The machine ID, already resolved (`resolveMachineId` runs providers and checks): a number, or
+   * a claim the generator watches. Must be an integer in [0, 2^machineBits), else
+   * InvalidMachineIdError at construction (and a renewed claim outside it is released).
    */
   readonly machineId: number | MachineIdClaim;
   /** Where time comes from. Default: the wall clock. */
@@ -349,6 +349,9 @@ export class IdGenerator {
       if (isClaim(source)) Promise.resolve(source.release()).catch(this.#onError);
       return;
     }
+    // Checked here rather than only by the generators built on this class: a machine ID that
+    // does not fit would spill into the sequence field and collide with other machines' IDs.
+    checkMachineId(this.layout, isClaim(source) ? source.machineId : source);
     if (!isClaim(source)) {
       this.#cell.attach?.(this.layout, source);
       this.#machine = source;

@@ -5,6 +5,7 @@ import {
   ClockStalledError,
   GeneratorClosedError,
   InvalidArgumentError,
+  InvalidMachineIdError,
   MachineIdLostError,
 } from '../src/errors.js';
 import { IdGenerator } from '../src/generator.js';
@@ -219,6 +220,16 @@ describe("Twitter's field order", () => {
 });
 
 describe('options', () => {
+  it('rejects a machine ID that does not fit the layout at construction, instead of spilling into the sequence', () => {
+    for (const machineId of [65_536, 70_000, -1, 1.5, Number.NaN, '3' as unknown as number]) {
+      expect(() => generator(new FakeClock(T0), { machineId })).toThrow(InvalidMachineIdError);
+    }
+    const { claim } = claimOf(65_536);
+    expect(() => new IdGenerator({ layout, machineId: claim, clock: new FakeClock(T0) })).toThrow(
+      /0 to 65535 \(16 bits\), received 65536/,
+    );
+  });
+
   it('rejects a bad clock and a bad bound at construction', () => {
     expect(() => generator({ now: 'soon' } as unknown as Clock)).toThrow(
       /clock: expected an object with a now\(\) method/,

@@ -90,11 +90,13 @@ function parseEndpoint(raw: string, option: string): URL {
     url.port === '' ||
     (url.pathname !== '/' && url.pathname !== '') ||
     url.search !== '' ||
-    url.username !== ''
+    url.hash !== '' ||
+    url.username !== '' ||
+    url.password !== ''
   ) {
     throw new EtcdOptionError(
       option,
-      `expected http://host:port or https://host:port (with the port, no path), received ${received(raw)}`,
+      `expected http://host:port or https://host:port (with the port; no path, query, fragment or credentials: pass those as auth), received ${received(raw)}`,
     );
   }
   return url;

@@ -30,8 +30,11 @@ describe('bad options: a typed error that says which option and what it received
     ['not a URL', 'no url here', /expected URLs like http:\/\/127\.0\.0\.1:2379, received "no url here"/],
     ['host:port without a scheme', 'etcd:2379', /expected http:\/\/host:port.*received "etcd:2379"/],
     ['no scheme', '127.0.0.1:2379', /received "127\.0\.0\.1:2379"/],
-    ['no port', 'http://127.0.0.1', /with the port, no path.*received "http:\/\/127\.0\.0\.1"/],
+    ['no port', 'http://127.0.0.1', /with the port; no path.*received "http:\/\/127\.0\.0\.1"/],
     ['a path', 'http://127.0.0.1:2379/v3', /no path/],
+    ['a fragment', 'http://127.0.0.1:2379#x', /no path, query, fragment or credentials/],
+    ['a user in the URL', 'http://root@127.0.0.1:2379', /pass those as auth/],
+    ['a password alone in the URL', 'http://:secret@127.0.0.1:2379', /credentials/],
     ['another scheme', 'grpc://127.0.0.1:2379', /expected http:\/\/host:port or https/],
     ['empty', '', /received ""/],
   ])('endpoints: %s', (_, endpoints, message) => {

@@ -1,4 +1,4 @@
-import { IdsError, InvalidMachineIdError, received } from '@ids/engine';
+import { IdsError, InvalidArgumentError, InvalidMachineIdError, received } from '@ids/engine';
 import { type InterfaceSource, privateIPv4, privateIpMachineId } from '@ids/machine-ip';
 import { claimHostMachineId, type HostClaim, type HostClaimOptions } from './claim.js';
 import { defaultClaimDir, type Env } from './dirs.js';
@@ -108,6 +108,7 @@ function explicitId(
  * Synchronous, so it suits `new Sonyflake({ machineId: auto.machineId })`. Release a claim by
  * closing the generator (or `claim.release()`); a normal process exit releases it too.
  *
+ * @throws InvalidArgumentError for `bits` outside 0..30.
  * @throws AutoMachineIdError with the trail and, as `cause`, the typed error that stopped the
  * chain: InvalidMachineIdError for a bad explicit ID (never skipped over), MachineIdHeldError
  * when another process of this host holds the private-IPv4 ID, or the host claim's errors
@@ -116,6 +117,9 @@ function explicitId(
 export function autoMachineId(options: AutoMachineIdOptions = {}): AutoMachineId {
   const env = options.env ?? process.env;
   const bits = options.bits ?? 16;
+  if (!Number.isInteger(bits) || bits < 0 || bits > 30) {
+    throw new InvalidArgumentError(`bits: expected an integer from 0 to 30, received ${received(bits)}`);
+  }
   const trail: AutoStep[] = [];
   const fail = (error: unknown): never => {
     throw new AutoMachineIdError(`no machine ID: ${describe(error)}\n${explainTrail(trail)}`, trail, {

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidMachineIdError } from '@ids/engine';
+import { InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import {
   AutoMachineIdError,
@@ -30,6 +30,15 @@ function auto(dir: string, extra: AutoMachineIdOptions = {}) {
 }
 
 describe('autoMachineId', () => {
+  it('refuses a bit width outside 0..30 before any step runs', () => {
+    for (const bits of [-1, 31, 2.5, Number.NaN]) {
+      expect(() => auto(tempDir(), { bits, machineId: 1 })).toThrow(InvalidArgumentError);
+    }
+    expect(() => auto(tempDir(), { bits: 31 })).toThrow(
+      /bits: expected an integer from 0 to 30, received 31/,
+    );
+  });
+
   it('an explicit option wins, and nothing touches the claim directory', () => {
     const dir = join(tempDir(), 'claims');
     const result = auto(dir, { machineId: 42 });
