@@ -237,6 +237,8 @@ describe('installed from the tarballs into a scratch project outside the workspa
   };
   const specifiers = packages.flatMap((pkg) => entryPoints(pkg.manifest).map((entry) => entry.specifier));
 
+  // The hook may take as long as the install may (the registry can be slow to answer, which is
+  // not a packaging defect): vitest's default hook timeout would cut it off at a minute.
   beforeAll(async () => {
     mkdirSync(project, { recursive: true });
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'ids-scratch', private: true }));
@@ -272,7 +274,7 @@ describe('installed from the tarballs into a scratch project outside the workspa
       if (probe.status !== 0) throw new Error(describeRun(`the ${mode} probe`, probe));
       probes[mode] = JSON.parse(probe.stdout);
     }
-  });
+  }, 330_000);
 
   it('installs each package from its tarball, with no second copy of an @ids package', () => {
     for (const pkg of packages) {
