@@ -251,6 +251,10 @@ describe('installed from the tarballs into a scratch project outside the workspa
         '--no-audit',
         '--no-fund',
         '--prefer-offline',
+        // A registry that cannot be reached (a proxy's certificate not trusted, say) fails in
+        // seconds with npm's own error, instead of minutes of retries.
+        '--fetch-retries=1',
+        '--fetch-retry-maxtimeout=5000',
         '--loglevel=error',
         ...packages.map((pkg) => tarballOf.get(pkg.name)!),
       ],
