@@ -103,7 +103,28 @@ beforeAll(async () => {
   attwVerdicts = attw([...tarballOf.values(), controlTarball]);
   // Settled here too, so that a failed run is reported by the tests that read it, not as unhandled.
   attwVerdicts.catch(() => undefined);
+  attwCliRuns = attwCommand([...tarballOf.values(), controlTarball]);
+  attwCliRuns.catch(() => undefined);
 });
+
+/**
+ * The @arethetypeswrong/cli command itself, run on each tarball with the same profile, two at a
+ * time (about a second of CPU each): what a maintainer runs by hand must pass too, not only our
+ * reading of its library.
+ */
+let attwCliRuns: Promise<Map<string, RunResult>>;
+async function attwCommand(tarballs: string[]): Promise<Map<string, RunResult>> {
+  const bin = join(root, 'test', 'node_modules', '.bin', 'attw');
+  const results = new Map<string, RunResult>();
+  const queue = [...tarballs];
+  const worker = async () => {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      results.set(file, await run(bin, [file, '--profile', 'node16', '--no-color'], { cwd: root }));
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  return results;
+}
 
 /**
  * A control package whose require condition serves an ES module and whose types condition
@@ -197,6 +218,11 @@ describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (
   it('passes @arethetypeswrong with the node16 profile', async () => {
     expect((await attwVerdicts)[tarballOf.get(pkg.name)!]).toEqual([]);
   });
+
+  it('passes the @arethetypeswrong/cli command with the node16 profile', async () => {
+    const result = (await attwCliRuns).get(tarballOf.get(pkg.name)!)!;
+    expect(result.status, describeRun(`attw ${pkg.name}`, result)).toBe(0);
+  });
 });
 
 describe('the checks catch a broken package', () => {
@@ -213,6 +239,12 @@ describe('the checks catch a broken package', () => {
 
   it('attw fails it with the same profile', async () => {
     expect((await attwVerdicts)[controlTarball]!.join('\n')).toMatch(/^CJSResolvesToESM \(\., node16-cjs\)/m);
+  });
+
+  it('so does the attw command', async () => {
+    const result = (await attwCliRuns).get(controlTarball)!;
+    expect(result.status).toBe(1);
+    expect(result.stdout).toMatch(/ESM.*CJS|CJSResolvesToESM|Accidental ESM|ESM \(dynamic import only\)/i);
   });
 });
 
