@@ -19,6 +19,11 @@ export const DEFAULT_RECORD_INTERVAL_MS = 1000;
 /** Sequences up to this many values get a precomputed table of low bits (16 Ki BigInts, about 0.5 MB at most). */
 const LOW_TABLE_LIMIT = 2 ** 14;
 
+/** How long the async paths may keep the event loop from turning (see IdGenerator.#turnDue). */
+const TURN_AFTER_MS = 4;
+/** How many async calls pass between looks at the time for that. */
+const TURN_CHECK_EVERY = 256;
+
 /** The most IDs one `nextIds` call hands out. */
 export const MAX_BATCH = 2 ** 24;
 
@@ -66,20 +71,11 @@ class LocalCell implements StateCell {
 }
 
 /**
- * How an `IdGenerator` is built. Presets (Sonyflake, Snowflake) fill these in from their own
- * settings after checking the layout and the machine ID; the generator checks the rest at
- * construction, so a bad option fails there and not mid-run.
+ * The options every generator on this engine takes besides its layout and machine ID.
+ * `SonyflakeSettings` and `SnowflakeSettings` extend these.
  */
-export interface GeneratorOptions {
-  /** The bit layout, from `defineLayout` (not checked again here). */
-  readonly layout: Layout;
-  /**
-   * The machine ID, already resolved (`resolveMachineId` runs providers and checks): a number, or
-   * a claim the generator watches. Must be an integer in [0, 2^machineBits), else
-   * InvalidMachineIdError at construction (and a renewed claim outside it is released).
-   */
-  readonly machineId: number | MachineIdClaim;
-  /** Where time comes from. Default: the wall clock. */
+export interface GeneratorSettings {
+  /** Where time comes from (`now()` in Unix ms). Default: the wall clock (`wallClock`, sub-ms). */
   readonly clock?: Clock;
   /**
    * How far, in ms, the clock may be behind the tick the generator must use next before a call
@@ -95,10 +91,31 @@ export interface GeneratorOptions {
    * @throws InvalidArgumentError at construction for anything else.
    */
   readonly randomSequenceBound?: number;
-  /** Receives errors from recording the claim's time (default: a process warning). */
+  /** Receives errors from recording a claim's time and from renewing a lost claim. Default: a process warning. */
   readonly onError?: (error: unknown) => void;
-  /** Where the state lives (default: in this generator). See StateCell. */
+  /**
+   * Where the generator keeps its state. Default: in the generator. Pass
+   * `sharedStateCell(createSharedState(layout, machineId))`, one state handed to each worker
+   * thread, to let the threads of a process share one machine ID; the generator's layout and
+   * machine ID must then be the shared state's, else InvalidArgumentError. See StateCell.
+   */
   readonly state?: StateCell;
+}
+
+/**
+ * What an IdGenerator is built from. Sonyflake and Snowflake build these from their own
+ * settings after checking the layout and the machine ID; the generator checks the rest at
+ * construction, so a bad option fails there and not mid-run.
+ */
+export interface GeneratorOptions extends GeneratorSettings {
+  /** The bit layout, from `defineLayout` (not checked again here). */
+  readonly layout: Layout;
+  /**
+   * The machine ID, already resolved (`resolveMachineId` runs providers and checks): a number, or
+   * a claim the generator watches. Must be an integer in [0, 2^machineBits), else
+   * InvalidMachineIdError at construction (and a renewed claim outside it is released).
+   */
+  readonly machineId: number | MachineIdClaim;
 }
 
 function checkNonNegative(value: unknown, what: string): number {
@@ -132,6 +149,10 @@ export class IdGenerator {
   #machine = 0;
   // The machine ID moved to its place in the low bits (it sits above or below the sequence).
   #machineLow = 0;
+  /** When the async paths last let the event loop turn, and calls since the last look (see #turnDue). */
+  #turnedAt = performance.now();
+  #callsSinceCheck = 0;
+  #turn: Promise<void> | null = null;
   /** The low bits of the ID for each sequence value under the current machine ID (see #setMachine). */
   #lows: bigint[] | undefined;
   #claim: MachineIdClaim | undefined;
@@ -193,8 +214,18 @@ export class IdGenerator {
     } catch (error) {
       return Promise.reject(error);
     }
-    if (slot.waitMs <= 0) return Promise.resolve(id);
-    return this.#wait(slot).then(() => id);
+    if (slot.waitMs > 0) return this.#wait(slot).then(() => id);
+    // Calls made while a turn is pending resolve after it, so they still resolve in call order.
+    if (this.#turn !== null) return this.#turn.then(() => id);
+    if (this.#turnDue()) {
+      const turn = new Promise<void>((resolve) => setImmediate(resolve));
+      this.#turn = turn;
+      void turn.then(() => {
+        if (this.#turn === turn) this.#turn = null;
+      });
+      return turn.then(() => id);
+    }
+    return Promise.resolve(id);
   }
 
   /**
@@ -222,20 +253,30 @@ export class IdGenerator {
       );
     }
     const ids = new Array<bigint>(n);
-    let since = performance.now();
     for (let i = 0; i < n; i++) {
       const slot = this.#take();
       ids[i] = this.#idOf(slot);
-      if (slot.waitMs > 0) {
-        await this.#wait(slot);
-        since = performance.now();
-      } else if ((i & 1023) === 1023 && performance.now() - since > 5) {
-        // A batch in a layout whose ceiling never binds would otherwise hold the loop for its whole length.
-        await new Promise((resolve) => setImmediate(resolve));
-        since = performance.now();
-      }
+      if (slot.waitMs > 0) await this.#wait(slot);
+      else if (this.#turnDue()) await new Promise((resolve) => setImmediate(resolve));
     }
     return ids;
+  }
+
+  /**
+   * Whether the async paths should let the event loop turn before handing out the next ID. They
+   * wait with a timer when a tick is used up, which turns it; but when IDs are asked for more
+   * slowly than the layout allows (a ceiling that never binds, or a 1 ms tick that the async path
+   * cannot fill), every call resolves at once, as a microtask, and a caller awaiting them in a
+   * loop would hold the loop for as long as it runs. So every TURN_CHECK_EVERY calls, when the
+   * loop has not turned for TURN_AFTER_MS, the next ID is handed out from setImmediate.
+   */
+  #turnDue(): boolean {
+    if (++this.#callsSinceCheck < TURN_CHECK_EVERY) return false;
+    this.#callsSinceCheck = 0;
+    const now = performance.now();
+    if (now - this.#turnedAt < TURN_AFTER_MS) return false;
+    this.#turnedAt = now;
+    return true;
   }
 
   /**
@@ -335,6 +376,7 @@ export class IdGenerator {
       await this.#sleep(left);
       slept += left;
     }
+    this.#turnedAt = performance.now();
     this.#checkHeld();
   }
 

@@ -32,6 +32,7 @@ export {
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
   DEFAULT_RECORD_INTERVAL_MS,
   type GeneratorOptions,
+  type GeneratorSettings,
   IdGenerator,
   MAX_BATCH,
   type StateCell,

@@ -180,6 +180,58 @@ describe('nextId and nextIds', () => {
   });
 });
 
+describe('the event loop under a saturated async caller', () => {
+  // A 22-bit sequence with 1 ms ticks: no caller uses a tick up, so no call ever waits on a timer.
+  const unbound = defineLayout({ timeBits: 41, timeUnitMs: 1, sequenceBits: 22, machineBits: 0, epochMs: 0 });
+
+  // Real time on purpose: this is about the real event loop.
+  it('keeps turning when no call ever has to wait (a ceiling that never binds)', async () => {
+    const gen = new IdGenerator({ layout: unbound, machineId: 0 });
+    let beats = 0;
+    let last = performance.now();
+    let longestGap = 0;
+    const timer = setInterval(() => {
+      longestGap = Math.max(longestGap, performance.now() - last);
+      last = performance.now();
+      beats++;
+    }, 1);
+    const until = performance.now() + 300;
+    let count = 0;
+    while (performance.now() < until) {
+      await gen.nextId();
+      count++;
+    }
+    clearInterval(timer);
+    expect(count).toBeGreaterThan(10_000);
+    expect(beats).toBeGreaterThan(30);
+    expect(longestGap).toBeLessThan(50);
+  });
+
+  it('calls made while a turn is pending still resolve in call order', async () => {
+    let now = 1_000;
+    const spy = vi.spyOn(performance, 'now').mockImplementation(() => now);
+    const immediate = vi.spyOn(globalThis, 'setImmediate');
+    try {
+      const gen = new IdGenerator({ layout: unbound, machineId: 0, clock: new FakeClock(T0) });
+      now += 10; // the loop has not turned for 10 ms: the 256th call hands its ID out after a turn
+      const order: number[] = [];
+      const calls = Array.from({ length: 600 }, (_, i) =>
+        gen.nextId().then((id) => {
+          order.push(i);
+          return id;
+        }),
+      );
+      const ids = await Promise.all(calls);
+      assertIncreasing(ids);
+      expect(immediate).toHaveBeenCalledTimes(1);
+      expect(order).toEqual(Array.from({ length: 600 }, (_, i) => i));
+    } finally {
+      spy.mockRestore();
+      immediate.mockRestore();
+    }
+  });
+});
+
 describe('state cells', () => {
   it('retries when another taker moved a shared cell first, so no two takers share a slot', () => {
     // A cell whose first commit loses a race: another thread took sequence 0 meanwhile.

@@ -2,6 +2,7 @@ import {
   type Clock,
   checkClock,
   defineLayout,
+  type GeneratorSettings,
   InvalidArgumentError,
   InvalidBitsMachineIdError,
   InvalidBitsSequenceError,
@@ -12,7 +13,6 @@ import {
   type MachineIdSource,
   received,
   StartTimeAheadError,
-  type StateCell,
   wallClock,
 } from '@ids/engine';
 
@@ -75,7 +75,7 @@ const PRESETS: Readonly<Record<SnowflakePreset, Layout>> = {
 /**
  * Settings of a Snowflake. Everything is validated at construction, in the order listed.
  */
-export interface SnowflakeSettings {
+export interface SnowflakeSettings extends GeneratorSettings {
   /**
    * 'twitter' (default): datacenter 5 + worker 5 bits, epoch TWITTER_EPOCH. 'discord': worker 5
    * + process 5 bits, epoch DISCORD_EPOCH. Both: 41-bit ms time, 12-bit sequence. Cannot be
@@ -112,10 +112,6 @@ export interface SnowflakeSettings {
   readonly machineParts?: Readonly<Record<string, number>>;
   /** Asked once with the machine ID; false means MachineIdRejectedError. */
   readonly checkMachineId?: MachineIdCheck;
-  /** Where time comes from (`now()` in Unix ms). Default: the sub-ms wall clock. */
-  readonly clock?: Clock;
-  /** See GeneratorOptions.maxClockBackwardMs. Default 1000 ms. */
-  readonly maxClockBackwardMs?: number;
   /**
    * Start each tick that the clock (not a full previous tick) opens at a random sequence below
    * this bound, so that IDs at low traffic do not all end in sequence 0 (Leaf uses 100). Such a
@@ -123,15 +119,6 @@ export interface SnowflakeSettings {
    * 2^stepBits, else InvalidArgumentError.
    */
   readonly randomSequenceBound?: number;
-  /** Receives errors from recording a claim's time. Default: a process warning. */
-  readonly onError?: (error: unknown) => void;
-  /**
-   * Where the generator keeps its state. Default: in the generator. Pass `sharedStateCell(shared)`
-   * (from `createSharedState(snowflakeLayout(settings), machineId)`) to let worker threads share
-   * one machine ID; the machine ID must then be the shared state's (`cell.machineId`), and the
-   * layout the one the state was created for, else InvalidArgumentError.
-   */
-  readonly state?: StateCell;
 }
 
 function bitsSetting(

@@ -1,7 +1,7 @@
 import {
-  type Clock,
   checkClock,
   defineLayout,
+  type GeneratorSettings,
   InvalidBitsMachineIdError,
   InvalidBitsSequenceError,
   InvalidBitsTimeError,
@@ -12,7 +12,6 @@ import {
   type MachineIdSource,
   received,
   StartTimeAheadError,
-  type StateCell,
   wallClock,
 } from '@ids/engine';
 
@@ -31,7 +30,7 @@ export const DEFAULT_TIME_UNIT = 10;
  * Go v2's `Settings`, with the same defaults, ranges and errors, plus the clock and the
  * clock-back bound. Zero means "the default" for the bit lengths and the time unit, as in Go.
  */
-export interface SonyflakeSettings {
+export interface SonyflakeSettings extends GeneratorSettings {
   /** Bits of the sequence number. Default 8; 0 means the default; valid 0..30. Else InvalidBitsSequenceError. */
   readonly bitsSequence?: number;
   /** Bits of the machine ID. Default 16; 0 means the default; valid 0..30. Else InvalidBitsMachineIdError. */
@@ -57,25 +56,12 @@ export interface SonyflakeSettings {
   readonly machineId?: MachineIdSource;
   /** Asked once with the machine ID; false means MachineIdRejectedError (Go: ErrInvalidMachineID). */
   readonly checkMachineId?: MachineIdCheck;
-  /** Where time comes from (`now()` in Unix ms). Default: the wall clock, as in Go. */
-  readonly clock?: Clock;
-  /** See GeneratorOptions.maxClockBackwardMs. Default 1000 ms. */
-  readonly maxClockBackwardMs?: number;
   /**
    * Start each tick the clock opens at a random sequence below this bound (see
    * GeneratorOptions.randomSequenceBound). Such a tick holds (bound - 1) / 2 fewer of its 256
    * IDs on average: 49.5 (19%) for Leaf's 100, so keep it small here. Default 0 (off); up to 256.
    */
   readonly randomSequenceBound?: number;
-  /** Receives errors from recording a claim's time. Default: a process warning. */
-  readonly onError?: (error: unknown) => void;
-  /**
-   * Where the generator keeps its state. Default: in the generator. Pass `sharedStateCell(shared)`
-   * (from `createSharedState(sonyflakeLayout(settings), machineId)`) to let worker threads share
-   * one machine ID; the machine ID must then be the shared state's (`cell.machineId`), else
-   * InvalidArgumentError.
-   */
-  readonly state?: StateCell;
 }
 
 function bits(value: number | undefined, fallback: number): number | undefined {
