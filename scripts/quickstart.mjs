@@ -2,9 +2,9 @@
 // The README's two commands. `npm start` and `npm test` must work on a fresh machine that has
 // only Node >= 20 and npm, so this script brings everything else itself: pnpm (through corepack,
 // or npx when corepack is absent), the workspace's dependencies, the build, and for the tests
-// whatever system service they need (see scripts/ensure-etcd.mjs).
+// whatever system service they need (see scripts/ensure-services.mjs).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -76,9 +76,11 @@ switch (job) {
   }
   case 'test': {
     install();
-    if (existsSync(join(root, 'scripts/ensure-etcd.mjs'))) {
-      must(process.execPath, [join(root, 'scripts/ensure-etcd.mjs')], 'Making etcd available');
-    }
+    must(
+      process.execPath,
+      [join(root, 'scripts/ensure-services.mjs')],
+      'Making etcd, Redis and PostgreSQL available',
+    );
     turbo(['build'], ['--output-logs=errors-only']);
     turbo(['typecheck'], ['--output-logs=errors-only']);
     pnpm(['exec', 'biome', 'check', '.'], 'Lint and format check (biome)');

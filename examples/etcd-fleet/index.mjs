@@ -8,7 +8,7 @@
 // clocks can be: a successor whose clock is behind must still start after the time its
 // predecessor recorded on the ID, or it would issue IDs that sort before the old ones (and, in
 // the same tick, repeat them). Uses the etcd in ETCD_ENDPOINTS, or starts one for the run (Debian's etcd-server;
-// `node scripts/ensure-etcd.mjs` installs it).
+// `node scripts/ensure-services.mjs` installs it).
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,6 +1,6 @@
 // Claiming machine IDs from a real etcd on loopback: the latency of one claim, and how long
 // 1,000 claimers take to fill a 10-bit field (1,024 IDs). Starts its own etcd (Debian's
-// etcd-server: `node scripts/ensure-etcd.mjs` installs it) unless ETCD_ENDPOINTS names one.
+// etcd-server: `node scripts/ensure-services.mjs` installs it) unless ETCD_ENDPOINTS names one.
 import { cpus, loadavg } from 'node:os';
 import { etcdMachineId } from '@ids/machine-etcd';
 import { startEtcd } from '@ids/machine-etcd/testing';

@@ -4,7 +4,7 @@ import { Etcd3 } from 'etcd3';
 import { type EtcdMachineIdClaim, type EtcdMachineIdOptions, etcdMachineId } from '../src/index.js';
 import { type EtcdCluster, startEtcd } from '../src/testing.js';
 
-/** Whether this machine can run etcd servers itself (scripts/ensure-etcd.mjs installs one). */
+/** Whether this machine can run etcd servers itself (scripts/ensure-services.mjs installs one). */
 export const canStartEtcd = spawnSync(process.env.ETCD_BIN ?? 'etcd', ['--version']).status === 0;
 
 const external = process.env.ETCD_ENDPOINTS?.split(',').map((s) => s.trim());
@@ -17,7 +17,7 @@ export async function singleEtcd(): Promise<Pick<EtcdCluster, 'endpoints' | 'sto
   if (canStartEtcd) return startEtcd();
   if (external) return { endpoints: external, stop: async () => undefined };
   throw new Error(
-    'no etcd for the tests: install etcd (node scripts/ensure-etcd.mjs does, as root on Debian/Ubuntu) or set ETCD_ENDPOINTS',
+    'no etcd for the tests: install etcd (node scripts/ensure-services.mjs does, as root on Debian/Ubuntu) or set ETCD_ENDPOINTS',
   );
 }
 

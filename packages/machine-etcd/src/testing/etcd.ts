@@ -306,7 +306,7 @@ async function startOnce(options: StartEtcdOptions): Promise<EtcdCluster> {
     const missing = members[0]?.stderr.includes('ENOENT');
     if (missing) {
       throw new Error(
-        `cannot run etcd (${binary}): install it (Debian/Ubuntu: apt-get install etcd-server; or run scripts/ensure-etcd.mjs) or set ETCD_BIN`,
+        `cannot run etcd (${binary}): install it (Debian/Ubuntu: apt-get install etcd-server; or run scripts/ensure-services.mjs) or set ETCD_BIN`,
         { cause: error },
       );
     }

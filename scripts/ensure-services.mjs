@@ -1,0 +1,131 @@
+#!/usr/bin/env node
+// Makes the system services available that the tests run for real: etcd (@ids/machine-etcd),
+// Redis and PostgreSQL (the Redis and segment packages). The tests start their own server
+// processes on free loopback ports; this script only makes sure the binaries are installed.
+// Quiet and quick when they are; idempotent. For each service, in order:
+//   1. its *_URL / *_ENDPOINTS variable is set: the user points the tests at a server of
+//      theirs; nothing to install.
+//   2. its binary is found (on PATH, or the variable naming it): nothing to do.
+//   3. root with apt-get (Debian, Ubuntu, the CI image): install the Debian package, all
+//      missing ones in one apt-get call.
+//   4. otherwise: exit 1 saying what to install or which variable to set.
+// Usage: node scripts/ensure-services.mjs [etcd] [redis] [postgres]   (default: all)
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+function onPath(name) {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return true;
+    } catch {}
+  }
+  return false;
+}
+
+function executable(path) {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Debian installs PostgreSQL's server binaries off PATH, under /usr/lib/postgresql/<major>/bin. */
+function hasPostgresServer() {
+  if (process.env.PG_BIN) return executable(join(process.env.PG_BIN, 'postgres'));
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return false;
+  return readdirSync(root).some((major) => executable(join(root, major, 'bin', 'postgres')));
+}
+
+const SERVICES = {
+  etcd: {
+    external: 'ETCD_ENDPOINTS',
+    present: () => (process.env.ETCD_BIN ? executable(process.env.ETCD_BIN) : onPath('etcd')),
+    debian: 'etcd-server',
+    howTo: [
+      'The tests of @ids/machine-etcd run a real etcd server and none was found. Either install one:',
+      '  Debian/Ubuntu: sudo apt-get install etcd-server    macOS: brew install etcd',
+      '  elsewhere: a release binary of etcd 3.4 or newer, then set ETCD_BIN=/path/to/etcd',
+      'or point the tests at a running etcd: ETCD_ENDPOINTS=http://127.0.0.1:2379',
+      '(with ETCD_ENDPOINTS the cases that stop, restart or partition etcd are skipped).',
+    ],
+  },
+  redis: {
+    external: 'REDIS_URL',
+    present: () =>
+      process.env.REDIS_SERVER_BIN ? executable(process.env.REDIS_SERVER_BIN) : onPath('redis-server'),
+    debian: 'redis-server',
+    howTo: [
+      'The Redis tests run a real redis-server and none was found. Either install one:',
+      '  Debian/Ubuntu: sudo apt-get install redis-server    macOS: brew install redis',
+      '  elsewhere: Redis 7, then set REDIS_SERVER_BIN=/path/to/redis-server',
+      'or point the tests at a running Redis: REDIS_URL=redis://127.0.0.1:6379',
+      '(with REDIS_URL the cases that stop, kill or restart Redis are skipped).',
+    ],
+  },
+  postgres: {
+    external: 'DATABASE_URL',
+    present: hasPostgresServer,
+    debian: 'postgresql',
+    howTo: [
+      'The PostgreSQL tests run a real PostgreSQL server and none was found. Either install one:',
+      '  Debian/Ubuntu: sudo apt-get install postgresql    macOS: brew install postgresql',
+      '  elsewhere: PostgreSQL 13 or newer, then set PG_BIN to the directory holding initdb and postgres',
+      'or point the tests at a running server: DATABASE_URL=postgres://user@127.0.0.1:5432/db',
+      '(with DATABASE_URL the cases that stop, kill or restart PostgreSQL are skipped).',
+    ],
+  },
+};
+
+const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SERVICES);
+for (const name of wanted) {
+  if (!(name in SERVICES)) {
+    console.error(
+      `ensure-services: unknown service ${JSON.stringify(name)}; expected one of ${Object.keys(SERVICES).join(', ')}`,
+    );
+    process.exit(2);
+  }
+}
+const missing = wanted.filter((name) => !process.env[SERVICES[name].external] && !SERVICES[name].present());
+if (missing.length === 0) process.exit(0);
+
+const explain = (names) => names.map((name) => SERVICES[name].howTo.join('\n')).join('\n\n');
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+if (!isRoot || !onPath('apt-get')) {
+  console.error(explain(missing));
+  process.exit(1);
+}
+
+function apt(args) {
+  const result = spawnSync('apt-get', args, {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+const packages = missing.map((name) => SERVICES[name].debian);
+console.log(
+  `missing for the tests: ${missing.join(', ')}; installing Debian's ${packages.join(', ')} with apt-get`,
+);
+// The package lists may be absent (fresh container) or stale; refresh them once, then install.
+if (
+  apt(['update', '-qq']) !== 0 ||
+  apt(['install', '-y', '-qq', '--no-install-recommends', ...packages]) !== 0
+) {
+  console.error(`\napt-get could not install ${packages.join(', ')}.\n\n${explain(missing)}`);
+  process.exit(1);
+}
+const still = missing.filter((name) => !SERVICES[name].present());
+if (still.length > 0) {
+  console.error(
+    `\n${still.join(', ')} installed, but the binaries are still not found.\n\n${explain(still)}`,
+  );
+  process.exit(1);
+}

@@ -1,0 +1,15 @@
+/**
+ * Real servers for the tests of `@ids` packages that need them. Each starts on a free loopback
+ * port in a temporary directory, and everything started is ended when the test process exits.
+ * REDIS_URL / DATABASE_URL point the tests at servers of the user's own instead.
+ */
+
+export {
+  hasPostgres,
+  type PostgresServer,
+  postgresBinDir,
+  type StartPostgresOptions,
+  startPostgres,
+} from './postgres.js';
+export { accepts, freePort } from './process.js';
+export { hasRedis, type RedisServer, type StartRedisOptions, startRedis } from './redis.js';

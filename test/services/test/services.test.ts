@@ -1,0 +1,76 @@
+import { connect } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { accepts, hasPostgres, hasRedis, startPostgres, startRedis } from '../src/index.js';
+
+/** One RESP command over a raw socket: the harness is tested without any client library. */
+function redisCommand(port: number, line: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => socket.write(`${line}\r\n`));
+    socket.once('data', (data) => {
+      socket.destroy();
+      resolve(data.toString());
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** AUTH then GET on one connection; resolves with GET's reply once both replies are in. */
+function authedGet(port: number, key: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let buffer = '';
+    socket.once('connect', () => socket.write(`AUTH s3cret\r\nGET ${key}\r\n`));
+    socket.on('data', (data) => {
+      buffer += data.toString();
+      if (buffer.startsWith('+OK\r\n') && buffer.length > 5) {
+        socket.destroy();
+        resolve(buffer.slice(5));
+      }
+    });
+    socket.once('error', reject);
+  });
+}
+
+describe.skipIf(!hasRedis())('startRedis', () => {
+  it('starts a server without persistence: a restart forgets every key; kill, pause and resume act on it', async () => {
+    const redis = await startRedis({ allowExternal: false, password: 's3cret' });
+    afterAll(() => redis.close());
+    expect(await redisCommand(redis.port, 'PING')).toMatch(/^-NOAUTH/);
+    expect(redis.url).toBe(`redis://:s3cret@127.0.0.1:${redis.port}`);
+    const authed = (command: string) => redisCommand(redis.port, `AUTH s3cret\r\n${command}`);
+    expect(await authed('SET ids:probe 1')).toMatch(/^\+OK\r\n/);
+    await redis.kill();
+    expect(redis.running).toBe(false);
+    expect(await accepts(redis.port)).toBe(false);
+    await redis.start();
+    expect(redis.running).toBe(true);
+    // AUTH's +OK and GET's nil bulk string arrive together or apart; wait for both.
+    const reply = await authedGet(redis.port, 'ids:probe');
+    expect(reply).toBe('$-1\r\n');
+    redis.pause();
+    const frozen = await Promise.race([
+      redisCommand(redis.port, 'PING'),
+      new Promise((resolve) => setTimeout(() => resolve('no answer'), 300)),
+    ]);
+    expect(frozen).toBe('no answer');
+    redis.resume();
+    await redis.close();
+    expect(await accepts(redis.port)).toBe(false);
+  });
+});
+
+describe.skipIf(!hasPostgres())('startPostgres', () => {
+  it('starts a cluster that accepts connections, and stops and restarts it on the same port', async () => {
+    const pg = await startPostgres({ allowExternal: false });
+    afterAll(() => pg.close());
+    expect(pg.url).toBe(`postgres://postgres@127.0.0.1:${pg.port}/postgres`);
+    expect(await accepts(pg.port)).toBe(true);
+    await pg.kill();
+    expect(await accepts(pg.port)).toBe(false);
+    await pg.start();
+    expect(await accepts(pg.port)).toBe(true);
+    await pg.close();
+    expect(await accepts(pg.port)).toBe(false);
+  });
+});
