@@ -2,7 +2,7 @@
 // The README's two commands. `npm start` and `npm test` must work on a fresh machine that has
 // only Node >= 20 and npm, so this script brings everything else itself: pnpm (through corepack,
 // or npx when corepack is absent), the workspace's dependencies, the build, and for the tests
-// whatever system service they need (see scripts/ensure-etcd.mjs).
+// whatever system service they need (see scripts/ensure-etcd.mjs and scripts/ensure-chromium.mjs).
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -78,6 +78,9 @@ switch (job) {
     install();
     if (existsSync(join(root, 'scripts/ensure-etcd.mjs'))) {
       must(process.execPath, [join(root, 'scripts/ensure-etcd.mjs')], 'Making etcd available');
+    }
+    if (existsSync(join(root, 'scripts/ensure-chromium.mjs'))) {
+      must(process.execPath, [join(root, 'scripts/ensure-chromium.mjs')], 'Making chromium available');
     }
     turbo(['build'], ['--output-logs=errors-only']);
     turbo(['typecheck'], ['--output-logs=errors-only']);
