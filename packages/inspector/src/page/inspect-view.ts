@@ -80,7 +80,7 @@ function card(item: Item, index: number, chosen: NamedLayout, all: readonly Name
     return h(
       'article',
       { class: 'card bad', 'aria-labelledby': title },
-      h('h3', { id: title }, `Line ${item.line}: `, h('code', {}, short(item.text))),
+      h('h2', { id: title, class: 'card-title' }, `Line ${item.line}: `, h('code', {}, short(item.text))),
       h('p', { class: 'error' }, item.error),
     );
   }
@@ -90,7 +90,12 @@ function card(item: Item, index: number, chosen: NamedLayout, all: readonly Name
   return h(
     'article',
     { class: 'card', 'aria-labelledby': title, 'data-id': decimal },
-    h('h3', { id: title }, h('code', {}, short(item.text)), h('span', { class: 'enc' }, read)),
+    h(
+      'h2',
+      { id: title, class: 'card-title' },
+      h('code', {}, short(item.text)),
+      h('span', { class: 'enc' }, read),
+    ),
     bitStrip(item.id, chosen),
     warning(reading, plausible),
     values(reading),
