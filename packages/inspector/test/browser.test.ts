@@ -157,6 +157,11 @@ describe('the page in Chromium', () => {
       await expect.poll(() => page.textContent('#input-message')).toMatch(message);
       expect(await page.getAttribute('#input-message', 'class')).toContain('has-error');
     }
+    // Pasted text is shown as text, never parsed as markup.
+    await paste(page, '<img src=x onerror="document.title=1">');
+    await expect.poll(() => page.locator('#results article').count()).toBe(3);
+    expect(await page.locator('#results img').count()).toBe(0);
+    expect(await page.locator('#results code').first().textContent()).toBe('<img');
     // The message is tied to the box for screen readers.
     expect(await page.getAttribute('#ids', 'aria-describedby')).toBe('input-message');
     await page.close();
