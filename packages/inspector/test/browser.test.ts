@@ -63,7 +63,7 @@ afterAll(async () => {
 describe('the page in Chromium', () => {
   it('loads in under 200 ms from a loopback server (navigation timing) and requests nothing else', async () => {
     const loads: number[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 7; i++) {
       const page = await open();
       const timing = await page.evaluate(() => {
         const [entry] = performance.getEntriesByType('navigation') as PerformanceNavigationTiming[];

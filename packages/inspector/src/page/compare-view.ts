@@ -160,7 +160,7 @@ function figures(rows: readonly Row[]): HTMLElement {
           h('td', {}, `${layout.timeBits} bits of ${layout.timeUnitMs} ms`),
           h('td', {}, `${layout.sequenceBits} bits`),
           h('td', {}, `${layout.machineBits} bits${parts ? ` (${parts})` : ''}`),
-          h('td', {}, day(layout.epochMs)),
+          h('td', { class: 'date' }, day(layout.epochMs)),
           h('td', { 'data-end': day(limits.endsAt.getTime()) }, iso(limits.endsAt.getTime())),
           h('td', {}, years(limits.lifetimeMs)),
           h('td', {}, int(limits.idsPerSecond)),
