@@ -49,6 +49,11 @@ const howTo = [
 ].join('\n');
 
 if (hasChromium()) process.exit(0);
+if (process.env.CHROMIUM_BIN) {
+  // The user named a browser: installing another one would not be the one the tests launch.
+  console.error(`CHROMIUM_BIN=${process.env.CHROMIUM_BIN} is not an executable file.\n\n${howTo}`);
+  process.exit(1);
+}
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 if (!isRoot || !onPath('apt-get')) {

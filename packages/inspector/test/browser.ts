@@ -1,11 +1,31 @@
 // What the browser tests share: the page served on loopback, and Debian's Chromium driven by
 // playwright-core (scripts/ensure-chromium.mjs installs it when missing).
+import { accessSync, constants } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { delimiter, join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 
-/** The executable: CHROMIUM_BIN, else Debian's. */
-export const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The executable, found as scripts/ensure-chromium.mjs finds it: CHROMIUM_BIN, Debian's, PATH. */
+export const CHROMIUM =
+  process.env.CHROMIUM_BIN ??
+  [
+    '/usr/bin/chromium',
+    ...(process.env.PATH ?? '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((dir) => join(dir, 'chromium')),
+  ].find(executable) ??
+  '/usr/bin/chromium';
 
 /** Headless, no sandbox (the tests run as root), and no traffic of the browser's own. */
 export function launch(): Promise<Browser> {
