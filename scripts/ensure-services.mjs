@@ -1,15 +1,17 @@
 #!/usr/bin/env node
-// Makes the system services available that the tests run for real: etcd (@ids/machine-etcd),
-// Redis and PostgreSQL (the Redis and segment packages). The tests start their own server
-// processes on free loopback ports; this script only makes sure the binaries are installed.
+// Makes the system programs available that the tests run for real: etcd (@ids/machine-etcd),
+// Redis and PostgreSQL (the Redis and segment packages), and Chromium (the inspector page's
+// browser tests, driven by playwright-core: Playwright's own browser downloads need a host these
+// machines cannot reach). The tests start their own server processes on free loopback ports;
+// this script only makes sure the binaries are installed.
 // Quiet and quick when they are; idempotent. For each service, in order:
 //   1. its *_URL / *_ENDPOINTS variable is set: the user points the tests at a server of
-//      theirs; nothing to install.
+//      theirs; nothing to install. (CHROMIUM_BIN names the browser to launch.)
 //   2. its binary is found (on PATH, or the variable naming it): nothing to do.
 //   3. root with apt-get (Debian, Ubuntu, the CI image): install the Debian package, all
 //      missing ones in one apt-get call.
 //   4. otherwise: exit 1 saying what to install or which variable to set.
-// Usage: node scripts/ensure-services.mjs [etcd] [redis] [postgres]   (default: all)
+// Usage: node scripts/ensure-services.mjs [etcd] [redis] [postgres] [chromium]   (default: all)
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -80,6 +82,19 @@ const SERVICES = {
       '(with DATABASE_URL the cases that stop, kill or restart PostgreSQL are skipped).',
     ],
   },
+  chromium: {
+    external: undefined,
+    present: () =>
+      process.env.CHROMIUM_BIN
+        ? executable(process.env.CHROMIUM_BIN)
+        : executable('/usr/bin/chromium') || onPath('chromium'),
+    debian: 'chromium',
+    howTo: [
+      'The browser tests of @ids/inspector drive a real Chromium and none was found. Either install one:',
+      '  Debian/Ubuntu: sudo apt-get install chromium',
+      'or name any Chromium or Chrome executable: CHROMIUM_BIN=/path/to/chrome',
+    ],
+  },
 };
 
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SERVICES);
@@ -91,10 +106,22 @@ for (const name of wanted) {
     process.exit(2);
   }
 }
-const missing = wanted.filter((name) => !process.env[SERVICES[name].external] && !SERVICES[name].present());
+const external = (name) =>
+  SERVICES[name].external !== undefined && Boolean(process.env[SERVICES[name].external]);
+const missing = wanted.filter((name) => !external(name) && !SERVICES[name].present());
 if (missing.length === 0) process.exit(0);
+if (missing.includes('chromium') && process.env.CHROMIUM_BIN) {
+  // The user named a browser: installing another one would not be the one the tests launch.
+  console.error(
+    `CHROMIUM_BIN=${process.env.CHROMIUM_BIN} is not an executable file.\n\n${explainOne('chromium')}`,
+  );
+  process.exit(1);
+}
 
-const explain = (names) => names.map((name) => SERVICES[name].howTo.join('\n')).join('\n\n');
+function explainOne(name) {
+  return SERVICES[name].howTo.join('\n');
+}
+const explain = (names) => names.map(explainOne).join('\n\n');
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 if (!isRoot || !onPath('apt-get')) {
   console.error(explain(missing));

@@ -2,7 +2,7 @@
 // The README's two commands. `npm start` and `npm test` must work on a fresh machine that has
 // only Node >= 20 and npm, so this script brings everything else itself: pnpm (through corepack,
 // or npx when corepack is absent), the workspace's dependencies, the build, and for the tests
-// whatever system service they need (see scripts/ensure-services.mjs).
+// whatever system programs they need (see scripts/ensure-services.mjs).
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -79,7 +79,7 @@ switch (job) {
     must(
       process.execPath,
       [join(root, 'scripts/ensure-services.mjs')],
-      'Making etcd, Redis and PostgreSQL available',
+      'Making etcd, Redis, PostgreSQL and Chromium available',
     );
     turbo(['build'], ['--output-logs=errors-only']);
     turbo(['typecheck'], ['--output-logs=errors-only']);

@@ -4,12 +4,13 @@ import { EXIT_HELP } from './command.js';
 import { compare } from './commands/compare.js';
 import { decompose } from './commands/decompose.js';
 import { generate } from './commands/generate.js';
+import { inspect } from './commands/inspect.js';
 import { machineId } from './commands/machine-id.js';
 import { errorLine, exitCodeOf, UsageError } from './errors.js';
 import { type Io, processIo } from './io.js';
 
 /** The commands of `ids`, in the order `ids --help` lists them. */
-export const COMMANDS: readonly Command[] = [generate, decompose, compare, machineId];
+export const COMMANDS: readonly Command[] = [generate, decompose, compare, machineId, inspect];
 
 const HELP = `Usage: ids <command> [options]
 
