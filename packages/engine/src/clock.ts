@@ -85,9 +85,29 @@ export function sleepSync(ms: number): void {
   if (ms > 0) Atomics.wait(cell, 0, 0, ms);
 }
 
-/** Resolves after `ms`; the event loop keeps turning meanwhile. */
+/**
+ * How much of the end of a wait `sleep` spends polling with setImmediate instead of a timer:
+ * a timer never fires sooner than about 1.1 ms here, so with 1 ms ticks a timer alone sleeps
+ * through the next tick too. 1.5 ms covers that; the poll lets the loop turn every iteration.
+ */
+export const SLEEP_POLL_TAIL_MS = 1.5;
+
+/**
+ * Resolves after `ms` (fractions honoured): a timer for the bulk of the wait, then a
+ * setImmediate poll of `performance.now()` for the last SLEEP_POLL_TAIL_MS. The event loop keeps
+ * turning meanwhile (the poll runs once per loop iteration); `ms` <= 0 resolves after one turn.
+ */
 export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+  return new Promise((resolve) => {
+    const until = performance.now() + ms;
+    const poll = (): void => {
+      if (performance.now() >= until) resolve();
+      else setImmediate(poll);
+    };
+    const bulk = ms - SLEEP_POLL_TAIL_MS;
+    if (bulk >= 1) setTimeout(poll, bulk);
+    else setImmediate(poll);
+  });
 }
 
 /**
