@@ -343,10 +343,11 @@ export class IdGenerator {
       local.sequence = slot.sequence;
       return 0;
     }
+    // Fenced, or past the holder's trust deadline: nothing is handed out, reserved or not.
+    cell.check?.(now);
     // A slot reserved earlier, once the clock is in its tick (a clock that went back since
     // makes the reservation wait like any other slot: take afresh).
     if (slot.sequence < this.#reservedTo && tickStartMs(this.layout, slot.elapsed) <= now) {
-      cell.check?.(now);
       slot.sequence++;
       return 0;
     }

@@ -49,22 +49,28 @@ describe('shared state cell', () => {
   it('retries when another thread committed between its load and its commit', () => {
     const shared = createSharedState(layout, 5);
     const clock = new FakeClock(T0);
-    const other = new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) });
+    // Three other threads, each reserving its batch of 16 slots in one commit.
+    const others = [0, 1, 2].map(
+      () => new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+    );
     const inner = sharedStateCell(shared);
-    let races = 3;
+    expect(inner.reservation).toBe(16);
+    let races = 0;
     const racing: StateCell = {
       load: () => {
         const state = inner.load();
         // Another thread takes a slot after this load: this commit must fail and retry.
-        if (races-- > 0) other.nextIdSync();
+        if (races < 3) others[races++]!.nextIdSync();
         return state;
       },
       commit: (prev, next) => inner.commit(prev, next),
     };
     const gen = new IdGenerator({ layout, machineId: 5, clock, state: racing });
     const id = gen.nextIdSync();
-    expect(gen.decompose(id).sequence).toBe(3);
-    expect(inner.load()).toEqual({ elapsed: tickOf(layout, T0), sequence: 3 });
+    expect(races).toBe(3);
+    expect(gen.decompose(id).sequence).toBe(48);
+    // A cell without `reservation` is taken one slot per commit.
+    expect(inner.load()).toEqual({ elapsed: tickOf(layout, T0), sequence: 48 });
   });
 
   it("starts after the claim's notBefore, before any generator is built", () => {
@@ -163,13 +169,13 @@ describe('shared state cell', () => {
   });
 
   it('rejects what is not a shared state, and machine IDs that do not fit', () => {
-    expect(() => sharedStateCell({ buffer: new ArrayBuffer(72) as unknown as SharedArrayBuffer })).toThrow(
+    expect(() => sharedStateCell({ buffer: new ArrayBuffer(80) as unknown as SharedArrayBuffer })).toThrow(
       InvalidArgumentError,
     );
     expect(() => new SharedStateCell(null as never)).toThrow(
       /expected the object createSharedState returned/,
     );
-    expect(() => sharedStateCell({ buffer: new SharedArrayBuffer(72) })).toThrow(/expected version 1/);
+    expect(() => sharedStateCell({ buffer: new SharedArrayBuffer(80) })).toThrow(/expected version 2/);
     expect(() => createSharedState(layout, 65_536)).toThrow(InvalidMachineIdError);
     expect(() => createSharedState({} as never, 1)).toThrow(/expected a layout from defineLayout/);
   });

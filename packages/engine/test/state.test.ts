@@ -92,7 +92,7 @@ describe('advance (Go NextID as a pure function)', () => {
     expect(advance(state, now, layout)).toEqual(next);
   });
 
-  it('a slot in the clock\'s own tick or earlier never waits; one in a later tick always does', () => {
+  it("a slot in the clock's own tick or earlier never waits; one in a later tick always does", () => {
     for (let offset = 0; offset < 10; offset += 0.25) {
       expect(nextSlot({ elapsed: 100, sequence: 3 }, at(100, offset), layout).waitMs).toBe(0);
       expect(nextSlot({ elapsed: 100, sequence: 3 }, at(101, offset), layout).waitMs).toBe(0);
