@@ -5,6 +5,12 @@ import { isClaim, type MachineIdClaim } from './machine.js';
 
 /** Default for a claim's `recordIntervalMs`. */
 export const DEFAULT_RECORD_INTERVAL_MS = 1000;
+/**
+ * How often a holder on a shared state publishes its claim's trust deadline. The deadline only
+ * moves forward (each confirmed renewal), so publishing late never lets a thread issue past
+ * it; it only stops the threads early when the holder's thread is blocked, which is the point.
+ */
+const TRUST_PUBLISH_MS = 100;
 
 /** What a ClaimWatch needs of the generator it serves. */
 export interface ClaimHost {
@@ -18,6 +24,10 @@ export interface ClaimHost {
   lastTick(): number;
   /** Stop every other taker of a shared state: the machine ID is no longer held. */
   fence(error: Error): void;
+  /** Tell the other takers of a shared state until when (Unix ms on the generator's clock) the claim is held; absent for a state of one generator. */
+  readonly publishTrust?: (untilMs: number) => void;
+  /** The generator's clock. */
+  now(): number;
 }
 
 /** Checks a number of ms option: 0 or more. */
@@ -43,6 +53,7 @@ export class ClaimWatch {
   #lost: Error | null = null;
   #closed = false;
   #recordTimer: ReturnType<typeof setInterval> | undefined;
+  #trustTimer: ReturnType<typeof setInterval> | undefined;
   #recorded = -1;
 
   /** Adopts `source` at once; throws what adopting throws (see IdGenerator's constructor). */
@@ -73,6 +84,7 @@ export class ClaimWatch {
     const closed = new GeneratorClosedError('the generator is closed; create a new one to issue IDs');
     this.#lost = closed;
     clearInterval(this.#recordTimer);
+    clearInterval(this.#trustTimer);
     const claim = this.#claim;
     if (!claim) return;
     // Other threads sharing the state stop first, so the time recorded covers every ID issued.
@@ -106,6 +118,7 @@ export class ClaimWatch {
       this.#recordTimer = setInterval(() => void this.#record(source), every);
       this.#recordTimer.unref();
     }
+    this.#watchTrust(source);
     const signal = source.signal;
     if (signal) {
       if (signal.aborted) this.#fence(source);
@@ -122,6 +135,7 @@ export class ClaimWatch {
     );
     this.#lost = lost;
     clearInterval(this.#recordTimer);
+    clearInterval(this.#trustTimer);
     this.#host.fence(lost);
     if (claim.renew) {
       claim
@@ -137,6 +151,20 @@ export class ClaimWatch {
         })
         .catch((error) => this.#onError(error));
     }
+  }
+
+  /** Publishes the claim's trust deadline to a shared state now and every TRUST_PUBLISH_MS. */
+  #watchTrust(claim: MachineIdClaim): void {
+    const publish = this.#host.publishTrust;
+    clearInterval(this.#trustTimer);
+    if (!publish || typeof claim.trustedForMs !== 'function') return;
+    const beat = (): void => {
+      if (claim !== this.#claim || this.#lost !== null) return;
+      publish(this.#host.now() + (claim.trustedForMs?.() ?? 0));
+    };
+    beat();
+    this.#trustTimer = setInterval(beat, TRUST_PUBLISH_MS);
+    this.#trustTimer.unref();
   }
 
   async #record(claim: MachineIdClaim): Promise<void> {

@@ -44,6 +44,11 @@ export interface StateCell {
    */
   check?(nowMs: number): void;
   /**
+   * Called by the generator holding the claim with until when (Unix ms) the claim is certainly
+   * held (see MachineIdClaim.trustedForMs); a shared cell makes every taker's `check` refuse past it.
+   */
+  trustUntil?(untilMs: number): void;
+  /**
    * Called with the generator's layout and machine ID when it takes a machine ID (at
    * construction, and when it adopts a renewed claim). A cell made for another layout or
    * machine ID throws, since its slots would mean other IDs.
@@ -218,6 +223,10 @@ export class IdGenerator {
           this.#reservedTo = -1;
           this.#cell?.fence?.(error);
         },
+        now: () => this.#clock.now(),
+        ...(this.#cell?.trustUntil
+          ? { publishTrust: (untilMs: number) => this.#cell?.trustUntil?.(untilMs) }
+          : {}),
       },
       options.machineId,
       onError,

@@ -124,6 +124,31 @@ describe('shared state cell', () => {
     expect(inner.load()).toEqual({ elapsed: 0, sequence: 255 });
   });
 
+  it("fences every thread at the holder claim's trust deadline, though the holder's thread never noticed it lapse", () => {
+    const clock = new FakeClock(T0);
+    const deadline = T0 + 3000;
+    // A lease confirmed until `deadline`, whose keepalives stopped: the holder's thread is blocked.
+    const { claim } = claimOf(6, { trustedForMs: () => Math.max(0, deadline - clock.now()) });
+    const shared = createSharedState(layout, claim);
+    new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
+    expect(sharedStateCell(shared).trustedUntil).toBe(deadline);
+    const worker = new IdGenerator({ layout, machineId: 6, clock, state: sharedStateCell(shared) });
+    const issued: bigint[] = [];
+    // No timer runs in this loop: only what the worker reads from the shared buffer can stop it.
+    expect(() => {
+      for (let i = 0; i < 10_000; i++) {
+        issued.push(worker.nextIdSync());
+        clock.advance(1);
+      }
+    }).toThrow(/machine ID 6 of this shared state is not known to be held at .*trusted until/);
+    expect(issued.length).toBeGreaterThan(2900);
+    const lastStart = Math.max(...issued.map((id) => tickStartMs(layout, worker.decompose(id).time)));
+    expect(lastStart).toBeLessThan(deadline);
+    expect(clock.now()).toBe(deadline);
+    // Slots it had reserved are refused too.
+    expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
+  });
+
   it('losing the claim fences the other generators with MachineIdLostError', () => {
     const { claim, controller } = claimOf(6);
     const shared = createSharedState(layout, claim);
