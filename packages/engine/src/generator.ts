@@ -125,9 +125,10 @@ class Waiter {
   readonly ids: bigint[] | null;
   id = 0n;
   filled = 0;
-  /** ms slept at gates while at the head of the queue, and the first wait asked (for ClockStalledError). */
+  /** ms slept at gates while at the head of the queue since the clock last reached `until`, the wait asked then, and where it ends (for ClockStalledError). */
   slept = 0;
   firstWait = 0;
+  until = 0;
   resolve: (value: never) => void = () => undefined;
   reject: (error: unknown) => void = () => undefined;
   constructor(count: number, ids: bigint[] | null) {
@@ -165,8 +166,11 @@ export class IdGenerator {
   readonly #scratch: MutableSlot = { elapsed: 0, sequence: 0, waitMs: 0 };
   /** The last sequence reserved in #slot's tick (cells only); -1 when nothing is reserved. */
   #reservedTo = -1;
-  /** The tick a wait was last asked for (for ClockStalledError's message). */
+  /** The tick a wait was last asked for (for ClockStalledError's message), and the clock reading it starts at. */
   #waitTick = 0;
+  #waitUntil = 0;
+  /** The clock's reading in the last #take. */
+  #lastNow = 0;
   #machine = 0;
   /** The machine ID in its place among the low bits. */
   #machineLowBits = 0;
@@ -271,13 +275,20 @@ export class IdGenerator {
   nextIdSync(): bigint {
     let wait = this.#take();
     if (wait > 0) {
-      const first = wait;
+      let first = wait;
+      let until = this.#waitUntil;
       let slept = 0;
       do {
         this.#checkStall(slept, first);
         this.#sleepSync(wait);
         slept += wait;
         wait = this.#take();
+        // The clock got where we waited for, but other threads took that tick: a new wait, not a stall.
+        if (wait > 0 && this.#lastNow >= until) {
+          first = wait;
+          until = this.#waitUntil;
+          slept = 0;
+        }
       } while (wait > 0);
     }
     return this.#id();
@@ -342,6 +353,7 @@ export class IdGenerator {
   #take(): number {
     this.#watch.check();
     const now = this.#clock.now();
+    this.#lastNow = now;
     const slot = this.#slot;
     const cell = this.#cell;
     if (cell === null) {
@@ -392,6 +404,7 @@ export class IdGenerator {
   #mustWait(waitMs: number, tick: number): number {
     if (waitMs > this.#waitBound) throw this.#clockError(waitMs, tick);
     this.#waitTick = tick;
+    this.#waitUntil = this.#lastNow + waitMs;
     return waitMs;
   }
 
@@ -423,6 +436,7 @@ export class IdGenerator {
     this.#queue.push(waiter);
     if (idle) {
       waiter.firstWait = wait;
+      waiter.until = this.#waitUntil;
       this.#arm(wait);
     }
     return promise;
@@ -454,7 +468,11 @@ export class IdGenerator {
       try {
         wait = this.#fill(waiter);
         if (wait > 0) {
-          if (waiter.firstWait <= 0) waiter.firstWait = wait;
+          if (waiter.firstWait <= 0 || this.#lastNow >= waiter.until) {
+            waiter.firstWait = wait;
+            waiter.until = this.#waitUntil;
+            waiter.slept = 0;
+          }
           this.#checkStall(waiter.slept, waiter.firstWait);
         }
       } catch (error) {

@@ -73,6 +73,30 @@ describe('shared state cell', () => {
     expect(inner.load()).toEqual({ elapsed: tickOf(layout, T0), sequence: 48 });
   });
 
+  it('a thread that keeps losing each new tick to others waits on, with no ClockStalledError, while the clock advances', () => {
+    const shared = createSharedState(layout, 5);
+    const clock = new FakeClock(T0);
+    const other = new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) });
+    let lost = 0;
+    const starved = new IdGenerator({
+      layout,
+      machineId: 5,
+      clock: {
+        now: () => clock.now(),
+        // While this thread sleeps to the next tick, another thread takes all of it (for 2 s).
+        sleepSync: (ms) => {
+          clock.sleepSync(ms);
+          if (lost++ < 200) for (let i = 0; i < 256; i++) other.nextIdSync();
+        },
+      },
+      state: sharedStateCell(shared),
+    });
+    for (let i = 0; i < 256; i++) other.nextIdSync();
+    const id = starved.nextIdSync();
+    expect(lost).toBe(201);
+    expect(starved.decompose(id).time).toBe(tickOf(layout, T0) + 201);
+  });
+
   it("starts after the claim's notBefore, before any generator is built", () => {
     const notBefore = T0 + 95;
     const { claim } = claimOf(4, { notBefore });
