@@ -26,7 +26,8 @@ async function run(callers, seconds, machineId) {
               times.push(wallClock.now());
               ids.push(id);
             } catch (error) {
-              errors.set(error.name, (errors.get(error.name) ?? 0) + 1);
+              const name = error instanceof Error ? error.name : String(error);
+              errors.set(name, (errors.get(name) ?? 0) + 1);
             }
           }
         }),

@@ -91,6 +91,7 @@ async function load(url, connections, seconds) {
 export async function benchIdServer({ seconds = 3 } = {}) {
   const machineId = 77;
   const { url, child } = await startServer(machineId);
+  /** @type {[string, string, number][]} */
   const scenarios = [
     ['GET /id', '/id', 1],
     ['GET /id', '/id', 16],
@@ -98,6 +99,7 @@ export async function benchIdServer({ seconds = 3 } = {}) {
     ['GET /ids?count=100', '/ids?count=100', 16],
   ];
   const rows = [];
+  /** @type {{ label: string, connections: number, p99: number, count: number }[]} */
   const p99s = [];
   const everyId = [];
   try {

@@ -18,8 +18,11 @@ export interface ClaimHost {
   readonly layout: Layout;
   /** Issue IDs under `machineId` from now on (the state cell is told first, and may refuse). */
   useMachine(machineId: number): void;
-  /** Raise the state so that no ID is issued for a tick at or before `notBeforeMs`. */
-  seed(notBeforeMs: number): void;
+  /**
+   * Raise the state so that no ID is issued for a tick at or before `notBeforeMs`, and allow
+   * waits for it up to `leadMs` longer than the clock-back bound (the claim's record horizon).
+   */
+  seed(notBeforeMs: number, leadMs: number): void;
   /** The latest tick any ID was (or may have been) issued in. */
   lastTick(): number;
   /** Stop every other taker of a shared state: the machine ID is no longer held. */
@@ -107,7 +110,15 @@ export class ClaimWatch {
     }
     this.#host.useMachine(source.machineId);
     this.#claim = source;
-    if (source.notBefore !== undefined) this.#host.seed(source.notBefore);
+    if (source.notBefore !== undefined) {
+      const lead = source.notBeforeLeadMs ?? 0;
+      if (typeof lead !== 'number' || !Number.isFinite(lead) || lead < 0) {
+        throw new InvalidArgumentError(
+          `notBeforeLeadMs: expected a finite number of ms, 0 or more, received ${received(lead)}`,
+        );
+      }
+      this.#host.seed(source.notBefore, lead);
+    }
     this.#lost = null;
     if (source.record) {
       clearInterval(this.#recordTimer);

@@ -33,6 +33,14 @@ export interface MachineIdClaim {
    */
   readonly notBefore?: number;
   /**
+   * How far (ms) `notBefore` may lie ahead of the previous holder's clock by design: a claim
+   * that records a horizon ahead of the clock (a host claim's `recordAheadMs`) says so here, and
+   * the generator then waits that much longer for `notBefore` to pass before it fails with
+   * ClockMovedBackwardsError (its bound is for a clock that moved back, not for the horizon).
+   * Default 0.
+   */
+  readonly notBeforeLeadMs?: number;
+  /**
    * How often, in ms, `record` is called while IDs are issued. Default 1000
    * (DEFAULT_RECORD_INTERVAL_MS); 0 or more, else InvalidArgumentError when the generator
    * adopts the claim.
