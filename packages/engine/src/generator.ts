@@ -174,6 +174,8 @@ export class IdGenerator {
   /** The tick a claim's notBefore seeded the state at, and how much longer than the bound a wait for it may be. */
   #seedTick = -1;
   #seedLeadMs = 0;
+  /** Set while a caller waits for a tick it rolled over into: that tick starts at sequence 0, as in Go, not at a random one. */
+  #rolledOver = false;
   #machine = 0;
   /** The machine ID in its place among the low bits. */
   #machineLowBits = 0;
@@ -365,6 +367,7 @@ export class IdGenerator {
       if (slot.waitMs > 0) return this.#mustWait(slot.waitMs, slot.elapsed);
       local.elapsed = slot.elapsed;
       local.sequence = slot.sequence;
+      this.#rolledOver = false;
       return 0;
     }
     // Fenced, or past the holder's trust deadline: nothing is handed out, reserved or not.
@@ -391,13 +394,14 @@ export class IdGenerator {
         this.#slot.elapsed = scratch.elapsed;
         this.#slot.sequence = scratch.sequence;
         this.#reservedTo = last;
+        this.#rolledOver = false;
         return 0;
       }
     }
   }
 
   #firstSequence(): number {
-    return this.#randomBound === 0 ? 0 : Math.floor(Math.random() * this.#randomBound);
+    return this.#randomBound === 0 || this.#rolledOver ? 0 : Math.floor(Math.random() * this.#randomBound);
   }
 
   /**
@@ -409,6 +413,7 @@ export class IdGenerator {
     // previous holder recorded ahead of its clock (a restart after kill -9 waits it out).
     const bound = tick <= this.#seedTick + 1 ? this.#waitBound + this.#seedLeadMs : this.#waitBound;
     if (waitMs > bound) throw this.#clockError(waitMs, tick);
+    this.#rolledOver = true;
     this.#waitTick = tick;
     this.#waitUntil = this.#lastNow + waitMs;
     return waitMs;
