@@ -94,17 +94,25 @@ export const SLEEP_POLL_TAIL_MS = 1.5;
 
 /**
  * Resolves after `ms` (fractions honoured): a timer for the bulk of the wait, then a
- * setImmediate poll of `performance.now()` for the last SLEEP_POLL_TAIL_MS. The event loop keeps
- * turning meanwhile (the poll runs once per loop iteration); `ms` <= 0 resolves after one turn.
+ * setImmediate poll of `performance.now()` for the last `pollTailMs` (default
+ * SLEEP_POLL_TAIL_MS; 0 for a timer alone, which may oversleep by about a millisecond). The
+ * event loop keeps turning meanwhile (the poll runs once per loop iteration); `ms` <= 0 resolves
+ * after one turn.
  */
-export function sleep(ms: number): Promise<void> {
+export function sleep(ms: number, pollTailMs: number = SLEEP_POLL_TAIL_MS): Promise<void> {
   return new Promise((resolve) => {
     const until = performance.now() + ms;
     const poll = (): void => {
       if (performance.now() >= until) resolve();
       else setImmediate(poll);
     };
-    const bulk = ms - SLEEP_POLL_TAIL_MS;
+    if (pollTailMs <= 0) {
+      // A timer alone: rounded up, since a timer may fire up to a millisecond early by
+      // performance.now(), and polling that last fraction would spin.
+      setTimeout(poll, Math.max(1, Math.ceil(ms)));
+      return;
+    }
+    const bulk = ms - pollTailMs;
     if (bulk >= 1) setTimeout(poll, bulk);
     else setImmediate(poll);
   });

@@ -1,5 +1,5 @@
 import { ClaimWatch, checkNonNegative } from './claim-watch.js';
-import { type Clock, checkClock, sleep, sleepSync, wallClock } from './clock.js';
+import { type Clock, checkClock, SLEEP_POLL_TAIL_MS, sleep, sleepSync, wallClock } from './clock.js';
 import { ClockMovedBackwardsError, ClockStalledError, InvalidArgumentError, received } from './errors.js';
 import { compose, type DecomposedId, decompose, type IdInput, toTime } from './id.js';
 import { type Layout, lowBits, tickStartMs } from './layout.js';
@@ -13,6 +13,9 @@ export { DEFAULT_RECORD_INTERVAL_MS } from './claim-watch.js';
 export const DEFAULT_MAX_CLOCK_BACKWARD_MS = 1000;
 /** Sequences up to this many values get a precomputed table of low bits (16 Ki BigInts, about 0.5 MB at most). */
 const LOW_TABLE_LIMIT = 2 ** 14;
+
+/** Layouts with ticks up to this long poll the last SLEEP_POLL_TAIL_MS of each async wait (see the constructor). */
+const POLL_TAIL_UP_TO_UNIT_MS = 2;
 
 /** The most IDs one `nextIds` call hands out. */
 export const MAX_BATCH = 2 ** 24;
@@ -200,7 +203,10 @@ export class IdGenerator {
     this.layout = options.layout;
     const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
     this.#clock = clock;
-    this.#sleep = clock.sleep ? clock.sleep.bind(clock) : sleep;
+    // Polling the tail of a wait costs CPU; it pays only where a timer's ~1 ms of oversleep
+    // would skip a whole tick. On longer ticks the tick is still filled after a late timer.
+    const tail = this.layout.timeUnitMs <= POLL_TAIL_UP_TO_UNIT_MS ? SLEEP_POLL_TAIL_MS : 0;
+    this.#sleep = clock.sleep ? clock.sleep.bind(clock) : (ms) => sleep(ms, tail);
     this.#sleepTurns = !clock.sleep;
     this.#sleepSync = clock.sleepSync ? clock.sleepSync.bind(clock) : sleepSync;
     this.#maxClockBackwardMs = checkNonNegative(
