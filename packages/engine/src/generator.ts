@@ -502,6 +502,11 @@ export class IdGenerator {
         waiter.resolve((waiter.ids ?? waiter.id) as never);
         continue;
       }
+      // Under sustained load the queue never empties: drop the served entries now and then.
+      if (this.#head > 1024 && this.#head * 2 > queue.length) {
+        queue.splice(0, this.#head);
+        this.#head = 0;
+      }
       this.#arm(wait);
       return;
     }
