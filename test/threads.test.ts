@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import {
   createSharedState,
   defineLayout,
+  type Layout,
   type SharedGeneratorState,
   sharedStateCell,
   tickStartMs,
@@ -18,6 +19,10 @@ import { fixture, increasing, max, min, readJson, tempDir } from './helpers.js';
 
 interface Threads {
   ids: bigint[][];
+  /** With `audit`: each thread's wall clock right after each of its IDs returned. */
+  times: number[][];
+  /** The error that stopped each thread's drawing, if any (its name). */
+  errors: (string | undefined)[];
   after(): Promise<string[]>;
 }
 
@@ -25,18 +30,28 @@ interface Threads {
 async function draw(
   shared: SharedGeneratorState,
   count: number,
-  build: { layout?: object; snowflake?: object } = {},
+  build: { layout?: object; snowflake?: object; audit?: boolean; seconds?: number } = {},
+  whileDrawing?: () => void,
 ): Promise<Threads> {
   const gate = new SharedArrayBuffer(8);
   const gateView = new Int32Array(gate);
   const workers = Array.from(
     { length: 4 },
-    () => new Worker(fixture('thread-worker.mjs'), { workerData: { shared, gate, count, ...build } }),
+    () =>
+      new Worker(fixture('thread-worker.mjs'), {
+        workerData: { shared, gate, count: build.seconds === undefined ? count : undefined, ...build },
+      }),
   );
   const results = workers.map(
     (worker) =>
-      new Promise<bigint[]>((resolve, reject) => {
-        worker.once('message', (message) => resolve(Array.from(message.ids as BigUint64Array)));
+      new Promise<{ ids: bigint[]; times: number[]; error?: string }>((resolve, reject) => {
+        worker.once('message', (message) =>
+          resolve({
+            ids: Array.from(message.ids as BigUint64Array),
+            times: Array.from(message.times as Float64Array),
+            error: message.error,
+          }),
+        );
         worker.once('error', reject);
       }),
   );
@@ -44,9 +59,12 @@ async function draw(
   while (Atomics.load(gateView, 1) < 4) await new Promise((resolve) => setTimeout(resolve, 5));
   Atomics.store(gateView, 0, 1);
   Atomics.notify(gateView, 0);
-  const ids = await Promise.all(results);
+  whileDrawing?.();
+  const drawn = await Promise.all(results);
   return {
-    ids,
+    ids: drawn.map((d) => d.ids),
+    times: drawn.map((d) => d.times),
+    errors: drawn.map((d) => d.error),
     after: () =>
       Promise.all(
         workers.map(
@@ -70,7 +88,85 @@ function overlapping(perThread: bigint[][]): boolean {
   return max(firsts) < min(lasts);
 }
 
+/** IDs handed out before their tick started, by the drawing thread's clock right after the call returned. */
+function ahead(layout: Layout, threads: Threads): { ahead: number; maxLeadMs: number } {
+  let count = 0;
+  let maxLeadMs = 0;
+  threads.ids.forEach((ids, t) => {
+    ids.forEach((id, i) => {
+      const lead =
+        tickStartMs(layout, Number(id >> BigInt(layout.sequenceBits + layout.machineBits))) -
+        threads.times[t]![i]!;
+      if (lead > 0) {
+        count++;
+        maxLeadMs = Math.max(maxLeadMs, lead);
+      }
+    });
+  });
+  return { ahead: count, maxLeadMs };
+}
+
 describe('one machine ID shared by worker threads', () => {
+  it('4 threads on one Sonyflake state, at the ceiling for 1 s: no ID before its tick, no error, each thread increasing', async () => {
+    const layout = sonyflakeLayout({});
+    const shared = createSharedState(layout, 3);
+    const threads = await draw(shared, 0, { audit: true, seconds: 1 });
+    const all = threads.ids.flat();
+    expect(threads.errors).toEqual([undefined, undefined, undefined, undefined]);
+    expect(all.length).toBeGreaterThan(10_000);
+    expect(new Set(all).size).toBe(all.length);
+    for (const ids of threads.ids) expect(increasing(ids)).toBe(true);
+    expect(ahead(layout, threads)).toEqual({ ahead: 0, maxLeadMs: 0 });
+    await threads.after();
+  });
+
+  it('4 threads on one 1 ms, 12-bit-sequence state: no ID before its tick, no error, each thread increasing', async () => {
+    const spec = { timeBits: 41, timeUnitMs: 1, sequenceBits: 12, machineBits: 10, epochMs: 1288834974657 };
+    const layout = defineLayout(spec);
+    const shared = createSharedState(layout, 1);
+    const threads = await draw(shared, 100_000, { layout: spec, audit: true });
+    const all = threads.ids.flat();
+    expect(threads.errors).toEqual([undefined, undefined, undefined, undefined]);
+    expect(new Set(all).size).toBe(400_000);
+    for (const ids of threads.ids) expect(increasing(ids)).toBe(true);
+    expect(ahead(layout, threads)).toEqual({ ahead: 0, maxLeadMs: 0 });
+    await threads.after();
+  });
+
+  it("threads stop at the holder's claim deadline while the holder's main thread is blocked past it", async () => {
+    const layout = sonyflakeLayout({});
+    // A lease-like claim confirmed until `deadline`: its renewals would run on the main thread,
+    // which is blocked below, so nothing renews it and nothing on the main thread notices it lapse.
+    let deadline = Number.POSITIVE_INFINITY;
+    const claim = {
+      machineId: 9,
+      trustedForMs: () => Math.max(0, deadline - Date.now()),
+      release: () => undefined,
+    };
+    const shared = createSharedState(layout, claim);
+    let holder: Sonyflake | undefined;
+    const threads = await draw(shared, 0, { audit: true, seconds: 1.5 }, () => {
+      // Once the threads are drawing, the holder takes the claim, confirmed for 400 ms more...
+      deadline = Date.now() + 400;
+      holder = new Sonyflake({ machineId: claim, state: sharedStateCell(shared) });
+      // ...and its thread is then busy for 1.2 s, past the deadline: no timer, no listener runs.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1200);
+    });
+    expect(threads.errors).toEqual([
+      'MachineIdLostError',
+      'MachineIdLostError',
+      'MachineIdLostError',
+      'MachineIdLostError',
+    ]);
+    const all = threads.ids.flat();
+    expect(all.length).toBeGreaterThan(1000);
+    // No ID of a tick at or after the deadline: a successor starting there cannot collide.
+    const lastStart = Math.max(...all.map((id) => tickStartMs(layout, holder!.decompose(id).time)));
+    expect(lastStart).toBeLessThan(deadline);
+    await holder!.close();
+    await threads.after();
+  });
+
   it('4 threads x 10,000 Sonyflake IDs under one host claim: 0 duplicates, each thread increasing; closing the holder stops them', async () => {
     const dir = tempDir('threads');
     const claim = claimHostMachineId(16, { dir });

@@ -1,5 +1,6 @@
 // Runs the benchmarks named on the command line (all by default) and prints their tables.
 // `npm run bench` from the repository root builds first, then runs this.
+import { benchConcurrency } from './concurrency.mjs';
 import { benchEtcd } from './etcd.mjs';
 import { benchIdServer } from './id-server.mjs';
 import { benchSnowflake } from './snowflake.mjs';
@@ -8,6 +9,7 @@ import { benchThreads } from './threads.mjs';
 
 const suites = {
   sonyflake: benchSonyflake,
+  concurrency: benchConcurrency,
   snowflake: benchSnowflake,
   threads: benchThreads,
   etcd: benchEtcd,

@@ -2,6 +2,7 @@
 // `node snowflake-child.mjs <case> <seconds>` prints one JSON line with its figures.
 // snowflake.mjs runs every case, one after another, and puts them side by side.
 
+import { wallClock } from '@ids/engine';
 import { Snowflake } from '@ids/snowflake';
 import { Snowflake as SapphireSnowflake } from '@sapphire/snowflake';
 import FlakeId from 'flake-idgen';
@@ -165,6 +166,16 @@ async function ours(kind, seconds) {
     const raw = rawCost(() => gen.nextIdSync(), 1000);
     const run = sustainedSync(() => gen.nextIdSync(), Math.min(seconds, 1));
     return report('@ids/snowflake nextIdSync(), 22-bit sequence', run.ids, run, raw);
+  }
+  if (kind === 'floor') {
+    // The least any generator must do per ID: one read of the same clock and one BigInt
+    // compose (the time shifted into place, or-ed with precomputed low bits). No state, no
+    // checks: a floor, not a generator.
+    const low = 1n << 12n;
+    const floor = () => (BigInt(Math.floor(wallClock.now()) - TWITTER_EPOCH) << 22n) | low;
+    warmUp(floor);
+    const raw = rawCost(floor, 1000);
+    return { name: 'floor: one clock read + one BigInt compose', duplicates: 0, ...raw };
   }
   const idle = await idleLoop(1000);
   if (kind === 'async') {

@@ -238,6 +238,56 @@ describe('the id-server routes', () => {
   });
 });
 
+describe('under load', () => {
+  it('128 concurrent clients asking for 250 IDs, 1 ID, 250 IDs (32,000 IDs in flight, over a second of the ceiling): every answer 200, no ID dated after the moment it arrived, no duplicate', async () => {
+    const server = await startIdServer({ port: 0, machineId: 8 });
+    const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+    try {
+      const statuses = new Map<number, number>();
+      const ids: string[] = [];
+      let ahead = 0;
+      await Promise.all(
+        Array.from({ length: 128 }, async () => {
+          for (const path of ['/ids?count=250', '/id', '/ids?count=250']) {
+            const reply = await new Promise<Reply>((resolve, reject) => {
+              httpRequest(`${server.url}${path}`, { agent }, (res) => {
+                let text = '';
+                res.setEncoding('utf8').on('data', (chunk: string) => {
+                  text += chunk;
+                });
+                res.on('end', () =>
+                  resolve({
+                    status: res.statusCode ?? 0,
+                    headers: res.headers,
+                    text,
+                    json: JSON.parse(text),
+                  }),
+                );
+              })
+                .on('error', reject)
+                .end();
+            });
+            // Date.now() is truncated to the ms: allow that one ms.
+            const arrived = Date.now() + 1;
+            statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
+            if (reply.status !== 200) continue;
+            for (const id of reply.json.ids ?? [reply.json.id]) {
+              ids.push(id);
+              if (server.sonyflake.toTime(id).getTime() > arrived) ahead++;
+            }
+          }
+        }),
+      );
+      expect(Object.fromEntries(statuses)).toEqual({ 200: 128 * 3 });
+      expect(ahead).toBe(0);
+      expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      agent.destroy();
+      await server.close();
+    }
+  }, 30_000);
+});
+
 describe('when the generator cannot issue IDs', () => {
   it('answers 503 while the clock is stepped back past the bound, then recovers', async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1));

@@ -85,24 +85,67 @@ export function sleepSync(ms: number): void {
   if (ms > 0) Atomics.wait(cell, 0, 0, ms);
 }
 
-/** Resolves after `ms`; the event loop keeps turning meanwhile. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+/**
+ * How much of the end of a wait `sleep` spends polling with setImmediate instead of a timer:
+ * a timer never fires sooner than about 1.1 ms here, so with 1 ms ticks a timer alone sleeps
+ * through the next tick too. 1.5 ms covers that; the poll lets the loop turn every iteration.
+ */
+export const SLEEP_POLL_TAIL_MS = 1.5;
+
+/**
+ * Resolves after `ms` (fractions honoured): a timer for the bulk of the wait, then a
+ * setImmediate poll of `performance.now()` for the last `pollTailMs` (default
+ * SLEEP_POLL_TAIL_MS; 0 for a timer alone, which may oversleep by about a millisecond). The
+ * event loop keeps turning meanwhile (the poll runs once per loop iteration); `ms` <= 0 resolves
+ * after one turn.
+ */
+export function sleep(ms: number, pollTailMs: number = SLEEP_POLL_TAIL_MS): Promise<void> {
+  return new Promise((resolve) => {
+    const until = performance.now() + ms;
+    const poll = (): void => {
+      if (performance.now() >= until) resolve();
+      else setImmediate(poll);
+    };
+    if (pollTailMs <= 0) {
+      // A timer alone: rounded up, since a timer may fire up to a millisecond early by
+      // performance.now(), and polling that last fraction would spin.
+      setTimeout(poll, Math.max(1, Math.ceil(ms)));
+      return;
+    }
+    const bulk = ms - pollTailMs;
+    if (bulk >= 1) setTimeout(poll, bulk);
+    else setImmediate(poll);
+  });
+}
+
+/** Options of a FakeClock. */
+export interface FakeClockOptions {
+  /**
+   * true (default): `sleep` moves the time forward by the amount asked and resolves at once.
+   * false: `sleep` resolves only once the test has moved the time to its end (`advance`,
+   * `set`), as a real timer would; use it to see what many concurrent callers observe while
+   * time passes. `sleepSync` always moves the time (the thread is blocked, time passes).
+   */
+  readonly autoAdvance?: boolean;
 }
 
 /**
  * A clock for tests: time stands still until moved with `set` or `advance`, and sleeping
- * moves it forward by exactly the requested amount instead of waiting. Every sleep is recorded
- * in `sleeps`, so a test can assert how long a generator would have waited.
+ * moves it forward by exactly the requested amount instead of waiting (or, with
+ * `autoAdvance: false`, waits until the test moves it). Every sleep is recorded in `sleeps`, so
+ * a test can assert how long a generator would have waited.
  */
 export class FakeClock implements Clock {
   #now: number;
+  readonly #autoAdvance: boolean;
+  #sleepers: { until: number; wake: () => void }[] = [];
   /** Every wait asked of this clock, in ms, in order (zero and negative waits included). */
   readonly sleeps: number[] = [];
 
   /** @throws InvalidArgumentError unless `startMs` (default 0, Unix time 0) is finite ms or a valid Date. */
-  constructor(startMs: number | Date = 0) {
+  constructor(startMs: number | Date = 0, options: FakeClockOptions = {}) {
     this.#now = checkMs(startMs instanceof Date ? startMs.getTime() : startMs, 'FakeClock start');
+    this.#autoAdvance = options.autoAdvance ?? true;
   }
 
   /** The time it was set to, plus every advance and sleep since. */
@@ -116,6 +159,7 @@ export class FakeClock implements Clock {
    */
   set(ms: number | Date): void {
     this.#now = checkMs(ms instanceof Date ? ms.getTime() : ms, 'FakeClock.set');
+    this.#wake();
   }
 
   /**
@@ -124,18 +168,39 @@ export class FakeClock implements Clock {
    */
   advance(ms: number): void {
     this.#now += checkMs(ms, 'FakeClock.advance');
+    this.#wake();
   }
 
-  /** Records the wait and moves the time forward by it; resolves at once. */
+  /** How many `sleep` calls are waiting for the time to move (autoAdvance false only). */
+  get sleeping(): number {
+    return this.#sleepers.length;
+  }
+
+  /** Records the wait; moves the time forward by it and resolves at once, or (autoAdvance false) resolves once the time gets there. */
   sleep(ms: number): Promise<void> {
-    this.sleepSync(ms);
-    return Promise.resolve();
+    if (this.#autoAdvance) {
+      this.sleepSync(ms);
+      return Promise.resolve();
+    }
+    this.sleeps.push(ms);
+    const until = this.#now + Math.max(0, ms);
+    if (until <= this.#now) return Promise.resolve();
+    return new Promise((wake) => this.#sleepers.push({ until, wake }));
   }
 
   /** Records the wait and moves the time forward by it (by nothing for `ms` <= 0). */
   sleepSync(ms: number): void {
     this.sleeps.push(ms);
     if (ms > 0) this.#now += ms;
+    this.#wake();
+  }
+
+  #wake(): void {
+    if (this.#sleepers.length === 0) return;
+    const due = this.#sleepers.filter((s) => s.until <= this.#now);
+    if (due.length === 0) return;
+    this.#sleepers = this.#sleepers.filter((s) => s.until > this.#now);
+    for (const sleeper of due) sleeper.wake();
   }
 }
 

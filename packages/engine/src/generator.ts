@@ -1,28 +1,21 @@
-import { type Clock, checkClock, sleep, sleepSync, wallClock } from './clock.js';
-import {
-  ClockMovedBackwardsError,
-  ClockStalledError,
-  GeneratorClosedError,
-  InvalidArgumentError,
-  MachineIdLostError,
-  received,
-} from './errors.js';
-import { checkMachineId, compose, type DecomposedId, decompose, type IdInput, toTime } from './id.js';
-import { type Layout, tickStartMs } from './layout.js';
-import { isClaim, type MachineIdClaim } from './machine.js';
-import { advance, type GeneratorState, initialState, type Slot } from './state.js';
+import { ClaimWatch, checkNonNegative } from './claim-watch.js';
+import { type Clock, checkClock, SLEEP_POLL_TAIL_MS, sleep, sleepSync, wallClock } from './clock.js';
+import { ClockMovedBackwardsError, ClockStalledError, InvalidArgumentError, received } from './errors.js';
+import { compose, type DecomposedId, decompose, type IdInput, toTime } from './id.js';
+import { type Layout, lowBits, tickStartMs } from './layout.js';
+import type { MachineIdClaim } from './machine.js';
+import { Pacer } from './pacer.js';
+import { type GeneratorState, initialState, type MutableSlot, nextSlot } from './state.js';
+
+export { DEFAULT_RECORD_INTERVAL_MS } from './claim-watch.js';
 
 /** Default for `maxClockBackwardMs`: NTP corrections are usually well under a second. */
 export const DEFAULT_MAX_CLOCK_BACKWARD_MS = 1000;
-/** Default for a claim's `recordIntervalMs`. */
-export const DEFAULT_RECORD_INTERVAL_MS = 1000;
 /** Sequences up to this many values get a precomputed table of low bits (16 Ki BigInts, about 0.5 MB at most). */
 const LOW_TABLE_LIMIT = 2 ** 14;
 
-/** How long the async paths may keep the event loop from turning (see IdGenerator.#turnDue). */
-const TURN_AFTER_MS = 4;
-/** How many async calls pass between looks at the time for that. */
-const TURN_CHECK_EVERY = 256;
+/** Layouts with ticks up to this long poll the last SLEEP_POLL_TAIL_MS of each async wait (see the constructor). */
+const POLL_TAIL_UP_TO_UNIT_MS = 2;
 
 /** The most IDs one `nextIds` call hands out. */
 export const MAX_BATCH = 2 ** 24;
@@ -42,6 +35,23 @@ export interface StateCell {
    */
   commit(prev: GeneratorState, next: GeneratorState): boolean;
   /**
+   * How many slots of one tick a generator may take per commit (default 1). The generator hands
+   * the extra slots out itself, one per call, each only once the clock is in their tick; a
+   * shared cell uses this so that threads contend once per batch instead of once per ID.
+   */
+  readonly reservation?: number;
+  /**
+   * Called before the generator hands out a slot it reserved earlier (see `reservation`), with
+   * the clock's reading: throws when the state was fenced, or its holder's claim can no longer
+   * be trusted at that time.
+   */
+  check?(nowMs: number): void;
+  /**
+   * Called by the generator holding the claim with until when (Unix ms) the claim is certainly
+   * held (see MachineIdClaim.trustedForMs); a shared cell makes every taker's `check` refuse past it.
+   */
+  trustUntil?(untilMs: number): void;
+  /**
    * Called with the generator's layout and machine ID when it takes a machine ID (at
    * construction, and when it adopts a renewed claim). A cell made for another layout or
    * machine ID throws, since its slots would mean other IDs.
@@ -53,21 +63,6 @@ export interface StateCell {
    * commit, so no thread issues an ID under a machine ID that is no longer held.
    */
   fence?(error: Error): void;
-}
-
-/** The default cell: plain memory of one generator. Calls never overlap in one thread, so every commit succeeds. */
-class LocalCell implements StateCell {
-  #state: GeneratorState;
-  constructor(state: GeneratorState) {
-    this.#state = state;
-  }
-  load(): GeneratorState {
-    return this.#state;
-  }
-  commit(_prev: GeneratorState, next: GeneratorState): boolean {
-    this.#state = next;
-    return true;
-  }
 }
 
 /**
@@ -118,21 +113,41 @@ export interface GeneratorOptions extends GeneratorSettings {
   readonly machineId: number | MachineIdClaim;
 }
 
-function checkNonNegative(value: unknown, what: string): number {
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new InvalidArgumentError(
-      `${what}: expected a number of ms, 0 or more, received ${received(value)}`,
-    );
+/** The generator's own state when no cell is given: mutated in place, so a call allocates nothing. */
+interface LocalState {
+  elapsed: number;
+  sequence: number;
+}
+
+/**
+ * An async call waiting its turn: `nextId()` (count 1, into `id`) or `nextIds(n)` (into `ids`).
+ * One class for both keeps the queue monomorphic.
+ */
+class Waiter {
+  readonly count: number;
+  readonly ids: bigint[] | null;
+  id = 0n;
+  filled = 0;
+  /** ms slept at gates while at the head of the queue since the clock last reached `until`, the wait asked then, and where it ends (for ClockStalledError). */
+  slept = 0;
+  firstWait = 0;
+  until = 0;
+  resolve: (value: never) => void = () => undefined;
+  reject: (error: unknown) => void = () => undefined;
+  constructor(count: number, ids: bigint[] | null) {
+    this.count = count;
+    this.ids = ids;
   }
-  return value;
 }
 
 /**
  * The one generator: the state machine of `state.ts` driven by a clock, a machine ID and a
  * layout. Sonyflake and snowflake are this class with their own layouts and defaults.
  *
- * Calls never overlap in one thread, so a slot is taken (state updated) synchronously before
- * any wait: concurrent `nextId()` calls get distinct slots in call order.
+ * The rule it keeps for every caller: an ID is never handed out before its tick starts, and
+ * callers get their IDs in the order the IDs were made. Async callers that must wait join one
+ * queue behind one gate (one timer per tick, not one per caller); a slot in a future tick is
+ * never taken ahead of the clock, so a crowd of waiting callers cannot push the state ahead.
  */
 export class IdGenerator {
   /** The layout every ID of this generator follows. */
@@ -140,29 +155,44 @@ export class IdGenerator {
   readonly #clock: Clock;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #sleepSync: (ms: number) => void;
+  /** Whether #sleep is the engine's own (a timer or setImmediate): the loop has turned when it resolves. */
+  readonly #sleepTurns: boolean;
   /** Longest wait allowed: one tick of normal roll-over plus the clock-back bound. */
   readonly #waitBound: number;
   readonly #maxClockBackwardMs: number;
   readonly #randomBound: number;
-  readonly #onError: (error: unknown) => void;
-  readonly #cell: StateCell;
+  readonly #cell: StateCell | null;
+  readonly #reservation: number;
+  readonly #local: LocalState;
+  /** The slot of the ID last taken (with a cell: the last one handed out of the reservation). */
+  readonly #slot: MutableSlot = { elapsed: 0, sequence: 0, waitMs: 0 };
+  readonly #scratch: MutableSlot = { elapsed: 0, sequence: 0, waitMs: 0 };
+  /** The last sequence reserved in #slot's tick (cells only); -1 when nothing is reserved. */
+  #reservedTo = -1;
+  /** The tick a wait was last asked for (for ClockStalledError's message), and the clock reading it starts at. */
+  #waitTick = 0;
+  #waitUntil = 0;
+  /** The clock's reading in the last #take. */
+  #lastNow = 0;
+  /** The tick a claim's notBefore seeded the state at, and how much longer than the bound a wait for it may be. */
+  #seedTick = -1;
+  #seedLeadMs = 0;
+  /** Set while a caller waits for a tick it rolled over into: that tick starts at sequence 0, as in Go, not at a random one. */
+  #rolledOver = false;
   #machine = 0;
-  // The machine ID moved to its place in the low bits (it sits above or below the sequence).
-  #machineLow = 0;
-  /** When the async paths last let the event loop turn, and calls since the last look (see #turnDue). */
-  #turnedAt = performance.now();
-  #callsSinceCheck = 0;
-  #turn: Promise<void> | null = null;
-  /** The low bits of the ID for each sequence value under the current machine ID (see #setMachine). */
-  #lows: bigint[] | undefined;
-  #claim: MachineIdClaim | undefined;
-  #lost: Error | null = null;
-  #closed = false;
-  #recordTimer: ReturnType<typeof setInterval> | undefined;
-  #recorded = -1;
-  // The time field shifted into place, cached per tick: a tick holds many IDs.
-  #baseTick = -1;
-  #base = 0n;
+  /** The machine ID in its place among the low bits. */
+  #machineLowBits = 0;
+  /** The low bits of the ID for each sequence value under the current machine ID (see #useMachine). */
+  #lowBitsBySequence: bigint[] | undefined;
+  /** The time field shifted into place, cached per tick: a tick holds many IDs. */
+  #timeBitsOfTick = 0n;
+  #tickOfTimeBits = -1;
+  readonly #pacer = new Pacer();
+  readonly #queue: Waiter[] = [];
+  #head = 0;
+  /** ms of the gate (timer) the queue is waiting at, or 0. */
+  #gateMs = 0;
+  readonly #watch: ClaimWatch;
 
   /**
    * @throws InvalidArgumentError for a clock without a working `now()`, or an option out of
@@ -173,7 +203,11 @@ export class IdGenerator {
     this.layout = options.layout;
     const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
     this.#clock = clock;
-    this.#sleep = clock.sleep ? clock.sleep.bind(clock) : sleep;
+    // Polling the tail of a wait costs CPU; it pays only where a timer's ~1 ms of oversleep
+    // would skip a whole tick. On longer ticks the tick is still filled after a late timer.
+    const tail = this.layout.timeUnitMs <= POLL_TAIL_UP_TO_UNIT_MS ? SLEEP_POLL_TAIL_MS : 0;
+    this.#sleep = clock.sleep ? clock.sleep.bind(clock) : (ms) => sleep(ms, tail);
+    this.#sleepTurns = !clock.sleep;
     this.#sleepSync = clock.sleepSync ? clock.sleepSync.bind(clock) : sleepSync;
     this.#maxClockBackwardMs = checkNonNegative(
       options.maxClockBackwardMs ?? DEFAULT_MAX_CLOCK_BACKWARD_MS,
@@ -187,9 +221,31 @@ export class IdGenerator {
       );
     }
     this.#randomBound = bound;
-    this.#onError = options.onError ?? ((error) => process.emitWarning(error as Error));
-    this.#cell = options.state ?? new LocalCell(initialState(this.layout));
-    this.#adopt(options.machineId);
+    const onError = options.onError ?? ((error: unknown) => process.emitWarning(error as Error));
+    this.#cell = options.state ?? null;
+    const reservation = this.#cell?.reservation;
+    this.#reservation =
+      typeof reservation === 'number' && Number.isInteger(reservation) && reservation > 1 ? reservation : 1;
+    const start = initialState(this.layout);
+    this.#local = { elapsed: start.elapsed, sequence: start.sequence };
+    this.#watch = new ClaimWatch(
+      {
+        layout: this.layout,
+        useMachine: (machineId) => this.#useMachine(machineId),
+        seed: (notBeforeMs, leadMs) => this.#seed(notBeforeMs, leadMs),
+        lastTick: () => (this.#cell === null ? this.#local.elapsed : this.#cell.load().elapsed),
+        fence: (error) => {
+          this.#reservedTo = -1;
+          this.#cell?.fence?.(error);
+        },
+        now: () => this.#clock.now(),
+        ...(this.#cell?.trustUntil
+          ? { publishTrust: (untilMs: number) => this.#cell?.trustUntil?.(untilMs) }
+          : {}),
+      },
+      options.machineId,
+      onError,
+    );
   }
 
   /** The machine ID IDs are issued under now (it can change when a lost claim is renewed). */
@@ -199,6 +255,7 @@ export class IdGenerator {
 
   /**
    * The next ID, waiting with a timer when the tick is used up: never blocks the event loop.
+   * Concurrent calls resolve in the order of their IDs, each no earlier than its ID's tick.
    *
    * Rejects with OverTimeLimitError once the layout's lifetime is over; ClockMovedBackwardsError
    * when the clock is further behind than `maxClockBackwardMs`; ClockStalledError when it stops
@@ -206,77 +263,70 @@ export class IdGenerator {
    * after `close()`.
    */
   nextId(): Promise<bigint> {
-    let slot: Slot;
-    let id: bigint;
-    try {
-      slot = this.#take();
-      id = this.#idOf(slot);
-    } catch (error) {
-      return Promise.reject(error);
+    // Nobody queued and no turn due: the common case, with no allocation but the ID's.
+    if (this.#head === this.#queue.length && !this.#pacer.due()) {
+      let wait: number;
+      try {
+        wait = this.#take();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (wait === 0) return Promise.resolve(this.#id());
+      return this.#enqueue(new Waiter(1, null), wait);
     }
-    if (slot.waitMs > 0) return this.#wait(slot).then(() => id);
-    // Calls made while a turn is pending resolve after it, so they still resolve in call order.
-    if (this.#turn !== null) return this.#turn.then(() => id);
-    if (this.#turnDue()) {
-      const turn = new Promise<void>((resolve) => setImmediate(resolve));
-      this.#turn = turn;
-      void turn.then(() => {
-        if (this.#turn === turn) this.#turn = null;
-      });
-      return turn.then(() => id);
-    }
-    return Promise.resolve(id);
+    return this.#enqueue(new Waiter(1, null), 0);
   }
 
   /**
    * The next ID, blocking this thread in `Atomics.wait` when the tick is used up (at most one
    * tick, unless the clock went back). Use in worker threads and scripts; on a server's main
-   * thread prefer `nextId()`.
+   * thread prefer `nextId()`. It does not queue behind pending `nextId()` calls of this thread.
    * @throws what `nextId()` rejects with.
    */
   nextIdSync(): bigint {
-    const slot = this.#take();
-    const id = this.#idOf(slot);
-    if (slot.waitMs > 0) this.#waitSync(slot);
-    return id;
+    let wait = this.#take();
+    if (wait > 0) {
+      let first = wait;
+      let until = this.#waitUntil;
+      let slept = 0;
+      do {
+        this.#checkStall(slept, first);
+        this.#sleepSync(wait);
+        slept += wait;
+        wait = this.#take();
+        // The clock got where we waited for, but other threads took that tick: a new wait, not a stall.
+        if (wait > 0 && this.#lastNow >= until) {
+          first = wait;
+          until = this.#waitUntil;
+          slept = 0;
+        }
+      } while (wait > 0);
+    }
+    return this.#id();
   }
 
   /**
-   * `n` IDs in increasing order. Yields to the event loop while waiting and every few ms of work.
-   * Rejects with InvalidArgumentError unless `n` is an integer from 0 to MAX_BATCH (2^24), and
-   * otherwise as `nextId()` does.
+   * `n` IDs in increasing order, taken as one turn of the queue: no other async call of this
+   * generator gets an ID between them. Yields to the event loop while waiting and every few ms
+   * of work. Rejects with InvalidArgumentError unless `n` is an integer from 0 to MAX_BATCH
+   * (2^24), and otherwise as `nextId()` does.
    */
-  async nextIds(n: number): Promise<bigint[]> {
+  nextIds(n: number): Promise<bigint[]> {
     if (!Number.isInteger(n) || n < 0 || n > MAX_BATCH) {
-      throw new InvalidArgumentError(
-        `nextIds: expected a count from 0 to ${MAX_BATCH}, received ${received(n)}`,
+      return Promise.reject(
+        new InvalidArgumentError(`nextIds: expected a count from 0 to ${MAX_BATCH}, received ${received(n)}`),
       );
     }
-    const ids = new Array<bigint>(n);
-    for (let i = 0; i < n; i++) {
-      const slot = this.#take();
-      ids[i] = this.#idOf(slot);
-      if (slot.waitMs > 0) await this.#wait(slot);
-      else if (this.#turnDue()) await new Promise((resolve) => setImmediate(resolve));
+    const waiter = new Waiter(n, new Array<bigint>(n));
+    if (this.#head !== this.#queue.length) return this.#enqueue(waiter, 0);
+    let wait: number;
+    try {
+      wait = this.#fill(waiter);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    return ids;
-  }
-
-  /**
-   * Whether the async paths should let the event loop turn before handing out the next ID. They
-   * wait with a timer when a tick is used up, which turns it; but when IDs are asked for more
-   * slowly than the layout allows (a ceiling that never binds, or a 1 ms tick that the async path
-   * cannot fill), every call resolves at once, as a microtask, and a caller awaiting them in a
-   * loop would hold the loop for as long as it runs. So every TURN_CHECK_EVERY calls, when the
-   * loop has not turned for TURN_AFTER_MS, the next ID is handed out from setImmediate.
-   */
-  #turnDue(): boolean {
-    if (++this.#callsSinceCheck < TURN_CHECK_EVERY) return false;
-    this.#callsSinceCheck = 0;
-    const now = performance.now();
-    if (now - this.#turnedAt < TURN_AFTER_MS) return false;
-    this.#turnedAt = now;
-    return true;
+    if (wait === 0) return Promise.resolve(waiter.ids as bigint[]);
+    return this.#enqueue(waiter, wait);
   }
 
   /**
@@ -300,105 +350,205 @@ export class IdGenerator {
 
   /**
    * Stops the generator: records the time reached on its claim and releases it. Further calls
-   * fail with GeneratorClosedError. Safe to call more than once.
+   * (and calls still waiting for their tick) fail with GeneratorClosedError. Safe to call more
+   * than once.
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    const closed = new GeneratorClosedError('the generator is closed; create a new one to issue IDs');
-    this.#lost = closed;
-    clearInterval(this.#recordTimer);
-    const claim = this.#claim;
-    if (!claim) return;
-    // Other threads sharing the state stop first, so the time recorded covers every ID issued.
-    this.#cell.fence?.(closed);
-    await this.#record(claim);
-    await claim.release();
-  }
-
-  #take(): Slot {
-    this.#checkHeld();
-    const now = this.#clock.now();
-    for (;;) {
-      const prev = this.#cell.load();
-      const first = this.#randomBound && Math.floor(Math.random() * this.#randomBound);
-      const slot = advance(prev, now, this.layout, first);
-      // Checked before the commit, so a refused call takes no slot.
-      if (slot.waitMs > this.#waitBound) throw this.#clockError(slot.waitMs, slot.elapsed);
-      if (this.#cell.commit(prev, slot)) return slot;
-    }
-  }
-
-  #idOf(slot: Slot): bigint {
-    if (slot.elapsed !== this.#baseTick) {
-      this.#baseTick = slot.elapsed;
-      this.#base = BigInt(slot.elapsed) << this.layout.timeShift;
-    }
-    const low =
-      this.#lows?.[slot.sequence] ?? BigInt(slot.sequence * this.layout.sequenceScale + this.#machineLow);
-    return this.#base | low;
-  }
-
-  // Every ID allocates; at millions of IDs a second, each allocation saved means fewer young-
-  // generation collections, whose pauses are what cost a 1 ms tick its last slots. So the low
-  // bits (sequence and machine) are made once per machine ID for every sequence value, where
-  // that table is small.
-  #setMachine(machineId: number): void {
-    this.#machine = machineId;
-    this.#machineLow = machineId * this.layout.machineScale;
-    const size = this.layout.maxSequence + 1;
-    this.#lows =
-      size > LOW_TABLE_LIMIT
-        ? undefined
-        : Array.from({ length: size }, (_, sequence) =>
-            BigInt(sequence * this.layout.sequenceScale + this.#machineLow),
-          );
-  }
-
-  // The ID must not be handed out before its tick starts. Timers can fire a little early
-  // relative to the clock, and the clock can move back meanwhile, so re-read it after each wait.
-  #waitSync(slot: Slot): void {
-    const start = tickStartMs(this.layout, slot.elapsed);
-    let slept = 0;
-    for (let left = slot.waitMs; left > 0; left = start - this.#clock.now()) {
-      this.#checkWait(left, slept, slot);
-      this.#sleepSync(left);
-      slept += left;
-    }
-    this.#checkHeld();
-  }
-
-  async #wait(slot: Slot): Promise<void> {
-    const start = tickStartMs(this.layout, slot.elapsed);
-    let slept = 0;
-    for (let left = slot.waitMs; left > 0; left = start - this.#clock.now()) {
-      this.#checkWait(left, slept, slot);
-      await this.#sleep(left);
-      slept += left;
-    }
-    this.#turnedAt = performance.now();
-    this.#checkHeld();
+  close(): Promise<void> {
+    return this.#watch.close();
   }
 
   /**
-   * A wait ends with an error rather than going on for ever: when the clock has gone back past
-   * the bound, or when it has not moved although we slept more than the whole wait and the
-   * bound (a clock that stands still would otherwise keep us sleeping).
+   * Takes the next slot into #slot and returns 0, or returns how many ms to wait before trying
+   * again: a slot whose tick has not started is never taken (see nextSlot, rule 4).
    */
-  #checkWait(left: number, slept: number, slot: Slot): void {
-    if (left > this.#waitBound) throw this.#clockError(left, slot.elapsed);
-    if (slept > slot.waitMs + this.#waitBound) {
-      throw new ClockStalledError(
-        `the clock did not reach tick ${slot.elapsed} (${new Date(tickStartMs(this.layout, slot.elapsed)).toISOString()}) after ${Math.round(slept)} ms of sleeping for a ${Math.ceil(slot.waitMs)} ms wait; expected a clock that advances`,
-      );
+  #take(): number {
+    this.#watch.check();
+    const now = this.#clock.now();
+    this.#lastNow = now;
+    const slot = this.#slot;
+    const cell = this.#cell;
+    if (cell === null) {
+      const local = this.#local;
+      nextSlot(local, now, this.layout, this.#firstSequence(), slot);
+      if (slot.waitMs > 0) return this.#mustWait(slot.waitMs, slot.elapsed);
+      local.elapsed = slot.elapsed;
+      local.sequence = slot.sequence;
+      this.#rolledOver = false;
+      return 0;
+    }
+    // Fenced, or past the holder's trust deadline: nothing is handed out, reserved or not.
+    cell.check?.(now);
+    // A slot reserved earlier, once the clock is in its tick (a clock that went back since
+    // makes the reservation wait like any other slot: take afresh).
+    if (slot.sequence < this.#reservedTo && tickStartMs(this.layout, slot.elapsed) <= now) {
+      slot.sequence++;
+      return 0;
+    }
+    return this.#reserve(cell, now);
+  }
+
+  /** Takes up to #reservation slots of the current tick from the cell in one commit. */
+  #reserve(cell: StateCell, now: number): number {
+    const scratch = this.#scratch;
+    for (;;) {
+      const prev = cell.load();
+      nextSlot(prev, now, this.layout, this.#firstSequence(), scratch);
+      // Checked before the commit, so a refused call takes no slot.
+      if (scratch.waitMs > 0) return this.#mustWait(scratch.waitMs, scratch.elapsed);
+      const last = Math.min(scratch.sequence + this.#reservation - 1, this.layout.maxSequence);
+      if (cell.commit(prev, { elapsed: scratch.elapsed, sequence: last })) {
+        this.#slot.elapsed = scratch.elapsed;
+        this.#slot.sequence = scratch.sequence;
+        this.#reservedTo = last;
+        this.#rolledOver = false;
+        return 0;
+      }
     }
   }
 
-  /** A lost claim fences every call, and an ID that was waiting for its tick too. */
-  #checkHeld(): void {
-    // A claim that can tell it has lapsed aborts its signal here, which sets #lost at once.
-    if (this.#lost === null) this.#claim?.verify?.();
-    if (this.#lost !== null) throw this.#lost;
+  #firstSequence(): number {
+    return this.#randomBound === 0 || this.#rolledOver ? 0 : Math.floor(Math.random() * this.#randomBound);
+  }
+
+  /**
+   * A wait of one tick at most is a roll-over; more means the clock is behind the state (never
+   * queued callers: no slot is taken ahead of the clock), and past the bound that fails.
+   */
+  #mustWait(waitMs: number, tick: number): number {
+    // A wait for the first tick after a claim's notBefore may also cover the horizon the
+    // previous holder recorded ahead of its clock (a restart after kill -9 waits it out).
+    const bound = tick <= this.#seedTick + 1 ? this.#waitBound + this.#seedLeadMs : this.#waitBound;
+    if (waitMs > bound) throw this.#clockError(waitMs, tick);
+    this.#rolledOver = true;
+    this.#waitTick = tick;
+    this.#waitUntil = this.#lastNow + waitMs;
+    return waitMs;
+  }
+
+  /** The ID of #slot. */
+  #id(): bigint {
+    const slot = this.#slot;
+    if (slot.elapsed !== this.#tickOfTimeBits) {
+      this.#tickOfTimeBits = slot.elapsed;
+      this.#timeBitsOfTick = BigInt(slot.elapsed) << this.layout.timeShift;
+    }
+    const table = this.#lowBitsBySequence;
+    return (
+      this.#timeBitsOfTick |
+      (table !== undefined
+        ? (table[slot.sequence] as bigint)
+        : BigInt(slot.sequence * this.layout.sequenceScale + this.#machineLowBits))
+    );
+  }
+
+  // ---- the async queue: one gate for every waiting caller, served in order ----
+
+  /** Queues `waiter`; with nobody ahead, arms the gate (`wait` ms, or a turn of the loop for 0). */
+  #enqueue<T>(waiter: Waiter, wait: number): Promise<T> {
+    const promise = new Promise<T>((resolve, reject) => {
+      waiter.resolve = resolve as (value: never) => void;
+      waiter.reject = reject;
+    });
+    const idle = this.#head === this.#queue.length;
+    this.#queue.push(waiter);
+    if (idle) {
+      waiter.firstWait = wait;
+      waiter.until = this.#waitUntil;
+      this.#arm(wait);
+    }
+    return promise;
+  }
+
+  #arm(wait: number): void {
+    if (wait > 0) {
+      this.#gateMs = wait;
+      this.#sleep(wait).then(this.#sleepTurns ? this.#drainAfterTurn : this.#drain, this.#failAll);
+    } else {
+      setImmediate(this.#drainAfterTurn);
+    }
+  }
+
+  readonly #drainAfterTurn = (): void => {
+    this.#pacer.turned();
+    this.#drain();
+  };
+
+  /** Serves the queue from its head until a caller must wait (re-arming the gate) or the loop must turn. */
+  readonly #drain = (): void => {
+    const queue = this.#queue;
+    const slept = this.#gateMs;
+    this.#gateMs = 0;
+    if (this.#head < queue.length) (queue[this.#head] as Waiter).slept += slept;
+    while (this.#head < queue.length) {
+      const waiter = queue[this.#head] as Waiter;
+      let wait: number;
+      try {
+        wait = this.#fill(waiter);
+        if (wait > 0) {
+          if (waiter.firstWait <= 0 || this.#lastNow >= waiter.until) {
+            waiter.firstWait = wait;
+            waiter.until = this.#waitUntil;
+            waiter.slept = 0;
+          }
+          this.#checkStall(waiter.slept, waiter.firstWait);
+        }
+      } catch (error) {
+        this.#head++;
+        waiter.reject(error);
+        continue;
+      }
+      if (wait === 0) {
+        this.#head++;
+        waiter.resolve((waiter.ids ?? waiter.id) as never);
+        continue;
+      }
+      // Under sustained load the queue never empties: drop the served entries now and then.
+      if (this.#head > 1024 && this.#head * 2 > queue.length) {
+        queue.splice(0, this.#head);
+        this.#head = 0;
+      }
+      this.#arm(wait);
+      return;
+    }
+    queue.length = 0;
+    this.#head = 0;
+  };
+
+  /** A clock whose sleep rejects fails every queued call with that error. */
+  readonly #failAll = (error: unknown): void => {
+    this.#gateMs = 0;
+    const queue = this.#queue.splice(this.#head);
+    this.#queue.length = 0;
+    this.#head = 0;
+    for (const waiter of queue) waiter.reject(error);
+  };
+
+  /** Takes IDs for `waiter` while they are ready: 0 when it is full, ms to wait, or -1 for a turn of the loop. */
+  #fill(waiter: Waiter): number {
+    const ids = waiter.ids;
+    while (waiter.filled < waiter.count) {
+      if (this.#pacer.due()) return -1;
+      const wait = this.#take();
+      if (wait > 0) return wait;
+      if (ids === null) waiter.id = this.#id();
+      else ids[waiter.filled] = this.#id();
+      waiter.filled++;
+    }
+    return 0;
+  }
+
+  /**
+   * A wait ends with an error rather than going on for ever: when the clock has not moved
+   * although we slept more than the first wait and the bound (a clock that stands still would
+   * otherwise keep us sleeping). A clock gone back past the bound fails in #mustWait.
+   */
+  #checkStall(slept: number, firstWait: number): void {
+    if (slept > firstWait + this.#waitBound) {
+      const tick = this.#waitTick;
+      throw new ClockStalledError(
+        `the clock did not reach tick ${tick} (${new Date(tickStartMs(this.layout, tick)).toISOString()}) after ${Math.round(slept)} ms of sleeping for a ${Math.ceil(firstWait)} ms wait; expected a clock that advances`,
+      );
+    }
   }
 
   #clockError(waitMs: number, tick: number): ClockMovedBackwardsError {
@@ -409,80 +559,40 @@ export class IdGenerator {
     );
   }
 
-  #adopt(source: number | MachineIdClaim): void {
-    if (this.#closed) {
-      if (isClaim(source)) Promise.resolve(source.release()).catch(this.#onError);
-      return;
-    }
-    // Checked here rather than only by the generators built on this class: a machine ID that
-    // does not fit would spill into the sequence field and collide with other machines' IDs.
-    checkMachineId(this.layout, isClaim(source) ? source.machineId : source);
-    if (!isClaim(source)) {
-      this.#cell.attach?.(this.layout, source);
-      this.#setMachine(source);
-      return;
-    }
-    this.#cell.attach?.(this.layout, source.machineId);
-    this.#claim = source;
-    this.#setMachine(source.machineId);
-    if (source.notBefore !== undefined) {
-      const seeded = initialState(this.layout, source.notBefore);
-      for (let prev = this.#cell.load(); seeded.elapsed >= prev.elapsed; prev = this.#cell.load()) {
-        if (this.#cell.commit(prev, seeded)) break;
+  // ---- the machine ID, as the claim watch hands it over ----
+
+  // Every ID allocates; at millions of IDs a second, each allocation saved means fewer young-
+  // generation collections, whose pauses are what cost a 1 ms tick its last slots. So the low
+  // bits (sequence and machine) are made once per machine ID for every sequence value, where
+  // that table is small.
+  #useMachine(machineId: number): void {
+    this.#cell?.attach?.(this.layout, machineId);
+    this.#reservedTo = -1;
+    this.#machine = machineId;
+    this.#machineLowBits = lowBits(this.layout, 0, machineId);
+    const size = this.layout.maxSequence + 1;
+    this.#lowBitsBySequence =
+      size > LOW_TABLE_LIMIT
+        ? undefined
+        : Array.from({ length: size }, (_, sequence) => BigInt(lowBits(this.layout, sequence, machineId)));
+  }
+
+  /** No ID for a tick at or before `notBeforeMs` (a claim's recorded time). */
+  #seed(notBeforeMs: number, leadMs: number): void {
+    const seeded = initialState(this.layout, notBeforeMs);
+    this.#reservedTo = -1;
+    this.#seedTick = seeded.elapsed;
+    this.#seedLeadMs = leadMs;
+    const cell = this.#cell;
+    if (cell === null) {
+      if (seeded.elapsed >= this.#local.elapsed) {
+        this.#local.elapsed = seeded.elapsed;
+        this.#local.sequence = seeded.sequence;
       }
+      return;
     }
-    this.#lost = null;
-    if (source.record) {
-      clearInterval(this.#recordTimer);
-      const every = checkNonNegative(
-        source.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS,
-        'recordIntervalMs',
-      );
-      this.#recordTimer = setInterval(() => void this.#record(source), every);
-      this.#recordTimer.unref();
-    }
-    const signal = source.signal;
-    if (signal) {
-      if (signal.aborted) this.#fence(source);
-      else signal.addEventListener('abort', () => this.#fence(source), { once: true });
-    }
-  }
-
-  #fence(claim: MachineIdClaim): void {
-    if (claim !== this.#claim || this.#closed) return;
-    const reason = claim.signal?.reason;
-    const lost = new MachineIdLostError(
-      `machine ID ${claim.machineId} is no longer held${reason instanceof Error ? `: ${reason.message}` : ''}; no IDs are issued until it is claimed again`,
-      { cause: reason },
-    );
-    this.#lost = lost;
-    clearInterval(this.#recordTimer);
-    this.#cell.fence?.(lost);
-    if (claim.renew) {
-      claim
-        .renew()
-        .then((next) => {
-          try {
-            this.#adopt(next);
-          } catch (error) {
-            // A renewed claim this generator cannot use (e.g. its shared state is fenced) must not stay held.
-            Promise.resolve(next.release()).catch(this.#onError);
-            throw error;
-          }
-        })
-        .catch((error) => this.#onError(error));
-    }
-  }
-
-  async #record(claim: MachineIdClaim): Promise<void> {
-    const tick = this.#cell.load().elapsed;
-    if (!claim.record || tick === this.#recorded || claim !== this.#claim) return;
-    try {
-      // The last millisecond of the tick: a successor's first tick must come after all of it.
-      await claim.record(tickStartMs(this.layout, tick + 1) - 1);
-      this.#recorded = tick;
-    } catch (error) {
-      this.#onError(error);
+    for (let prev = cell.load(); seeded.elapsed >= prev.elapsed; prev = cell.load()) {
+      if (cell.commit(prev, seeded)) break;
     }
   }
 }

@@ -7,7 +7,7 @@ import {
   received,
   StartTimeAheadError,
 } from './errors.js';
-import { type Layout, tickOf, tickStartMs } from './layout.js';
+import { type Layout, lowBits, tickOf, tickStartMs } from './layout.js';
 
 /** 2^63 - 1: the largest ID any layout can produce (bit 63 stays 0). */
 export const MAX_ID = (1n << 63n) - 1n;
@@ -145,10 +145,7 @@ export function compose(layout: Layout, time: Date | number, sequence: number, m
     );
   }
   checkMachineId(layout, machine);
-  return (
-    (BigInt(tick) << layout.timeShift) |
-    BigInt(sequence * layout.sequenceScale + machine * layout.machineScale)
-  );
+  return (BigInt(tick) << layout.timeShift) | BigInt(lowBits(layout, sequence, machine));
 }
 
 /**

@@ -6,6 +6,7 @@ export {
   type Clock,
   checkClock,
   FakeClock,
+  type FakeClockOptions,
   hiResWallClock,
   monotonicClock,
   sleep,

@@ -208,6 +208,15 @@ export function tickStartMs(layout: Layout, tick: number): number {
   return (tick + layout.epochTick) * layout.timeUnitMs;
 }
 
+/**
+ * The bits of an ID below its time field: the sequence and the machine ID, each in its place
+ * for the layout's field order. The two fit 53 bits (defineLayout checks), so this is exact
+ * number arithmetic. No range checks: callers check (compose) or know (the generator).
+ */
+export function lowBits(layout: Layout, sequence: number, machine: number): number {
+  return sequence * layout.sequenceScale + machine * layout.machineScale;
+}
+
 /** From `from` on, every ID of the layout has at least `digits` decimal digits. */
 export interface DecimalLength {
   /** The decimal length reached: from 2 to 19. */

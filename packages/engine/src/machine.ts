@@ -33,6 +33,14 @@ export interface MachineIdClaim {
    */
   readonly notBefore?: number;
   /**
+   * How far (ms) `notBefore` may lie ahead of the previous holder's clock by design: a claim
+   * that records a horizon ahead of the clock (a host claim's `recordAheadMs`) says so here, and
+   * the generator then waits that much longer for `notBefore` to pass before it fails with
+   * ClockMovedBackwardsError (its bound is for a clock that moved back, not for the horizon).
+   * Default 0.
+   */
+  readonly notBeforeLeadMs?: number;
+  /**
    * How often, in ms, `record` is called while IDs are issued. Default 1000
    * (DEFAULT_RECORD_INTERVAL_MS); 0 or more, else InvalidArgumentError when the generator
    * adopts the claim.
@@ -50,6 +58,14 @@ export interface MachineIdClaim {
    * nextIdSync) aborts `signal` from here, so such a thread cannot issue IDs past the lapse.
    */
   verify?(): void;
+  /**
+   * How many ms from now the claim is certainly still held (0 once lost), for a claim that
+   * lapses by time (a lease). A generator on a shared state publishes `now + trustedForMs()` to
+   * the other threads, which refuse to issue past it: they stop at the claim's deadline even
+   * when the holding thread is too busy to notice it lapsed. Without it, threads are fenced
+   * only when the holder notices.
+   */
+  trustedForMs?(): number;
   /** After the signal aborted: resolves with a fresh claim (possibly another ID) once one is held again. */
   renew?(): Promise<MachineIdClaim>;
   /** Frees the ID. The generator calls it from `close()`, and for a claim whose ID is refused. */

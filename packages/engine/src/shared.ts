@@ -5,19 +5,33 @@ import type { Layout } from './layout.js';
 import { isClaim, type MachineIdClaim } from './machine.js';
 import { type GeneratorState, initialState } from './state.js';
 
-// The buffer: one 64-bit word of state, a fence reason, and the layout and machine ID the
-// state belongs to (written once before the buffer is handed to other threads).
+// The buffer: one 64-bit word of state, a fence reason, the holder's trust deadline, and the
+// layout and machine ID the state belongs to (written once before the buffer is handed to
+// other threads).
 //
 //   bytes 0..7    BigInt64  state: elapsed << sequenceBits | sequence; bit 63 set = fenced
 //   bytes 8..11   Int32     why it was fenced (FENCE_LOST or FENCE_CLOSED), written before bit 63
-//   bytes 16..71  Float64   version, timeBits, timeUnitMs, sequenceBits, machineBits, epochMs, machineId
-const VERSION = 1;
-const HEADER = ['version', 'timeBits', 'timeUnitMs', 'sequenceBits', 'machineBits', 'epochMs', 'machineId'];
-const BYTES = 16 + 8 * HEADER.length;
+//   bytes 16..23  Float64   until when (Unix ms) the holder's claim is trusted; +Infinity if it does not lapse by time
+//   bytes 24..79  Float64   version, timeBits, timeUnitMs, sequenceBits, machineBits, epochMs, machineId
+const VERSION = 2;
+const HEADER = [
+  'version',
+  'timeBits',
+  'timeUnitMs',
+  'sequenceBits',
+  'machineBits',
+  'epochMs',
+  'machineId',
+] as const;
+const HEADER_AT = 24;
+const BYTES = HEADER_AT + 8 * HEADER.length;
+const slot = (name: (typeof HEADER)[number]): number => HEADER.indexOf(name);
 const FENCE_BIT = 1n << 63n;
 const LOW_63 = FENCE_BIT - 1n;
 const FENCE_LOST = 1;
 const FENCE_CLOSED = 2;
+/** Slots per commit at most: enough that four threads rarely contend, few enough that none hoards a tick. */
+const MAX_RESERVATION = 64;
 
 /**
  * The state of one machine ID's generator in shared memory. It is a plain object holding a
@@ -51,7 +65,8 @@ export function createSharedState(layout: Layout, machineId: number | MachineIdC
   const id = isClaim(machineId) ? machineId.machineId : machineId;
   checkMachineId(layout, id);
   const buffer = new SharedArrayBuffer(BYTES);
-  const header = new Float64Array(buffer, 16, HEADER.length);
+  new Float64Array(buffer, 16, 1)[0] = Number.POSITIVE_INFINITY;
+  const header = new Float64Array(buffer, HEADER_AT, HEADER.length);
   header.set([
     VERSION,
     layout.timeBits,
@@ -74,14 +89,19 @@ function pack(state: GeneratorState, shift: bigint): bigint {
 /**
  * A generator state cell over shared memory: `load` and `commit` are an atomic read and an
  * atomic compare-and-exchange of one 64-bit word, so the generators of many threads take
- * distinct slots without a lock. A thread that must wait for the next tick has already taken
- * its slot, so nothing is held while it waits.
+ * distinct slots without a lock. Each commit reserves several slots of the current tick
+ * (`reservation`), which the thread's generator hands out one by one, never before their tick;
+ * no slot of a tick that has not started is taken, so a thread waiting for the next tick holds
+ * nothing and cannot push the state ahead of the clock.
  */
 export class SharedStateCell implements StateCell {
   /** The machine ID the state belongs to: build each thread's generator with it. */
   readonly machineId: number;
+  /** Slots one commit reserves: a sixteenth of a tick, from 1 to 64. */
+  readonly reservation: number;
   readonly #word: BigInt64Array;
   readonly #reason: Int32Array;
+  readonly #trust: Float64Array;
   readonly #header: Float64Array;
   readonly #shift: bigint;
   readonly #mask: bigint;
@@ -99,20 +119,38 @@ export class SharedStateCell implements StateCell {
     }
     this.#word = new BigInt64Array(buffer, 0, 1);
     this.#reason = new Int32Array(buffer, 8, 1);
-    this.#header = new Float64Array(buffer, 16, HEADER.length);
-    if (this.#header[0] !== VERSION) {
+    this.#trust = new Float64Array(buffer, 16, 1);
+    this.#header = new Float64Array(buffer, HEADER_AT, HEADER.length);
+    if (this.#header[slot('version')] !== VERSION) {
       throw new InvalidArgumentError(
-        `shared state: expected version ${VERSION}, received ${received(this.#header[0])}`,
+        `shared state: expected version ${VERSION}, received ${received(this.#header[slot('version')])}`,
       );
     }
-    this.machineId = this.#header[6]!;
-    this.#shift = BigInt(this.#header[3]!);
+    this.machineId = this.#field('machineId');
+    const sequenceBits = this.#field('sequenceBits');
+    this.#shift = BigInt(sequenceBits);
     this.#mask = (1n << this.#shift) - 1n;
+    this.reservation = Math.max(1, Math.min(MAX_RESERVATION, 2 ** sequenceBits / 16));
   }
 
   /** True once the holding generator was closed or lost its claim. */
   get fenced(): boolean {
-    return Atomics.load(this.#word, 0) < 0n;
+    return Atomics.load(this.#reason, 0) !== 0;
+  }
+
+  /** Until when (Unix ms) the holder's claim is trusted, as the holder last published it; +Infinity for a claim that does not lapse by time. */
+  get trustedUntil(): number {
+    return this.#trust[0] as number;
+  }
+
+  /**
+   * Publishes until when (Unix ms, on the threads' wall clock) the holder's claim is certainly
+   * held. Every thread's generator refuses to hand out an ID at or past it, so threads stop at
+   * the claim's deadline even when the holder's thread is too busy to notice it lapsed. The
+   * holder generator publishes this on its own; call it only for a claim you watch yourself.
+   */
+  trustUntil(ms: number): void {
+    this.#trust[0] = ms;
   }
 
   /** The state as last committed by any thread (also once fenced). */
@@ -130,7 +168,7 @@ export class SharedStateCell implements StateCell {
    * Stores `next` if no thread committed since `prev` was loaded; false sends the taker round
    * again.
    * @throws GeneratorClosedError or MachineIdLostError once the holding generator was closed or
-   * lost its claim.
+   * lost its claim, or its claim's published trust deadline has passed.
    */
   commit(prev: GeneratorState, next: GeneratorState): boolean {
     const expected = prev === this.#lastState ? this.#lastWord : pack(prev, this.#shift);
@@ -140,20 +178,29 @@ export class SharedStateCell implements StateCell {
     return false;
   }
 
+  /**
+   * Throws when no slot may be handed out at `nowMs`: the state is fenced, or the holder's
+   * claim is not trusted at that time (see trustUntil).
+   */
+  check(nowMs: number): void {
+    if (Atomics.load(this.#reason, 0) !== 0) throw this.#fenceError();
+    const until = this.#trust[0] as number;
+    if (nowMs >= until) {
+      throw new MachineIdLostError(
+        `machine ID ${this.machineId} of this shared state is not known to be held at ${new Date(nowMs).toISOString()}: the holder's claim was trusted until ${new Date(until).toISOString()} and has not been confirmed since; no IDs are issued under it`,
+      );
+    }
+  }
+
   /** Refuses a generator whose layout or machine ID differs from the state's: its slots would mean other IDs. */
   attach(layout: Layout, machineId: number): void {
-    const h = this.#header;
-    const want = [
-      layout.timeBits,
-      layout.timeUnitMs,
-      layout.sequenceBits,
-      layout.machineBits,
-      layout.epochMs,
-    ];
-    const have = [h[1], h[2], h[3], h[4], h[5]];
-    if (want.some((value, i) => value !== have[i])) {
+    const names = ['timeBits', 'timeUnitMs', 'sequenceBits', 'machineBits', 'epochMs'] as const;
+    const have = Object.fromEntries(names.map((name) => [name, this.#field(name)]));
+    if (names.some((name) => layout[name] !== have[name])) {
+      const show = (l: Record<(typeof names)[number], number>) =>
+        `time ${l.timeBits} bits of ${l.timeUnitMs} ms from ${l.epochMs}, sequence ${l.sequenceBits} bits, machine ${l.machineBits} bits`;
       throw new InvalidArgumentError(
-        `shared state: it was created for time ${have[0]} bits of ${have[1]} ms from ${have[4]}, sequence ${have[2]} bits, machine ${have[3]} bits; this generator's layout has time ${want[0]} bits of ${want[1]} ms from ${want[4]}, sequence ${want[2]} bits, machine ${want[3]} bits`,
+        `shared state: it was created for ${show(have as Record<(typeof names)[number], number>)}; this generator's layout has ${show(layout)}`,
       );
     }
     if (machineId !== this.machineId) {
@@ -173,6 +220,10 @@ export class SharedStateCell implements StateCell {
       const fenced = BigInt.asIntN(64, word | FENCE_BIT);
       if (Atomics.compareExchange(this.#word, 0, word, fenced) === word) return;
     }
+  }
+
+  #field(name: (typeof HEADER)[number]): number {
+    return this.#header[slot(name)] as number;
   }
 
   #fenceError(): Error {

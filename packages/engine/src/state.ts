@@ -19,6 +19,16 @@ export interface Slot extends GeneratorState {
   readonly waitMs: number;
 }
 
+/** A Slot the generator reuses for every call, so that taking a slot allocates nothing. */
+export interface MutableSlot {
+  /** See Slot. */
+  elapsed: number;
+  /** See Slot. */
+  sequence: number;
+  /** See Slot. */
+  waitMs: number;
+}
+
 /**
  * The state a new generator starts in. As in Go, the sequence starts at its maximum so that
  * the first ID of any fresh tick has sequence 0, and a call within tick `elapsed` itself rolls
@@ -33,20 +43,32 @@ export function initialState(layout: Layout, notBeforeMs?: number): GeneratorSta
 }
 
 /**
- * Go's NextID as a pure function (sony/sonyflake v2 `NextID`):
+ * Go's NextID as a pure function (sony/sonyflake v2 `NextID`), with one rule Go gets from its
+ * mutex and a JS generator must state:
  *
  * 1. `current` is the tick `now` falls in.
  * 2. If the state's tick is behind `current`, move to `current` and start the sequence at
  *    `firstSequence` (0 in Go; a random start spreads low-traffic IDs, see the snowflake docs).
  * 3. Otherwise (same tick, or the clock went back) take the next sequence; when it wraps to 0
- *    the slot is in the following tick, and the caller must wait until that tick starts.
- *    The slot keeps the logical tick: the clock is not read again.
- * 4. A tick past the time field's range fails (Go: ErrOverTimeLimit).
+ *    the slot is in the following tick. The slot keeps the logical tick: the clock is not read
+ *    again.
+ * 4. **Never ahead**: whenever the slot's tick lies after `current` (a wrap, or a clock that went
+ *    back), `waitMs` is the time until that tick starts, and the ID must not be handed out
+ *    before. Go sleeps holding its mutex, so nobody takes a slot past a waiting one; here the
+ *    caller must not commit such a slot before its wait is over (the generator re-takes after
+ *    waiting), else every later caller would get a slot further ahead without waiting.
+ * 5. A tick past the time field's range fails (Go: ErrOverTimeLimit).
  *
  * The tick never decreases, so a clock that steps back cannot produce a duplicate: IDs go on
- * from the last tick used.
+ * from the last tick used. `out`, when given, receives the result (no allocation).
  */
-export function advance(state: GeneratorState, now: number, layout: Layout, firstSequence = 0): Slot {
+export function nextSlot(
+  state: GeneratorState,
+  now: number,
+  layout: Layout,
+  firstSequence = 0,
+  out: MutableSlot = { elapsed: 0, sequence: 0, waitMs: 0 },
+): Slot {
   if (!Number.isFinite(now)) {
     throw new InvalidArgumentError(
       `clock.now(): expected finite Unix milliseconds, received ${received(now)}`,
@@ -55,22 +77,25 @@ export function advance(state: GeneratorState, now: number, layout: Layout, firs
   const current = tickOf(layout, now);
   let elapsed = state.elapsed;
   let sequence: number;
-  let waitMs = 0;
   if (elapsed < current) {
     elapsed = current;
     sequence = firstSequence;
   } else {
     // maxSequence < 2^30, so the mask is a safe 32-bit operation.
     sequence = (state.sequence + 1) & layout.maxSequence;
-    if (sequence === 0) {
-      elapsed += 1;
-      waitMs = tickStartMs(layout, elapsed) - now;
-    }
+    if (sequence === 0) elapsed += 1;
   }
   if (elapsed >= layout.tickLimit) {
     throw new OverTimeLimitError(
       `over the time limit: tick ${elapsed} does not fit the ${layout.timeBits}-bit time field of the ${layout.name} layout, which ended at ${new Date(tickStartMs(layout, layout.tickLimit)).toISOString()}`,
     );
   }
-  return { elapsed, sequence, waitMs };
+  out.elapsed = elapsed;
+  out.sequence = sequence;
+  // A float wait (not a Smi that turns into a double) keeps the slot's shape stable for V8.
+  out.waitMs = elapsed > current ? tickStartMs(layout, elapsed) - now : 0;
+  return out;
 }
+
+/** The former name of `nextSlot` (kept for existing callers; `FakeClock.advance` means something else). */
+export const advance = nextSlot;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   checkClock,
   FakeClock,
@@ -128,5 +128,48 @@ describe('waits', () => {
     }, 1);
     await sleep(30);
     expect(fired).toBe(true);
+  });
+});
+
+describe('sleep (the default async wait)', () => {
+  it('waits with a timer for the bulk and polls with setImmediate for the last 1.5 ms, resolving only once the time is reached', async () => {
+    let now = 1000;
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => now);
+    const timeout = vi.spyOn(globalThis, 'setTimeout');
+    const immediate = vi.spyOn(globalThis, 'setImmediate');
+    try {
+      let done = false;
+      const waiting = sleep(5.25).then(() => {
+        done = true;
+      });
+      expect(timeout).toHaveBeenCalledTimes(1);
+      expect(timeout.mock.calls[0]![1]).toBe(3.75);
+      // The timer fires; the time is not there yet: it polls, once per turn of the loop.
+      now += 4;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(done).toBe(false);
+      const polls = immediate.mock.calls.length;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(immediate.mock.calls.length).toBeGreaterThan(polls);
+      expect(done).toBe(false);
+      now += 1.25;
+      await waiting;
+      expect(done).toBe(true);
+
+      // A wait shorter than the tail polls from the start; with no tail, a timer rounded up.
+      timeout.mockClear();
+      const short = sleep(0.4);
+      expect(timeout).not.toHaveBeenCalled();
+      now += 0.4;
+      await short;
+      const timerOnly = sleep(7.2, 0);
+      expect(timeout.mock.calls.at(-1)![1]).toBe(8);
+      now += 7.2;
+      await timerOnly;
+    } finally {
+      clock.mockRestore();
+      timeout.mockRestore();
+      immediate.mockRestore();
+    }
   });
 });

@@ -387,6 +387,36 @@ describe('claims', () => {
     expect(clock.sleeps).toEqual([510]);
   });
 
+  it('a restart after kill -9 with the clock behind waits out the recorded horizon (notBeforeLeadMs) instead of failing', async () => {
+    // The previous holder recorded 900 ms ahead of its clock; this process's clock is 300 ms behind it.
+    const notBefore = T0 + 900 + 300;
+    const bare = new IdGenerator({
+      layout,
+      machineId: claimOf(3, { notBefore }).claim,
+      clock: new FakeClock(T0),
+    });
+    expect(() => bare.nextIdSync()).toThrow(ClockMovedBackwardsError);
+    for (const call of ['sync', 'async'] as const) {
+      const clock = new FakeClock(T0);
+      const { claim } = claimOf(3, { notBefore, notBeforeLeadMs: 900 });
+      const gen = new IdGenerator({ layout, machineId: claim, clock });
+      const id = call === 'sync' ? gen.nextIdSync() : await gen.nextId();
+      expect(gen.decompose(id).time).toBe(tickOf(layout, notBefore) + 1);
+      expect(clock.now()).toBeGreaterThanOrEqual(gen.toTime(id).getTime());
+      expect(clock.sleeps).toEqual([1210]);
+      // Past the horizon, the ordinary bound applies again.
+      const more = await gen.nextIds(1000);
+      expect(more).toHaveLength(1000);
+    }
+    // Still bounded: a clock behind by more than the horizon plus maxClockBackwardMs fails.
+    const far = claimOf(3, { notBefore: T0 + 900 + 1500, notBeforeLeadMs: 900 });
+    const gen = new IdGenerator({ layout, machineId: far.claim, clock: new FakeClock(T0) });
+    expect(() => gen.nextIdSync()).toThrow(ClockMovedBackwardsError);
+    expect(
+      () => new IdGenerator({ layout, machineId: claimOf(3, { notBefore, notBeforeLeadMs: -1 }).claim }),
+    ).toThrow(/notBeforeLeadMs: expected a finite number of ms, 0 or more, received -1/);
+  });
+
   it('with the clock behind notBefore by more than the bound, fails instead of issuing', () => {
     const { claim } = claimOf(3, { notBefore: T0 + 60_000 });
     const gen = new IdGenerator({ layout, machineId: claim, clock: new FakeClock(T0) });

@@ -49,22 +49,52 @@ describe('shared state cell', () => {
   it('retries when another thread committed between its load and its commit', () => {
     const shared = createSharedState(layout, 5);
     const clock = new FakeClock(T0);
-    const other = new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) });
+    // Three other threads, each reserving its batch of 16 slots in one commit.
+    const others = [0, 1, 2].map(
+      () => new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+    );
     const inner = sharedStateCell(shared);
-    let races = 3;
+    expect(inner.reservation).toBe(16);
+    let races = 0;
     const racing: StateCell = {
       load: () => {
         const state = inner.load();
         // Another thread takes a slot after this load: this commit must fail and retry.
-        if (races-- > 0) other.nextIdSync();
+        if (races < 3) others[races++]!.nextIdSync();
         return state;
       },
       commit: (prev, next) => inner.commit(prev, next),
     };
     const gen = new IdGenerator({ layout, machineId: 5, clock, state: racing });
     const id = gen.nextIdSync();
-    expect(gen.decompose(id).sequence).toBe(3);
-    expect(inner.load()).toEqual({ elapsed: tickOf(layout, T0), sequence: 3 });
+    expect(races).toBe(3);
+    expect(gen.decompose(id).sequence).toBe(48);
+    // A cell without `reservation` is taken one slot per commit.
+    expect(inner.load()).toEqual({ elapsed: tickOf(layout, T0), sequence: 48 });
+  });
+
+  it('a thread that keeps losing each new tick to others waits on, with no ClockStalledError, while the clock advances', () => {
+    const shared = createSharedState(layout, 5);
+    const clock = new FakeClock(T0);
+    const other = new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) });
+    let lost = 0;
+    const starved = new IdGenerator({
+      layout,
+      machineId: 5,
+      clock: {
+        now: () => clock.now(),
+        // While this thread sleeps to the next tick, another thread takes all of it (for 2 s).
+        sleepSync: (ms) => {
+          clock.sleepSync(ms);
+          if (lost++ < 200) for (let i = 0; i < 256; i++) other.nextIdSync();
+        },
+      },
+      state: sharedStateCell(shared),
+    });
+    for (let i = 0; i < 256; i++) other.nextIdSync();
+    const id = starved.nextIdSync();
+    expect(lost).toBe(201);
+    expect(starved.decompose(id).time).toBe(tickOf(layout, T0) + 201);
   });
 
   it("starts after the claim's notBefore, before any generator is built", () => {
@@ -118,6 +148,31 @@ describe('shared state cell', () => {
     expect(inner.load()).toEqual({ elapsed: 0, sequence: 255 });
   });
 
+  it("fences every thread at the holder claim's trust deadline, though the holder's thread never noticed it lapse", () => {
+    const clock = new FakeClock(T0);
+    const deadline = T0 + 3000;
+    // A lease confirmed until `deadline`, whose keepalives stopped: the holder's thread is blocked.
+    const { claim } = claimOf(6, { trustedForMs: () => Math.max(0, deadline - clock.now()) });
+    const shared = createSharedState(layout, claim);
+    new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
+    expect(sharedStateCell(shared).trustedUntil).toBe(deadline);
+    const worker = new IdGenerator({ layout, machineId: 6, clock, state: sharedStateCell(shared) });
+    const issued: bigint[] = [];
+    // No timer runs in this loop: only what the worker reads from the shared buffer can stop it.
+    expect(() => {
+      for (let i = 0; i < 10_000; i++) {
+        issued.push(worker.nextIdSync());
+        clock.advance(1);
+      }
+    }).toThrow(/machine ID 6 of this shared state is not known to be held at .*trusted until/);
+    expect(issued.length).toBeGreaterThan(2900);
+    const lastStart = Math.max(...issued.map((id) => tickStartMs(layout, worker.decompose(id).time)));
+    expect(lastStart).toBeLessThan(deadline);
+    expect(clock.now()).toBe(deadline);
+    // Slots it had reserved are refused too.
+    expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
+  });
+
   it('losing the claim fences the other generators with MachineIdLostError', () => {
     const { claim, controller } = claimOf(6);
     const shared = createSharedState(layout, claim);
@@ -163,13 +218,13 @@ describe('shared state cell', () => {
   });
 
   it('rejects what is not a shared state, and machine IDs that do not fit', () => {
-    expect(() => sharedStateCell({ buffer: new ArrayBuffer(72) as unknown as SharedArrayBuffer })).toThrow(
+    expect(() => sharedStateCell({ buffer: new ArrayBuffer(80) as unknown as SharedArrayBuffer })).toThrow(
       InvalidArgumentError,
     );
     expect(() => new SharedStateCell(null as never)).toThrow(
       /expected the object createSharedState returned/,
     );
-    expect(() => sharedStateCell({ buffer: new SharedArrayBuffer(72) })).toThrow(/expected version 1/);
+    expect(() => sharedStateCell({ buffer: new SharedArrayBuffer(80) })).toThrow(/expected version 2/);
     expect(() => createSharedState(layout, 65_536)).toThrow(InvalidMachineIdError);
     expect(() => createSharedState({} as never, 1)).toThrow(/expected a layout from defineLayout/);
   });

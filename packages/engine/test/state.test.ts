@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OverTimeLimitError } from '../src/errors.js';
 import { defineLayout, tickStartMs } from '../src/layout.js';
-import { advance, type GeneratorState, initialState } from '../src/state.js';
+import { advance, type GeneratorState, initialState, nextSlot } from '../src/state.js';
 
 // Sonyflake's default layout with the 2014 epoch: 39-bit time in 10 ms units, 8 + 16 bits.
 const EPOCH = Date.UTC(2014, 8, 1);
@@ -56,10 +56,10 @@ const table: Row[] = [
     next: { elapsed: 101, sequence: 0, waitMs: 6 },
   },
   {
-    name: 'clock back one tick: keeps the last tick, sequence goes on, no wait',
+    name: 'clock back one tick: keeps the last tick, sequence goes on, waits until that tick starts (never ahead)',
     state: { elapsed: 100, sequence: 7 },
     now: at(99, 5),
-    next: { elapsed: 100, sequence: 8, waitMs: 0 },
+    next: { elapsed: 100, sequence: 8, waitMs: 5 },
   },
   {
     name: 'clock back one tick, tick used up: waits for the tick after the last one (two ticks)',
@@ -68,10 +68,10 @@ const table: Row[] = [
     next: { elapsed: 101, sequence: 0, waitMs: 15 },
   },
   {
-    name: 'clock back one hour: keeps the last tick, no duplicate',
+    name: 'clock back one hour: keeps the last tick, no duplicate; the wait covers the hour (the generator bounds it)',
     state: { elapsed: 500_000, sequence: 3 },
     now: at(500_000) - HOUR,
-    next: { elapsed: 500_000, sequence: 4, waitMs: 0 },
+    next: { elapsed: 500_000, sequence: 4, waitMs: HOUR },
   },
   {
     name: 'clock back one hour, tick used up: the wait covers the whole hour (the generator bounds it)',
@@ -90,6 +90,22 @@ const table: Row[] = [
 describe('advance (Go NextID as a pure function)', () => {
   it.each(table)('$name', ({ state, now, next }) => {
     expect(advance(state, now, layout)).toEqual(next);
+  });
+
+  it("a slot in the clock's own tick or earlier never waits; one in a later tick always does", () => {
+    for (let offset = 0; offset < 10; offset += 0.25) {
+      expect(nextSlot({ elapsed: 100, sequence: 3 }, at(100, offset), layout).waitMs).toBe(0);
+      expect(nextSlot({ elapsed: 100, sequence: 3 }, at(101, offset), layout).waitMs).toBe(0);
+      expect(nextSlot({ elapsed: 101, sequence: 3 }, at(100, offset), layout).waitMs).toBe(10 - offset);
+      expect(nextSlot({ elapsed: 100, sequence: 255 }, at(100, offset), layout).waitMs).toBe(10 - offset);
+    }
+  });
+
+  it('writes into the slot it is given, and advance is the same function', () => {
+    const out = { elapsed: 0, sequence: 0, waitMs: 0 };
+    expect(nextSlot({ elapsed: 100, sequence: 3 }, at(100), layout, 0, out)).toBe(out);
+    expect(out).toEqual({ elapsed: 100, sequence: 4, waitMs: 0 });
+    expect(advance).toBe(nextSlot);
   });
 
   it('does not modify the state it is given', () => {

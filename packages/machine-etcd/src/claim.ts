@@ -38,6 +38,8 @@ export interface EtcdMachineIdClaim extends MachineIdClaim {
   readonly leaseId: string;
   /** Fences at once if the lease's trust deadline has passed (timers may not have run yet). */
   verify(): void;
+  /** ms until the lease's trust deadline (0 once lost): what worker threads on a shared state stop at. */
+  trustedForMs(): number;
   /** Writes the time reached (kept only if later than any before) to `<prefix>/time/<id>`. */
   record(timeMs: number): Promise<void>;
   /**
@@ -197,6 +199,8 @@ class Holder {
       recordIntervalMs: this.#recordIntervalMs,
       ...(notBefore === undefined ? {} : { notBefore }),
       verify: () => void lease.keeper.check(),
+      trustedForMs: () =>
+        lease.keeper.lost ? 0 : Math.max(0, lease.keeper.deadline - this.#scheduler.now()),
       record: (ms) => this.#record(claim, lease, ms),
       renew: () => this.#renew(),
       release: () => this.#release(),

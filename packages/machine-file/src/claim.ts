@@ -108,6 +108,8 @@ export class HostClaim implements MachineIdClaim {
   readonly path: string;
   /** The last instant recorded for this machine ID by earlier holders; undefined for a first claim. */
   readonly notBefore: number | undefined;
+  /** How far ahead of the clock a holder records (`recordAheadMs`): a successor after `kill -9` waits up to this much more for `notBefore`. */
+  readonly notBeforeLeadMs: number;
   /** How often, in ms, the generator records its tick and the claim renews its file (the option, default 500). */
   readonly recordIntervalMs: number;
   /** Aborts with ClaimLostError once the claim file was found replaced or removed. */
@@ -159,6 +161,7 @@ export class HostClaim implements MachineIdClaim {
     this.recordIntervalMs = settings.intervalMs;
     this.signal = this.#abort.signal;
     this.notBefore = previous?.recordedMs ?? undefined;
+    this.notBeforeLeadMs = settings.aheadMs;
     this.tookOver =
       previous === undefined
         ? undefined
