@@ -77,12 +77,17 @@ export function monotonicClock(): Clock {
 }
 
 // One cell to wait on. Nobody ever notifies it, so Atomics.wait simply times out: a sleep that
-// blocks only this thread and burns no CPU, unlike the busy loops of the npm peers.
-const cell = new Int32Array(new SharedArrayBuffer(4));
+// blocks only this thread and burns no CPU, unlike the busy loops of the npm peers. Made on
+// first use: a browser page that is not cross-origin isolated has no SharedArrayBuffer, and
+// importing the engine there (the inspector page) must not fail.
+let cell: Int32Array | undefined;
 
 /** Blocks the calling thread for `ms` (fractions allowed) without spinning. */
 export function sleepSync(ms: number): void {
-  if (ms > 0) Atomics.wait(cell, 0, 0, ms);
+  if (ms > 0) {
+    cell ??= new Int32Array(new SharedArrayBuffer(4));
+    Atomics.wait(cell, 0, 0, ms);
+  }
 }
 
 /**
