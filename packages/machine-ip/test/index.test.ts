@@ -9,6 +9,7 @@ import {
   privateIPv4,
   privateIpMachineId,
 } from '../src/index.js';
+import { ipv4Routes } from './helpers.js';
 
 const v4 = (address: string, internal = false) => ({ address, family: 'IPv4', internal });
 const v6 = (address: string) => ({ address, family: 'IPv6', internal: false });
@@ -85,8 +86,10 @@ describe("Go's private ranges", () => {
       eth1: [v4('10.0.3.2')],
       eth2: [v4('192.168.7.7')],
     });
-    expect(privateIPv4(interfaces)).toBe('10.0.3.2');
-    expect(lower16BitPrivateIP(interfaces)).toBe((3 << 8) | 2);
+    // The default route is via eth0, which has no private address: Go's order decides.
+    const routes = () => ipv4Routes(['eth0', 0]);
+    expect(privateIPv4(interfaces, routes)).toBe('10.0.3.2');
+    expect(lower16BitPrivateIP(interfaces, routes)).toBe((3 << 8) | 2);
   });
 
   it('names the addresses it saw when none is private', () => {

@@ -1,0 +1,105 @@
+// Go Sonyflake's default machine ID: the low 16 bits of the host's private IPv4 address, with
+// the tie-break for hosts that have several (see interfaces.ts).
+import type { MachineIdProvider } from '@ids/engine';
+import ipaddr from 'ipaddr.js';
+import { MachineIdDoesNotFitError, NoPrivateAddressError } from './errors.js';
+import {
+  type AddressChoice,
+  type AddressOptions,
+  type AddressRule,
+  checkAddressOptions,
+  chooseAddress,
+  type InterfaceSource,
+} from './interfaces.js';
+import type { RouteSource } from './routes.js';
+
+// Go's isPrivateIPv4: RFC 1918 (10/8, 172.16/12, 192.168/16) and, since v1.2.1, link-local
+// 169.254/16 (RFC 3927). ipaddr.js names exactly those ranges 'private' and 'linkLocal';
+// 100.64/10 (carrier-grade NAT) is 'carrierGradeNat' and stays excluded, as in Go (issue #17).
+const PRIVATE_RANGES = new Set(['private', 'linkLocal']);
+
+/** True for an IPv4 address (or IPv4-mapped IPv6 address) Go's Sonyflake counts as private. */
+export function isPrivateIPv4(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const ip = ipaddr.process(address);
+  return ip.kind() === 'ipv4' && PRIVATE_RANGES.has(ip.range());
+}
+
+const PRIVATE_IPV4: AddressRule = {
+  family: 'IPv4',
+  noun: 'private IPv4',
+  accepts: (ip) => ip.kind() === 'ipv4' && PRIVATE_RANGES.has(ip.range()),
+  none: (found) =>
+    new NoPrivateAddressError(
+      `no private ip address: expected an interface address in 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 169.254.0.0/16, found ${found}. Give the machine ID explicitly (machineId, IDS_MACHINE_ID) or use a provider from @ids/machine-file or @ids/machine-etcd`,
+    ),
+};
+
+/**
+ * The host's private IPv4 address, what else was seen, and why it won: the only one (Go's
+ * rule), else the one on the interface carrying the default route, else the first in OS order.
+ * Addresses of virtual bridges (docker0, cni0, virbr0, br-*, podman*) are left out unless
+ * `includeBridges`.
+ *
+ * @throws InvalidArgumentError for bad options; NoPrivateAddressError when no candidate is left
+ * (naming every address seen); InterfaceListError when listing the interfaces fails.
+ */
+export function choosePrivateIPv4(options: AddressOptions = {}): AddressChoice {
+  return chooseAddress(PRIVATE_IPV4, checkAddressOptions(options));
+}
+
+/**
+ * The host's private IPv4 address (Go's `privateIPv4`), chosen as `choosePrivateIPv4` does.
+ *
+ * @throws NoPrivateAddressError when the host has none (Docker's default network, most VPSs,
+ * IPv6-only hosts); InterfaceListError when listing the interfaces fails.
+ */
+export function privateIPv4(interfaces?: InterfaceSource, routes?: RouteSource): string {
+  return choosePrivateIPv4({ ...(interfaces && { interfaces }), ...(routes && { routes }) }).address;
+}
+
+/** Go's `lower16BitPrivateIP`: the third octet times 256 plus the fourth. 192.168.0.1 -> 1. */
+export function lower16BitPrivateIP(interfaces?: InterfaceSource, routes?: RouteSource): number {
+  return lower16Bits(privateIPv4(interfaces, routes));
+}
+
+/** The third octet times 256 plus the fourth, of a dotted IPv4 address. */
+export function lower16Bits(address: string): number {
+  const octets = address.split('.').map(Number);
+  return (octets[2]! << 8) | octets[3]!;
+}
+
+/** Bits needed to write a non-negative integer (at least 1). */
+export function bitsNeeded(id: number | bigint): number {
+  return Math.max(1, BigInt(id).toString(2).length);
+}
+
+/** Throws MachineIdDoesNotFitError when `id` needs more than `bits` bits; `what` says where it came from. */
+export function checkFits(id: number, bits: number, what: string): number {
+  if (id >= 2 ** bits) {
+    throw new MachineIdDoesNotFitError(
+      `${what} gives machine ID ${id}, which needs ${bitsNeeded(id)} bits; the layout's machine field has ${bits}`,
+    );
+  }
+  return id;
+}
+
+/** How `privateIpMachineId` finds the address (the same options as `choosePrivateIPv4`). */
+export type PrivateIpOptions = AddressOptions;
+
+/**
+ * The default machine ID of Go's Sonyflake: the low 16 bits of the host's private IPv4 address
+ * (see `choosePrivateIPv4` for which one when there are several). Unlike Go (issue #82), it is
+ * told the machine field's width and fails with MachineIdDoesNotFitError instead of handing the
+ * generator an ID that cannot fit.
+ *
+ * @throws InvalidArgumentError at once for bad options. The provider throws
+ * NoPrivateAddressError, InterfaceListError, or MachineIdDoesNotFitError (an ID of 2^bits or more).
+ */
+export function privateIpMachineId(options: PrivateIpOptions = {}): MachineIdProvider {
+  const checked = checkAddressOptions(options);
+  return ({ bits }) => {
+    const { address } = chooseAddress(PRIVATE_IPV4, checked);
+    return checkFits(lower16Bits(address), bits, `the private address ${address}`);
+  };
+}
