@@ -84,7 +84,7 @@ describe('ec2MachineId (IMDSv2, against a loopback metadata service)', () => {
 
   it('an address that does not fit the machine field is refused', async () => {
     reset();
-    await expect(ec2MachineId({ endpoint: imds.endpoint })({ bits: 8 })).rejects.toThrow(
+    await expect(Promise.resolve(ec2MachineId({ endpoint: imds.endpoint })({ bits: 8 }))).rejects.toThrow(
       MachineIdDoesNotFitError,
     );
   });
@@ -99,7 +99,7 @@ describe('ec2MachineId (IMDSv2, against a loopback metadata service)', () => {
 
   it('off EC2 (nothing listening): MetadataUnavailableError naming the refusal', async () => {
     const endpoint = await closedPort();
-    const error = await ec2MachineId({ endpoint })({ bits: 16 }).catch((e: unknown) => e);
+    const error = await Promise.resolve(ec2MachineId({ endpoint })({ bits: 16 })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MetadataUnavailableError);
     expect((error as Error).message).toMatch(/ECONNREFUSED \(not on EC2, or the metadata service is off\)/);
   });
