@@ -5,7 +5,7 @@ import { request } from 'node:http';
 import { InvalidArgumentError, type MachineIdProvider, received } from '@ids/engine';
 import ipaddr from 'ipaddr.js';
 import { MetadataAnswerError, MetadataRefusedError, MetadataUnavailableError } from './errors.js';
-import { checkFits, isPrivateIPv4, lower16Bits } from './ipv4.js';
+import { ipv4MachineId, isPrivateIPv4 } from './ipv4.js';
 
 /** The instance metadata service's address on EC2 (link-local: reachable only from an instance). */
 export const EC2_METADATA_ENDPOINT = 'http://169.254.169.254';
@@ -150,7 +150,6 @@ export async function ec2PrivateIPv4(options: Ec2Options = {}): Promise<string> 
 export function ec2MachineId(options: Ec2Options = {}): MachineIdProvider {
   const checked = checkEc2Options(options);
   return async ({ bits }) => {
-    const address = await ec2PrivateIPv4(checked);
-    return checkFits(lower16Bits(address), bits, `the EC2 instance's private address ${address}`);
+    return ipv4MachineId(await ec2PrivateIPv4(checked), bits);
   };
 }

@@ -29,13 +29,19 @@ export {
 } from './interfaces.js';
 export {
   choosePrivateIPv4,
+  ipv4MachineId,
   isPrivateIPv4,
   lower16BitPrivateIP,
   type PrivateIpOptions,
   privateIPv4,
   privateIpMachineId,
 } from './ipv4.js';
-export { chooseUniqueLocalIpv6, interfaceIdentifier, uniqueLocalIpv6MachineId } from './ipv6.js';
+export {
+  chooseUniqueLocalIpv6,
+  interfaceIdentifier,
+  ipv6MachineId,
+  uniqueLocalIpv6MachineId,
+} from './ipv6.js';
 export {
   checkOffset,
   type EnvSource,

@@ -84,6 +84,14 @@ export function checkFits(id: number, bits: number, what: string): number {
   return id;
 }
 
+/**
+ * Go's rule on a given private IPv4 address: its low 16 bits, refused when they do not fit.
+ * @throws MachineIdDoesNotFitError when the ID needs more than `bits` bits.
+ */
+export function ipv4MachineId(address: string, bits: number): number {
+  return checkFits(lower16Bits(address), bits, `the private address ${address}`);
+}
+
 /** How `privateIpMachineId` finds the address (the same options as `choosePrivateIPv4`). */
 export type PrivateIpOptions = AddressOptions;
 
@@ -98,8 +106,5 @@ export type PrivateIpOptions = AddressOptions;
  */
 export function privateIpMachineId(options: PrivateIpOptions = {}): MachineIdProvider {
   const checked = checkAddressOptions(options);
-  return ({ bits }) => {
-    const { address } = chooseAddress(PRIVATE_IPV4, checked);
-    return checkFits(lower16Bits(address), bits, `the private address ${address}`);
-  };
+  return ({ bits }) => ipv4MachineId(chooseAddress(PRIVATE_IPV4, checked).address, bits);
 }

@@ -40,6 +40,20 @@ export function interfaceIdentifier(address: string): bigint {
 }
 
 /**
+ * The rule on a given IPv6 address: its interface identifier, whole.
+ * @throws MachineIdDoesNotFitError when the identifier needs more than `bits` bits.
+ */
+export function ipv6MachineId(address: string, bits: number): number {
+  const id = interfaceIdentifier(address);
+  if (id >= 2n ** BigInt(bits)) {
+    throw new MachineIdDoesNotFitError(
+      `the unique-local address ${address} has interface identifier 0x${id.toString(16)}, which needs ${bitsNeeded(id)} bits; the layout's machine field has ${bits}. Only planned identifiers (static or DHCPv6, like fd00::2) are used, never the low bits of a SLAAC one`,
+    );
+  }
+  return Number(id);
+}
+
+/**
  * A machine ID from the interface identifier of the host's unique-local IPv6 address (fd00::2
  * gives 2). Opt-in: it is unique only where identifiers are assigned by a plan (static or
  * DHCPv6), so an identifier that does not fit the machine field (SLAAC's random or MAC-derived
@@ -50,14 +64,5 @@ export function interfaceIdentifier(address: string): bigint {
  */
 export function uniqueLocalIpv6MachineId(options: AddressOptions = {}): MachineIdProvider {
   const checked = checkAddressOptions(options);
-  return ({ bits }) => {
-    const { address } = chooseAddress(UNIQUE_LOCAL, checked);
-    const id = interfaceIdentifier(address);
-    if (id >= 2n ** BigInt(bits)) {
-      throw new MachineIdDoesNotFitError(
-        `the unique-local address ${address} has interface identifier 0x${id.toString(16)}, which needs ${bitsNeeded(id)} bits; the layout's machine field has ${bits}. Only planned identifiers (static or DHCPv6, like fd00::2) are used, never the low bits of a SLAAC one`,
-      );
-    }
-    return Number(id);
-  };
+  return ({ bits }) => ipv6MachineId(chooseAddress(UNIQUE_LOCAL, checked).address, bits);
 }

@@ -8,13 +8,17 @@ import {
   MetadataRefusedError,
   MetadataUnavailableError,
 } from '../src/index.js';
-import { closedPort, type Imds, startImds } from './imds.js';
+import {
+  closedLoopbackEndpoint,
+  type ImdsTestServer,
+  startImdsTestServer,
+} from '../src/testing.js';
 
 // No cloud is reachable here, and no test may send traffic off loopback: every call below is
 // given the endpoint of a loopback server speaking IMDSv2 (./imds.ts), or a closed loopback port.
-let imds: Imds;
+let imds: ImdsTestServer;
 beforeAll(async () => {
-  imds = await startImds();
+  imds = await startImdsTestServer();
 });
 afterAll(() => imds.close());
 
@@ -98,7 +102,7 @@ describe('ec2MachineId (IMDSv2, against a loopback metadata service)', () => {
   });
 
   it('off EC2 (nothing listening): MetadataUnavailableError naming the refusal', async () => {
-    const endpoint = await closedPort();
+    const endpoint = await closedLoopbackEndpoint();
     const error = await Promise.resolve(ec2MachineId({ endpoint })({ bits: 16 })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MetadataUnavailableError);
     expect((error as Error).message).toMatch(/ECONNREFUSED \(not on EC2, or the metadata service is off\)/);

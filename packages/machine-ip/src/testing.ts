@@ -1,9 +1,17 @@
-// A metadata service on a loopback port that speaks IMDSv2 as EC2's does: PUT /latest/api/token
-// with a TTL header gives a token; GET /latest/meta-data/... needs that token (401 without it or
-// with another). Modes inject the faults a real one can show; nothing here leaves loopback.
+// @ids/machine-ip/testing: a metadata service on a loopback port that speaks IMDSv2 as EC2's
+// does, for testing `ec2MachineId` (and code built on it) where no cloud is reachable. PUT
+// /latest/api/token with a TTL header gives a token; GET /latest/meta-data/... needs that token
+// (401 without it or with another). Modes inject the faults a real one can show. It listens on
+// 127.0.0.1 only: nothing here leaves loopback.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/**
+ * How the test service behaves: `ok`, or a fault: `refuse-token` (403 on the token PUT),
+ * `wrong-token` (401 on every GET), `garbage-token` (an HTML page for a token),
+ * `garbage-address` / `public-address` / `huge` (a local-ipv4 that is not a private IPv4, or
+ * 5000 bytes), `stall` (never answers).
+ */
 export type ImdsMode =
   | 'ok'
   | 'refuse-token'
@@ -14,16 +22,22 @@ export type ImdsMode =
   | 'stall'
   | 'huge';
 
-export interface Imds {
+/** A running test metadata service. */
+export interface ImdsTestServer {
+  /** Its base URL, `http://127.0.0.1:<port>`: pass it as `ec2MachineId({ endpoint })` or IDS_EC2_ENDPOINT. */
   readonly endpoint: string;
-  /** Every request seen, as "METHOD path token?". */
+  /** Every request seen, as "METHOD path" plus the token when one was sent. */
   readonly requests: string[];
+  /** The behaviour from the next request on. */
   mode: ImdsMode;
+  /** What `local-ipv4` answers in mode `ok`. */
   address: string;
+  /** Stops listening and drops open connections (stalled ones too). */
   close(): Promise<void>;
 }
 
-export async function startImds(address = '10.0.3.7'): Promise<Imds> {
+/** Starts a loopback IMDSv2 service answering `local-ipv4` with `address` (default 10.0.3.7). */
+export async function startImdsTestServer(address = '10.0.3.7'): Promise<ImdsTestServer> {
   const tokens = new Set<string>();
   const requests: string[] = [];
   const stalled: ServerResponse[] = [];
@@ -80,8 +94,8 @@ export async function startImds(address = '10.0.3.7'): Promise<Imds> {
   };
 }
 
-/** A loopback port with nothing listening: what a host off EC2 sees (a refused connection). */
-export async function closedPort(): Promise<string> {
+/** The endpoint of a loopback port with nothing listening: what a host off EC2 sees (a refused connection). */
+export async function closedLoopbackEndpoint(): Promise<string> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
