@@ -41,7 +41,7 @@ function parseId(raw: string | number, from: string, max: number): number {
 export interface ExplicitStepOptions {
   /** The step's name and title, and how the value is named in messages: `--machine-id`. */
   readonly name: string;
-  /** The value as given (decimal text or a number); undefined or empty: the step is skipped. */
+  /** The value as given (decimal text or a number); undefined: the step is skipped. Empty text is refused. */
   readonly value: string | number | undefined;
 }
 
@@ -54,8 +54,7 @@ export function explicitStep({ name, value }: ExplicitStepOptions): AutoChainSte
     name,
     title: name,
     run: ({ bits }) => {
-      if (value === undefined || (typeof value === 'string' && value.trim() === ''))
-        return skipped('not given');
+      if (value === undefined) return skipped('not given');
       return used(parseId(value, name, 2 ** bits - 1), `machine ID ${value} from ${name}`);
     },
   };
