@@ -8,11 +8,7 @@ import {
   MetadataRefusedError,
   MetadataUnavailableError,
 } from '../src/index.js';
-import {
-  closedLoopbackEndpoint,
-  type ImdsTestServer,
-  startImdsTestServer,
-} from '../src/testing.js';
+import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '../src/testing.js';
 
 // No cloud is reachable here, and no test may send traffic off loopback: every call below is
 // given the endpoint of a loopback server speaking IMDSv2 (./imds.ts), or a closed loopback port.
