@@ -26,6 +26,7 @@ export interface AutoStep {
  */
 export type AutoStepAnswer =
   | {
+      /** It gave the ID. */
       readonly outcome: 'used';
       /** The ID, or a claim holding it. */
       readonly machineId: number | MachineIdClaim;
@@ -33,11 +34,13 @@ export type AutoStepAnswer =
       readonly detail: string;
     }
   | {
+      /** It had nothing to try. */
       readonly outcome: 'skipped';
       /** Why there was nothing to try. */
       readonly detail: string;
     }
   | {
+      /** It tried and could not. */
       readonly outcome: 'failed';
       /** What was tried and why it gave nothing. */
       readonly detail: string;
