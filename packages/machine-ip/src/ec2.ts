@@ -2,9 +2,9 @@
 // instance metadata service, low 16 bits. Spoken in IMDSv2: a PUT for a session token, then a
 // GET that carries it. The endpoint is a setting, so tests point it at a loopback server.
 import { request } from 'node:http';
-import { InvalidArgumentError, type MachineIdProvider, received } from '@ids/engine';
-import ipaddr from 'ipaddr.js';
-import { MetadataAnswerError, MetadataRefusedError, MetadataUnavailableError } from './errors.js';
+import { InvalidArgumentError, type MachineIdProvider } from '@ids/engine';
+import { dotted } from './address.js';
+import { MetadataAnswerError, MetadataRefusedError, MetadataUnavailableError, received } from './errors.js';
 import { ipv4MachineId, isPrivateIPv4 } from './ipv4.js';
 
 /** The instance metadata service's address on EC2 (link-local: reachable only from an instance). */
@@ -131,7 +131,7 @@ export async function ec2PrivateIPv4(options: Ec2Options = {}): Promise<string> 
     );
   }
   const address = answer.body.trim();
-  if (!ipaddr.IPv4.isValidFourPartDecimal(address) || !isPrivateIPv4(address)) {
+  if (dotted(address) === undefined || !isPrivateIPv4(address)) {
     throw new MetadataAnswerError(
       `GET ${addressUrl}: expected a private IPv4 address, received ${shown(answer.body)}`,
     );

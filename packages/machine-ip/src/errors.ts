@@ -1,5 +1,8 @@
 import { IdsError } from '@ids/engine';
 
+// The engine's description of a received value, for messages; imported in this one place.
+export { received } from '@ids/engine';
+
 /** Go: ErrNoPrivateAddress ("no private ip address"). */
 export class NoPrivateAddressError extends IdsError {
   readonly code = 'ERR_IDS_NO_PRIVATE_ADDRESS';

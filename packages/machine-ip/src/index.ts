@@ -32,6 +32,7 @@ export {
   ipv4MachineId,
   isPrivateIPv4,
   lower16BitPrivateIP,
+  PRIVATE_IP_HINT,
   type PrivateIpOptions,
   privateIPv4,
   privateIpMachineId,

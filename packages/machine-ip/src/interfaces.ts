@@ -2,9 +2,9 @@
 // which are never taken (loopback, well-known virtual bridges), and which candidate wins when
 // there are several. Each answer says what was seen and why the winner won.
 import { networkInterfaces } from 'node:os';
-import { InvalidArgumentError, received } from '@ids/engine';
-import ipaddr from 'ipaddr.js';
-import { InterfaceListError } from './errors.js';
+import { InvalidArgumentError } from '@ids/engine';
+import { isAddress, isLoopback } from './address.js';
+import { InterfaceListError, received } from './errors.js';
 import { defaultRouteInterfaces, procRoutes, type RouteFamily, type RouteSource } from './routes.js';
 
 /** One address of an interface, as `os.networkInterfaces()` lists it. */
@@ -69,8 +69,8 @@ export interface AddressRule {
   readonly family: RouteFamily;
   /** Candidates, in words ("private IPv4"). */
   readonly noun: string;
-  /** True when the (valid, non-loopback) address is a candidate. */
-  accepts(ip: ipaddr.IPv4 | ipaddr.IPv6): boolean;
+  /** The address as shown, when the (valid, non-loopback) address is a candidate; else undefined. */
+  accepts(address: string): string | undefined;
   /** The error when nothing qualifies; `found` lists what was seen. */
   none(found: string): Error;
 }
@@ -120,13 +120,11 @@ export function chooseAddress(rule: AddressRule, options: Required<AddressOption
   const others: string[] = [];
   for (const [name, addresses] of Object.entries(listInterfaces(options.interfaces))) {
     for (const entry of addresses ?? []) {
-      if (entry.internal || !ipaddr.isValid(entry.address)) continue;
-      const ip = ipaddr.process(entry.address);
-      if (ip.range() === 'loopback') continue;
-      if (!rule.accepts(ip)) others.push(entry.address);
-      else if (isVirtualBridge(name) && !options.includeBridges)
-        bridges.push({ interface: name, address: ip.toString() });
-      else candidates.push({ interface: name, address: ip.toString() });
+      if (entry.internal || !isAddress(entry.address) || isLoopback(entry.address)) continue;
+      const address = rule.accepts(entry.address);
+      if (address === undefined) others.push(entry.address);
+      else if (isVirtualBridge(name) && !options.includeBridges) bridges.push({ interface: name, address });
+      else candidates.push({ interface: name, address });
     }
   }
   const skipped = bridges.length

@@ -1,7 +1,7 @@
 // Go Sonyflake's default machine ID: the low 16 bits of the host's private IPv4 address, with
 // the tie-break for hosts that have several (see interfaces.ts).
 import type { MachineIdProvider } from '@ids/engine';
-import ipaddr from 'ipaddr.js';
+import { ipv4Octets, isPrivateOctets } from './address.js';
 import { MachineIdDoesNotFitError, NoPrivateAddressError } from './errors.js';
 import {
   type AddressChoice,
@@ -13,25 +13,22 @@ import {
 } from './interfaces.js';
 import type { RouteSource } from './routes.js';
 
-// Go's isPrivateIPv4: RFC 1918 (10/8, 172.16/12, 192.168/16) and, since v1.2.1, link-local
-// 169.254/16 (RFC 3927). ipaddr.js names exactly those ranges 'private' and 'linkLocal';
-// 100.64/10 (carrier-grade NAT) is 'carrierGradeNat' and stays excluded, as in Go (issue #17).
-const PRIVATE_RANGES = new Set(['private', 'linkLocal']);
-
 /** True for an IPv4 address (or IPv4-mapped IPv6 address) Go's Sonyflake counts as private. */
 export function isPrivateIPv4(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  const ip = ipaddr.process(address);
-  return ip.kind() === 'ipv4' && PRIVATE_RANGES.has(ip.range());
+  const octets = ipv4Octets(address);
+  return octets !== undefined && isPrivateOctets(octets);
 }
 
 const PRIVATE_IPV4: AddressRule = {
   family: 'IPv4',
   noun: 'private IPv4',
-  accepts: (ip) => ip.kind() === 'ipv4' && PRIVATE_RANGES.has(ip.range()),
+  accepts: (address) => {
+    const octets = ipv4Octets(address);
+    return octets && isPrivateOctets(octets) ? octets.join('.') : undefined;
+  },
   none: (found) =>
     new NoPrivateAddressError(
-      `no private ip address: expected an interface address in 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 169.254.0.0/16, found ${found}. Give the machine ID explicitly (machineId, IDS_MACHINE_ID) or use a provider from @ids/machine-file or @ids/machine-etcd`,
+      `no private ip address: expected an interface address in 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 169.254.0.0/16, found ${found}`,
     ),
 };
 
@@ -92,8 +89,18 @@ export function ipv4MachineId(address: string, bits: number): number {
   return checkFits(lower16Bits(address), bits, `the private address ${address}`);
 }
 
-/** How `privateIpMachineId` finds the address (the same options as `choosePrivateIPv4`). */
-export type PrivateIpOptions = AddressOptions;
+/** How `privateIpMachineId` finds the address (the options of `choosePrivateIPv4`), and what it advises. */
+export interface PrivateIpOptions extends AddressOptions {
+  /**
+   * What to do instead, appended to NoPrivateAddressError's message: the caller knows which
+   * settings its user has (a setting, a CLI flag, an environment variable). Default PRIVATE_IP_HINT.
+   */
+  readonly hint?: string;
+}
+
+/** The advice for a library caller that built the provider itself. */
+export const PRIVATE_IP_HINT =
+  'give the machine ID explicitly (the machineId setting), or a provider from @ids/machine-file or @ids/machine-etcd';
 
 /**
  * The default machine ID of Go's Sonyflake: the low 16 bits of the host's private IPv4 address
@@ -106,5 +113,16 @@ export type PrivateIpOptions = AddressOptions;
  */
 export function privateIpMachineId(options: PrivateIpOptions = {}): MachineIdProvider {
   const checked = checkAddressOptions(options);
-  return ({ bits }) => ipv4MachineId(chooseAddress(PRIVATE_IPV4, checked).address, bits);
+  const hint = options.hint ?? PRIVATE_IP_HINT;
+  return ({ bits }) => {
+    let choice: AddressChoice;
+    try {
+      choice = chooseAddress(PRIVATE_IPV4, checked);
+    } catch (error) {
+      if (error instanceof NoPrivateAddressError)
+        throw new NoPrivateAddressError(`${error.message}; ${hint}`);
+      throw error;
+    }
+    return ipv4MachineId(choice.address, bits);
+  };
 }

@@ -3,7 +3,7 @@
 // hosts (static, DHCPv6: fd00::2, fd00::1:17) gives small identifiers, unique where the plan
 // is; SLAAC's random or MAC-derived identifiers use all 64 bits and are refused rather than cut.
 import type { MachineIdProvider } from '@ids/engine';
-import ipaddr from 'ipaddr.js';
+import { ipv6Groups, isUniqueLocalGroups } from './address.js';
 import { MachineIdDoesNotFitError, NoUniqueLocalAddressError } from './errors.js';
 import {
   type AddressChoice,
@@ -17,7 +17,10 @@ import { bitsNeeded } from './ipv4.js';
 const UNIQUE_LOCAL: AddressRule = {
   family: 'IPv6',
   noun: 'unique-local IPv6',
-  accepts: (ip) => ip.kind() === 'ipv6' && ip.range() === 'uniqueLocal',
+  accepts: (address) => {
+    const groups = ipv6Groups(address);
+    return groups && isUniqueLocalGroups(groups) ? address.split('%')[0]!.toLowerCase() : undefined;
+  },
   none: (found) =>
     new NoUniqueLocalAddressError(
       `no unique-local IPv6 address: expected an interface address in fc00::/7, found ${found}. Give the machine ID explicitly (machineId, IDS_MACHINE_ID) or use a host claim or @ids/machine-etcd`,
@@ -35,8 +38,8 @@ export function chooseUniqueLocalIpv6(options: AddressOptions = {}): AddressChoi
 
 /** The low 64 bits (the interface identifier) of an IPv6 address in canonical text. */
 export function interfaceIdentifier(address: string): bigint {
-  const parts = (ipaddr.parse(address) as ipaddr.IPv6).parts;
-  return parts.slice(4).reduce((id, part) => (id << 16n) | BigInt(part), 0n);
+  const groups = ipv6Groups(address) ?? [];
+  return groups.slice(4).reduce((id, group) => (id << 16n) | BigInt(group), 0n);
 }
 
 /**

@@ -1,7 +1,7 @@
 // Machine IDs for Kubernetes StatefulSets: pod `web-3` is ordinal 3, stable across restarts
 // and unique within its set. An offset lets several sets share one ID space.
-import { InvalidArgumentError, type MachineIdProvider, received } from '@ids/engine';
-import { NoPodOrdinalError } from './errors.js';
+import { InvalidArgumentError, type MachineIdProvider } from '@ids/engine';
+import { NoPodOrdinalError, received } from './errors.js';
 import { checkFits } from './ipv4.js';
 
 /** Where the pod's name and index are read; `process.env` by default. */
