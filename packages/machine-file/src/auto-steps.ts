@@ -7,6 +7,7 @@ import {
   checkOffset,
   choosePrivateIPv4,
   chooseUniqueLocalIpv6,
+  EC2_METADATA_ENDPOINT,
   type Ec2Options,
   ec2PrivateIPv4,
   ipv4MachineId,
@@ -111,10 +112,10 @@ const kubernetes: AutoChainStep = {
   run: (context) => {
     const { env, options, bits } = context;
     if (!env.KUBERNETES_SERVICE_HOST) return skipped('not in Kubernetes: KUBERNETES_SERVICE_HOST is not set');
-    const offset = checkOffset(
-      options.ordinalOffset ?? readDigits(env, 'IDS_ORDINAL_OFFSET') ?? 0,
-      'IDS_ORDINAL_OFFSET',
-    );
+    const offset =
+      options.ordinalOffset === undefined
+        ? checkOffset(readDigits(env, 'IDS_ORDINAL_OFFSET') ?? 0, 'IDS_ORDINAL_OFFSET')
+        : checkOffset(options.ordinalOffset, 'ordinalOffset');
     let ordinal: ReturnType<typeof podOrdinal>;
     try {
       ordinal = podOrdinal({ env });
@@ -143,7 +144,7 @@ const ec2: AutoChainStep = {
     const settings = ec2Options(context);
     const address = await ec2PrivateIPv4(settings);
     const id = ipv4MachineId(address, context.bits);
-    const from = `machine ID ${id} from ${address}, the instance's private IPv4 (IMDSv2 at ${settings.endpoint ?? 'the EC2 endpoint'}; Go's rule)`;
+    const from = `machine ID ${id} from ${address}, the instance's private IPv4 (IMDSv2 at ${settings.endpoint ?? EC2_METADATA_ENDPOINT}; Go's rule)`;
     return hold(context, id, from, context.options.guard ?? true);
   },
 };

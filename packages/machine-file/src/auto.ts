@@ -111,19 +111,28 @@ function runChain(
       dir: options.claim?.dir ?? defaultClaimDir(env),
     }),
   };
+  const threw = (step: AutoChainStep, error: unknown): never => {
+    trail.push({ step: step.name, outcome: 'failed', detail: describe(error) });
+    return stop(error);
+  };
   const settle = (step: AutoChainStep, answer: AutoStepAnswer): AutoMachineId | undefined => {
+    if (answer.outcome === 'used') {
+      const id = isClaim(answer.machineId) ? answer.machineId.machineId : answer.machineId;
+      if (!Number.isInteger(id) || id < 0 || id >= 2 ** bits) {
+        // A step's own bug or a too-wide source: refused here rather than by the generator later.
+        if (isClaim(answer.machineId)) Promise.resolve(answer.machineId.release()).catch(() => undefined);
+        return threw(
+          step,
+          new InvalidMachineIdError(
+            `the ${step.name} step gave ${received(id)}; expected an integer from 0 to ${2 ** bits - 1}`,
+          ),
+        );
+      }
+    }
     trail.push({ step: step.name, outcome: answer.outcome, detail: answer.detail });
     if (answer.outcome === 'failed' && answer.stop !== undefined) stop(answer.stop);
     if (answer.outcome !== 'used') return undefined;
     const id = isClaim(answer.machineId) ? answer.machineId.machineId : answer.machineId;
-    if (!Number.isInteger(id) || id < 0 || id >= 2 ** bits) {
-      if (isClaim(answer.machineId)) Promise.resolve(answer.machineId.release()).catch(() => undefined);
-      stop(
-        new InvalidMachineIdError(
-          `the ${step.name} step gave ${received(id)}; expected an integer from 0 to ${2 ** bits - 1}`,
-        ),
-      );
-    }
     return Object.freeze({
       machineId: answer.machineId,
       id,
@@ -132,10 +141,6 @@ function runChain(
       trail,
       explain,
     });
-  };
-  const threw = (step: AutoChainStep, error: unknown): never => {
-    trail.push({ step: step.name, outcome: 'failed', detail: describe(error) });
-    return stop(error);
   };
   const from = (first: number): AutoMachineId | Promise<AutoMachineId> => {
     for (let i = first; i < steps.length; i++) {

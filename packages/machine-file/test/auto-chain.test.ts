@@ -96,6 +96,9 @@ describe('the chain is a list of named steps', () => {
     expect(error.cause).toBeInstanceOf(InvalidMachineIdError);
     expect(error.message).toMatch(/the wide step gave 300 \(number\); expected an integer from 0 to 255/);
     expect(released).toBe(1);
+    expect(error.trail).toEqual([
+      { step: 'wide', outcome: 'failed', detail: expect.stringMatching(/gave 300/) },
+    ]);
   });
 
   it('no step giving one is an AutoMachineIdError with the whole trail', () => {
@@ -226,6 +229,16 @@ describe('the Kubernetes ordinal step', () => {
       if (type) expect(error.cause).toBeInstanceOf(type);
       expect(error.trail.at(-1)).toMatchObject({ step: 'kubernetes-ordinal', outcome: 'failed' });
     }
+  });
+
+  it('the ordinalOffset option wins over IDS_ORDINAL_OFFSET, and is checked under its own name', () => {
+    const env = { ...IN_K8S, HOSTNAME: 'ids-3', IDS_ORDINAL_OFFSET: '10' };
+    expect(autoMachineId(options(tempDir(), { env, ordinalOffset: 20, guard: false })).id).toBe(23);
+    const error = thrown<AutoMachineIdError>(() =>
+      autoMachineId(options(tempDir(), { env, ordinalOffset: -1 })),
+    );
+    expect(error.cause).toBeInstanceOf(InvalidArgumentError);
+    expect(error.message).toMatch(/ordinalOffset: expected an integer from 0 to 1073741823, received -1/);
   });
 
   it('guard: false gives the bare number', () => {
