@@ -116,31 +116,25 @@ function runChain(
     return stop(error);
   };
   const settle = (step: AutoChainStep, answer: AutoStepAnswer): AutoMachineId | undefined => {
-    if (answer.outcome === 'used') {
-      const id = isClaim(answer.machineId) ? answer.machineId.machineId : answer.machineId;
-      if (!Number.isInteger(id) || id < 0 || id >= 2 ** bits) {
-        // A step's own bug or a too-wide source: refused here rather than by the generator later.
-        if (isClaim(answer.machineId)) Promise.resolve(answer.machineId.release()).catch(() => undefined);
-        return threw(
-          step,
-          new InvalidMachineIdError(
-            `the ${step.name} step gave ${received(id)}; expected an integer from 0 to ${2 ** bits - 1}`,
-          ),
-        );
-      }
+    if (answer.outcome !== 'used') {
+      trail.push({ step: step.name, outcome: answer.outcome, detail: answer.detail });
+      return answer.outcome === 'failed' && answer.stop !== undefined ? stop(answer.stop) : undefined;
     }
-    trail.push({ step: step.name, outcome: answer.outcome, detail: answer.detail });
-    if (answer.outcome === 'failed' && answer.stop !== undefined) stop(answer.stop);
-    if (answer.outcome !== 'used') return undefined;
-    const id = isClaim(answer.machineId) ? answer.machineId.machineId : answer.machineId;
-    return Object.freeze({
-      machineId: answer.machineId,
-      id,
-      step: step.name,
-      title: step.title,
-      trail,
-      explain,
-    });
+    const { machineId } = answer;
+    const id = isClaim(machineId) ? machineId.machineId : machineId;
+    if (!Number.isInteger(id) || id < 0 || id >= 2 ** bits) {
+      // A step's own bug or a too-wide source: refused here rather than by the generator later.
+      if (isClaim(machineId)) Promise.resolve(machineId.release()).catch(() => undefined);
+      const max = 2 ** bits - 1;
+      return threw(
+        step,
+        new InvalidMachineIdError(
+          `the ${step.name} step gave ${received(id)}; expected an integer from 0 to ${max}`,
+        ),
+      );
+    }
+    trail.push({ step: step.name, outcome: 'used', detail: answer.detail });
+    return Object.freeze({ machineId, id, step: step.name, title: step.title, trail, explain });
   };
   const from = (first: number): AutoMachineId | Promise<AutoMachineId> => {
     for (let i = first; i < steps.length; i++) {
