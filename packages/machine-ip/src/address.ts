@@ -17,7 +17,8 @@ export function isLoopback(address: string): boolean {
   const octets = ipv4Octets(address);
   if (octets) return octets[0] === 127;
   const groups = ipv6Groups(address);
-  return groups !== undefined && groups.slice(0, 7).every((g) => g === 0) && groups[7] === 1;
+  if (!groups) return false;
+  return groups.slice(0, 7).every((g) => g === 0) && groups[7] === 1;
 }
 
 /**
@@ -44,7 +45,8 @@ export function dotted(text: string): number[] | undefined {
 
 function mappedIPv4(address: string): number[] | undefined {
   const groups = ipv6Groups(address);
-  if (!groups || !groups.slice(0, 5).every((g) => g === 0) || groups[5] !== 0xffff) return undefined;
+  if (!groups) return undefined;
+  if (!groups.slice(0, 5).every((g) => g === 0) || groups[5] !== 0xffff) return undefined;
   return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff];
 }
 
