@@ -1,16 +1,19 @@
 // The one place the server decides its machine ID. Everything else takes what this returns and
 // hands it to `Sonyflake.create`, which accepts a number, a provider or a claim, so another
-// strategy (an etcd lease from @ids/machine-etcd, say) is a change to this file only.
+// strategy is a change to this file only: a source of the chain's own (an etcd or Redis lease)
+// is one more step, `autoMachineId({ env, steps: [myStep, ...AUTO_STEPS] })`.
 import { autoMachineId } from '@ids/machine-file';
 
 /**
  * The machine ID for the server's Sonyflake, and how it was chosen: the `machineId` option when
- * given, else the auto chain of the machine-file package: IDS_MACHINE_ID, then the private IPv4 address
- * (held as a host claim), then a host claim in IDS_CLAIM_DIR (default
- * ~/.local/state/ids/claims). A claim is released when the server closes its generator.
+ * given, else the auto chain of the machine-file package: IDS_MACHINE_ID, then in Kubernetes a
+ * StatefulSet pod's ordinal (IDS_POD_INDEX or HOSTNAME, plus IDS_ORDINAL_OFFSET; see
+ * examples/statefulset), then the private IPv4 address, then a host claim in IDS_CLAIM_DIR
+ * (default ~/.local/state/ids/claims); IDs derived from the host are held as host claims. A claim
+ * is released when the server closes its generator.
  *
  * @param {{ machineId?: import('@ids/sonyflake').MachineIdSource }} options
- * @param {Record<string, string | undefined>} env Where IDS_MACHINE_ID and IDS_CLAIM_DIR are read.
+ * @param {Record<string, string | undefined>} env Where the chain's variables (IDS_*, HOSTNAME, KUBERNETES_SERVICE_HOST) are read.
  * @returns {{ machineId: import('@ids/sonyflake').MachineIdSource, how: string }}
  * @throws {import('@ids/machine-file').AutoMachineIdError} when no step gives an ID; its `cause`
  *   is the typed error that stopped the chain (InvalidMachineIdError for a bad IDS_MACHINE_ID).

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { autoMachineId } from '@ids/machine-file';
+import { autoMachineId, HostClaim } from '@ids/machine-file';
 import {
   createSharedState,
   decompose,
@@ -173,7 +173,7 @@ export async function main({ threads = 4, count = 5000, claimDir, env = process.
   } finally {
     await Promise.all(workers.map((worker) => worker.terminate()));
     await holder?.close();
-    if (typeof auto.machineId === 'number') {
+    if (!(auto.machineId instanceof HostClaim)) {
       console.log(`machine ID ${auto.id} was given, not claimed: nothing to release`);
     } else {
       if (!holder) await auto.machineId.release();

@@ -46,9 +46,9 @@ describe('examples/basic (the main job of npm start)', () => {
     } else {
       // These machines: no private IPv4, so a host claim in IDS_CLAIM_DIR.
       expect(run.stdout).toMatch(/^machine ID 0, from the host-claim step:/);
-      expect(run.stdout).toMatch(/2\. private IPv4: failed - no private ip address/);
+      expect(run.stdout).toMatch(/4\. private IPv4: failed - no private ip address/);
       expect(run.stdout).toContain(
-        `3. host claim: used - machine ID 0, unique among the processes of this host using ${dir}`,
+        `6. host claim: used - machine ID 0, unique among the processes of this host using ${dir}`,
       );
       expect(JSON.parse(readFileSync(join(dir, '0.claim'), 'utf8'))).toMatchObject({ state: 'released' });
     }
@@ -60,7 +60,14 @@ describe('examples/basic (the main job of npm start)', () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
     const first = await main({ env: { IDS_CLAIM_DIR: dir }, interfaces: NO_PRIVATE });
     expect(first.auto.step).toBe('host-claim');
-    expect(first.auto.trail.map((s) => s.outcome)).toEqual(['skipped', 'failed', 'used']);
+    expect(first.auto.trail.map((s) => s.outcome)).toEqual([
+      'skipped',
+      'skipped',
+      'skipped',
+      'failed',
+      'skipped',
+      'used',
+    ]);
     const released = JSON.parse(readFileSync(join(dir, '0.claim'), 'utf8'));
     expect(released).toMatchObject({ state: 'released', pid: process.pid });
     const second = await main({ env: { IDS_CLAIM_DIR: dir }, interfaces: NO_PRIVATE });

@@ -50,7 +50,7 @@ describe('examples/worker-threads', () => {
     const out = log.mock.calls.map((c) => c[0]).join('\n');
     expect(out).toMatch(/^machine ID 0, from the host-claim step:\n {2}1\. explicit ID: skipped/);
     expect(out).toContain(
-      `3. host claim: used - machine ID 0, unique among the processes of this host using ${dir}`,
+      `6. host claim: used - machine ID 0, unique among the processes of this host using ${dir}`,
     );
     expect(out).toMatch(/4 worker threads drew 600 IDs each from one Sonyflake state under machine ID 0:/);
     expect(out).toMatch(/duplicates: 0; each thread's IDs increasing: yes/);

@@ -1,8 +1,9 @@
 import { ENCODING_NAMES, ENCODINGS, type EncodingName, type Layout } from '@ids/engine';
+import type { AutoMachineId } from '@ids/machine-file';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { LAYOUT_SPEC_HELP } from './layouts.js';
-import { chooseMachineId, type MachineIdChoice } from './machine-id.js';
+import { chooseMachineId } from './machine-id.js';
 
 /** One subcommand of `ids`: its name, its help, and what it does (see COMMANDS). */
 export interface Command {
@@ -25,7 +26,7 @@ export const OPTIONS = {
 } as const;
 
 /** The machine ID for a layout, from --machine-id, the environment or the host (see machine-id.ts). */
-export function machineIdFor(layout: Layout, flag: string | undefined, io: Io): Promise<MachineIdChoice> {
+export function machineIdFor(layout: Layout, flag: string | undefined, io: Io): Promise<AutoMachineId> {
   return chooseMachineId({
     bits: layout.machineBits,
     flag,

@@ -104,7 +104,7 @@ describe('help and usage', () => {
   it('a bad IDS_MACHINE_ID is a usage error too', async () => {
     const result = await ids(['generate'], { env: { IDS_MACHINE_ID: 'seven' } });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/IDS_MACHINE_ID: expected an integer from 0 to 65535 .*received "seven"/);
+    expect(result.stderr).toMatch(/IDS_MACHINE_ID: expected an integer from 0 to 65535, received "seven"/);
   });
 
   it('with no explicit ID and no private IPv4, generate takes a host claim and releases it', async () => {
@@ -114,7 +114,7 @@ describe('help and usage', () => {
     // The claim was released when the generator closed: the next run gets the same lowest ID.
     const again = await ids(['machine-id', '--json']);
     const twice = await ids(['machine-id', '--json']);
-    expect(JSON.parse(again.stdout)).toMatchObject({ step: 'host claim' });
+    expect(JSON.parse(again.stdout)).toMatchObject({ step: 'host-claim' });
     expect(JSON.parse(twice.stdout).machineId).toBe(JSON.parse(again.stdout).machineId);
   });
 
@@ -126,7 +126,7 @@ describe('help and usage', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(ERROR_LINE);
     expect(result.stderr).toMatch(
-      /^ids generate: error ERR_IDS_NO_MACHINE_ID: no machine ID: --machine-id: not given; IDS_MACHINE_ID: not set; private IPv4: no private ip address: .*found 192\.0\.2\.10.*; host claim: .*Give one with --machine-id N or IDS_MACHINE_ID=N \(0 to 65535 for this layout\), or a writable claim directory with IDS_CLAIM_DIR\n$/,
+      /^ids generate: error ERR_IDS_AUTO_MACHINE_ID: no machine ID: the claim directory .* 1\. --machine-id: skipped - not given 2\. explicit ID: skipped - no machineId option, and IDS_MACHINE_ID is not set .*5\. private IPv4: failed - no private ip address: .*found 192\.0\.2\.10.* 7\. host claim: failed - .*Give one with --machine-id N or IDS_MACHINE_ID=N \(0 to 65535 for this layout\), or a writable claim directory with IDS_CLAIM_DIR\n$/,
     );
   });
 
@@ -318,10 +318,14 @@ describe('ids machine-id', () => {
     expect(explained.code).toBe(0);
     const lines = explained.stdout.split('\n');
     expect(lines[0]).toBe('machine ID 262 for the sonyflake layout (16 machine bits), from private IPv4');
-    expect(lines[1]).toMatch(/^ {4}1\. --machine-id +not given$/);
-    expect(lines[2]).toMatch(/^ {4}2\. IDS_MACHINE_ID +not set$/);
-    expect(lines[3]).toMatch(
-      /^ {4}3\. private IPv4 +chosen: machine ID 262 from 10\.0\.1\.6 \(third octet \* 256 \+ fourth, Go's rule\); held on this host: /,
+    expect(lines[1]).toBe('    1. --machine-id: skipped - not given');
+    expect(lines[2]).toBe('    2. explicit ID: skipped - no machineId option, and IDS_MACHINE_ID is not set');
+    expect(lines[3]).toBe(
+      '    3. Kubernetes ordinal: skipped - not in Kubernetes: KUBERNETES_SERVICE_HOST is not set',
+    );
+    expect(lines[4]).toBe('    4. EC2 metadata: skipped - opt-in, and IDS_AUTO_OPT_IN does not name ec2');
+    expect(lines[5]).toMatch(
+      /^ {4}5\. private IPv4: used - machine ID 262 from 10\.0\.1\.6 \(third octet \* 256 \+ fourth, Go's rule\) on eth0: the only private IPv4 address; held on this host: /,
     );
   });
 
@@ -331,9 +335,9 @@ describe('ids machine-id', () => {
     expect(explained.stdout).toMatch(
       /^machine ID \d+ for the sonyflake layout \(16 machine bits\), from host claim\n/,
     );
-    expect(explained.stdout).toMatch(/3\. private IPv4 +no private ip address/);
+    expect(explained.stdout).toMatch(/5\. private IPv4: failed - no private ip address/);
     expect(explained.stdout).toMatch(
-      /4\. host claim +chosen: machine ID \d+, unique among the processes of this host using /,
+      /7\. host claim: used - machine ID \d+, unique among the processes of this host using /,
     );
   });
 
@@ -342,12 +346,12 @@ describe('ids machine-id', () => {
     const env = await ids(['machine-id', '--json'], { interfaces: host, env: { IDS_MACHINE_ID: '77' } });
     expect(JSON.parse(env.stdout)).toEqual({
       machineId: 77,
-      step: 'IDS_MACHINE_ID',
+      step: 'explicit',
       layout: 'sonyflake',
       bits: 16,
-      steps: [
-        { step: '--machine-id', chosen: false, detail: 'not given' },
-        { step: 'IDS_MACHINE_ID', chosen: true, detail: 'set in the environment: 77' },
+      trail: [
+        { step: '--machine-id', outcome: 'skipped', detail: 'not given' },
+        { step: 'explicit', outcome: 'used', detail: 'machine ID 77 from IDS_MACHINE_ID' },
       ],
     });
     const flag = await ids(['machine-id', '--json', '-m', '5'], {
@@ -362,11 +366,11 @@ describe('ids machine-id', () => {
     const result = await ids(['machine-id', '--json', '-l', 'twitter'], { interfaces: hostWith('10.0.5.6') });
     expect(result.code).toBe(0);
     const json = JSON.parse(result.stdout);
-    expect(json.step).toBe('host claim');
+    expect(json.step).toBe('host-claim');
     expect(json.machineId).toBeLessThan(1024);
-    expect(json.steps[2]).toMatchObject({
-      step: 'private IPv4',
-      chosen: false,
+    expect(json.trail[4]).toMatchObject({
+      step: 'private-ip',
+      outcome: 'failed',
       detail: expect.stringMatching(
         /10\.0\.5\.6 gives machine ID 1286, which needs 11 bits; the layout's machine field has 10/,
       ),

@@ -8,7 +8,12 @@ import { COMPARE_DEFAULT } from './expected.js';
 import { CLAIM_DIR, ERROR_LINE } from './helpers.js';
 
 const bin = join(__dirname, '..', 'dist', 'cli.js');
-const { IDS_MACHINE_ID: _ignored, ...userEnv } = process.env;
+// The user's own machine-ID settings (IDS_*, a Kubernetes pod's variables) must not steer these runs.
+const userEnv = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([name]) => !name.startsWith('IDS_') && name !== 'KUBERNETES_SERVICE_HOST',
+  ),
+);
 const baseEnv = { ...userEnv, IDS_CLAIM_DIR: CLAIM_DIR };
 
 function ids(args: string[], env: Record<string, string> = {}) {
@@ -70,7 +75,7 @@ describe('the ids executable', () => {
     const result = ids(['generate'], { IDS_CLAIM_DIR: '/proc/self/ids-claims' });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(ERROR_LINE);
-    expect(result.stderr).toMatch(/^ids generate: error ERR_IDS_NO_MACHINE_ID: no machine ID: /);
+    expect(result.stderr).toMatch(/^ids generate: error ERR_IDS_AUTO_MACHINE_ID: no machine ID: /);
     expect(result.stderr).toMatch(
       /Give one with --machine-id N or IDS_MACHINE_ID=N \(0 to 65535 for this layout\)/,
     );
@@ -96,10 +101,10 @@ describe('the ids executable', () => {
     const explained = ids(['machine-id', '--explain', '-l', 'discord'], { IDS_MACHINE_ID: '12' });
     expect(explained.code).toBe(0);
     expect(explained.stdout).toMatch(
-      /^machine ID 12 for the discord layout \(10 machine bits\), from IDS_MACHINE_ID\n/,
+      /^machine ID 12 for the discord layout \(10 machine bits\), from explicit ID\n/,
     );
     expect(explained.stdout).toMatch(
-      /1\. --machine-id\s+not given\n.*2\. IDS_MACHINE_ID\s+chosen: set in the environment: 12\n$/s,
+      /1\. --machine-id: skipped - not given\n.*2\. explicit ID: used - machine ID 12 from IDS_MACHINE_ID\n$/s,
     );
     const json = JSON.parse(ids(['machine-id', '--json', '-m', '3']).stdout);
     expect(json).toMatchObject({ machineId: 3, step: '--machine-id', bits: 16 });

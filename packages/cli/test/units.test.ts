@@ -15,25 +15,27 @@ describe('chooseMachineId', () => {
     const host = hostWith('192.168.3.4');
     expect(
       await chooseMachineId({ bits: 16, flag: '9', env: { IDS_MACHINE_ID: '8' }, interfaces: host }),
-    ).toEqual({
+    ).toMatchObject({
       machineId: 9,
-      source: 9,
+      id: 9,
       step: '--machine-id',
-      steps: [{ step: '--machine-id', chosen: true, detail: 'given: 9' }],
+      trail: [{ step: '--machine-id', outcome: 'used', detail: 'machine ID 9 from --machine-id' }],
     });
     const fromIp = await chooseMachineId({ bits: 16, env: { IDS_CLAIM_DIR: CLAIM_DIR }, interfaces: host });
-    expect(fromIp.machineId).toBe(3 * 256 + 4);
-    expect(fromIp.steps.map((s) => [s.step, s.chosen])).toEqual([
-      ['--machine-id', false],
-      ['IDS_MACHINE_ID', false],
-      ['private IPv4', true],
+    expect(fromIp.id).toBe(3 * 256 + 4);
+    expect(fromIp.trail.map((s) => [s.step, s.outcome])).toEqual([
+      ['--machine-id', 'skipped'],
+      ['explicit', 'skipped'],
+      ['kubernetes-ordinal', 'skipped'],
+      ['ec2', 'skipped'],
+      ['private-ip', 'used'],
     ]);
     // The private-IPv4 ID is held as a host claim, so a second process of this host cannot use it too.
-    expect(typeof fromIp.source).toBe('object');
+    expect(typeof fromIp.machineId).toBe('object');
     await expect(
       chooseMachineId({ bits: 16, env: { IDS_CLAIM_DIR: CLAIM_DIR }, interfaces: host }),
-    ).rejects.toThrow(/private IPv4: .*held/);
-    if (typeof fromIp.source !== 'number') await fromIp.source.release();
+    ).rejects.toThrow(/private IPv4: failed - .*held/);
+    if (typeof fromIp.machineId !== 'number') await fromIp.machineId.release();
   });
 
   it('falls back to a host claim when the host has no private IPv4', async () => {
@@ -42,14 +44,17 @@ describe('chooseMachineId', () => {
       env: { IDS_CLAIM_DIR: CLAIM_DIR },
       interfaces: NO_PRIVATE_ADDRESS,
     });
-    expect(choice.step).toBe('host claim');
-    expect(choice.steps.map((s) => [s.step, s.chosen])).toEqual([
-      ['--machine-id', false],
-      ['IDS_MACHINE_ID', false],
-      ['private IPv4', false],
-      ['host claim', true],
+    expect(choice.step).toBe('host-claim');
+    expect(choice.trail.map((s) => [s.step, s.outcome])).toEqual([
+      ['--machine-id', 'skipped'],
+      ['explicit', 'skipped'],
+      ['kubernetes-ordinal', 'skipped'],
+      ['ec2', 'skipped'],
+      ['private-ip', 'failed'],
+      ['ipv6-ula', 'skipped'],
+      ['host-claim', 'used'],
     ]);
-    if (typeof choice.source !== 'number') await choice.source.release();
+    if (typeof choice.machineId !== 'number') await choice.machineId.release();
   });
 
   it('refuses a typed value that is not an integer that fits', async () => {
@@ -70,14 +75,17 @@ describe('chooseMachineId', () => {
     });
     await expect(attempt).rejects.toThrow(NoMachineIdError);
     const error = (await attempt.catch((e) => e)) as NoMachineIdError;
-    expect(error.code).toBe('ERR_IDS_NO_MACHINE_ID');
-    expect(error.steps.map((s) => s.step)).toEqual([
+    expect(error.code).toBe('ERR_IDS_AUTO_MACHINE_ID');
+    expect(error.trail.map((s) => s.step)).toEqual([
       '--machine-id',
-      'IDS_MACHINE_ID',
-      'private IPv4',
-      'host claim',
+      'explicit',
+      'kubernetes-ordinal',
+      'ec2',
+      'private-ip',
+      'ipv6-ula',
+      'host-claim',
     ]);
-    expect(error.steps.every((s) => !s.chosen)).toBe(true);
+    expect(error.trail.every((s) => s.outcome !== 'used')).toBe(true);
   });
 });
 

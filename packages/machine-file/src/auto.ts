@@ -1,57 +1,45 @@
-import { IdsError, InvalidArgumentError, InvalidMachineIdError, received } from '@ids/engine';
-import { type InterfaceSource, privateIPv4, privateIpMachineId } from '@ids/machine-ip';
-import { claimHostMachineId, type HostClaim, type HostClaimOptions } from './claim.js';
-import { defaultClaimDir, type Env } from './dirs.js';
+// The `auto` chain: runs a list of named steps in order until one gives a machine ID, and keeps
+// a trail of what each did. The chain knows nothing of any particular source; the steps
+// (auto-steps.ts, or a caller's own) do.
+import {
+  AsyncSettingError,
+  IdsError,
+  InvalidArgumentError,
+  InvalidMachineIdError,
+  isClaim,
+  type MachineIdClaim,
+  type MachineIdProvider,
+  received,
+} from '@ids/engine';
+import type {
+  AutoChainStep,
+  AutoMachineIdOptions,
+  AutoStep,
+  AutoStepAnswer,
+  AutoStepContext,
+} from './auto-step.js';
+import { AUTO_STEPS } from './auto-steps.js';
+import type { HostClaimOptions } from './claim.js';
+import { defaultClaimDir } from './dirs.js';
 import { describe } from './files.js';
-
-/** The steps of the `auto` chain, in order. */
-export type AutoStepName = 'explicit' | 'private-ip' | 'host-claim';
-
-/** What one step of the chain did. */
-export interface AutoStep {
-  /** Which step. */
-  readonly step: AutoStepName;
-  /** `used`: it gave the ID (the last step of a trail); `skipped`: nothing to try; `failed`: it tried and could not. */
-  readonly outcome: 'used' | 'skipped' | 'failed';
-  /** Why, in a sentence. */
-  readonly detail: string;
-}
-
-/** What `autoMachineId` works from; every option has a default, so `{}` is the usual call. */
-export interface AutoMachineIdOptions {
-  /** Bits of the layout's machine field. Default 16 (Sonyflake). */
-  readonly bits?: number;
-  /** An explicit machine ID; wins over everything. Default: IDS_MACHINE_ID from `env`, else none. */
-  readonly machineId?: number;
-  /** Where IDS_MACHINE_ID and IDS_CLAIM_DIR are read. Default: process.env. */
-  readonly env?: Env;
-  /** The interface list for the private-IPv4 step (tests pass their own). Default: os.networkInterfaces. */
-  readonly interfaces?: InterfaceSource;
-  /**
-   * Hold the private-IPv4 machine ID as a host claim too, so that a second process on this host
-   * deriving the same ID fails instead of issuing duplicates, and a restart with the clock behind
-   * cannot reissue. Default true.
-   */
-  readonly guardPrivateIp?: boolean;
-  /** Options of the host claims (directory, clock, range, seams). `dir` defaults to `defaultClaimDir(env)`. */
-  readonly claim?: HostClaimOptions;
-}
 
 /** The chain's answer: what to hand a generator, the ID, and how it was chosen. */
 export interface AutoMachineId {
-  /** A number (explicit, unguarded IP) or a HostClaim: pass it as the generator's `machineId`. */
-  readonly machineId: number | HostClaim;
+  /** A number or a claim (a HostClaim for the guarded steps): pass it as the generator's `machineId`. */
+  readonly machineId: number | MachineIdClaim;
   /** The machine ID itself. */
   readonly id: number;
-  /** The step that gave it. */
-  readonly step: AutoStepName;
+  /** The name of the step that gave it. */
+  readonly step: string;
+  /** That step's title, for a person (`private IPv4`). */
+  readonly title: string;
   /** Every step tried, in order, with why it was used, skipped or failed. */
   readonly trail: readonly AutoStep[];
   /** The trail as numbered lines, for a person. */
   explain(): string;
 }
 
-/** No step of the chain gave a machine ID; `trail` says what each did, `cause` holds the last failure. */
+/** No step of the chain gave a machine ID; `trail` says what each did, `cause` holds the error that stopped it. */
 export class AutoMachineIdError extends IdsError {
   readonly code = 'ERR_IDS_AUTO_MACHINE_ID';
   override readonly name = 'AutoMachineIdError';
@@ -65,130 +53,187 @@ export class AutoMachineIdError extends IdsError {
   }
 }
 
-const TITLES: Record<AutoStepName, string> = {
-  explicit: 'explicit ID',
-  'private-ip': 'private IPv4',
-  'host-claim': 'host claim',
-};
-
-function explainTrail(trail: readonly AutoStep[]): string {
-  return trail.map((s, i) => `${i + 1}. ${TITLES[s.step]}: ${s.outcome} - ${s.detail}`).join('\n');
+function checkBits(bits: unknown): number {
+  if (typeof bits !== 'number' || !Number.isInteger(bits) || bits < 0 || bits > 30) {
+    throw new InvalidArgumentError(`bits: expected an integer from 0 to 30, received ${received(bits)}`);
+  }
+  return bits;
 }
 
-function explicitId(
+function optedIn(options: AutoMachineIdOptions, steps: readonly AutoChainStep[]): Set<string> {
+  const env = options.env ?? process.env;
+  const names =
+    options.optIn ??
+    (env.IDS_AUTO_OPT_IN ?? '')
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean);
+  const known = steps.filter((s) => s.optIn).map((s) => s.name);
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length) {
+    throw new InvalidArgumentError(
+      `${options.optIn ? 'optIn' : 'IDS_AUTO_OPT_IN'}: expected names of opt-in steps (${known.join(', ') || 'none in this chain'}), received ${received(unknown.join(','))}`,
+    );
+  }
+  return new Set(names);
+}
+
+const isPromise = (value: unknown): value is Promise<AutoStepAnswer> => value instanceof Promise;
+
+// Runs the steps from the first; synchronous until a step answers with a Promise, which the
+// synchronous form refuses and the asynchronous forms wait for.
+function runChain(
   options: AutoMachineIdOptions,
-  env: Env,
-  max: number,
-): { id: number; from: string } | undefined {
-  const check = (id: number, from: string, raw: unknown) => {
-    if (!Number.isInteger(id) || id < 0 || id > max) {
-      throw new InvalidMachineIdError(
-        `${from}: expected an integer from 0 to ${max}, received ${received(raw)}`,
+  bits: number,
+  sync: boolean,
+): AutoMachineId | Promise<AutoMachineId> {
+  const steps = options.steps ?? AUTO_STEPS;
+  const chosen = optedIn(options, steps);
+  const env = options.env ?? process.env;
+  const trail: AutoStep[] = [];
+  const titles = new Map(steps.map((s) => [s.name, s.title]));
+  const explain = () =>
+    trail.map((s, i) => `${i + 1}. ${titles.get(s.step)}: ${s.outcome} - ${s.detail}`).join('\n');
+  const stop = (error: unknown, what = describe(error)): never => {
+    throw new AutoMachineIdError(
+      `no machine ID: ${what}\n${explain()}`,
+      trail,
+      error === undefined ? {} : { cause: error },
+    );
+  };
+  const context: AutoStepContext = {
+    bits,
+    env,
+    options,
+    // Only the claim steps need the directory: an explicit ID works where no home directory exists.
+    claimOptions: (): HostClaimOptions => ({
+      ...options.claim,
+      dir: options.claim?.dir ?? defaultClaimDir(env),
+    }),
+  };
+  const threw = (step: AutoChainStep, error: unknown): never => {
+    trail.push({ step: step.name, outcome: 'failed', detail: describe(error) });
+    return stop(error);
+  };
+  const settle = (step: AutoChainStep, answer: AutoStepAnswer): AutoMachineId | undefined => {
+    if (answer.outcome !== 'used') {
+      trail.push({ step: step.name, outcome: answer.outcome, detail: answer.detail });
+      return answer.outcome === 'failed' && answer.stop !== undefined ? stop(answer.stop) : undefined;
+    }
+    const { machineId } = answer;
+    const id = isClaim(machineId) ? machineId.machineId : machineId;
+    if (!Number.isInteger(id) || id < 0 || id >= 2 ** bits) {
+      // A step's own bug or a too-wide source: refused here rather than by the generator later.
+      if (isClaim(machineId)) Promise.resolve(machineId.release()).catch(() => undefined);
+      const max = 2 ** bits - 1;
+      return threw(
+        step,
+        new InvalidMachineIdError(
+          `the ${step.name} step gave ${received(id)}; expected an integer from 0 to ${max}`,
+        ),
       );
     }
-    return { id, from };
+    trail.push({ step: step.name, outcome: 'used', detail: answer.detail });
+    return Object.freeze({ machineId, id, step: step.name, title: step.title, trail, explain });
   };
-  if (options.machineId !== undefined)
-    return check(options.machineId, 'the machineId option', options.machineId);
-  const raw = env.IDS_MACHINE_ID;
-  if (raw === undefined || raw.trim() === '') return undefined;
-  // Digits only: Number() would also take "1e3", "0x10" and " 7 ".
-  return check(/^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN, 'IDS_MACHINE_ID', raw);
+  const from = (first: number): AutoMachineId | Promise<AutoMachineId> => {
+    for (let i = first; i < steps.length; i++) {
+      const step = steps[i]!;
+      if (step.optIn && !chosen.has(step.name)) {
+        trail.push({
+          step: step.name,
+          outcome: 'skipped',
+          detail: `opt-in, and IDS_AUTO_OPT_IN does not name ${step.name}`,
+        });
+        continue;
+      }
+      let answer: AutoStepAnswer | Promise<AutoStepAnswer>;
+      try {
+        answer = step.run(context);
+      } catch (error) {
+        return threw(step, error);
+      }
+      if (isPromise(answer)) {
+        if (sync) {
+          // Not waited for: a claim it may yet give must not stay held.
+          answer.then(
+            (a) => a.outcome === 'used' && isClaim(a.machineId) && a.machineId.release(),
+            () => undefined,
+          );
+          return threw(
+            step,
+            new AsyncSettingError(
+              `the ${step.name} step answers asynchronously; use autoMachineIdAsync() or autoMachineIdProvider() with create()`,
+            ),
+          );
+        }
+        return answer.then(
+          (settled) => settle(step, settled) ?? from(i + 1),
+          (error: unknown) => threw(step, error),
+        );
+      }
+      const done = settle(step, answer);
+      if (done) return done;
+    }
+    return stop(undefined, 'no step of the chain gave one');
+  };
+  return from(0);
 }
 
 /**
- * The `auto` machine ID, for the CLI, `npm start` and the examples:
+ * The `auto` machine ID, for the CLI, `npm start` and the examples. Runs `steps` (default
+ * AUTO_STEPS) in order until one gives an ID:
  *
- * 1. an explicit ID: the `machineId` option, else `IDS_MACHINE_ID`;
- * 2. else Go's rule, the low bits of the host's private IPv4 address, held as a host claim
- *    of exactly that ID (see `guardPrivateIp`);
- * 3. else a host claim: the lowest ID no live process of this host holds in the claim
- *    directory (`defaultClaimDir()`: IDS_CLAIM_DIR, else the user's state directory).
+ * 1. `explicit`: the `machineId` option, else `IDS_MACHINE_ID`;
+ * 2. `kubernetes-ordinal`: in Kubernetes (KUBERNETES_SERVICE_HOST set), a StatefulSet pod's
+ *    ordinal (IDS_POD_INDEX, else the number ending HOSTNAME) plus IDS_ORDINAL_OFFSET;
+ * 3. `ec2` (opt-in): the instance's private IPv4 from the metadata service (IMDSv2);
+ * 4. `private-ip`: Go's rule, the low bits of the host's private IPv4 address;
+ * 5. `ipv6-ula` (opt-in): the interface identifier of a unique-local IPv6 address;
+ * 6. `host-claim`: the lowest ID no live process of this host holds in the claim directory
+ *    (`defaultClaimDir()`: IDS_CLAIM_DIR, else the user's state directory).
  *
- * Synchronous, so it suits `new Sonyflake({ machineId: auto.machineId })`. Release a claim by
- * closing the generator (or `claim.release()`); a normal process exit releases it too.
+ * IDs derived from the host (2 to 5) are held as a host claim of exactly that ID (see `guard`).
+ * Opt-in steps run when named in `optIn` or IDS_AUTO_OPT_IN (`ec2,ipv6-ula`). Synchronous, so it
+ * suits `new Sonyflake({ machineId: auto.machineId })`; with the `ec2` step opted in, use
+ * `autoMachineIdAsync` or `autoMachineIdProvider`. Release a claim by closing the generator (or
+ * `claim.release()`); a normal process exit releases it too.
  *
- * @throws InvalidArgumentError for `bits` outside 0..30.
+ * @throws InvalidArgumentError for `bits` outside 0..30 or an unknown opt-in name.
  * @throws AutoMachineIdError with the trail and, as `cause`, the typed error that stopped the
  * chain: InvalidMachineIdError for a bad explicit ID (never skipped over), MachineIdHeldError
- * when another process of this host holds the private-IPv4 ID, or the host claim's errors
+ * when another process of this host holds a derived ID, an opted-in source's error (never a
+ * silent fallback), AsyncSettingError for an asynchronous step, or the host claim's errors
  * (ClaimDirError, FileWriteError, NoFreeMachineIdError).
  */
 export function autoMachineId(options: AutoMachineIdOptions = {}): AutoMachineId {
-  const env = options.env ?? process.env;
-  const bits = options.bits ?? 16;
-  if (!Number.isInteger(bits) || bits < 0 || bits > 30) {
-    throw new InvalidArgumentError(`bits: expected an integer from 0 to 30, received ${received(bits)}`);
-  }
-  const trail: AutoStep[] = [];
-  const fail = (error: unknown): never => {
-    throw new AutoMachineIdError(`no machine ID: ${describe(error)}\n${explainTrail(trail)}`, trail, {
-      cause: error,
-    });
-  };
-  const done = (machineId: number | HostClaim, step: AutoStepName, detail: string): AutoMachineId => {
-    trail.push({ step, outcome: 'used', detail });
-    const id = typeof machineId === 'number' ? machineId : machineId.machineId;
-    return Object.freeze({ machineId, id, step, trail, explain: () => explainTrail(trail) });
-  };
-  // Only the claim steps need the directory: an explicit ID works where no home directory exists.
-  const claimOptions = (): HostClaimOptions => ({
-    ...options.claim,
-    dir: options.claim?.dir ?? defaultDir(env, fail),
-  });
-
-  let explicit: ReturnType<typeof explicitId>;
-  try {
-    explicit = explicitId(options, env, 2 ** bits - 1);
-  } catch (error) {
-    trail.push({ step: 'explicit', outcome: 'failed', detail: describe(error) });
-    return fail(error);
-  }
-  if (explicit) return done(explicit.id, 'explicit', `machine ID ${explicit.id} from ${explicit.from}`);
-  trail.push({
-    step: 'explicit',
-    outcome: 'skipped',
-    detail: 'no machineId option, and IDS_MACHINE_ID is not set',
-  });
-
-  let ipId: number | undefined;
-  try {
-    ipId = privateIpMachineId({ interfaces: options.interfaces })({ bits }) as number;
-  } catch (error) {
-    trail.push({ step: 'private-ip', outcome: 'failed', detail: describe(error) });
-  }
-  if (ipId !== undefined) {
-    const address = privateIPv4(options.interfaces);
-    const from = `machine ID ${ipId} from ${address} (third octet * 256 + fourth, Go's rule)`;
-    if (options.guardPrivateIp === false)
-      return done(ipId, 'private-ip', `${from}; not guarded by a host claim`);
-    try {
-      const claim = claimHostMachineId(bits, { ...claimOptions(), min: ipId, max: ipId });
-      return done(claim, 'private-ip', `${from}; held on this host: ${claim.describe()}`);
-    } catch (error) {
-      trail.push({ step: 'private-ip', outcome: 'failed', detail: `${from}, but ${describe(error)}` });
-      return fail(error);
-    }
-  }
-
-  const hostOptions = claimOptions();
-  try {
-    const claim = claimHostMachineId(bits, hostOptions);
-    return done(
-      claim,
-      'host-claim',
-      `machine ID ${claim.machineId}, unique among the processes of this host using ${hostOptions.dir}: ${claim.describe()}`,
-    );
-  } catch (error) {
-    trail.push({ step: 'host-claim', outcome: 'failed', detail: describe(error) });
-    return fail(error);
-  }
+  return runChain(options, checkBits(options.bits ?? 16), true) as AutoMachineId;
 }
 
-function defaultDir(env: Env, fail: (error: unknown) => never): string {
-  try {
-    return defaultClaimDir(env);
-  } catch (error) {
-    return fail(error);
-  }
+/** `autoMachineId` for chains with asynchronous steps (`ec2`): the same steps, trail and errors, as a Promise. */
+export async function autoMachineIdAsync(options: AutoMachineIdOptions = {}): Promise<AutoMachineId> {
+  return runChain(options, checkBits(options.bits ?? 16), false);
+}
+
+/** The provider form's options: the chain's, without `bits` (the layout gives it), and where to report the result. */
+export interface AutoMachineIdProviderOptions extends Omit<AutoMachineIdOptions, 'bits'> {
+  /** Called with the chain's answer (its trail and `explain()`) before the generator takes the ID. */
+  readonly onChosen?: (auto: AutoMachineId) => void;
+}
+
+/**
+ * The chain as a provider, `({ bits }) => ...`, so the width comes from the generator's layout:
+ * `Sonyflake.create({ machineId: autoMachineIdProvider() })`. Synchronous unless a step is
+ * asynchronous, so `new Sonyflake(...)` takes it too when `ec2` is not opted in.
+ * @throws (from the provider) what `autoMachineId` throws.
+ */
+export function autoMachineIdProvider(options: AutoMachineIdProviderOptions = {}): MachineIdProvider {
+  return ({ bits }) => {
+    const report = (auto: AutoMachineId) => {
+      options.onChosen?.(auto);
+      return auto.machineId;
+    };
+    const result = runChain(options, checkBits(bits), false);
+    return result instanceof Promise ? result.then(report) : report(result);
+  };
 }

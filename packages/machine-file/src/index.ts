@@ -1,13 +1,26 @@
 // @ids/machine-file: machine IDs kept in a local file, host claims so that the processes of one
-// host never share a machine ID, and the `auto` chain (explicit -> private IPv4 -> host claim).
+// host never share a machine ID, and the `auto` chain of named steps (explicit -> Kubernetes
+// ordinal -> EC2 -> private IPv4 -> unique-local IPv6 -> host claim).
 export {
   type AutoMachineId,
   AutoMachineIdError,
+  type AutoMachineIdProviderOptions,
+  autoMachineId,
+  autoMachineIdAsync,
+  autoMachineIdProvider,
+} from './auto.js';
+export {
+  type AutoChainStep,
   type AutoMachineIdOptions,
   type AutoStep,
+  type AutoStepAnswer,
+  type AutoStepContext,
   type AutoStepName,
-  autoMachineId,
-} from './auto.js';
+  failed,
+  skipped,
+  used,
+} from './auto-step.js';
+export { AUTO_STEPS, type ExplicitStepOptions, explicitStep } from './auto-steps.js';
 export {
   claimHostMachineId,
   DEFAULT_CLAIM_RECORD_AHEAD_MS,

@@ -71,14 +71,24 @@ describe('autoMachineId', () => {
     expect(result.id).toBe(0);
     expect(result.trail.map((s) => [s.step, s.outcome])).toEqual([
       ['explicit', 'skipped'],
+      ['kubernetes-ordinal', 'skipped'],
+      ['ec2', 'skipped'],
       ['private-ip', 'failed'],
+      ['ipv6-ula', 'skipped'],
       ['host-claim', 'used'],
     ]);
     const lines = result.explain().split('\n');
     expect(lines[0]).toBe('1. explicit ID: skipped - no machineId option, and IDS_MACHINE_ID is not set');
-    expect(lines[1]).toMatch(/^2\. private IPv4: failed - no private ip address: .* found 192\.0\.2\.10/);
-    expect(lines[2]).toBe(
-      `3. host claim: used - machine ID 0, unique among the processes of this host using ${dir}: claimed ${join(dir, '0.claim')} (a machine ID not claimed here before)`,
+    expect(lines[1]).toBe(
+      '2. Kubernetes ordinal: skipped - not in Kubernetes: KUBERNETES_SERVICE_HOST is not set',
+    );
+    expect(lines[2]).toBe('3. EC2 metadata: skipped - opt-in, and IDS_AUTO_OPT_IN does not name ec2');
+    expect(lines[3]).toMatch(/^4\. private IPv4: failed - no private ip address: .* found 192\.0\.2\.10/);
+    expect(lines[4]).toBe(
+      '5. unique-local IPv6: skipped - opt-in, and IDS_AUTO_OPT_IN does not name ipv6-ula',
+    );
+    expect(lines[5]).toBe(
+      `6. host claim: used - machine ID 0, unique among the processes of this host using ${dir}: claimed ${join(dir, '0.claim')} (a machine ID not claimed here before)`,
     );
     // A second process of the host gets the next ID.
     expect(auto(dir, { claim: { processes: fakeTable(101, { 100: '1000' }) } }).id).toBe(1);
@@ -91,7 +101,7 @@ describe('autoMachineId', () => {
     expect(result.id).toBe(3 * 256 + 7);
     expect(result.machineId).toBeInstanceOf(HostClaim);
     expect(result.explain()).toMatch(
-      /2\. private IPv4: used - machine ID 775 from 192\.168\.3\.7 .*held on this host: claimed/,
+      /4\. private IPv4: used - machine ID 775 from 192\.168\.3\.7 .*on eth0: the only private IPv4 address; held on this host: claimed/,
     );
     expect(readRecordAt(dir, '775.claim')).toMatchObject({ state: 'held', pid: 100 });
   });
@@ -115,7 +125,7 @@ describe('autoMachineId', () => {
     const dir = tempDir();
     const result = auto(dir, { interfaces: PRIVATE, bits: 8 });
     expect(result.step).toBe('host-claim');
-    expect(result.trail[1]?.detail).toMatch(
+    expect(result.trail.find((s) => s.step === 'private-ip')?.detail).toMatch(
       /machine ID 775, which needs 10 bits; the layout's machine field has 8/,
     );
   });
@@ -126,7 +136,14 @@ describe('autoMachineId', () => {
     expect(error.message).toMatch(
       /no machine ID: the claim directory \/proc\/ids-cannot-be-here cannot be used/,
     );
-    expect(error.trail.map((s) => s.outcome)).toEqual(['skipped', 'failed', 'failed']);
+    expect(error.trail.map((s) => s.outcome)).toEqual([
+      'skipped',
+      'skipped',
+      'skipped',
+      'failed',
+      'skipped',
+      'failed',
+    ]);
   });
 
   it('reads IDS_CLAIM_DIR from its env when no dir option is given', () => {

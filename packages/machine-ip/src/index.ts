@@ -1,126 +1,54 @@
-import { networkInterfaces } from 'node:os';
-import { IdsError, InvalidArgumentError, type MachineIdProvider, received } from '@ids/engine';
-import ipaddr from 'ipaddr.js';
-
-/** One address of an interface, as `os.networkInterfaces()` lists it. */
-export interface InterfaceAddress {
-  /** The address as text: IPv4 dotted, or IPv6 (an IPv4-mapped one counts as IPv4). Invalid text is skipped. */
-  readonly address: string;
-  /** 'IPv4' or 'IPv6' (4 or 6 on some Node 18 releases). Not read: the address itself says which. */
-  readonly family: string | number;
-  /** True for loopback interfaces, which are skipped. */
-  readonly internal: boolean;
-}
-
-/** Interfaces by name, in the order the OS reports them (the shape of `os.networkInterfaces()`). */
-export type InterfaceList = Readonly<Record<string, readonly InterfaceAddress[] | undefined>>;
-
-/** Where the interface list comes from; tests pass their own. */
-export type InterfaceSource = () => InterfaceList;
-
-/** Go: ErrNoPrivateAddress ("no private ip address"). */
-export class NoPrivateAddressError extends IdsError {
-  readonly code = 'ERR_IDS_NO_PRIVATE_ADDRESS';
-  override readonly name = 'NoPrivateAddressError';
-}
-
-/** The address gives a machine ID wider than the layout's machine field (Go issue #82). */
-export class MachineIdDoesNotFitError extends IdsError {
-  readonly code = 'ERR_IDS_MACHINE_ID_DOES_NOT_FIT';
-  override readonly name = 'MachineIdDoesNotFitError';
-}
-
-/** Listing the interfaces failed (Go passes the error of `net.InterfaceAddrs` through); `cause` holds it. */
-export class InterfaceListError extends IdsError {
-  readonly code = 'ERR_IDS_INTERFACE_LIST';
-  override readonly name = 'InterfaceListError';
-}
-
-// Go's isPrivateIPv4: RFC 1918 (10/8, 172.16/12, 192.168/16) and, since v1.2.1, link-local
-// 169.254/16 (RFC 3927). ipaddr.js names exactly those ranges 'private' and 'linkLocal';
-// 100.64/10 (carrier-grade NAT) is 'carrierGradeNat' and stays excluded, as in Go (issue #17).
-const PRIVATE_RANGES = new Set(['private', 'linkLocal']);
-
-/** True for an IPv4 address (or IPv4-mapped IPv6 address) Go's Sonyflake counts as private. */
-export function isPrivateIPv4(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  const ip = ipaddr.process(address);
-  return ip.kind() === 'ipv4' && PRIVATE_RANGES.has(ip.range());
-}
-
-function listInterfaces(source: InterfaceSource): InterfaceList {
-  try {
-    return source();
-  } catch (error) {
-    throw new InterfaceListError(
-      `listing the network interfaces failed: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
-  }
-}
-
-/**
- * The first private IPv4 address in OS order, skipping loopback (Go's `privateIPv4`).
- *
- * @throws NoPrivateAddressError when the host has none (Docker's default network, most VPSs,
- * IPv6-only hosts); InterfaceListError when listing the interfaces fails.
- */
-export function privateIPv4(interfaces: InterfaceSource = networkInterfaces): string {
-  const list = listInterfaces(interfaces);
-  const seen: string[] = [];
-  for (const addresses of Object.values(list)) {
-    for (const entry of addresses ?? []) {
-      if (entry.internal || !ipaddr.isValid(entry.address)) continue;
-      const ip = ipaddr.process(entry.address);
-      if (ip.range() === 'loopback') continue;
-      if (ip.kind() === 'ipv4' && PRIVATE_RANGES.has(ip.range())) return ip.toString();
-      seen.push(entry.address);
-    }
-  }
-  throw new NoPrivateAddressError(
-    `no private ip address: expected an interface address in 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 169.254.0.0/16, found ${seen.length ? seen.join(', ') : 'none besides loopback'}. Give the machine ID explicitly (machineId, IDS_MACHINE_ID) or use a provider from @ids/machine-file or @ids/machine-etcd`,
-  );
-}
-
-/** Go's `lower16BitPrivateIP`: the third octet times 256 plus the fourth. 192.168.0.1 -> 1. */
-export function lower16BitPrivateIP(interfaces: InterfaceSource = networkInterfaces): number {
-  return lower16Bits(privateIPv4(interfaces));
-}
-
-function lower16Bits(address: string): number {
-  const octets = address.split('.').map(Number);
-  return (octets[2]! << 8) | octets[3]!;
-}
-
-/** How `privateIpMachineId` finds the address. */
-export interface PrivateIpOptions {
-  /** The interface list (default `os.networkInterfaces`); anything but a function is InvalidArgumentError. */
-  readonly interfaces?: InterfaceSource;
-}
-
-/**
- * The default machine ID of Go's Sonyflake: the low 16 bits of the first private IPv4 address.
- * Unlike Go (issue #82), it is told the machine field's width and fails with
- * MachineIdDoesNotFitError instead of handing the generator an ID that cannot fit.
- *
- * @throws InvalidArgumentError at once when `interfaces` is not a function. The provider throws
- * NoPrivateAddressError, InterfaceListError, or MachineIdDoesNotFitError (an ID of 2^bits or more).
- */
-export function privateIpMachineId(options: PrivateIpOptions = {}): MachineIdProvider {
-  const interfaces = options.interfaces ?? networkInterfaces;
-  if (typeof interfaces !== 'function') {
-    throw new InvalidArgumentError(
-      `interfaces: expected a function returning an interface list, received ${received(interfaces)}`,
-    );
-  }
-  return ({ bits }) => {
-    const address = privateIPv4(interfaces);
-    const id = lower16Bits(address);
-    if (id >= 2 ** bits) {
-      throw new MachineIdDoesNotFitError(
-        `the private address ${address} gives machine ID ${id}, which needs ${Math.max(1, Math.ceil(Math.log2(id + 1)))} bits; the layout's machine field has ${bits}`,
-      );
-    }
-    return id;
-  };
-}
+// @ids/machine-ip: machine IDs from where the host sits: its private IPv4 address (Go's rule,
+// with a tie-break for hosts that have several), a unique-local IPv6 address, a Kubernetes
+// StatefulSet pod's ordinal, or an EC2 instance's private address from the metadata service.
+export {
+  DEFAULT_EC2_TIMEOUT_MS,
+  EC2_METADATA_ENDPOINT,
+  type Ec2Options,
+  ec2MachineId,
+  ec2PrivateIPv4,
+} from './ec2.js';
+export {
+  InterfaceListError,
+  MachineIdDoesNotFitError,
+  MetadataAnswerError,
+  MetadataRefusedError,
+  MetadataUnavailableError,
+  NoPodOrdinalError,
+  NoPrivateAddressError,
+  NoUniqueLocalAddressError,
+} from './errors.js';
+export {
+  type AddressChoice,
+  type AddressOptions,
+  type Candidate,
+  type InterfaceAddress,
+  type InterfaceList,
+  type InterfaceSource,
+  isVirtualBridge,
+} from './interfaces.js';
+export {
+  choosePrivateIPv4,
+  ipv4MachineId,
+  isPrivateIPv4,
+  lower16BitPrivateIP,
+  PRIVATE_IP_HINT,
+  type PrivateIpOptions,
+  privateIPv4,
+  privateIpMachineId,
+} from './ipv4.js';
+export {
+  chooseUniqueLocalIpv6,
+  interfaceIdentifier,
+  ipv6MachineId,
+  uniqueLocalIpv6MachineId,
+} from './ipv6.js';
+export {
+  checkOffset,
+  type EnvSource,
+  type KubernetesOrdinalOptions,
+  kubernetesOrdinalMachineId,
+  type PodOrdinal,
+  podOrdinal,
+} from './kubernetes.js';
+export { defaultRouteInterfaces, procRoutes, type RouteFamily, type RouteSource } from './routes.js';

@@ -32,7 +32,7 @@ Options:
   -n, --count N         how many IDs (default 1, at most ${MAX_COUNT.toLocaleString('en-US')})
 ${LAYOUT_HELP}
                         (default sonyflake)
-  -m, --machine-id N    the machine ID; else IDS_MACHINE_ID, else the private IPv4 rule
+  -m, --machine-id N    the machine ID; else IDS_MACHINE_ID, else the auto chain
                         (ids machine-id --explain shows the choice)
 ${FORMAT_HELP}
                         (default decimal)
@@ -59,7 +59,7 @@ ${EXIT_HELP}
     const count = parseCount(values.count ?? '1', '--count', 1, MAX_COUNT);
     const { layout, generator: build } = parseLayout(values.layout ?? 'sonyflake');
     const encoding = ENCODINGS[parseFormat(values.format ?? 'decimal')];
-    const { source } = await machineIdFor(layout, values['machine-id'], io);
+    const { machineId: source } = await machineIdFor(layout, values['machine-id'], io);
 
     const out = io.stdout;
     // A reader that goes away (`ids generate -n 1e9 | head`) ends the run quietly; other write

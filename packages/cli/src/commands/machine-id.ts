@@ -3,26 +3,35 @@ import { parseCommandLine } from '../args.js';
 import { type Command, EXIT_HELP, LAYOUT_HELP, machineIdFor, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { parseLayout } from '../layouts.js';
-import { columns } from '../table.js';
 
 export const machineId: Command = {
   name: 'machine-id',
   summary: 'print the machine ID the other commands would use (--explain: and why)',
   help: `Usage: ids machine-id [--layout SPEC] [--machine-id N] [--explain] [--json]
 
-Prints the machine ID \`ids generate\` would use. The steps, in order: --machine-id, the
-IDS_MACHINE_ID environment variable, the low 16 bits of the host's first private IPv4 address
-(Go's rule; refused when it does not fit the layout's machine field, and held as a host claim so
-that two processes of this host cannot both use it), else a host claim: the lowest ID no live
-process of this host holds, in IDS_CLAIM_DIR (default ~/.local/state/ids/claims). A claim taken
-here is released before the command exits.
+Prints the machine ID \`ids generate\` would use. The steps, in order:
+  --machine-id        the flag
+  explicit ID         the IDS_MACHINE_ID environment variable
+  Kubernetes ordinal  in Kubernetes (KUBERNETES_SERVICE_HOST set), a StatefulSet pod's ordinal
+                      (IDS_POD_INDEX, else the number ending HOSTNAME) plus IDS_ORDINAL_OFFSET
+  EC2 metadata        opt-in (IDS_AUTO_OPT_IN=ec2): the instance's private IPv4 from the
+                      metadata service, IMDSv2 (IDS_EC2_ENDPOINT, IDS_EC2_TIMEOUT_MS)
+  private IPv4        Go's rule: the low 16 bits of the host's private IPv4 address (virtual
+                      bridges left out; of several, the one carrying the default route)
+  unique-local IPv6   opt-in (IDS_AUTO_OPT_IN=ipv6-ula): the interface identifier of an
+                      fc00::/7 address, when it fits the machine field
+  host claim          the lowest ID no live process of this host holds, in IDS_CLAIM_DIR
+                      (default ~/.local/state/ids/claims)
+An ID derived from the host is held as a host claim, so that two processes of this host cannot
+both use it; a bad value you set stops the choice. A claim taken here is released before the
+command exits.
 
 Options:
 ${LAYOUT_HELP}
                         (default sonyflake; gives the machine field's width)
   -m, --machine-id N    an explicit machine ID
       --explain         say which step produced the ID and why the earlier ones did not
-      --json            print a JSON object with the ID and every step
+      --json            print a JSON object with the ID and the trail of steps
   -h, --help            this text
 
 ${EXIT_HELP}
@@ -42,29 +51,26 @@ ${EXIT_HELP}
       }),
     );
     const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
-    const choice = await machineIdFor(layout, values['machine-id'], io);
+    const auto = await machineIdFor(layout, values['machine-id'], io);
     // Only shown, not used: a claim taken to show it is given back at once.
-    if (typeof choice.source !== 'number') await choice.source.release();
+    if (typeof auto.machineId !== 'number') await auto.machineId.release();
     if (values.json) {
       const json = {
-        machineId: choice.machineId,
-        step: choice.step,
+        machineId: auto.id,
+        step: auto.step,
         layout: label,
         bits: layout.machineBits,
-        steps: choice.steps,
+        trail: auto.trail,
       };
       await print(io.stdout, `${JSON.stringify(json, null, 2)}\n`);
     } else if (values.explain) {
-      const steps = choice.steps.map((s, i) => [
-        `${i + 1}. ${s.step}`,
-        s.chosen ? `chosen: ${s.detail}` : s.detail,
-      ]);
+      const trail = auto.explain().replace(/^/gm, '    ');
       await print(
         io.stdout,
-        `machine ID ${choice.machineId} for the ${label} layout (${layout.machineBits} machine bits), from ${choice.step}\n${columns(steps.map((s) => ['  ', ...s]))}`,
+        `machine ID ${auto.id} for the ${label} layout (${layout.machineBits} machine bits), from ${auto.title}\n${trail}\n`,
       );
     } else {
-      await print(io.stdout, `${choice.machineId}\n`);
+      await print(io.stdout, `${auto.id}\n`);
     }
     return 0;
   },

@@ -1,0 +1,173 @@
+// The machine-ID sources of a deployment, set as a user sets them: IDS_* variables and the
+// variables Kubernetes gives a pod, through the built `ids` executable (a separate process) and
+// in-process where the host's interfaces must be injected. The EC2 metadata service is a
+// loopback server speaking IMDSv2; nothing here sends traffic off loopback.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '@ids/machine-ip/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLAIM_DIR, ERROR_LINE, ids as idsInProcess } from './helpers.js';
+
+const bin = join(__dirname, '..', 'dist', 'cli.js');
+const userEnv = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([name]) => !name.startsWith('IDS_') && name !== 'KUBERNETES_SERVICE_HOST',
+  ),
+);
+
+// Asynchronous, so the loopback metadata service in this process can answer meanwhile.
+async function ids(args: string[], env: Record<string, string>) {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], {
+      env: { ...userEnv, IDS_CLAIM_DIR: CLAIM_DIR, ...env },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+const POD = { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' };
+
+describe('ids machine-id in a Kubernetes StatefulSet', () => {
+  it('pod ids-3 with IDS_ORDINAL_OFFSET=100 gets 103, and --explain shows each step', async () => {
+    const result = await ids(['machine-id', '--explain'], {
+      ...POD,
+      HOSTNAME: 'ids-3',
+      IDS_ORDINAL_OFFSET: '100',
+    });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines[0]).toBe(
+      'machine ID 103 for the sonyflake layout (16 machine bits), from Kubernetes ordinal',
+    );
+    expect(lines[3]).toMatch(
+      /^ {4}3\. Kubernetes ordinal: used - machine ID 103: ordinal 3 from the pod name ids-3, plus offset 100; held on this host: claimed /,
+    );
+    expect(lines).toHaveLength(5);
+  });
+
+  it('the pod-index label through the downward API (IDS_POD_INDEX) wins over an odd hostname', async () => {
+    const result = await ids(['machine-id', '--json', '-l', 'twitter'], {
+      ...POD,
+      HOSTNAME: 'custom',
+      IDS_POD_INDEX: '7',
+    });
+    expect(JSON.parse(result.stdout)).toMatchObject({ machineId: 7, step: 'kubernetes-ordinal', bits: 10 });
+  });
+
+  it('an ordinal that does not fit the layout stops, naming it (exit 1), rather than falling back', async () => {
+    const result = await ids(['generate', '-l', 'twitter'], { ...POD, HOSTNAME: 'ids-1024' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(ERROR_LINE);
+    expect(result.stderr).toMatch(
+      /ERR_IDS_AUTO_MACHINE_ID: no machine ID: the ordinal 1024 \(pod name ids-1024\) plus offset 0 gives machine ID 1024, which needs 11 bits/,
+    );
+  });
+
+  it('a Deployment pod has no ordinal: the step says so and the chain goes on', async () => {
+    const result = await ids(['machine-id', '--json'], { ...POD, HOSTNAME: 'ids-5d8f7c9b4-x7k2p' });
+    const json = JSON.parse(result.stdout);
+    expect(json.step).not.toBe('kubernetes-ordinal');
+    expect(json.trail[2]).toMatchObject({
+      step: 'kubernetes-ordinal',
+      outcome: 'skipped',
+      detail: expect.stringMatching(/has no StatefulSet ordinal/),
+    });
+  });
+
+  it('a malformed IDS_ORDINAL_OFFSET or IDS_AUTO_OPT_IN is a mistake in what was typed: exit 2', async () => {
+    const offset = await ids(['machine-id'], { ...POD, HOSTNAME: 'ids-1', IDS_ORDINAL_OFFSET: 'ten' });
+    expect(offset.code).toBe(2);
+    expect(offset.stderr).toMatch(/IDS_ORDINAL_OFFSET: expected a decimal integer, received "ten"/);
+    const optIn = await ids(['machine-id'], { IDS_AUTO_OPT_IN: 'gcp' });
+    expect(optIn.code).toBe(2);
+    expect(optIn.stderr).toMatch(
+      /IDS_AUTO_OPT_IN: expected names of opt-in steps \(ec2, ipv6-ula\), received "gcp"/,
+    );
+  });
+});
+
+describe('ids machine-id with EC2 metadata (opt-in), against a loopback IMDSv2 service', () => {
+  let imds: ImdsTestServer;
+  beforeAll(async () => {
+    imds = await startImdsTestServer('172.31.4.9');
+  });
+  afterAll(() => imds.close());
+
+  it('IDS_AUTO_OPT_IN=ec2 and IDS_EC2_ENDPOINT: the instance address gives the ID, token first', async () => {
+    imds.requests.length = 0;
+    const result = await ids(['machine-id', '--explain'], {
+      IDS_AUTO_OPT_IN: 'ec2',
+      IDS_EC2_ENDPOINT: imds.endpoint,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^machine ID 1033 for the sonyflake layout \(16 machine bits\), from EC2 metadata\n/,
+    );
+    expect(result.stdout).toMatch(
+      /4\. EC2 metadata: used - machine ID 1033 from 172\.31\.4\.9, the instance's private IPv4 \(IMDSv2/,
+    );
+    expect(imds.requests.map((r) => r.split(' ').slice(0, 2).join(' '))).toEqual([
+      'PUT /latest/api/token',
+      'GET /latest/meta-data/local-ipv4',
+    ]);
+  });
+
+  it('a refused token, or no service (a closed loopback port): exit 1 with the typed cause, no fallback', async () => {
+    imds.mode = 'refuse-token';
+    const refused = await ids(['machine-id'], { IDS_AUTO_OPT_IN: 'ec2', IDS_EC2_ENDPOINT: imds.endpoint });
+    imds.mode = 'ok';
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/the IMDSv2 token request was refused with HTTP 403/);
+    const off = await ids(['machine-id'], {
+      IDS_AUTO_OPT_IN: 'ec2',
+      IDS_EC2_ENDPOINT: await closedLoopbackEndpoint(),
+      IDS_EC2_TIMEOUT_MS: '2000',
+    });
+    expect(off.code).toBe(1);
+    expect(off.stderr).toMatch(/ECONNREFUSED \(not on EC2, or the metadata service is off\)/);
+  });
+});
+
+describe('ids machine-id on an IPv6-only host (interfaces injected)', () => {
+  const ipv6Only = () => ({
+    lo: [{ address: '::1', family: 'IPv6', internal: true }],
+    eth0: [
+      { address: 'fd00::2', family: 'IPv6', internal: false },
+      { address: 'fe80::fc:ff:fe00:1', family: 'IPv6', internal: false },
+    ],
+  });
+
+  it('with IDS_AUTO_OPT_IN=ipv6-ula, fd00::2 gives 2; without, the host claim', async () => {
+    const opted = await idsInProcess(['machine-id', '--explain'], {
+      interfaces: ipv6Only,
+      env: { IDS_AUTO_OPT_IN: 'ipv6-ula' },
+    });
+    expect(opted.code).toBe(0);
+    expect(opted.stdout).toMatch(
+      /^machine ID 2 for the sonyflake layout \(16 machine bits\), from unique-local IPv6\n/,
+    );
+    expect(opted.stdout).toMatch(
+      /6\. unique-local IPv6: used - machine ID 2 from fd00::2 \(its interface identifier\) on eth0/,
+    );
+    const plain = await idsInProcess(['machine-id', '--json'], { interfaces: ipv6Only });
+    expect(JSON.parse(plain.stdout).step).toBe('host-claim');
+  });
+
+  it('a SLAAC address is refused when opted in (exit 1), not cut to its low bits', async () => {
+    const slaac = () => ({
+      eth0: [{ address: 'fd00::a1b2:c3ff:fed4:e5f6', family: 'IPv6', internal: false }],
+    });
+    const result = await idsInProcess(['machine-id'], {
+      interfaces: slaac,
+      env: { IDS_AUTO_OPT_IN: 'ipv6-ula' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/interface identifier 0xa1b2c3fffed4e5f6, which needs 64 bits/);
+  });
+});
