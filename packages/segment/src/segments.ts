@@ -61,6 +61,8 @@ export interface SegmentsStats {
   readonly roundTrips: number;
   /** IDs held and not yet issued: the rest of the current segment plus the fetched next one. */
   readonly remaining: bigint;
+  /** The highest ID the store has handed this process (issued or held), 0n before the first. */
+  readonly highest: bigint;
 }
 
 function typed(error: unknown, tag: string): Error {
@@ -176,6 +178,7 @@ export class Segments {
       step: this.#step,
       roundTrips: this.#roundTrips,
       remaining: current + next,
+      highest: this.#highest,
     };
   }
 
