@@ -191,8 +191,13 @@ export class Segments {
    * answered; SegmentsClosedError after close().
    */
   next(): Promise<bigint> {
+    if (this.#closed) return Promise.reject(this.#closedError());
     const id = this.#take();
     return id === undefined ? this.#nextSlow() : Promise.resolve(id);
+  }
+
+  #closedError(): SegmentsClosedError {
+    return new SegmentsClosedError(`tag ${JSON.stringify(this.#tag)}: closed`);
   }
 
   async #nextSlow(): Promise<bigint> {
@@ -244,7 +249,7 @@ export class Segments {
   }
 
   #take(): bigint | undefined {
-    if (this.#closed) throw new SegmentsClosedError(`tag ${JSON.stringify(this.#tag)}: closed`);
+    if (this.#closed) throw this.#closedError();
     if (this.#cur > this.#last) {
       if (this.#next === undefined) return undefined;
       this.#adopt(this.#next);

@@ -54,7 +54,13 @@ for (const kind of kinds) {
     });
 
     it('a conflict storm: 50 processes start at once on a fresh tag, register it and draw', async () => {
-      const results = await many(50, { store: server.url, tag: 'storm', count: 2000, step: 100, createTag: true });
+      const results = await many(50, {
+        store: server.url,
+        tag: 'storm',
+        count: 2000,
+        step: 100,
+        createTag: true,
+      });
       const { sorted, duplicates } = union(results.map((r) => r.ids));
       expect(duplicates).toEqual([]);
       expect(sorted.length).toBe(100_000);
@@ -76,7 +82,14 @@ describe.skipIf(!hasPostgres())('PostgreSQL killed mid-run', () => {
 
   it('no duplicate, no loss beyond the buffers and one segment per process, typed errors while both buffers are dry', async () => {
     const step = 500;
-    const job: DrawJob = { store: server.url, tag: 'killed', step, fixedStep: true, createTag: true, paceEvery: 50 };
+    const job: DrawJob = {
+      store: server.url,
+      tag: 'killed',
+      step,
+      fixedStep: true,
+      createTag: true,
+      paceEvery: 50,
+    };
     const drawers = Array.from({ length: 6 }, () => draw(job, out()));
     await Promise.all(drawers.map((d) => d.started));
     await sleep(300);
@@ -116,7 +129,14 @@ describe.skipIf(!hasRedis())('Redis (no persistence) killed mid-run', () => {
   });
 
   it('after the restart the tag is gone: UnknownTagError, never the IDs from 1 again', async () => {
-    const job: DrawJob = { store: server.url, tag: 'forgotten', step: 500, fixedStep: true, createTag: true, paceEvery: 50 };
+    const job: DrawJob = {
+      store: server.url,
+      tag: 'forgotten',
+      step: 500,
+      fixedStep: true,
+      createTag: true,
+      paceEvery: 50,
+    };
     const drawers = Array.from({ length: 4 }, () => draw(job, out()));
     await Promise.all(drawers.map((d) => d.started));
     await sleep(300);
