@@ -192,7 +192,7 @@ describe('a store that cannot answer', () => {
 
 describe('the dynamic step', () => {
   const rule = { minStep: 100, maxStep: 800, targetMs: 1000 };
-  it.each([
+  it.each<[number, number | undefined, number, string]>([
     [100, undefined, 100, 'first fetch keeps the step'],
     [100, 999, 200, 'shorter than the target doubles'],
     [400, 999, 800, 'doubles up to the maximum'],
