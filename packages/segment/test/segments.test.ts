@@ -351,3 +351,53 @@ describe('bad input and bad stores', () => {
     expect(() => segments.nextSync()).toThrow(SegmentsClosedError);
   });
 });
+
+describe('the other SQL uses of the same PGlite', () => {
+  it('step/offset: blocks from a sequence INCREMENT BY 3 START 1 (database 1 of 3)', async () => {
+    const { sqlSegmentStore } = await import('../src/index.js');
+    const shard = sqlSegmentStore(store.sql, 'pglite', {
+      sequence: { databases: 3, index: 1, blockSize: 10 },
+    });
+    const segments = await Segments.create({ store: shard, tag: 'shard.one', createTag: true });
+    const ids = await segments.nextIds(25);
+    // Blocks 1, 4, 7: IDs 11-20, 41-50, 71-75.
+    expect(ids.slice(0, 11)).toEqual([11n, 12n, 13n, 14n, 15n, 16n, 17n, 18n, 19n, 20n, 41n]);
+    expect(ids.at(-1)).toBe(75n);
+    await segments.close();
+  });
+
+  it('sqlMachineId: a row inserted once, its number kept in the file', async () => {
+    const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { sqlMachineId } = await import('../src/index.js');
+    const dir = mkdtempSync(join(tmpdir(), 'ids-pglite-worker-'));
+    try {
+      const a = await sqlMachineId({ sql: store.sql, path: join(dir, 'a') })({ bits: 16 });
+      const b = await sqlMachineId({ sql: store.sql, path: join(dir, 'b') })({ bits: 16 });
+      const again = await sqlMachineId({ sql: store.sql, path: join(dir, 'a') })({ bits: 16 });
+      expect([a, b, again]).toEqual([0, 1, 0]);
+      expect(readFileSync(join(dir, 'b'), 'utf8')).toBe('1\n');
+      const { rows } = await store.sql.query('SELECT count(*)::int AS n FROM ids_worker');
+      expect(rows).toEqual([{ n: 2 }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('loading', () => {
+  it('importing @ids/segment loads no store client (pg, PGlite, ioredis)', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const script = `
+      require('@ids/segment');
+      const loaded = Object.keys(require.cache).filter((p) => /node_modules\\/(pg|ioredis|@electric-sql)\\//.test(p));
+      console.log(JSON.stringify(loaded));`;
+    const run = spawnSync(process.execPath, ['-e', script], {
+      encoding: 'utf8',
+      cwd: new URL('..', import.meta.url).pathname,
+    });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual([]);
+  });
+});
