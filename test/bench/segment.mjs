@@ -52,8 +52,9 @@ export async function benchSegment({ seconds = 2 } = {}) {
       'step reached',
       'nextSync() ns per ID (CPU ns)',
       'CPU vs raw nextIdSync()',
-      'p99 next() µs',
-      'p99 / max next() at a switch µs',
+      'p99 next() µs (45k IDs/s)',
+      'p99 / max at a switch µs (45k IDs/s)',
+      'p99 / max at a switch µs (saturated)',
     ],
     segments.map((r) => [
       r.name,
@@ -63,8 +64,9 @@ export async function benchSegment({ seconds = 2 } = {}) {
       fmt.int(r.step),
       `${r.nsPerIdSync.toFixed(1)} (${r.cpuNsPerIdSync.toFixed(1)})`,
       `${(r.cpuNsPerIdSync / raw.cpuNsPerId).toFixed(2)}x`,
-      r.p99Us.toFixed(1),
-      `${r.switchP99Us.toFixed(1)} / ${r.switchMaxUs.toFixed(1)} (${r.switches} switches)`,
+      r.paced.p99.toFixed(1),
+      `${r.paced.switchP99.toFixed(1)} / ${r.paced.switchMax.toFixed(1)} (${r.paced.switches})`,
+      `${r.saturated.switchP99.toFixed(1)} / ${r.saturated.switchMax.toFixed(1)} (${r.saturated.switches})`,
     ]),
   );
   const schemeTable = formatTable(
@@ -77,15 +79,16 @@ export async function benchSegment({ seconds = 2 } = {}) {
       fmt.s(r.cpuNsPerId / 1000),
     ]),
   );
-  const worstSwitch = Math.max(...segments.map((r) => r.switchP99Us));
+  const worstSwitch = Math.max(...segments.map((r) => r.paced.switchP99));
   const worstTrips = Math.max(...segments.map((r) => r.roundTripsPerMillion));
   const worstRatio = Math.max(...segments.map((r) => r.cpuNsPerIdSync / raw.cpuNsPerId));
   const verdict = [
     `Goals: nextSync() from memory within 2x of raw nextIdSync() (CPU ns per ID): worst ${worstRatio.toFixed(2)}x;`,
-    `p99 of next() at a segment switch < 1 ms: worst ${(worstSwitch / 1000).toFixed(3)} ms;`,
+    `p99 of next() at a segment switch < 1 ms (a caller at 45k IDs/s, step 1,000): worst ${(worstSwitch / 1000).toFixed(3)} ms;`,
     `< 1 store round trip per 1,000 IDs (1,000 per 1M) at steady state: worst ${worstTrips.toFixed(1)} per 1M.`,
     'Steady state: Leaf defaults (step from 1,000, doubling while a segment lasts under 15 minutes, up to 1,000,000),',
-    'a caller awaiting next() and letting the event loop turn every 100 IDs. Switch latency: a fixed step of 1,000.',
+    'a caller awaiting next() and letting the event loop turn every 100 IDs. Switch latency: a fixed step of 1,000;',
+    'a saturated caller empties a 1,000-ID segment faster than a store round trip, so its switches wait for the fetch.',
   ].join('\n');
   return {
     title: 'Segment beside UUIDv7, ULID, Sonyflake and snowflake',
