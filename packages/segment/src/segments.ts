@@ -35,7 +35,12 @@ export interface SegmentsOptions {
    * the first ID is 1). Default false: an unregistered tag is UnknownTagError, so a store that
    * lost its data fails loudly instead of starting again at 1.
    */
-  readonly createTag?: boolean | { readonly after?: bigint };
+  readonly createTag?:
+    | boolean
+    | {
+        /** The ID before the first: the tag's first ID is `after + 1`. Default 0n; from 0n to 2^63 - 2. */
+        readonly after?: bigint;
+      };
   /** The first step (IDs per segment). Default 1000; from minStep to maxStep, else StepOutOfRangeError. */
   readonly step?: number;
   /** The smallest step the dynamic rule shrinks to. Default `step`; from 1 to `step`. */

@@ -38,7 +38,11 @@ export const MAX_ID = 2n ** 63n - 1n;
 
 const TAG = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-/** @throws InvalidTagError unless `tag` is 1 to 64 of A-Z a-z 0-9 _ . -, starting with a letter or digit. */
+/**
+ * Checks a tag name and returns it: 1 to 64 of A-Z a-z 0-9 _ . -, starting with a letter or
+ * digit (it becomes part of a key or a sequence name).
+ * @throws InvalidTagError for anything else.
+ */
 export function checkTag(tag: unknown): string {
   if (typeof tag !== 'string' || !TAG.test(tag)) {
     throw new InvalidTagError(
