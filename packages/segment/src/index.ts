@@ -37,4 +37,5 @@ export {
 } from './sql.js';
 export { DEFAULT_MAX_STEP, DEFAULT_TARGET_MS, nextStep, STEP_LIMIT, type StepRule } from './step.js';
 export { checkTag, MAX_ID, type SegmentRange, type SegmentStore } from './store.js';
+export { SegmentTags, type SegmentTagsOptions } from './tags.js';
 export { type SqlMachineIdOptions, sqlMachineId } from './worker.js';

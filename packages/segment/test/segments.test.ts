@@ -401,3 +401,26 @@ describe('loading', () => {
     expect(JSON.parse(run.stdout)).toEqual([]);
   });
 });
+
+describe('SegmentTags (a route by tag)', () => {
+  it('one Segments per tag, shared by concurrent first requests; a bad tag fails before the store', async () => {
+    const { SegmentTags } = await import('../src/index.js');
+    const { store: s, state } = faulty(store);
+    const tags = new SegmentTags({ store: s, createTag: true, step: 10, maxStep: 10 });
+    const ids = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => tags.next(i % 2 ? 'route.a' : 'route.b')),
+    );
+    // Each tag is its own sequence from 1: 15 distinct IDs each, created once (one first fetch each).
+    for (const parity of [0, 1]) {
+      const mine = ids.filter((_, i) => i % 2 === parity).sort((a, b) => (a < b ? -1 : 1));
+      expect(mine).toEqual(Array.from({ length: 15 }, (_, i) => BigInt(i + 1)));
+    }
+    expect(tags.tags.sort()).toEqual(['route.a', 'route.b']);
+    const calls = state.calls.length;
+    await expect(tags.next('bad tag')).rejects.toBeInstanceOf(InvalidTagError);
+    expect(state.calls.length).toBe(calls);
+    expect(await tags.nextIds('route.a', 3)).toHaveLength(3);
+    await tags.close();
+    await expect(Segments.create({ store: s, tag: 'route.c' })).rejects.toBeInstanceOf(UnknownTagError);
+  });
+});
