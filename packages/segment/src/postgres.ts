@@ -51,6 +51,9 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<SqlS
   // A server that goes away makes idle clients emit 'error'; unhandled, that would end the
   // process. The next query fails instead, and Segments reports it once both buffers are empty.
   pool.on('error', () => undefined);
+  // A client the pool has already let go (pool.end() resolves before the sockets close) has no
+  // listener left: a server shutting down at that moment would end the process too.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return sqlSegmentStore(pool, 'postgres', options, () => pool.end());
 }
 

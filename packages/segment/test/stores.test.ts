@@ -99,6 +99,7 @@ describe.skipIf(!hasPostgres())('PostgreSQL', () => {
 
   it("a user's own pg Pool works and is left open", async () => {
     const pool = new pg.Pool({ connectionString: server.url });
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const store = await postgresStore({ client: pool, table: 'own_alloc' });
     const segments = await Segments.create({ store, tag: 'own', createTag: true });
     expect(await segments.next()).toBe(1n);

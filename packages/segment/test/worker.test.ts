@@ -17,6 +17,9 @@ describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
   beforeAll(async () => {
     server = await startPostgres();
     pool = new pg.Pool({ connectionString: server.url, max: 20 });
+    // Clients the pool lets go on end() are closed after end() resolves; the server stopping
+    // meanwhile must not raise an unhandled 'error' on them.
+    pool.on('connect', (client) => client.on('error', () => undefined));
   });
   afterAll(async () => {
     await pool?.end();
