@@ -8,11 +8,12 @@ import { ERROR_LINE, ids } from './helpers.js';
 const lines = (text: string) => text.trimEnd().split('\n');
 
 describe('ids compare: every scheme', () => {
-  it('prints the scheme table after the layouts: UUIDv4, UUIDv7, ULID, segment, Sonyflake, snowflake', async () => {
-    const result = await ids(['compare']);
+  it('--schemes prints the scheme table: UUIDv4, UUIDv7, ULID, segment, Sonyflake, snowflake', async () => {
+    const result = await ids(['compare', '--schemes']);
     expect(result.code).toBe(0);
-    const rows = lines(result.stdout.slice(result.stdout.indexOf('Every scheme')));
-    expect(rows[1]).toMatch(/^\s+uuidv4\s+uuidv7\s+ulid\s+segment\s+sonyflake\s+snowflake$/);
+    expect(result.stderr).toBe('');
+    const rows = lines(result.stdout);
+    expect(rows[0]).toMatch(/^\s+uuidv4\s+uuidv7\s+ulid\s+segment\s+sonyflake\s+snowflake$/);
     expect(rows.find((r) => r.startsWith('bits'))).toMatch(/^bits\s+128\s+128\s+128\s+63\s+63\s+63$/);
     expect(rows.find((r) => r.startsWith('sortable by time'))).toMatch(/no\s+yes\s+yes\s+no\s+yes\s+yes$/);
     expect(rows.find((r) => r.startsWith('IDs/s per generator'))).toMatch(/25,600\s+4,096,000$/);

@@ -52,8 +52,9 @@ Options:
 ${LAYOUT_HELP}
                         (repeatable; added to the four above)
       --json            print a JSON array with every figure (dates as ISO strings)
-      --schemes         only the second table: UUIDv4, UUIDv7, ULID, segment, Sonyflake
-                        and snowflake (bits, order, IDs/s, coordination, what an ID reveals)
+      --schemes         the second table instead: every scheme (UUIDv4, UUIDv7, ULID,
+                        segment, Sonyflake, snowflake): bits, order, IDs/s, coordination,
+                        what an ID reveals, lifetime, fits BIGINT
   -h, --help            this text
 
 ${EXIT_HELP}
@@ -90,10 +91,6 @@ ${EXIT_HELP}
       return 0;
     }
     await print(io.stdout, columns(comparisonRows(table)));
-    await print(
-      io.stdout,
-      `\nEvery scheme (ids compare --schemes alone; with --json as JSON):\n${columns(schemeRows(schemeTable()))}`,
-    );
     return 0;
   },
 };
