@@ -286,6 +286,9 @@ describe('installed from the tarballs into a scratch project outside the workspa
         // A registry that cannot be reached (a proxy's certificate not trusted, say) fails in
         // seconds with npm's own error, instead of minutes of retries.
         '--fetch-retries=1',
+        // npm's minimum (10 s) above the maximum fails every fetch ("minTimeout is greater than
+        // maxTimeout"), which shows only when a dependency is missing from npm's cache.
+        '--fetch-retry-mintimeout=1000',
         '--fetch-retry-maxtimeout=5000',
         '--loglevel=error',
         ...packages.map((pkg) => tarballOf.get(pkg.name)!),

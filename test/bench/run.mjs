@@ -3,6 +3,7 @@
 import { benchConcurrency } from './concurrency.mjs';
 import { benchEtcd } from './etcd.mjs';
 import { benchIdServer } from './id-server.mjs';
+import { benchSegment } from './segment.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
 import { benchThreads } from './threads.mjs';
@@ -14,6 +15,7 @@ const suites = {
   threads: benchThreads,
   etcd: benchEtcd,
   'id-server': benchIdServer,
+  segment: benchSegment,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -14,7 +14,13 @@ export {
   type TimeSources,
   wallClock,
 } from './clock.js';
-export { compareLayouts, type LayoutComparison } from './compare.js';
+export {
+  compareLayouts,
+  compareSchemes,
+  type LayoutComparison,
+  NON_LAYOUT_SCHEMES,
+  type SchemeComparison,
+} from './compare.js';
 export { constructorMachineId, createGenerator, type MachineIdRequest } from './construct.js';
 export {
   type DetectedId,

@@ -4,6 +4,7 @@ import { parseCommandLine } from '../args.js';
 import { type Command, EXIT_HELP, LAYOUT_HELP, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { DEFAULT_COMPARISON, parseLayout } from '../layouts.js';
+import { schemeRows, schemeTable } from '../schemes.js';
 import { columns, int } from '../table.js';
 
 function machineCell(c: LayoutComparison): string {
@@ -51,6 +52,9 @@ Options:
 ${LAYOUT_HELP}
                         (repeatable; added to the four above)
       --json            print a JSON array with every figure (dates as ISO strings)
+      --schemes         the second table instead: every scheme (UUIDv4, UUIDv7, ULID,
+                        segment, Sonyflake, snowflake): bits, order, IDs/s, coordination,
+                        what an ID reveals, lifetime, fits BIGINT
   -h, --help            this text
 
 ${EXIT_HELP}
@@ -62,11 +66,20 @@ ${EXIT_HELP}
         options: {
           layout: { type: 'string', short: 'l', multiple: true },
           json: OPTIONS.json,
+          schemes: { type: 'boolean' },
         },
         allowPositionals: false,
         strict: true,
       }),
     );
+    if (values.schemes) {
+      const schemes = schemeTable();
+      await print(
+        io.stdout,
+        values.json ? `${JSON.stringify(schemes, null, 2)}\n` : columns(schemeRows(schemes)),
+      );
+      return 0;
+    }
     const specs = [...DEFAULT_COMPARISON, ...(values.layout ?? [])];
     const layouts = specs.map((spec) => {
       const { label, layout } = parseLayout(spec);

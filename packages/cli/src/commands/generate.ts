@@ -13,6 +13,7 @@ import {
 import { drained } from '../io.js';
 import { parseLayout } from '../layouts.js';
 import { PROGRESS_MIN, progressBar } from '../progress.js';
+import { generateScheme, SCHEME_HELP, SCHEME_OPTIONS } from '../schemes.js';
 
 /** The most IDs one run writes. */
 export const MAX_COUNT = 1_000_000_000;
@@ -37,6 +38,7 @@ ${LAYOUT_HELP}
 ${FORMAT_HELP}
                         (default decimal)
       --no-progress     never draw the progress bar
+${SCHEME_HELP}
   -h, --help            this text
 
 ${EXIT_HELP}
@@ -51,12 +53,16 @@ ${EXIT_HELP}
           'machine-id': OPTIONS['machine-id'],
           format: OPTIONS.format,
           'no-progress': { type: 'boolean' },
+          ...SCHEME_OPTIONS,
         },
         allowPositionals: false,
         strict: true,
       }),
     );
     const count = parseCount(values.count ?? '1', '--count', 1, MAX_COUNT);
+    if (values.scheme !== undefined || values.store !== undefined || values.tag !== undefined) {
+      return generateScheme(values, count, io);
+    }
     const { layout, generator: build } = parseLayout(values.layout ?? 'sonyflake');
     const encoding = ENCODINGS[parseFormat(values.format ?? 'decimal')];
     const { machineId: source } = await machineIdFor(layout, values['machine-id'], io);

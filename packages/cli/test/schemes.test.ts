@@ -1,0 +1,110 @@
+// `ids compare`'s second table (every scheme) and `ids generate --scheme`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ERROR_LINE, ids } from './helpers.js';
+
+const lines = (text: string) => text.trimEnd().split('\n');
+
+describe('ids compare: every scheme', () => {
+  it('--schemes prints the scheme table: UUIDv4, UUIDv7, ULID, segment, Sonyflake, snowflake', async () => {
+    const result = await ids(['compare', '--schemes']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const rows = lines(result.stdout);
+    expect(rows[0]).toMatch(/^\s+uuidv4\s+uuidv7\s+ulid\s+segment\s+sonyflake\s+snowflake$/);
+    expect(rows.find((r) => r.startsWith('bits'))).toMatch(/^bits\s+128\s+128\s+128\s+63\s+63\s+63$/);
+    expect(rows.find((r) => r.startsWith('sortable by time'))).toMatch(/no\s+yes\s+yes\s+no\s+yes\s+yes$/);
+    expect(rows.find((r) => r.startsWith('IDs/s per generator'))).toMatch(/25,600\s+4,096,000$/);
+    expect(rows.find((r) => r.startsWith('fits BIGINT'))).toMatch(
+      /^fits BIGINT\s+no\s+no\s+no\s+yes\s+yes\s+yes$/,
+    );
+  });
+
+  it('--schemes --json gives the scheme rows alone as JSON', async () => {
+    const result = await ids(['compare', '--schemes', '--json']);
+    expect(result.code).toBe(0);
+    const table = JSON.parse(result.stdout);
+    expect(table.map((s: { name: string }) => s.name)).toEqual([
+      'uuidv4',
+      'uuidv7',
+      'ulid',
+      'segment',
+      'sonyflake',
+      'snowflake',
+    ]);
+    expect(table[4]).toMatchObject({ bits: 63, idsPerSecond: 25_600, fitsSignedInt64: true });
+  });
+});
+
+describe('ids generate --scheme', () => {
+  const data = mkdtempSync(join(tmpdir(), 'ids-cli-segment-'));
+  afterAll(() => rmSync(data, { recursive: true, force: true }));
+
+  it('uuidv7: RFC 9562 version 7, increasing', async () => {
+    const result = await ids(['generate', '--scheme', 'uuidv7', '-n', '1000']);
+    expect(result.code).toBe(0);
+    const out = lines(result.stdout);
+    expect(out.length).toBe(1000);
+    for (const id of out)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...out].sort()).toEqual(out);
+  });
+
+  it('uuidv4: version 4', async () => {
+    const result = await ids(['generate', '--scheme', 'uuidv4', '-n', '3']);
+    for (const id of lines(result.stdout)) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab]/);
+  });
+
+  it('ulid: 26 Crockford base32 characters, increasing (monotonic)', async () => {
+    const result = await ids(['generate', '--scheme', 'ulid', '-n', '1000']);
+    const out = lines(result.stdout);
+    expect(out.length).toBe(1000);
+    for (const id of out) expect(id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(new Set(out).size).toBe(1000);
+    expect([...out].sort()).toEqual(out);
+  });
+
+  it('segment: dense IDs from 1 on a PGlite store, continuing across runs (never from 1 again)', async () => {
+    const store = `pglite:${join(data, 'db')}`;
+    const first = await ids(['generate', '--scheme', 'segment', '--store', store, '--tag', 'cli', '-n', '5']);
+    expect(first.stderr).toBe('');
+    expect(lines(first.stdout)).toEqual(['1', '2', '3', '4', '5']);
+    const second = await ids([
+      'generate',
+      '--scheme',
+      'segment',
+      '--store',
+      store,
+      '--tag',
+      'cli',
+      '-n',
+      '2',
+    ]);
+    expect(BigInt(lines(second.stdout)[0]!)).toBeGreaterThan(5n);
+  }, 180_000);
+
+  it.each([
+    [['--scheme', 'uuidv8'], /--scheme: expected one of uuidv4, uuidv7, ulid, segment, received "uuidv8"/],
+    [['--scheme', 'ulid', '--format', 'hex'], /--format does not apply to --scheme ulid/],
+    [['--scheme', 'uuidv7', '--tag', 'x'], /--store and --tag apply to --scheme segment only/],
+    [
+      ['--scheme', 'segment', '--store', 'mysql://x'],
+      /expected postgres:\/\/\.\.\., redis:\/\/\.\.\., pglite:/,
+    ],
+    [
+      ['--scheme', 'segment', '--store', 'pglite:', '--tag', 'bad tag'],
+      /InvalidTag|ERR_IDS_SEGMENT_INVALID_TAG/,
+    ],
+  ])(
+    '%j: one error line',
+    async (args, message) => {
+      const result = await ids(['generate', ...args]);
+      expect(result.code).toBeGreaterThan(0);
+      expect(result.stderr).toMatch(ERROR_LINE);
+      expect(result.stderr).toMatch(message);
+    },
+    120_000,
+  );
+});

@@ -1,0 +1,65 @@
+import { IdsError } from '@ids/engine';
+
+/** A tag the store has no row (or key, or sequence) for: register it first (`createTag`). */
+export class UnknownTagError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_UNKNOWN_TAG';
+  override readonly name = 'UnknownTagError';
+}
+
+/** A tag that is not 1 to 64 of A-Z a-z 0-9 _ . - (starting with a letter or digit). */
+export class InvalidTagError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_INVALID_TAG';
+  override readonly name = 'InvalidTagError';
+}
+
+/** A step, or a step bound, that is not a whole number in range (see SegmentsOptions). */
+export class StepOutOfRangeError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_STEP';
+  override readonly name = 'StepOutOfRangeError';
+}
+
+/**
+ * The store holds something no segment can be cut from: a negative or non-numeric `max_id`, a
+ * value past 2^63 - 1, or a range that is empty or starts below 1. Nothing is issued from it.
+ */
+export class StoreCorruptError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_STORE_CORRUPT';
+  override readonly name = 'StoreCorruptError';
+}
+
+/**
+ * The store handed out a range at or below an ID this process already issued for the tag (a
+ * store restored from an old backup, a Redis key re-registered too low). It is refused, so this
+ * process never issues a duplicate; other processes cannot be protected from such a store.
+ */
+export class StoreWentBackwardsError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_STORE_BACKWARDS';
+  override readonly name = 'StoreWentBackwardsError';
+}
+
+/**
+ * Both buffers are empty and the store could not give a new segment (down, unreachable,
+ * timed out); its error is the `cause`. The next call asks the store again.
+ */
+export class StoreUnavailableError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE';
+  override readonly name = 'StoreUnavailableError';
+}
+
+/** `nextSync()` found both buffers empty: it never waits on the store. Use `next()`, or retry. */
+export class BufferEmptyError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_BUFFER_EMPTY';
+  override readonly name = 'BufferEmptyError';
+}
+
+/** The database assigned a machine ID past the layout's machine field: refused, never wrapped. */
+export class MachineIdExhaustedError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_MACHINE_ID_EXHAUSTED';
+  override readonly name = 'MachineIdExhaustedError';
+}
+
+/** The Segments (or store) was closed. */
+export class SegmentsClosedError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_CLOSED';
+  override readonly name = 'SegmentsClosedError';
+}

@@ -1,0 +1,41 @@
+// @ids/segment: Leaf-segment IDs (ranges from a store, served from a double buffer) on
+// PostgreSQL, PGlite or Redis, and the database-assigned machine ID. Store clients (pg, PGlite,
+// ioredis) are imported only when a store of theirs is made.
+export {
+  BufferEmptyError,
+  InvalidTagError,
+  MachineIdExhaustedError,
+  SegmentsClosedError,
+  StepOutOfRangeError,
+  StoreCorruptError,
+  StoreUnavailableError,
+  StoreWentBackwardsError,
+  UnknownTagError,
+} from './errors.js';
+export { openSegmentStore } from './open.js';
+export {
+  type PgliteStoreOptions,
+  type PostgresStoreOptions,
+  pgliteStore,
+  postgresStore,
+} from './postgres.js';
+export { type RedisClient, type RedisStoreOptions, redisStore } from './redis.js';
+export {
+  DEFAULT_PREFETCH_AT,
+  DEFAULT_STEP,
+  MAX_IDS_PER_CALL,
+  Segments,
+  type SegmentsOptions,
+  type SegmentsStats,
+} from './segments.js';
+export {
+  type SequenceScheme,
+  type SqlClient,
+  type SqlSegmentStore,
+  type SqlStoreOptions,
+  sqlSegmentStore,
+} from './sql.js';
+export { DEFAULT_MAX_STEP, DEFAULT_TARGET_MS, nextStep, STEP_LIMIT, type StepRule } from './step.js';
+export { checkTag, MAX_ID, type SegmentRange, type SegmentStore } from './store.js';
+export { SegmentTags, type SegmentTagsOptions } from './tags.js';
+export { type SqlMachineIdOptions, sqlMachineId } from './worker.js';

@@ -1,0 +1,94 @@
+// The PostgreSQL and PGlite stores. Each client is imported inside its factory, so that
+// importing @ids/segment loads neither pg nor the PGlite WASM until a store is made.
+import { InvalidArgumentError, received } from '@ids/engine';
+import { type SqlClient, type SqlSegmentStore, type SqlStoreOptions, sqlSegmentStore } from './sql.js';
+
+/** How `postgresStore` reaches PostgreSQL. */
+export interface PostgresStoreOptions extends SqlStoreOptions {
+  /** A `postgres://` URL; the store opens a `pg` pool and closes it on `close()`. */
+  readonly connectionString?: string;
+  /** Your own `pg` Pool or Client (anything with `query`): used as is, never closed. */
+  readonly client?: SqlClient;
+  /** Connections the store's own pool may open. Default 4. */
+  readonly maxConnections?: number;
+  /** How long a connection attempt or a statement may take before it fails, in ms. Default 5000. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * A segment store on a real PostgreSQL server, through `pg` (node-postgres): give it a URL or
+ * your own pool. The table is created on the first `createTag`.
+ *
+ * @throws InvalidArgumentError when neither or both of connectionString and client are given,
+ * or for a bad table name or sequence scheme.
+ */
+export async function postgresStore(options: PostgresStoreOptions): Promise<SqlSegmentStore> {
+  const { connectionString, client } = options ?? {};
+  if ((connectionString === undefined) === (client === undefined)) {
+    throw new InvalidArgumentError(
+      `postgresStore: expected exactly one of connectionString and client, received ${received(connectionString)} and ${received(client)}`,
+    );
+  }
+  if (client !== undefined) {
+    if (typeof client?.query !== 'function') {
+      throw new InvalidArgumentError(`client: expected a pg Pool or Client, received ${received(client)}`);
+    }
+    return sqlSegmentStore(client, 'postgres', options);
+  }
+  if (typeof connectionString !== 'string' || !/^postgres(ql)?:\/\//.test(connectionString)) {
+    throw new InvalidArgumentError(
+      `connectionString: expected a postgres:// URL, received ${received(connectionString)}`,
+    );
+  }
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.maxConnections ?? 4,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+  });
+  // A server that goes away makes idle clients emit 'error'; unhandled, that would end the
+  // process. The next query fails instead, and Segments reports it once both buffers are empty.
+  pool.on('error', () => undefined);
+  // A client the pool has already let go (pool.end() resolves before the sockets close) has no
+  // listener left: a server shutting down at that moment would end the process too.
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return sqlSegmentStore(pool, 'postgres', options, () => pool.end());
+}
+
+/** Where `pgliteStore` keeps its database. */
+export interface PgliteStoreOptions extends SqlStoreOptions {
+  /**
+   * A directory for the database files; one process at a time may open it. Default: in memory,
+   * which forgets every tag when the process ends (fine for tests and demos only).
+   */
+  readonly dataDir?: string;
+  /** Your own PGlite instance (anything with `query`): used as is, never closed. */
+  readonly client?: SqlClient;
+}
+
+/**
+ * A segment store on PGlite, the PostgreSQL engine compiled to WASM and run in this process:
+ * the embedded default, no server to start. Same table and statement as `postgresStore`.
+ *
+ * @throws InvalidArgumentError for a bad dataDir, table name or sequence scheme.
+ */
+export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<SqlSegmentStore> {
+  if (options.client !== undefined) {
+    if (typeof options.client?.query !== 'function') {
+      throw new InvalidArgumentError(
+        `client: expected a PGlite instance, received ${received(options.client)}`,
+      );
+    }
+    return sqlSegmentStore(options.client, 'pglite', options);
+  }
+  if (options.dataDir !== undefined && (typeof options.dataDir !== 'string' || options.dataDir === '')) {
+    throw new InvalidArgumentError(
+      `dataDir: expected a directory path, received ${received(options.dataDir)}`,
+    );
+  }
+  const { PGlite } = await import('@electric-sql/pglite');
+  const db = await PGlite.create(options.dataDir === undefined ? {} : { dataDir: options.dataDir });
+  return sqlSegmentStore(db, 'pglite', options, () => db.close());
+}

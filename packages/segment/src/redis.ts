@@ -1,0 +1,117 @@
+// The Redis store: INCRBY on one key per tag. ioredis is imported inside the factory, so
+// importing @ids/segment does not load it.
+import { InvalidArgumentError, received } from '@ids/engine';
+import { StoreCorruptError, UnknownTagError } from './errors.js';
+import { checkStep } from './step.js';
+import { checkTag, rangeEndingAt, type SegmentRange, type SegmentStore, storedMaxId } from './store.js';
+
+/** What the Redis store needs from a client: ioredis fits. */
+export interface RedisClient {
+  /** EVAL script numKeys key... arg... */
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  /** SET key value NX. */
+  set(key: string, value: string, nx: 'NX'): Promise<unknown>;
+}
+
+/** How `redisStore` reaches Redis. */
+export interface RedisStoreOptions {
+  /** A `redis://` URL; the store opens an ioredis client and closes it on `close()`. */
+  readonly url?: string;
+  /** Your own ioredis client (anything with `eval` and `set`): used as is, never closed. */
+  readonly client?: RedisClient;
+  /** Prefix of the key of each tag. Default "ids:segment:". */
+  readonly prefix?: string;
+  /** How long a command may take before it fails, in ms. Default 5000. */
+  readonly timeoutMs?: number;
+}
+
+// A missing key answers nil instead of letting INCRBY start it from 0: a Redis that lost its
+// data (restarted without persistence, failed over to an empty replica) must not hand out 1
+// again. GET after INCRBY returns the value as a string, exact past 2^53 (a Lua number is not).
+const ALLOCATE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+return redis.call('GET', KEYS[1])`;
+
+/**
+ * A segment store on Redis: each tag is a key advanced with INCRBY (the design's Redis INCR, in
+ * segments). Redis without persistence forgets the keys on restart: the store then answers
+ * UnknownTagError, never 1 again; re-register the tag above the highest ID issued.
+ *
+ * @throws InvalidArgumentError when neither or both of url and client are given, or for a bad prefix.
+ */
+export async function redisStore(options: RedisStoreOptions): Promise<SegmentStore> {
+  const { url, client } = options ?? {};
+  if ((url === undefined) === (client === undefined)) {
+    throw new InvalidArgumentError(
+      `redisStore: expected exactly one of url and client, received ${received(url)} and ${received(client)}`,
+    );
+  }
+  const prefix = options.prefix ?? 'ids:segment:';
+  if (typeof prefix !== 'string' || prefix.length > 128) {
+    throw new InvalidArgumentError(
+      `prefix: expected a string of up to 128 characters, received ${received(prefix)}`,
+    );
+  }
+  let redis: RedisClient;
+  let close = async () => {};
+  if (client !== undefined) {
+    if (typeof client?.eval !== 'function' || typeof client.set !== 'function') {
+      throw new InvalidArgumentError(`client: expected an ioredis client, received ${received(client)}`);
+    }
+    redis = client;
+  } else {
+    if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) {
+      throw new InvalidArgumentError(`url: expected a redis:// URL, received ${received(url)}`);
+    }
+    const { Redis } = await import('ioredis');
+    const timeoutMs = options.timeoutMs ?? 5000;
+    const own = new Redis(url, {
+      lazyConnect: true,
+      commandTimeout: timeoutMs,
+      connectTimeout: timeoutMs,
+      // Fail a command at once while the server is away (Segments serves from its buffers and
+      // asks again later) rather than queueing it until a reconnect.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    });
+    own.on('error', () => undefined);
+    await own.connect();
+    redis = own as unknown as RedisClient;
+    close = async () => {
+      own.disconnect();
+    };
+  }
+  return {
+    kind: 'redis',
+    async createTag(tag, { after }) {
+      checkTag(tag);
+      await redis.set(prefix + tag, after.toString(), 'NX');
+    },
+    async allocate(tag, step): Promise<SegmentRange> {
+      checkTag(tag);
+      checkStep(step, 'step', 1, 2 ** 31 - 1);
+      const where = `tag ${JSON.stringify(tag)} in redis key ${prefix}${tag}`;
+      let value: unknown;
+      try {
+        value = await redis.eval(ALLOCATE, 1, prefix + tag, step);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        if (/not an integer|overflow/i.test(reason)) {
+          throw new StoreCorruptError(
+            `${where}: expected an integer from 0 with room for the step; Redis refused: ${reason}`,
+            { cause: error },
+          );
+        }
+        throw error;
+      }
+      if (value === null) {
+        throw new UnknownTagError(
+          `${where}: no such key; register the tag first (createTag). A Redis that lost its data shows this way`,
+        );
+      }
+      return rangeEndingAt(storedMaxId(value, where), step, where);
+    },
+    close,
+  };
+}

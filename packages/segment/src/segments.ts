@@ -1,0 +1,344 @@
+import { type Clock, checkClock, IdsError, InvalidArgumentError, received, wallClock } from '@ids/engine';
+import {
+  BufferEmptyError,
+  SegmentsClosedError,
+  StoreCorruptError,
+  StoreUnavailableError,
+  StoreWentBackwardsError,
+} from './errors.js';
+import {
+  checkNumber,
+  checkStep,
+  DEFAULT_MAX_STEP,
+  DEFAULT_TARGET_MS,
+  nextStep,
+  STEP_LIMIT,
+  type StepRule,
+} from './step.js';
+import { checkTag, MAX_ID, type SegmentRange, type SegmentStore } from './store.js';
+
+/** The default first step: IDs per segment until the dynamic step changes it. */
+export const DEFAULT_STEP = 1000;
+/** The default share of a segment used before the next one is fetched (Leaf: 10%). */
+export const DEFAULT_PREFETCH_AT = 0.1;
+/** The most IDs one `nextIds` call returns. */
+export const MAX_IDS_PER_CALL = 1_000_000;
+
+/** How `Segments.create` takes its store, tag and settings. */
+export interface SegmentsOptions {
+  /** Where segments come from (`pgliteStore`, `postgresStore`, `redisStore`, ...). Required. */
+  readonly store: SegmentStore;
+  /** The sequence to draw from: 1 to 64 of A-Z a-z 0-9 _ . - (else InvalidTagError). Required. */
+  readonly tag: string;
+  /**
+   * Register the tag when the store lacks it, so its first ID is `after + 1` (default after 0n:
+   * the first ID is 1). Default false: an unregistered tag is UnknownTagError, so a store that
+   * lost its data fails loudly instead of starting again at 1.
+   */
+  readonly createTag?:
+    | boolean
+    | {
+        /** The ID before the first: the tag's first ID is `after + 1`. Default 0n; from 0n to 2^63 - 2. */
+        readonly after?: bigint;
+      };
+  /** The first step (IDs per segment). Default 1000; from minStep to maxStep, else StepOutOfRangeError. */
+  readonly step?: number;
+  /** The smallest step the dynamic rule shrinks to. Default `step`; from 1 to `step`. */
+  readonly minStep?: number;
+  /** The largest step the dynamic rule grows to. Default 1,000,000 (Leaf); from `step` to 2^31 - 1. Equal to minStep: a fixed step. */
+  readonly maxStep?: number;
+  /** How long a segment should last, in ms (see `nextStep`). Default 15 minutes (Leaf); more than 0. */
+  readonly targetMs?: number;
+  /** The share of a segment used before the next is fetched. Default 0.1; from 0 to 0.99 (else InvalidArgumentError). */
+  readonly prefetchAt?: number;
+  /**
+   * Read only to time how long segments last, for the dynamic step: IDs never depend on it, so
+   * clock steps change nothing but the step. Default: the wall clock.
+   */
+  readonly clock?: Clock;
+}
+
+/** What a Segments has done: for tests, metrics and benchmarks. */
+export interface SegmentsStats {
+  /** The step the next fetch will ask for (before the dynamic rule adjusts it). */
+  readonly step: number;
+  /** Store calls made for segments so far (each one round trip). */
+  readonly roundTrips: number;
+  /** IDs held and not yet issued: the rest of the current segment plus the fetched next one. */
+  readonly remaining: bigint;
+  /** The highest ID the store has handed this process (issued or held), 0n before the first. */
+  readonly highest: bigint;
+}
+
+function typed(error: unknown, tag: string): Error {
+  if (error instanceof IdsError) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(
+    `tag ${JSON.stringify(tag)}: both buffers are empty and the store gave no segment: ${reason}`,
+    { cause: error },
+  );
+}
+
+/**
+ * Leaf-segment IDs for one tag: ranges taken from a store and handed out from memory, the next
+ * range fetched in the background once `prefetchAt` of the current one is used (Leaf's double
+ * buffer). IDs are bigint, from 1, strictly increasing within the process and unique across
+ * every process that shares the store. The clock is never read for an ID.
+ *
+ * ```
+ *   current [first ........ used | ........ last]   next [first ........ last]
+ *                          ^ prefetchAt: fetch next   ^ ready before current runs out
+ * ```
+ */
+export class Segments {
+  readonly #store: SegmentStore;
+  readonly #tag: string;
+  readonly #rule: StepRule;
+  readonly #prefetchAt: number;
+  readonly #clock: Clock;
+  #step: number;
+  // The current segment: `#cur` is the next ID to issue, empty once it passes `#last`.
+  #cur = 1n;
+  #last = 0n;
+  #triggerAt = 0n;
+  #size = 0n;
+  #next: SegmentRange | undefined;
+  #pending: Promise<void> | undefined;
+  #lastFetchAt: number | undefined;
+  #highest = 0n;
+  #roundTrips = 0;
+  #closed = false;
+
+  private constructor(options: SegmentsOptions) {
+    this.#store = options.store;
+    this.#tag = options.tag;
+    const step = options.step ?? DEFAULT_STEP;
+    checkStep(step, 'step', 1, STEP_LIMIT);
+    const minStep = checkStep(options.minStep ?? step, 'minStep', 1, step);
+    const maxStep = checkStep(
+      options.maxStep ?? Math.max(step, DEFAULT_MAX_STEP),
+      'maxStep',
+      step,
+      STEP_LIMIT,
+    );
+    const targetMs = checkNumber(
+      options.targetMs ?? DEFAULT_TARGET_MS,
+      'targetMs',
+      Number.MIN_VALUE,
+      2 ** 40,
+    );
+    this.#rule = { minStep, maxStep, targetMs };
+    this.#step = step;
+    this.#prefetchAt = checkNumber(options.prefetchAt ?? DEFAULT_PREFETCH_AT, 'prefetchAt', 0, 0.99);
+    this.#clock = options.clock === undefined ? wallClock : checkClock(options.clock);
+  }
+
+  /**
+   * Checks the settings, registers the tag when asked, and fetches the first segment, so that the
+   * first `next()` is served from memory.
+   *
+   * @throws InvalidTagError, StepOutOfRangeError, InvalidArgumentError for bad settings;
+   * UnknownTagError for a tag the store lacks (without `createTag`); StoreCorruptError for a
+   * store value no segment can be cut from; StoreUnavailableError when the store cannot answer.
+   */
+  static async create(options: SegmentsOptions): Promise<Segments> {
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError(`Segments.create: expected options, received ${received(options)}`);
+    }
+    const store = options.store as Partial<SegmentStore> | undefined;
+    if (typeof store?.allocate !== 'function' || typeof store.createTag !== 'function') {
+      throw new InvalidArgumentError(
+        `store: expected a SegmentStore (allocate, createTag, close), received ${received(store)}`,
+      );
+    }
+    checkTag(options.tag);
+    const segments = new Segments(options);
+    if (options.createTag) {
+      const after = typeof options.createTag === 'object' ? (options.createTag.after ?? 0n) : 0n;
+      if (typeof after !== 'bigint' || after < 0n || after >= MAX_ID) {
+        throw new InvalidArgumentError(
+          `createTag.after: expected a bigint from 0n to ${MAX_ID - 1n}n, received ${received(after)}`,
+        );
+      }
+      try {
+        await options.store.createTag(options.tag, { after, step: segments.#step });
+      } catch (error) {
+        throw typed(error, options.tag);
+      }
+    }
+    await segments.#refill();
+    return segments;
+  }
+
+  /** The tag these IDs are drawn from. */
+  get tag(): string {
+    return this.#tag;
+  }
+
+  /** Counters and the current step (see SegmentsStats). */
+  get stats(): SegmentsStats {
+    const current = this.#cur > this.#last ? 0n : this.#last - this.#cur + 1n;
+    const next = this.#next ? this.#next.last - this.#next.first + 1n : 0n;
+    return {
+      step: this.#step,
+      roundTrips: this.#roundTrips,
+      remaining: current + next,
+      highest: this.#highest,
+    };
+  }
+
+  /**
+   * The next ID. Served from memory; waits on the store only when both buffers are empty (a
+   * store slower than a segment lasts: callers wait for the fetch in flight, never for a second).
+   *
+   * @throws (rejects) StoreUnavailableError once both buffers are empty and the store cannot
+   * answer; UnknownTagError, StoreCorruptError or StoreWentBackwardsError for what the store
+   * answered; SegmentsClosedError after close().
+   */
+  next(): Promise<bigint> {
+    if (this.#closed) return Promise.reject(this.#closedError());
+    const id = this.#take();
+    return id === undefined ? this.#nextSlow() : Promise.resolve(id);
+  }
+
+  #closedError(): SegmentsClosedError {
+    return new SegmentsClosedError(`tag ${JSON.stringify(this.#tag)}: closed`);
+  }
+
+  async #nextSlow(): Promise<bigint> {
+    for (;;) {
+      await this.#refill();
+      const id = this.#take();
+      if (id !== undefined) return id;
+    }
+  }
+
+  /**
+   * The next ID, from memory only: it never waits on the store.
+   * @throws BufferEmptyError when both buffers are empty (a fetch is started for a later call);
+   * SegmentsClosedError after close().
+   */
+  nextSync(): bigint {
+    const id = this.#take();
+    if (id !== undefined) return id;
+    this.#fetch().catch(() => undefined);
+    throw new BufferEmptyError(
+      `tag ${JSON.stringify(this.#tag)}: both buffers are empty; a segment is being fetched. Use next() to wait for it`,
+    );
+  }
+
+  /**
+   * The next `count` IDs, in increasing order.
+   * @throws (rejects) InvalidArgumentError unless `count` is a whole number from 1 to 1,000,000;
+   * otherwise what `next()` rejects with (IDs taken before the failure are not returned, and not reissued).
+   */
+  async nextIds(count: number): Promise<bigint[]> {
+    if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_IDS_PER_CALL) {
+      throw new InvalidArgumentError(
+        `count: expected a whole number from 1 to ${MAX_IDS_PER_CALL}, received ${received(count)}`,
+      );
+    }
+    const ids = new Array<bigint>(count);
+    for (let i = 0; i < count; ) {
+      const id = this.#take();
+      if (id === undefined) await this.#refill();
+      else ids[i++] = id;
+    }
+    return ids;
+  }
+
+  /** Stops issuing IDs (calls then fail with SegmentsClosedError) and waits for a fetch in flight. The store stays open. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#pending?.catch(() => undefined);
+  }
+
+  #take(): bigint | undefined {
+    if (this.#closed) throw this.#closedError();
+    if (this.#cur > this.#last) {
+      if (this.#next === undefined) return undefined;
+      this.#adopt(this.#next);
+      this.#next = undefined;
+    }
+    const id = this.#cur++;
+    if (id >= this.#triggerAt && this.#next === undefined && this.#pending === undefined) {
+      this.#fetch().catch(() => {
+        // A failed prefetch is tried again after another `prefetchAt` of the segment is used;
+        // only a caller that finds both buffers empty sees the error.
+        this.#triggerAt = this.#cur + this.#prefetchDistance();
+      });
+    }
+    return id;
+  }
+
+  #prefetchDistance(): bigint {
+    const d = BigInt(Math.floor(Number(this.#size) * this.#prefetchAt));
+    return d > 0n ? d : 1n;
+  }
+
+  #adopt(range: SegmentRange): void {
+    this.#cur = range.first;
+    this.#last = range.last;
+    this.#size = range.last - range.first + 1n;
+    this.#triggerAt = range.first + BigInt(Math.floor(Number(this.#size) * this.#prefetchAt));
+  }
+
+  /** Waits for a segment when both buffers are empty: the fetch in flight, else a new one. */
+  async #refill(): Promise<void> {
+    try {
+      await this.#fetch();
+    } catch (error) {
+      throw typed(error, this.#tag);
+    }
+  }
+
+  #fetch(): Promise<void> {
+    if (this.#closed)
+      return Promise.reject(new SegmentsClosedError(`tag ${JSON.stringify(this.#tag)}: closed`));
+    if (this.#pending) return this.#pending;
+    const now = this.#clock.now();
+    const step = nextStep(
+      this.#step,
+      this.#lastFetchAt === undefined ? undefined : now - this.#lastFetchAt,
+      this.#rule,
+    );
+    this.#roundTrips += 1;
+    const pending = (async () => {
+      try {
+        const range = await this.#store.allocate(this.#tag, step);
+        this.#accept(range);
+        this.#step = step;
+        this.#lastFetchAt = now;
+      } finally {
+        this.#pending = undefined;
+      }
+    })();
+    this.#pending = pending;
+    return pending;
+  }
+
+  /** A range is taken only if it is sound and lies wholly above every ID this process issued. */
+  #accept(range: SegmentRange): void {
+    const where = `tag ${JSON.stringify(this.#tag)} (${this.#store.kind})`;
+    const { first, last } = range ?? {};
+    if (
+      typeof first !== 'bigint' ||
+      typeof last !== 'bigint' ||
+      first < 1n ||
+      last < first ||
+      last > MAX_ID
+    ) {
+      throw new StoreCorruptError(
+        `${where}: expected a range of IDs from 1 to ${MAX_ID}, the store answered ${received(first)} to ${received(last)}`,
+      );
+    }
+    if (first <= this.#highest) {
+      throw new StoreWentBackwardsError(
+        `${where}: the store handed out ${first} to ${last}, but this process already holds IDs up to ${this.#highest}; refused (restored or reset store?)`,
+      );
+    }
+    this.#highest = last;
+    if (this.#cur > this.#last) this.#adopt(range);
+    else this.#next = range;
+  }
+}

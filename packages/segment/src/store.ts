@@ -1,0 +1,89 @@
+import { received } from '@ids/engine';
+import { InvalidTagError, StoreCorruptError } from './errors.js';
+
+/** A range of IDs a store handed out: every integer from `first` to `last`, both included. */
+export interface SegmentRange {
+  /** The first ID of the range (1 or more). */
+  readonly first: bigint;
+  /** The last ID of the range (at least `first`, at most 2^63 - 1). */
+  readonly last: bigint;
+}
+
+/**
+ * Where segments come from: a row per tag advanced in one statement (PostgreSQL, PGlite), a
+ * key advanced with INCRBY (Redis), or a sequence per database. Each adapter is a few lines over
+ * this interface; write one for another store the same way.
+ */
+export interface SegmentStore {
+  /** A short name for messages and benchmarks ("postgres", "pglite", "redis", ...). */
+  readonly kind: string;
+  /**
+   * Registers `tag` if it is absent, so that its first ID is `after + 1`; a tag already
+   * registered is left as it is (several processes may call this at once).
+   */
+  createTag(tag: string, options: { readonly after: bigint; readonly step: number }): Promise<void>;
+  /**
+   * Takes the next range of `tag`, about `step` IDs long (a store may hand out its own fixed
+   * size instead). Atomic: two callers never receive overlapping ranges.
+   * Rejects with UnknownTagError for a tag never registered, StoreCorruptError for a value no
+   * range can be cut from; any other rejection is the store being unavailable.
+   */
+  allocate(tag: string, step: number): Promise<SegmentRange>;
+  /** Closes what this store opened (a client it was given is left open). */
+  close(): Promise<void>;
+}
+
+/** The largest ID: a signed 64-bit column's maximum. */
+export const MAX_ID = 2n ** 63n - 1n;
+
+const TAG = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * Checks a tag name and returns it: 1 to 64 of A-Z a-z 0-9 _ . -, starting with a letter or
+ * digit (it becomes part of a key or a sequence name).
+ * @throws InvalidTagError for anything else.
+ */
+export function checkTag(tag: unknown): string {
+  if (typeof tag !== 'string' || !TAG.test(tag)) {
+    throw new InvalidTagError(
+      `tag: expected 1 to 64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit, received ${received(tag)}`,
+    );
+  }
+  return tag;
+}
+
+/**
+ * Reads a store's `max_id` strictly: a bigint, a safe integer, or a string of decimal digits,
+ * from 0 to 2^63 - 1. Anything else is StoreCorruptError, never a guess.
+ */
+export function storedMaxId(value: unknown, where: string): bigint {
+  let id: bigint | undefined;
+  if (typeof value === 'bigint') id = value;
+  else if (typeof value === 'number' && Number.isSafeInteger(value)) id = BigInt(value);
+  else if (typeof value === 'string' && /^-?[0-9]{1,20}$/.test(value)) id = BigInt(value);
+  if (id === undefined) {
+    throw new StoreCorruptError(
+      `${where}: expected max_id to be a whole number from 0 to ${MAX_ID}, the store holds ${received(value)}`,
+    );
+  }
+  if (id < 0n || id > MAX_ID) {
+    throw new StoreCorruptError(
+      `${where}: expected max_id from 0 to ${MAX_ID}, the store holds ${id}; nothing was issued from it`,
+    );
+  }
+  return id;
+}
+
+/**
+ * The range a `max_id += step` store handed out: (maxId - step, maxId]. A max_id that was
+ * negative before the increment shows here as a range starting below 1.
+ */
+export function rangeEndingAt(maxId: bigint, step: number, where: string): SegmentRange {
+  const first = maxId - BigInt(step) + 1n;
+  if (first < 1n) {
+    throw new StoreCorruptError(
+      `${where}: max_id was ${first - 1n} before this allocation; expected 0 or more. Nothing was issued from it`,
+    );
+  }
+  return { first, last: maxId };
+}

@@ -1,0 +1,81 @@
+// The design's database-assigned worker ID: insert a row for this host once, take the number
+// the database assigned as the machine ID, and keep it in a local file so a restart reuses it.
+import { hostname, networkInterfaces } from 'node:os';
+import { InvalidArgumentError, type MachineIdProvider, received } from '@ids/engine';
+import { keptMachineId } from '@ids/machine-file';
+import { MachineIdExhaustedError } from './errors.js';
+import { checkIdentifier, createQuietly, type SqlClient } from './sql.js';
+import { storedMaxId } from './store.js';
+
+/** How `sqlMachineId` registers the host. */
+export interface SqlMachineIdOptions {
+  /** Where the row is inserted: a `SqlSegmentStore`'s `sql`, a pg Pool, or a PGlite instance. Required. */
+  readonly sql: SqlClient;
+  /** The file that keeps the assigned machine ID (see keptMachineId). Required. */
+  readonly path: string;
+  /** The table of hosts. Default "ids_worker"; a plain lower-case identifier. */
+  readonly table?: string;
+  /** Recorded with the row. Default: os.hostname(). */
+  readonly host?: string;
+  /** Recorded with the row. Default: the first non-internal address of os.networkInterfaces(), or none. */
+  readonly address?: string;
+}
+
+function firstAddress(): string | null {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const entry of list ?? []) if (!entry.internal) return entry.address;
+  }
+  return null;
+}
+
+/**
+ * A machine-ID provider: the first time on a host (no file at `path`) it inserts a row (host
+ * name, address, time) into `table` and uses the number the database assigned (0, 1, 2, ...
+ * from an identity column) as the machine ID, then keeps it in the file through keptMachineId;
+ * later starts read the file and never touch the database. The provider is asynchronous: use
+ * a generator's `create`.
+ *
+ * It cannot see a host rebuilt without its file: that host inserts a new row and takes a new
+ * number, and the old one is never reused (numbers are not recycled).
+ *
+ * @throws (from the provider) KeptFallbackError whose `cause` is MachineIdExhaustedError when
+ * the assigned number no longer fits the machine field (never wrapped), or the database's error;
+ * the errors of keptMachineId for the file. InvalidArgumentError at once for bad options.
+ */
+export function sqlMachineId(options: SqlMachineIdOptions): MachineIdProvider {
+  if (typeof options?.sql?.query !== 'function') {
+    throw new InvalidArgumentError(`sql: expected a client with query(), received ${received(options?.sql)}`);
+  }
+  const table = checkIdentifier(options.table ?? 'ids_worker', 'table');
+  for (const key of ['host', 'address'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'string') {
+      throw new InvalidArgumentError(`${key}: expected a string, received ${received(options[key])}`);
+    }
+  }
+  const { sql } = options;
+  return keptMachineId({
+    path: options.path,
+    fallback: async ({ bits }) => {
+      await createQuietly(
+        sql,
+        `CREATE TABLE IF NOT EXISTS ${table} (
+          id bigint GENERATED ALWAYS AS IDENTITY (MINVALUE 0 START WITH 0) PRIMARY KEY,
+          host text NOT NULL,
+          address text,
+          created_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const { rows } = await sql.query(
+        `INSERT INTO ${table} (host, address) VALUES ($1, $2) RETURNING id::text AS id`,
+        [options.host ?? hostname(), options.address ?? firstAddress()],
+      );
+      const id = storedMaxId((rows[0] as { id?: unknown } | undefined)?.id, `table ${table}`);
+      const max = 2n ** BigInt(bits) - 1n;
+      if (id > max) {
+        throw new MachineIdExhaustedError(
+          `table ${table} assigned machine ID ${id}; expected one from 0 to ${max} (${bits} bits). It is not wrapped: widen the machine field or clear rows of hosts that are gone`,
+        );
+      }
+      return Number(id);
+    },
+  });
+}

@@ -1,0 +1,97 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const DRAW = new URL('./fixtures/draw.mjs', import.meta.url).pathname;
+
+/** What a drawing child reports when it ends. */
+export interface DrawReport {
+  count: number;
+  errors: Record<string, number>;
+  lastError?: string;
+  remaining: string;
+  roundTrips: number;
+}
+
+/** A job for test/fixtures/draw.mjs. */
+export interface DrawJob {
+  store: string;
+  tag: string;
+  count?: number;
+  step?: number;
+  fixedStep?: boolean;
+  createTag?: boolean;
+  paceEvery?: number;
+}
+
+/** A running drawing child: wait for `started`, send `stop()`, await `done` for its IDs and report. */
+export interface Drawer {
+  child: ChildProcess;
+  started: Promise<void>;
+  stop(): void;
+  done: Promise<{ ids: BigInt64Array; report: DrawReport }>;
+}
+
+export function scratch(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'ids-segment-'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Starts a child process drawing IDs (see fixtures/draw.mjs). */
+export function draw(job: DrawJob, out: string): Drawer {
+  const child = fork(DRAW, [JSON.stringify({ ...job, out })], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  const started = new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`child exited (${code}) before it started:\n${stderr}`)));
+  });
+  started.catch(() => undefined);
+  const done = new Promise<{ ids: BigInt64Array; report: DrawReport }>((resolve, reject) => {
+    child.once('exit', (code, signal) => {
+      if (code !== 0) {
+        reject(new Error(`child exited with ${code ?? signal}:\n${stderr}\n${stdout}`));
+        return;
+      }
+      const buffer = readFileSync(out);
+      const ids = new BigInt64Array(buffer.buffer, buffer.byteOffset, buffer.byteLength / 8);
+      resolve({ ids, report: JSON.parse(stdout.trim().split('\n').at(-1)!) as DrawReport });
+    });
+  });
+  return {
+    child,
+    started,
+    stop: () => {
+      if (child.connected) child.send('stop');
+    },
+    done,
+  };
+}
+
+/** Every ID of every child, sorted; fails the test on the first duplicate. */
+export function union(lists: readonly BigInt64Array[]): { sorted: BigInt64Array; duplicates: bigint[] } {
+  const total = lists.reduce((n, l) => n + l.length, 0);
+  const sorted = new BigInt64Array(total);
+  let at = 0;
+  for (const list of lists) {
+    sorted.set(list, at);
+    at += list.length;
+  }
+  sorted.sort();
+  const duplicates: bigint[] = [];
+  for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) duplicates.push(sorted[i]!);
+  return { sorted, duplicates };
+}
+
+/** Whether each child's own IDs came out strictly increasing. */
+export function strictlyIncreasing(ids: BigInt64Array): boolean {
+  for (let i = 1; i < ids.length; i++) if (ids[i]! <= ids[i - 1]!) return false;
+  return true;
+}

@@ -1,0 +1,106 @@
+// The database-assigned machine ID on a real PostgreSQL: a row per host inserted once, kept in a
+// local file, refused (never wrapped) once it no longer fits the field.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { InvalidArgumentError, MachineIdProviderError } from '@ids/engine';
+import { KeptFallbackError } from '@ids/machine-file';
+import { hasPostgres, type PostgresServer, startPostgres } from '@ids/test-services';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MachineIdExhaustedError, sqlMachineId } from '../src/index.js';
+import { scratch } from './helpers.js';
+
+describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
+  let server: PostgresServer;
+  let pool: pg.Pool;
+  const tmp = scratch();
+  beforeAll(async () => {
+    server = await startPostgres();
+    pool = new pg.Pool({ connectionString: server.url, max: 20 });
+    // Clients the pool lets go on end() are closed after end() resolves; the server stopping
+    // meanwhile must not raise an unhandled 'error' on them.
+    pool.on('connect', (client) => client.on('error', () => undefined));
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await server?.close();
+    tmp.remove();
+  });
+
+  it('20 hosts registering at once get 20 distinct numbers, 0 to 19, each kept in its file', async () => {
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        sqlMachineId({
+          sql: pool,
+          path: join(tmp.dir, `host${i}`, 'machine-id'),
+          host: `host${i}`,
+          table: 'fleet',
+        })({
+          bits: 16,
+        }),
+      ),
+    );
+    expect([...ids].sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    for (let i = 0; i < 20; i++) {
+      expect(readFileSync(join(tmp.dir, `host${i}`, 'machine-id'), 'utf8')).toBe(`${ids[i]}\n`);
+    }
+    const { rows } = await pool.query('SELECT host, address, created_at FROM fleet ORDER BY id');
+    expect(rows.length).toBe(20);
+    expect(rows[0].created_at).toBeInstanceOf(Date);
+  });
+
+  it('a restart reads the file: the same number, no new row', async () => {
+    const path = join(tmp.dir, 'restart', 'machine-id');
+    const provider = () =>
+      sqlMachineId({ sql: pool, path, table: 'restarts', host: 'web-1', address: '127.0.0.1' });
+    const first = await provider()({ bits: 16 });
+    const again = await provider()({ bits: 16 });
+    expect(again).toBe(first);
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM restarts');
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('a number past the machine field is refused (MachineIdExhaustedError as the cause), never wrapped, and not kept', async () => {
+    const table = 'tiny';
+    const ids: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push(
+        (await sqlMachineId({ sql: pool, path: join(tmp.dir, `tiny${i}`, 'id'), table })({
+          bits: 2,
+        })) as number,
+      );
+    }
+    expect(ids).toEqual([0, 1, 2, 3]);
+    const path = join(tmp.dir, 'tiny4', 'id');
+    const error = await Promise.resolve()
+      .then(() => sqlMachineId({ sql: pool, path, table })({ bits: 2 }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KeptFallbackError);
+    expect((error as Error).cause).toBeInstanceOf(MachineIdExhaustedError);
+    expect(((error as Error).cause as Error).message).toMatch(
+      /assigned machine ID 4; expected one from 0 to 3/,
+    );
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('drives a Sonyflake through create() (the provider is asynchronous)', async () => {
+    const { Sonyflake } = await import('@ids/sonyflake');
+    const path = join(tmp.dir, 'sony', 'machine-id');
+    const flake = await Sonyflake.create({ machineId: sqlMachineId({ sql: pool, path, table: 'sony' }) });
+    const id = await flake.nextId();
+    expect(flake.decompose(id).machine).toBe(0);
+    await flake.close();
+  });
+
+  it('bad options fail at once; a provider error is the generator error cause', async () => {
+    expect(() => sqlMachineId({ sql: {} as never, path: 'x' })).toThrow(InvalidArgumentError);
+    expect(() => sqlMachineId({ sql: pool, path: 'x', table: 'Drop Table' })).toThrow(InvalidArgumentError);
+    expect(() => sqlMachineId({ sql: pool, path: '' })).toThrow(InvalidArgumentError);
+    const { Sonyflake } = await import('@ids/sonyflake');
+    const dead = { query: async () => Promise.reject(new Error('ECONNREFUSED')) };
+    const error = await Sonyflake.create({
+      machineId: sqlMachineId({ sql: dead, path: join(tmp.dir, 'dead', 'id') }),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MachineIdProviderError);
+  });
+});
