@@ -1,3 +1,4 @@
+import { checkGeneratorSettings, checkOnError } from './check.js';
 import { type Clock, checkClock, sleep, sleepSync, wallClock } from './clock.js';
 import {
   ClockMovedBackwardsError,
@@ -170,6 +171,7 @@ export class IdGenerator {
    * machine ID).
    */
   constructor(options: GeneratorOptions) {
+    checkGeneratorSettings(options);
     this.layout = options.layout;
     const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
     this.#clock = clock;
@@ -187,7 +189,7 @@ export class IdGenerator {
       );
     }
     this.#randomBound = bound;
-    this.#onError = options.onError ?? ((error) => process.emitWarning(error as Error));
+    this.#onError = checkOnError(options.onError);
     this.#cell = options.state ?? new LocalCell(initialState(this.layout));
     this.#adopt(options.machineId);
   }

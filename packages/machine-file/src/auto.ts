@@ -1,8 +1,7 @@
-import { IdsError, InvalidArgumentError, InvalidMachineIdError, received } from '@ids/engine';
+import { errorText, IdsError, InvalidArgumentError, InvalidMachineIdError, received } from '@ids/engine';
 import { type InterfaceSource, privateIPv4, privateIpMachineId } from '@ids/machine-ip';
 import { claimHostMachineId, type HostClaim, type HostClaimOptions } from './claim.js';
 import { defaultClaimDir, type Env } from './dirs.js';
-import { describe } from './files.js';
 
 /** The steps of the `auto` chain, in order. */
 export type AutoStepName = 'explicit' | 'private-ip' | 'host-claim';
@@ -122,7 +121,7 @@ export function autoMachineId(options: AutoMachineIdOptions = {}): AutoMachineId
   }
   const trail: AutoStep[] = [];
   const fail = (error: unknown): never => {
-    throw new AutoMachineIdError(`no machine ID: ${describe(error)}\n${explainTrail(trail)}`, trail, {
+    throw new AutoMachineIdError(`no machine ID: ${errorText(error)}\n${explainTrail(trail)}`, trail, {
       cause: error,
     });
   };
@@ -141,7 +140,7 @@ export function autoMachineId(options: AutoMachineIdOptions = {}): AutoMachineId
   try {
     explicit = explicitId(options, env, 2 ** bits - 1);
   } catch (error) {
-    trail.push({ step: 'explicit', outcome: 'failed', detail: describe(error) });
+    trail.push({ step: 'explicit', outcome: 'failed', detail: errorText(error) });
     return fail(error);
   }
   if (explicit) return done(explicit.id, 'explicit', `machine ID ${explicit.id} from ${explicit.from}`);
@@ -155,7 +154,7 @@ export function autoMachineId(options: AutoMachineIdOptions = {}): AutoMachineId
   try {
     ipId = privateIpMachineId({ interfaces: options.interfaces })({ bits }) as number;
   } catch (error) {
-    trail.push({ step: 'private-ip', outcome: 'failed', detail: describe(error) });
+    trail.push({ step: 'private-ip', outcome: 'failed', detail: errorText(error) });
   }
   if (ipId !== undefined) {
     const address = privateIPv4(options.interfaces);
@@ -166,7 +165,7 @@ export function autoMachineId(options: AutoMachineIdOptions = {}): AutoMachineId
       const claim = claimHostMachineId(bits, { ...claimOptions(), min: ipId, max: ipId });
       return done(claim, 'private-ip', `${from}; held on this host: ${claim.describe()}`);
     } catch (error) {
-      trail.push({ step: 'private-ip', outcome: 'failed', detail: `${from}, but ${describe(error)}` });
+      trail.push({ step: 'private-ip', outcome: 'failed', detail: `${from}, but ${errorText(error)}` });
       return fail(error);
     }
   }
@@ -180,7 +179,7 @@ export function autoMachineId(options: AutoMachineIdOptions = {}): AutoMachineId
       `machine ID ${claim.machineId}, unique among the processes of this host using ${hostOptions.dir}: ${claim.describe()}`,
     );
   } catch (error) {
-    trail.push({ step: 'host-claim', outcome: 'failed', detail: describe(error) });
+    trail.push({ step: 'host-claim', outcome: 'failed', detail: errorText(error) });
     return fail(error);
   }
 }

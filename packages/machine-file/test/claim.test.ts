@@ -94,7 +94,8 @@ describe('host claims: taking a machine ID', () => {
     const dir = tempDir();
     writeRecord(dir, '0.claim', record({ state: 'released', recordedMs: T0 + 50_000 }));
     const clock = new FakeClock(T0);
-    const claim = claimIn(dir, { clock });
+    // Exactly ID 0: in a range, a record this far ahead is passed over while another ID is free.
+    const claim = claimIn(dir, { clock, min: 0, max: 0 });
     claim.record(T0 + 70_000);
     claim.record(T0 + 60_000); // lower: ignored
     claim.release();
