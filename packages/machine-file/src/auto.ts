@@ -163,7 +163,9 @@ export function autoMachineId(options: AutoMachineIdOptions = {}): AutoMachineId
       return done(ipId, 'private-ip', `${from}; not guarded by a host claim`);
     try {
       const claim = claimHostMachineId(bits, { ...claimOptions(), min: ipId, max: ipId });
-      return done(claim, 'private-ip', `${from}; held on this host: ${claim.describe()}`);
+      return keepOrRelease(claim, () =>
+        done(claim, 'private-ip', `${from}; held on this host: ${claim.describe()}`),
+      );
     } catch (error) {
       trail.push({ step: 'private-ip', outcome: 'failed', detail: `${from}, but ${errorText(error)}` });
       return fail(error);
@@ -173,14 +175,30 @@ export function autoMachineId(options: AutoMachineIdOptions = {}): AutoMachineId
   const hostOptions = claimOptions();
   try {
     const claim = claimHostMachineId(bits, hostOptions);
-    return done(
-      claim,
-      'host-claim',
-      `machine ID ${claim.machineId}, unique among the processes of this host using ${hostOptions.dir}: ${claim.describe()}`,
+    return keepOrRelease(claim, () =>
+      done(
+        claim,
+        'host-claim',
+        `machine ID ${claim.machineId}, unique among the processes of this host using ${hostOptions.dir}: ${claim.describe()}`,
+      ),
     );
   } catch (error) {
     trail.push({ step: 'host-claim', outcome: 'failed', detail: errorText(error) });
     return fail(error);
+  }
+}
+
+/** Runs what follows taking a claim; if it throws, the claim is released, so no run leaves one held by nobody. */
+function keepOrRelease<T>(claim: HostClaim, next: () => T): T {
+  try {
+    return next();
+  } catch (error) {
+    try {
+      void Promise.resolve(claim.release()).catch(() => undefined);
+    } catch {
+      // The error that stopped the chain is the one to report; the claim is taken over once this process is gone.
+    }
+    throw error;
   }
 }
 
