@@ -63,6 +63,7 @@ export {
   toTime,
 } from './id.js';
 export {
+  checkFieldBits,
   type DecimalLength,
   defineLayout,
   type FieldOrder,
@@ -71,6 +72,7 @@ export {
   type LayoutSpec,
   layoutLimits,
   type MachinePart,
+  maxTimeBits,
   tickOf,
   tickStartMs,
 } from './layout.js';
