@@ -1,5 +1,5 @@
 import { networkInterfaces } from 'node:os';
-import { IdsError, InvalidArgumentError, type MachineIdProvider, received } from '@ids/engine';
+import { errorText, IdsError, InvalidArgumentError, type MachineIdProvider, received } from '@ids/engine';
 import ipaddr from 'ipaddr.js';
 
 /** One address of an interface, as `os.networkInterfaces()` lists it. */
@@ -52,10 +52,9 @@ function listInterfaces(source: InterfaceSource): InterfaceList {
   try {
     return source();
   } catch (error) {
-    throw new InterfaceListError(
-      `listing the network interfaces failed: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    throw new InterfaceListError(`listing the network interfaces failed: ${errorText(error)}`, {
+      cause: error,
+    });
   }
 }
 
