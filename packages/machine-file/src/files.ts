@@ -31,7 +31,12 @@ export interface FileSystem {
    */
   readFileSync(path: string, encoding: 'utf8'): string;
   /** As fs.statSync (following links): the claim directory's owner and mode are checked before use. */
-  statSync(path: string): { readonly uid: number; readonly mode: number };
+  statSync(path: string): {
+    /** The owner's user ID. */
+    readonly uid: number;
+    /** The type and permission bits (as fs.Stats.mode). */
+    readonly mode: number;
+  };
   /** As fs.openSync: 'wx' for a new temporary file (fails if it exists), 'r' for a directory to fsync. */
   openSync(path: string, flags: string, mode?: number): number;
   /** As fs.writeSync: returns how many bytes it wrote (a short write is retried). */
