@@ -3,6 +3,7 @@ import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FakeClock } from '@ids/engine';
+import { Sonyflake } from '@ids/sonyflake';
 import { describe, expect, it, vi } from 'vitest';
 import {
   autoMachineId,
@@ -11,6 +12,7 @@ import {
   claimHostMachineId,
   HostClaim,
   type HostClaimOptions,
+  hostClaim,
   KeptFileUnreadableError,
   keptMachineId,
   MAX_FILE_BYTES,
@@ -190,6 +192,13 @@ describe('recorded times out of range', () => {
       autoMachineId({ ...options, claim: { ...options.claim, processes: fakeTable(101, { 100: '1000' }) } })
         .id,
     ).toBe(0);
+  });
+
+  it('a bad generator setting is refused before the machine ID is claimed', () => {
+    const dir = tempDir();
+    const machineId = hostClaim({ dir, processes: fakeTable(100), releaseOnExit: false });
+    expect(() => new Sonyflake({ machineId, onError: 5 as never })).toThrow(/onError: expected a function/);
+    expect(listDir(dir)).toEqual([]);
   });
 });
 

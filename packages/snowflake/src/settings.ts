@@ -1,5 +1,6 @@
 import {
   checkClock,
+  checkGeneratorSettings,
   checkInteger,
   checkStartTime,
   defineLayout,
@@ -147,6 +148,8 @@ export function snowflakeLayout(settings: SnowflakeSettings = {}): Layout {
   if (typeof settings !== 'object' || settings === null) {
     throw new InvalidArgumentError(`settings: expected an object, received ${received(settings)}`);
   }
+  // Before any machine ID is claimed: a bad setting must not leave a claim taken.
+  checkGeneratorSettings(settings);
   const clock = settings.clock === undefined ? wallClock : checkClock(settings.clock);
   const custom = settings.nodeBits !== undefined || settings.stepBits !== undefined;
   if (custom && settings.preset !== undefined) {

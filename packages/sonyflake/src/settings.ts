@@ -1,6 +1,7 @@
 import {
   checkClock,
   checkFieldBits,
+  checkGeneratorSettings,
   checkSettingsObject,
   checkStartTime,
   defineLayout,
@@ -80,6 +81,8 @@ function orDefault(value: number | undefined, fallback: number): number {
  */
 export function sonyflakeLayout(settings: SonyflakeSettings = {}): Layout {
   const s = checkSettingsObject(settings);
+  // Before any machine ID is claimed: a bad setting must not leave a claim taken.
+  checkGeneratorSettings(s);
   const clock = s.clock === undefined ? wallClock : checkClock(s.clock);
   const sequenceBits = orDefault(s.bitsSequence, DEFAULT_BITS_SEQUENCE);
   const machineBits = orDefault(s.bitsMachineId, DEFAULT_BITS_MACHINE_ID);
