@@ -280,46 +280,36 @@ export class HostClaim implements MachineIdClaim {
     if (this.#done || this.#releasing) return;
     const now = this.#clock.now();
     if (now < this.#persisted - VERIFY_MARGIN_MS) return;
-    this.#latestNow = Math.max(this.#latestNow, now);
-    const recordedMs = this.#nextRecord(now);
+    const next = this.#nextRecord(now);
     let temp: string;
     try {
-      temp = writeTempSync(
-        this.#ctx.files,
-        this.path,
-        formatRecord({ ...this.#mine, recordedMs }),
-        this.#ctx.me,
-      );
+      temp = writeTempSync(this.#ctx.files, this.path, next.text, this.#ctx.me);
     } catch (error) {
       this.#onError(error);
       if (now >= this.#persisted)
         this.#lose(`its record could not be renewed past the clock: ${errorText(error)}`);
       return;
     }
-    this.#commit(temp, recordedMs);
+    this.#commit(temp, next.recordedMs);
   }
 
-  #nextRecord(now: number): number {
-    return Math.max(this.#persisted, this.#exact, now + this.#aheadMs);
+  /** The record a renewal at `now` writes: past the clock by recordAheadMs, never below what was recorded. */
+  #nextRecord(now: number): { recordedMs: number; text: string } {
+    this.#latestNow = Math.max(this.#latestNow, now);
+    const recordedMs = Math.max(this.#persisted, this.#exact, now + this.#aheadMs);
+    return { recordedMs, text: formatRecord({ ...this.#mine, recordedMs }) };
   }
 
   async #renew(): Promise<void> {
-    const now = this.#clock.now();
-    this.#latestNow = Math.max(this.#latestNow, now);
-    const recordedMs = this.#nextRecord(now);
+    const next = this.#nextRecord(this.#clock.now());
     let temp: string;
     try {
-      temp = await writeTemp(
-        this.#ctx.files,
-        this.path,
-        formatRecord({ ...this.#mine, recordedMs }),
-        this.#ctx.me,
-      );
+      temp = await writeTemp(this.#ctx.files, this.path, next.text, this.#ctx.me);
     } catch (error) {
       this.#onError(error);
       return;
     }
-    this.#commit(temp, recordedMs);
+    this.#commit(temp, next.recordedMs);
   }
 
   /**

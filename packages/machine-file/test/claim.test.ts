@@ -12,13 +12,13 @@ import {
   claimHostMachineId,
   DEFAULT_CLAIM_RECORD_AHEAD_MS,
   FileWriteError,
-  type HostClaimOptions,
   hostClaim,
   MachineIdHeldError,
   NoFreeMachineIdError,
   systemProcesses,
 } from '../src/index.js';
 import {
+  claimIn,
   errno,
   fakeTable,
   faultyFs,
@@ -33,16 +33,6 @@ import {
 
 const bits = 16;
 const AHEAD = DEFAULT_CLAIM_RECORD_AHEAD_MS;
-
-function claimIn(dir: string, extra: HostClaimOptions = {}) {
-  return claimHostMachineId(bits, {
-    dir,
-    clock: new FakeClock(T0),
-    processes: fakeTable(100),
-    releaseOnExit: false,
-    ...extra,
-  });
-}
 
 describe('host claims: taking a machine ID', () => {
   it('takes the lowest free ID, writing pid, start, host, boot and a record ahead of the clock', () => {

@@ -2,35 +2,32 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { FakeClock } from '@ids/engine';
 import { Sonyflake } from '@ids/sonyflake';
 import { describe, expect, it, vi } from 'vitest';
 import {
   autoMachineId,
   ClaimDirUnsafeError,
   ClaimFileCorruptError,
-  claimHostMachineId,
   HostClaim,
-  type HostClaimOptions,
   hostClaim,
   KeptFileUnreadableError,
   keptMachineId,
   MAX_FILE_BYTES,
 } from '../src/index.js';
-import { fakeTable, listDir, readRecordAt, record, T0, tempDir, thrown, writeRecord } from './helpers.js';
+import {
+  claimIn,
+  fakeTable,
+  listDir,
+  readRecordAt,
+  record,
+  T0,
+  tempDir,
+  thrown,
+  writeRecord,
+} from './helpers.js';
 
 const bits = 16;
 const DIST = pathToFileURL(join(__dirname, '..', 'dist', 'index.js')).href;
-
-function claimIn(dir: string, extra: HostClaimOptions = {}) {
-  return claimHostMachineId(bits, {
-    dir,
-    clock: new FakeClock(T0),
-    processes: fakeTable(100),
-    releaseOnExit: false,
-    ...extra,
-  });
-}
 
 function mkfifo(path: string): void {
   const made = spawnSync('mkfifo', [path]);
