@@ -1,3 +1,4 @@
+import { errorText } from '@ids/engine';
 import { UsageError } from './errors.js';
 
 /**
@@ -8,8 +9,7 @@ export function parseCommandLine<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new UsageError(message.split('. ')[0]!.replace(/\.$/, ''));
+    throw new UsageError(errorText(error).split('. ')[0]!.replace(/\.$/, ''));
   }
 }
 

@@ -1,5 +1,6 @@
 import {
   AmbiguousIdError,
+  errorText,
   IdsError,
   InvalidArgumentError,
   InvalidBitsMachineIdError,
@@ -17,6 +18,12 @@ import {
 export class UsageError extends IdsError {
   readonly code = 'ERR_IDS_USAGE';
   override readonly name = 'UsageError';
+}
+
+/** Writing the output failed (a full disk, /dev/full, a closed terminal); `cause` holds the system error. Exit 1. */
+export class OutputError extends IdsError {
+  readonly code = 'ERR_IDS_OUTPUT';
+  override readonly name = 'OutputError';
 }
 
 /** Exit code 0: the command did what was asked. */
@@ -57,6 +64,6 @@ export function errorLine(command: string, error: unknown, hint?: string): strin
     typeof (error as { code?: unknown })?.code === 'string'
       ? (error as { code: string }).code
       : 'ERR_UNEXPECTED';
-  const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
+  const message = errorText(error).replace(/\s*\n\s*/g, ' ');
   return `ids${command ? ` ${command}` : ''}: error ${code}: ${message}${hint ? ` (${hint})` : ''}\n`;
 }

@@ -1,5 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
+import { errorText } from '@ids/engine';
 import type { InterfaceSource } from '@ids/machine-ip';
+import { errorLine, OutputError } from './errors.js';
 
 /** What a command reads and writes; the real process's by default, fakes in tests. */
 export interface Io {
@@ -45,14 +47,59 @@ export function drained(stream: Writable): Promise<void> {
   });
 }
 
-/** Writes text and waits for the stream to flush it if it is backed up. */
-export async function print(stream: Writable, text: string): Promise<void> {
-  if (!stream.write(text)) await drained(stream);
+/** The error a stream failed with, unless it is EPIPE: a reader that left (`ids ... | head`) is not a failure. */
+function failureOf(stream: Writable): Error | null {
+  const error = (stream as Writable & { errored?: Error | null }).errored ?? null;
+  return error && (error as NodeJS.ErrnoException).code !== 'EPIPE' ? error : null;
 }
 
-export async function readAll(stream: Readable): Promise<string> {
-  let text = '';
+function outputError(error: Error): OutputError {
+  return new OutputError(`could not write the output: ${errorText(error)}`, { cause: error });
+}
+
+/**
+ * Writes text and waits for the stream to flush it if it is backed up.
+ * @throws OutputError when the stream failed (a full disk, /dev/full), so the command ends with
+ * one error line and exit 1; after EPIPE (the reader left) writes are dropped quietly.
+ */
+export async function print(stream: Writable, text: string): Promise<void> {
+  const ok = stream.write(text);
+  let failure = failureOf(stream);
+  if (failure) throw outputError(failure);
+  if (ok || (stream as Writable & { errored?: Error | null }).errored) return;
+  await drained(stream);
+  failure = failureOf(stream);
+  if (failure) throw outputError(failure);
+}
+
+/**
+ * Keeps a failing stdout from crashing the process with a stack: its 'error' event is handled
+ * (the command's `print` reports the failure), and once the command ends, a failure nobody
+ * reported (text written without `print`) becomes the one error line and exit code 1.
+ * Returns what to do when the command resolves with its exit code.
+ */
+export function guardOutput(stdout: Writable, stderr: Writable): (code: number) => number {
+  stdout.on('error', () => undefined);
+  return (code) => {
+    const failure = failureOf(stdout);
+    if (!failure || code !== 0) return code;
+    stderr.write(errorLine('', outputError(failure)));
+    return 1;
+  };
+}
+
+/**
+ * The complete lines of each chunk a stream delivers, without holding the whole of it (`ids
+ * decompose < huge-file`): a caller can act on every batch as it arrives, and answer a line
+ * typed into a pipe at once. A last line without a newline comes at the end.
+ */
+export async function* readLineBatches(stream: Readable): AsyncGenerator<string[]> {
   stream.setEncoding('utf8');
-  for await (const chunk of stream) text += chunk;
-  return text;
+  let rest = '';
+  for await (const chunk of stream as AsyncIterable<string>) {
+    const lines = (rest + chunk).split('\n');
+    rest = lines.pop() ?? '';
+    if (lines.length > 0) yield lines;
+  }
+  if (rest !== '') yield [rest];
 }

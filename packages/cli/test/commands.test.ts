@@ -90,8 +90,10 @@ describe('help and usage', () => {
       /ERR_IDS_INVALID_ID: .*at most 4503599627370495 \(52 bits\)/,
     ],
     [
-      ['compare', '-l', 'sonyflake:seq=4,machine=4'],
-      /ERR_IDS_INVALID_LAYOUT: a 55-bit time field .* ends past the last instant a JS Date can hold/,
+      // Go-valid bit lengths (seq=4,machine=4) are accepted now; a unit so long that no tick ends
+      // within the Date range is the layout this command still refuses.
+      ['compare', '-l', 'sonyflake:unit=9000000000000000'],
+      /ERR_IDS_INVALID_LAYOUT: a 1-bit time field .* ends past the last instant a JS Date can hold/,
     ],
   ])('%j is a usage error: exit 2, one stderr line with the code', async (args, message) => {
     const result = await ids(args as string[]);
@@ -285,6 +287,13 @@ describe('ids compare', () => {
     // node 8 + step 10: 45 time bits of 1 ms; seq 10 + machine 12 leave Sonyflake 41 bits of 20 ms.
     expect(rows.find((r) => r.startsWith('time'))).toMatch(/45 bits of 1 ms\s+41 bits of 20 ms$/);
     expect(rows.find((r) => r.startsWith('IDs/s per machine'))).toMatch(/1,024,000\s+51,200$/);
+  });
+
+  it('takes a Go-valid layout whose time field Go would let outlast every Date (seq 4 + machine 4)', async () => {
+    const result = await ids(['compare', '-l', 'sonyflake:seq=4,machine=4']);
+    expect(result.code).toBe(0);
+    // Go's 55 bits of 10 ms, cut to the 49 that end within the Date range; the IDs are Go's.
+    expect(lines(result.stdout).find((r) => r.startsWith('time'))).toMatch(/49 bits of 10 ms$/);
   });
 
   it('--json has every figure, dates as ISO strings', async () => {

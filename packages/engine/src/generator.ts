@@ -1,3 +1,4 @@
+import { checkGeneratorSettings, checkOnError } from './check.js';
 import { ClaimWatch, checkNonNegative } from './claim-watch.js';
 import { type Clock, checkClock, SLEEP_POLL_TAIL_MS, sleep, sleepSync, wallClock } from './clock.js';
 import { ClockMovedBackwardsError, ClockStalledError, InvalidArgumentError, received } from './errors.js';
@@ -200,6 +201,7 @@ export class IdGenerator {
    * machine ID).
    */
   constructor(options: GeneratorOptions) {
+    checkGeneratorSettings(options);
     this.layout = options.layout;
     const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
     this.#clock = clock;
@@ -221,7 +223,7 @@ export class IdGenerator {
       );
     }
     this.#randomBound = bound;
-    const onError = options.onError ?? ((error: unknown) => process.emitWarning(error as Error));
+    const onError = checkOnError(options.onError);
     this.#cell = options.state ?? null;
     const reservation = this.#cell?.reservation;
     this.#reservation =

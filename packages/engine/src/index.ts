@@ -3,6 +3,17 @@
 // detail tested from its own module; generators are the public way to drive it. Its state type
 // is exported for StateCell implementations.
 export {
+  type CheckFailure,
+  checkGeneratorSettings,
+  checkInteger,
+  checkOnError,
+  checkSettingsObject,
+  checkStartTime,
+  errorText,
+  invalidArgument,
+  warnError,
+} from './check.js';
+export {
   type Clock,
   checkClock,
   FakeClock,
@@ -59,6 +70,7 @@ export {
   toTime,
 } from './id.js';
 export {
+  checkFieldBits,
   type DecimalLength,
   defineLayout,
   type FieldOrder,
@@ -67,6 +79,7 @@ export {
   type LayoutSpec,
   layoutLimits,
   type MachinePart,
+  maxTimeBits,
   tickOf,
   tickStartMs,
 } from './layout.js';

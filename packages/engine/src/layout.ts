@@ -1,3 +1,4 @@
+import { checkInteger } from './check.js';
 import {
   InvalidBitsMachineIdError,
   InvalidBitsSequenceError,
@@ -87,6 +88,38 @@ function isInt(value: unknown): value is number {
 }
 
 /**
+ * The first three checks of a layout, in Go's order (sequence bits, machine bits, time unit),
+ * shared by `defineLayout` and the Sonyflake settings.
+ * @throws InvalidBitsSequenceError, InvalidBitsMachineIdError, InvalidTimeUnitError.
+ */
+export function checkFieldBits(sequenceBits: unknown, machineBits: unknown, timeUnitMs: unknown): void {
+  checkInteger(sequenceBits, 'invalid bit length for sequence number', 0, 30, (what, expected) => {
+    return new InvalidBitsSequenceError(`${what}: ${expected}`);
+  });
+  checkInteger(machineBits, 'invalid bit length for machine id', 0, 30, (what, expected) => {
+    return new InvalidBitsMachineIdError(`${what}: ${expected}`);
+  });
+  if (!isInt(timeUnitMs) || timeUnitMs < 1) {
+    throw new InvalidTimeUnitError(
+      `invalid time unit: expected a whole number of milliseconds, 1 or more, received ${received(timeUnitMs)}`,
+    );
+  }
+}
+
+/**
+ * The most time bits a layout from `epochMs` in `timeUnitMs` units can have while its last
+ * tick is still an instant a JS Date holds (year 275760); 0 when not even one tick fits.
+ */
+export function maxTimeBits(epochMs: number, timeUnitMs: number): number {
+  const ticksLeft = Math.floor(DATE_LIMIT_MS / timeUnitMs) - Math.floor(epochMs / timeUnitMs);
+  if (!(ticksLeft >= 2)) return 0;
+  let bits = Math.min(63, Math.floor(Math.log2(ticksLeft)));
+  // log2 of a float may round up at a power of two: step down until the end really fits.
+  while (bits > 0 && (Math.floor(epochMs / timeUnitMs) + 2 ** bits) * timeUnitMs > DATE_LIMIT_MS) bits--;
+  return bits;
+}
+
+/**
  * Validates a layout and derives its constants. Checks run in Go's order (sequence bits, machine
  * bits, time unit, start time, time bits), so a port from Go sees the same first error.
  */
@@ -96,21 +129,7 @@ export function defineLayout(spec: LayoutSpec): Layout {
   }
   const { timeBits, timeUnitMs, sequenceBits, machineBits, epochMs } = spec;
   const name = spec.name ?? 'custom';
-  if (!isInt(sequenceBits) || sequenceBits < 0 || sequenceBits > 30) {
-    throw new InvalidBitsSequenceError(
-      `invalid bit length for sequence number: expected an integer from 0 to 30, received ${received(sequenceBits)}`,
-    );
-  }
-  if (!isInt(machineBits) || machineBits < 0 || machineBits > 30) {
-    throw new InvalidBitsMachineIdError(
-      `invalid bit length for machine id: expected an integer from 0 to 30, received ${received(machineBits)}`,
-    );
-  }
-  if (!isInt(timeUnitMs) || timeUnitMs < 1) {
-    throw new InvalidTimeUnitError(
-      `invalid time unit: expected a whole number of milliseconds, 1 or more, received ${received(timeUnitMs)}`,
-    );
-  }
+  checkFieldBits(sequenceBits, machineBits, timeUnitMs);
   if (!isInt(epochMs) || Math.abs(epochMs) > DATE_LIMIT_MS) {
     throw new InvalidStartTimeError(
       `invalid start time: expected a whole number of Unix milliseconds a Date can hold, received ${received(epochMs)}`,

@@ -1,3 +1,4 @@
+import { errorText } from '@ids/engine';
 import {
   castGrpcError,
   Etcd3,
@@ -92,7 +93,7 @@ export class Connection {
         },
       );
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorText(error);
     if (
       error instanceof NoAnswer ||
       isBrokenCircuit(error) ||

@@ -1,3 +1,4 @@
+import { errorText } from '@ids/engine';
 import { EtcdLeaseLostError } from './errors.js';
 
 /**
@@ -184,7 +185,7 @@ export class LeaseKeeper {
         if (this.#stopped) return;
         if (error instanceof EtcdLeaseLostError) this.fence(error);
         else {
-          const reason = error instanceof Error ? error.message : String(error);
+          const reason = errorText(error);
           this.#fence('keepalive-failed', `a keepalive failed: ${reason}`, error);
         }
       },

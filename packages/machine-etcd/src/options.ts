@@ -1,4 +1,4 @@
-import { received } from '@ids/engine';
+import { checkInteger, received } from '@ids/engine';
 import type { Etcd3, IOptions } from 'etcd3';
 import { EtcdOptionError } from './errors.js';
 
@@ -151,13 +151,7 @@ export function parsePrefix(value: unknown): string {
 }
 
 function integer(value: unknown, option: string, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new EtcdOptionError(
-      option,
-      `expected an integer from ${min} to ${max.toLocaleString('en-US')}, received ${received(value)}`,
-    );
-  }
-  return value;
+  return checkInteger(value, option, min, max, (what, expected) => new EtcdOptionError(what, expected), true);
 }
 
 function ms(value: unknown, option: string, allowZero: boolean): number {

@@ -1,7 +1,7 @@
 // The built-in steps of the `auto` chain, in the order AUTO_STEPS runs them. Each is a small
 // object: a later source (etcd, Redis) is one more such object in a caller's list, not an
 // edit to the chain.
-import { InvalidArgumentError, InvalidMachineIdError, received } from '@ids/engine';
+import { errorText, InvalidArgumentError, InvalidMachineIdError, received } from '@ids/engine';
 import {
   type AddressChoice,
   checkOffset,
@@ -24,8 +24,7 @@ import {
   skipped,
   used,
 } from './auto-step.js';
-import { claimHostMachineId } from './claim.js';
-import { describe } from './files.js';
+import { claimHostMachineId, type HostClaim } from './claim.js';
 
 // Digits only: Number() would also take "1e3", "0x10" and " 7 ".
 function parseId(raw: string | number, from: string, max: number): number {
@@ -78,15 +77,32 @@ const explicit: AutoChainStep = {
   },
 };
 
+/**
+ * `used(claim, detail())`, releasing the claim if working out the detail throws: a chain that
+ * fails after taking a claim must not leave it held by nobody (the next run would skip it).
+ */
+function usedClaim(claim: HostClaim, detail: () => string): AutoStepAnswer {
+  try {
+    return used(claim, detail());
+  } catch (error) {
+    // Released at once (a host claim releases synchronously), so the next run can take the ID;
+    // the error that stopped the chain is the one to report, not a failure to release.
+    try {
+      void Promise.resolve(claim.release()).catch(() => undefined);
+    } catch {}
+    throw error;
+  }
+}
+
 // An ID derived from the host is held as a host claim of exactly that ID (unless `guard` is
 // false): a second process of the host deriving the same ID then fails instead of sharing it.
 function hold(context: AutoStepContext, id: number, from: string, guard: boolean): AutoStepAnswer {
   if (!guard) return used(id, `${from}; not guarded by a host claim`);
   try {
     const claim = claimHostMachineId(context.bits, { ...context.claimOptions(), min: id, max: id });
-    return used(claim, `${from}; held on this host: ${claim.describe()}`);
+    return usedClaim(claim, () => `${from}; held on this host: ${claim.describe()}`);
   } catch (error) {
-    return failed(`${from}, but ${describe(error)}`, error);
+    return failed(`${from}, but ${errorText(error)}`, error);
   }
 }
 
@@ -121,7 +137,7 @@ const kubernetes: AutoChainStep = {
       ordinal = podOrdinal({ env });
     } catch (error) {
       // A Deployment's pod has no ordinal: go on. A pod index the user set must be right.
-      if (error instanceof NoPodOrdinalError && !env.IDS_POD_INDEX) return skipped(describe(error));
+      if (error instanceof NoPodOrdinalError && !env.IDS_POD_INDEX) return skipped(errorText(error));
       throw error;
     }
     const id = kubernetesOrdinalMachineId({ env, offset })({ bits }) as number;
@@ -160,7 +176,7 @@ const privateIp: AutoChainStep = {
       id = ipv4MachineId(choice.address, context.bits);
     } catch (error) {
       // No usable private address (or one too wide for the field): the next step may still give one.
-      return failed(describe(error));
+      return failed(errorText(error));
     }
     const from = `machine ID ${id} from ${choice.address} (third octet * 256 + fourth, Go's rule) ${on(choice)}`;
     return hold(context, id, from, context.options.guardPrivateIp ?? context.options.guard ?? true);
@@ -185,9 +201,10 @@ const hostClaimStep: AutoChainStep = {
   run: (context) => {
     const options = context.claimOptions();
     const claim = claimHostMachineId(context.bits, options);
-    return used(
+    return usedClaim(
       claim,
-      `machine ID ${claim.machineId}, unique among the processes of this host using ${options.dir}: ${claim.describe()}`,
+      () =>
+        `machine ID ${claim.machineId}, unique among the processes of this host using ${options.dir}: ${claim.describe()}`,
     );
   },
 };

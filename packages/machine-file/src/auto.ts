@@ -3,6 +3,7 @@
 // (auto-steps.ts, or a caller's own) do.
 import {
   AsyncSettingError,
+  errorText,
   IdsError,
   InvalidArgumentError,
   InvalidMachineIdError,
@@ -21,7 +22,6 @@ import type {
 import { AUTO_STEPS } from './auto-steps.js';
 import type { HostClaimOptions } from './claim.js';
 import { defaultClaimDir } from './dirs.js';
-import { describe } from './files.js';
 
 /** The chain's answer: what to hand a generator, the ID, and how it was chosen. */
 export interface AutoMachineId {
@@ -94,7 +94,7 @@ function runChain(
   const titles = new Map(steps.map((s) => [s.name, s.title]));
   const explain = () =>
     trail.map((s, i) => `${i + 1}. ${titles.get(s.step)}: ${s.outcome} - ${s.detail}`).join('\n');
-  const stop = (error: unknown, what = describe(error)): never => {
+  const stop = (error: unknown, what = errorText(error)): never => {
     throw new AutoMachineIdError(
       `no machine ID: ${what}\n${explain()}`,
       trail,
@@ -112,7 +112,7 @@ function runChain(
     }),
   };
   const threw = (step: AutoChainStep, error: unknown): never => {
-    trail.push({ step: step.name, outcome: 'failed', detail: describe(error) });
+    trail.push({ step: step.name, outcome: 'failed', detail: errorText(error) });
     return stop(error);
   };
   const settle = (step: AutoChainStep, answer: AutoStepAnswer): AutoMachineId | undefined => {

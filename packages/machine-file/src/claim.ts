@@ -2,15 +2,18 @@ import { join, resolve } from 'node:path';
 import {
   type Clock,
   checkClock,
-  InvalidArgumentError,
+  checkInteger,
+  checkOnError,
+  DEFAULT_MAX_CLOCK_BACKWARD_MS,
+  errorText,
   type MachineIdClaim,
   type MachineIdProvider,
-  received,
   wallClock,
 } from '@ids/engine';
 import { defaultClaimDir } from './dirs.js';
 import {
   ClaimDirError,
+  ClaimDirUnsafeError,
   ClaimFileCorruptError,
   ClaimLostError,
   FileWriteError,
@@ -18,15 +21,15 @@ import {
   NoFreeMachineIdError,
 } from './errors.js';
 import {
-  describe,
   type FileSystem,
   makeDir,
   nodeFileSystem,
   sweepTemps,
   unlinkQuiet,
   writeTemp,
+  writeTempSync,
 } from './files.js';
-import { identityOf, type ProcessTable, systemProcesses } from './process.js';
+import { FOREIGN_CLAIM_GRACE_MS, identityOf, type ProcessTable, systemProcesses } from './process.js';
 import { type ClaimRecord, formatRecord, readRecord } from './record.js';
 import { type Context, newNonce, replace, sweepTokens, take } from './takeover.js';
 
@@ -66,6 +69,13 @@ export interface HostClaimOptions {
   readonly onError?: (error: unknown) => void;
   /** Release the claim when the process exits normally. Default true. */
   readonly releaseOnExit?: boolean;
+  /**
+   * Use a claim directory that other users can write into: one writable by everyone (even with
+   * the sticky bit, as /tmp), or owned by another user. Whoever can create files there can make
+   * any machine ID look held, or plant claims that hand one ID to two processes, so by default
+   * such a directory is refused with ClaimDirUnsafeError. Default false.
+   */
+  readonly allowSharedDir?: boolean;
   /** File system seam (tests inject faults). Default: node:fs. */
   readonly files?: FileSystem;
   /** Process table seam (tests inject dead or reused pids). Default: the running system's. */
@@ -126,6 +136,7 @@ export class HostClaim implements MachineIdClaim {
   readonly #timer: ReturnType<typeof setInterval>;
   /** The most any holder so far has recorded: a release never goes below it. */
   readonly #floor: number;
+  /** The record the file holds: no ID is issued for a time past it (see `verify`). */
   #persisted: number;
   #exact = Number.NEGATIVE_INFINITY;
   #latestNow: number;
@@ -261,19 +272,54 @@ export class HostClaim implements MachineIdClaim {
     return this.#renewing;
   }
 
-  async #renew(): Promise<void> {
+  /**
+   * Called by the generator before each ID: when the clock has come within VERIFY_MARGIN_MS of
+   * the record the file holds (the timer's renewals fell behind: a busy event loop, a slow disk),
+   * renews it now, synchronously, so no ID is ever issued for a time past the record. A process of
+   * another PID namespace judges this claim by that record alone. If the record cannot be renewed
+   * and the clock has passed it, the claim is lost (`signal` aborts with ClaimLostError).
+   */
+  verify(): void {
+    if (this.#done || this.#releasing) return;
     const now = this.#clock.now();
-    this.#latestNow = Math.max(this.#latestNow, now);
-    const recordedMs = Math.max(this.#persisted, this.#exact, now + this.#aheadMs);
-    const record = { ...this.#mine, recordedMs };
+    if (now < this.#persisted - VERIFY_MARGIN_MS) return;
+    const next = this.#nextRecord(now);
     let temp: string;
     try {
-      temp = await writeTemp(this.#ctx.files, this.path, formatRecord(record), this.#ctx.me);
+      temp = writeTempSync(this.#ctx.files, this.path, next.text, this.#ctx.me);
+    } catch (error) {
+      this.#onError(error);
+      if (now >= this.#persisted)
+        this.#lose(`its record could not be renewed past the clock: ${errorText(error)}`);
+      return;
+    }
+    this.#commit(temp, next.recordedMs);
+  }
+
+  /** The record a renewal at `now` writes: past the clock by recordAheadMs, never below what was recorded. */
+  #nextRecord(now: number): { recordedMs: number; text: string } {
+    this.#latestNow = Math.max(this.#latestNow, now);
+    const recordedMs = Math.max(this.#persisted, this.#exact, now + this.#aheadMs);
+    return { recordedMs, text: formatRecord({ ...this.#mine, recordedMs }) };
+  }
+
+  async #renew(): Promise<void> {
+    const next = this.#nextRecord(this.#clock.now());
+    let temp: string;
+    try {
+      temp = await writeTemp(this.#ctx.files, this.path, next.text, this.#ctx.me);
     } catch (error) {
       this.#onError(error);
       return;
     }
-    // From here on synchronous: a release cannot slip between the check and the rename.
+    this.#commit(temp, next.recordedMs);
+  }
+
+  /**
+   * Puts a renewed record in place, synchronously (a release cannot slip between the check and
+   * the rename), if the file still holds this claim and nothing renewed further meanwhile.
+   */
+  #commit(temp: string, recordedMs: number): void {
     if (this.#done) {
       unlinkQuiet(this.#ctx.files, temp);
       return;
@@ -282,7 +328,7 @@ export class HostClaim implements MachineIdClaim {
     try {
       current = readRecord(this.#ctx.files, this.path);
     } catch (error) {
-      this.#lose(describe(error), temp);
+      this.#lose(errorText(error), temp);
       return;
     }
     if (current?.nonce !== this.#mine.nonce || current.state !== 'held') {
@@ -294,17 +340,33 @@ export class HostClaim implements MachineIdClaim {
       );
       return;
     }
+    if (recordedMs <= this.#persisted) {
+      unlinkQuiet(this.#ctx.files, temp); // Renewed further meanwhile (by verify): keep that.
+      return;
+    }
+    const lapsed = current.recordedMs ?? Number.NEGATIVE_INFINITY;
     try {
       this.#ctx.files.renameSync(temp, this.path);
       this.#persisted = recordedMs;
     } catch (error) {
       unlinkQuiet(this.#ctx.files, temp);
-      this.#onError(new FileWriteError(`could not write ${this.path}: ${describe(error)}`, { cause: error }));
+      this.#onError(
+        new FileWriteError(`could not write ${this.path}: ${errorText(error)}`, { cause: error }),
+      );
+      return;
+    }
+    // Renewed so late that a process of another PID namespace may have judged the claim
+    // abandoned and taken it between our check and our rename: stop, rather than share the ID.
+    const lateMs = this.#clock.now() - lapsed;
+    if (lateMs > FOREIGN_CLAIM_GRACE_MS) {
+      this.#lose(
+        `its record was renewed ${Math.round(lateMs)} ms after it lapsed (more than ${FOREIGN_CLAIM_GRACE_MS} ms: the process was stopped or starved), so another PID namespace may have taken it over`,
+      );
     }
   }
 
-  #lose(why: string, temp: string): void {
-    unlinkQuiet(this.#ctx.files, temp);
+  #lose(why: string, temp?: string): void {
+    if (temp !== undefined) unlinkQuiet(this.#ctx.files, temp);
     this.#done = true;
     clearInterval(this.#timer);
     atExit.delete(this);
@@ -314,14 +376,8 @@ export class HostClaim implements MachineIdClaim {
   }
 }
 
-function checkWhole(value: unknown, what: string, low: number, high: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < low || value > high) {
-    throw new InvalidArgumentError(
-      `${what}: expected an integer from ${low} to ${high}, received ${received(value)}`,
-    );
-  }
-  return value;
-}
+/** `verify` renews synchronously once the clock is this close to the record (the timer renews every recordIntervalMs). */
+const VERIFY_MARGIN_MS = 50;
 
 /** Lists the claim directory, creating it if needed. @throws ClaimDirError. */
 function openDir(files: FileSystem, dir: string): string[] {
@@ -330,26 +386,53 @@ function openDir(files: FileSystem, dir: string): string[] {
     return files.readdirSync(dir);
   } catch (error) {
     throw new ClaimDirError(
-      `the claim directory ${dir} cannot be used: ${describe(error)}; expected a directory this process can create files in (set IDS_CLAIM_DIR or the dir option)`,
+      `the claim directory ${dir} cannot be used: ${errorText(error)}; expected a directory this process can create files in (set IDS_CLAIM_DIR or the dir option)`,
       { cause: error },
     );
   }
 }
 
 /**
+ * Refuses a directory other users can write into (see `allowSharedDir`): anyone who can create
+ * files in it can break the uniqueness of the IDs handed out there.
+ */
+function checkDirOwner(files: FileSystem, dir: string): void {
+  const uid = process.getuid?.();
+  let stat: { uid: number; mode: number };
+  try {
+    stat = files.statSync(dir);
+  } catch (error) {
+    throw new ClaimDirError(`the claim directory ${dir} cannot be used: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
+  const worldWritable = (stat.mode & 0o002) !== 0;
+  const foreign = uid !== undefined && stat.uid !== uid;
+  if (!worldWritable && !foreign) return;
+  const who = worldWritable
+    ? `is writable by every user (mode ${(stat.mode & 0o7777).toString(8)})`
+    : `is owned by uid ${stat.uid}, not this process's uid ${uid}`;
+  throw new ClaimDirUnsafeError(
+    `the claim directory ${dir} ${who}: other users could plant or remove claims there and make two processes share a machine ID; expected a directory only this user can write (chmod o-w, or another IDS_CLAIM_DIR), or pass allowSharedDir: true to accept it`,
+  );
+}
+
+/**
  * A provider of host claims: each call claims the lowest machine ID from `min` to `max` that no
  * live process of this host holds in the claim directory, taking over released claims and those
- * of processes that are gone (a dead pid, or a pid now used by a process started later). It runs
- * synchronously, so it works with `new Sonyflake()` as well as `Sonyflake.create()`.
+ * of processes that are gone (a dead pid, or a pid now used by a process started later, or a
+ * claim of another PID namespace whose record lapsed). It runs synchronously, so it works with
+ * `new Sonyflake()` as well as `Sonyflake.create()`.
  *
  * The IDs are unique among the processes of one host that share the directory; across hosts,
  * use the private IPv4 (@ids/machine-ip) or etcd (@ids/machine-etcd).
  *
- * @throws (from the provider) ClaimDirError (directory unusable), FileWriteError (cannot write:
- * unwritable, disk full), NoFreeMachineIdError (every ID in range held), MachineIdHeldError
- * (`min === max` and that ID is held), ClaimFileCorruptError (`min === max` and its file is
- * garbage; with a range such an ID is skipped and reported through `onError`).
- * InvalidArgumentError for bad options, when the provider is called.
+ * @throws (from the provider) ClaimDirError (directory unusable), ClaimDirUnsafeError (writable
+ * by other users, without `allowSharedDir`), FileWriteError (cannot write: unwritable, disk
+ * full), NoFreeMachineIdError (every ID in range held), MachineIdHeldError (`min === max` and
+ * that ID is held), ClaimFileCorruptError (`min === max` and its file is garbage, a link, a
+ * directory or a special file; with a range such an ID is skipped and reported through
+ * `onError`). InvalidArgumentError for bad options, when the provider is called.
  */
 export function hostClaim(options: HostClaimOptions = {}): MachineIdProvider {
   return ({ bits }) => claimHostMachineId(bits, options);
@@ -357,35 +440,48 @@ export function hostClaim(options: HostClaimOptions = {}): MachineIdProvider {
 
 /** What `hostClaim(options)` does when called with `{ bits }`. */
 export function claimHostMachineId(bits: number, options: HostClaimOptions = {}): HostClaim {
-  checkWhole(bits, 'bits', 0, 30);
+  checkInteger(bits, 'bits', 0, 30);
   const top = 2 ** bits - 1;
-  const min = checkWhole(options.min ?? 0, 'min', 0, top);
-  const max = checkWhole(options.max ?? top, 'max', min, top);
+  const min = checkInteger(options.min ?? 0, 'min', 0, top);
+  const max = checkInteger(options.max ?? top, 'max', min, top);
   const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
-  const intervalMs = checkWhole(
+  const intervalMs = checkInteger(
     options.recordIntervalMs ?? DEFAULT_CLAIM_RECORD_INTERVAL_MS,
     'recordIntervalMs',
     10,
     3_600_000,
   );
-  const aheadMs = checkWhole(
+  const aheadMs = checkInteger(
     options.recordAheadMs ?? Math.max(DEFAULT_CLAIM_RECORD_AHEAD_MS, intervalMs),
     'recordAheadMs',
     intervalMs,
     86_400_000,
   );
-  const onError = options.onError ?? ((error: unknown) => process.emitWarning(error as Error));
+  const onError = checkOnError(options.onError);
   const files = options.files ?? nodeFileSystem;
   const table = options.processes ?? systemProcesses;
   const dir = resolve(options.dir ?? defaultClaimDir());
   const names = openDir(files, dir);
-  const ctx: Context = { files, table, me: identityOf(table), dir };
+  if (options.allowSharedDir !== true) checkDirOwner(files, dir);
+  const ctx: Context = { files, table, me: identityOf(table), dir, now: () => clock.now() };
   sweepTemps(files, dir, names, table);
   sweepTokens(ctx, names, onError);
 
   const nonce = newNonce();
   const refused: string[] = [];
-  for (let id = min; id <= max; id++) {
+  // A record further ahead than a generator waits for (a clock that jumped forward, then back)
+  // would make the ID fail with ClockMovedBackwardsError until the clock catches up: such IDs
+  // are passed over while another is free, and taken (their record honoured) only if none is.
+  const tooFarMs = Math.max(aheadMs, DEFAULT_MAX_CLOCK_BACKWARD_MS);
+  let passedOver = false;
+  const farAhead = (current: ClaimRecord): string | undefined => {
+    const aheadBy = (current.recordedMs ?? Number.NEGATIVE_INFINITY) - clock.now();
+    if (aheadBy <= tooFarMs) return undefined;
+    passedOver = true;
+    return `its recorded time is ${Math.round(aheadBy)} ms ahead of the clock (passed over while another ID is free)`;
+  };
+  const tryId = (id: number, passOver: boolean): HostClaim | string => {
+    passedOver = false;
     const path = join(dir, `${id}.claim`);
     const now = clock.now();
     const make = (previous?: ClaimRecord): ClaimRecord => ({
@@ -398,14 +494,14 @@ export function claimHostMachineId(bits: number, options: HostClaimOptions = {})
     });
     let outcome: ReturnType<typeof take>;
     try {
-      outcome = take(ctx, path, make);
+      outcome = take(ctx, path, make, 0, passOver ? farAhead : undefined);
     } catch (error) {
       if (!(error instanceof ClaimFileCorruptError) || min === max) throw error;
       onError(error);
-      refused.push(`${id}: ${error.message}`);
-      continue;
+      return error.message;
     }
-    if (outcome.taken) {
+    if (!outcome.taken) return outcome.why;
+    try {
       return new HostClaim(ctx, id, path, outcome.record, outcome.previous, outcome.why, {
         clock,
         intervalMs,
@@ -414,8 +510,29 @@ export function claimHostMachineId(bits: number, options: HostClaimOptions = {})
         atExit: options.releaseOnExit ?? true,
         now,
       });
+    } catch (error) {
+      // Taken but not usable: give it back rather than leave it held by nobody.
+      const recordedMs = outcome.previous?.recordedMs ?? outcome.record.recordedMs;
+      try {
+        replace(ctx, path, { ...outcome.record, state: 'released', recordedMs });
+      } catch {
+        // The claim is then taken over as abandoned once this process is gone.
+      }
+      throw error;
     }
-    refused.push(`${id}: ${outcome.why}`);
+  };
+
+  const later: number[] = [];
+  for (let id = min; id <= max; id++) {
+    const result = tryId(id, min !== max);
+    if (typeof result !== 'string') return result;
+    if (passedOver) later.push(id);
+    else refused.push(`${id}: ${result}`);
+  }
+  for (const id of later) {
+    const result = tryId(id, false);
+    if (typeof result !== 'string') return result;
+    refused.push(`${id}: ${result}`);
   }
   if (min === max) {
     throw new MachineIdHeldError(

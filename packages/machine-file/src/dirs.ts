@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { errorText } from '@ids/engine';
 import { ClaimDirError } from './errors.js';
-import { describe } from './files.js';
 
 /** Environment variables read by this package. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -29,7 +29,7 @@ export function defaultClaimDir(env: Env = process.env): string {
     home = homedir();
   } catch (error) {
     throw new ClaimDirError(
-      `no claim directory: IDS_CLAIM_DIR and XDG_STATE_HOME are unset and the home directory is unknown (${describe(error)}); set IDS_CLAIM_DIR`,
+      `no claim directory: IDS_CLAIM_DIR and XDG_STATE_HOME are unset and the home directory is unknown (${errorText(error)}); set IDS_CLAIM_DIR`,
       { cause: error },
     );
   }

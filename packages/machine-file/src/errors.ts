@@ -41,8 +41,18 @@ export class FileWriteError extends IdsError {
 
 /** The claim directory cannot be created or listed, or is not a directory; `cause` holds the system error. */
 export class ClaimDirError extends IdsError {
-  readonly code = 'ERR_IDS_CLAIM_DIR';
-  override readonly name = 'ClaimDirError';
+  readonly code: string = 'ERR_IDS_CLAIM_DIR';
+  override readonly name: string = 'ClaimDirError';
+}
+
+/**
+ * The claim directory can be written by other users (by everyone, or it belongs to another
+ * user): they could plant or remove claims and make two processes share a machine ID. Refused
+ * unless the `allowSharedDir` option accepts it.
+ */
+export class ClaimDirUnsafeError extends ClaimDirError {
+  override readonly code = 'ERR_IDS_CLAIM_DIR_UNSAFE';
+  override readonly name = 'ClaimDirUnsafeError';
 }
 
 /**

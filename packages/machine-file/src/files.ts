@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { errorText } from '@ids/engine';
 import { FileWriteError } from './errors.js';
 import type { Identity, ProcessTable } from './process.js';
 
@@ -21,8 +22,21 @@ export interface AsyncFile {
  * its temporary file through `open`, so fsync never blocks the event loop.
  */
 export interface FileSystem {
-  /** As fs.readFileSync; an error with code ENOENT means the file is not there. */
+  /**
+   * Reads a small regular file (a claim, a token, a kept ID) as text. node:fs's opens it with
+   * O_NOFOLLOW | O_NONBLOCK and checks it with fstat, so a link, a FIFO or a device at the name
+   * fails at once instead of blocking or reading without end: ENOENT when it is not there, ELOOP
+   * for a symbolic link, EISDIR for a directory, ERR_IDS_NOT_REGULAR_FILE for a FIFO, socket or
+   * device, EFBIG past MAX_FILE_BYTES.
+   */
   readFileSync(path: string, encoding: 'utf8'): string;
+  /** As fs.statSync (following links): the claim directory's owner and mode are checked before use. */
+  statSync(path: string): {
+    /** The owner's user ID. */
+    readonly uid: number;
+    /** The type and permission bits (as fs.Stats.mode). */
+    readonly mode: number;
+  };
   /** As fs.openSync: 'wx' for a new temporary file (fails if it exists), 'r' for a directory to fsync. */
   openSync(path: string, flags: string, mode?: number): number;
   /** As fs.writeSync: returns how many bytes it wrote (a short write is retried). */
@@ -45,9 +59,64 @@ export interface FileSystem {
   open(path: string, flags: string, mode?: number): Promise<AsyncFile>;
 }
 
+/** The most a claim, token or kept file may hold: a record is a few hundred bytes. */
+export const MAX_FILE_BYTES = 4096;
+
+/** An error shaped as node:fs's (a `code`, the `path`), for refusals the system call does not make itself. */
+function fileError(code: string, path: string, text: string): NodeJS.ErrnoException {
+  const error = new Error(`${code}: ${text}, open '${path}'`) as NodeJS.ErrnoException;
+  error.code = code;
+  error.path = path;
+  error.syscall = 'open';
+  return error;
+}
+
+function kindOf(stat: fs.Stats): string {
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+/**
+ * Reads a small regular file without following a link at its name and without blocking: a FIFO
+ * would block a plain read for ever, and /dev/zero would read until memory runs out.
+ */
+export function readSmallFile(path: string): string {
+  // O_NOFOLLOW is missing on Windows, where this package judges claims by pid alone anyway.
+  const flags = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
+  let fd: number;
+  try {
+    fd = fs.openSync(path, flags);
+  } catch (error) {
+    if (errnoOf(error) !== 'ELOOP') throw error;
+    throw fileError('ELOOP', path, 'a symbolic link, which is not followed; expected a regular file');
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (stat.isDirectory()) throw fileError('EISDIR', path, 'a directory; expected a regular file');
+    if (!stat.isFile()) {
+      throw fileError('ERR_IDS_NOT_REGULAR_FILE', path, `${kindOf(stat)}; expected a regular file`);
+    }
+    const buffer = Buffer.alloc(MAX_FILE_BYTES + 1);
+    let length = 0;
+    for (let n = 1; n > 0 && length < buffer.length; length += n) {
+      n = fs.readSync(fd, buffer, length, buffer.length - length, null);
+    }
+    if (length > MAX_FILE_BYTES) {
+      throw fileError('EFBIG', path, `more than ${MAX_FILE_BYTES} bytes; expected a small file`);
+    }
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** node:fs. */
 export const nodeFileSystem: FileSystem = Object.freeze({
-  readFileSync: (path: string, encoding: 'utf8') => fs.readFileSync(path, encoding),
+  readFileSync: (path: string, _encoding: 'utf8') => readSmallFile(path),
+  statSync: (path: string) => fs.statSync(path),
   openSync: (path: string, flags: string, mode?: number) => fs.openSync(path, flags, mode),
   writeSync: (fd: number, data: Uint8Array, offset: number, length: number) =>
     fs.writeSync(fd, data, offset, length),
@@ -63,10 +132,6 @@ export const nodeFileSystem: FileSystem = Object.freeze({
 
 export function errnoOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
-}
-
-export function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** Removes a file if it is there; a file already gone is fine. */
@@ -176,7 +241,7 @@ export function writeTempSync(files: FileSystem, target: string, content: string
       }
     }
     unlinkQuiet(files, temp);
-    throw new FileWriteError(`could not write ${target}: ${describe(error)}`, { cause: error });
+    throw new FileWriteError(`could not write ${target}: ${errorText(error)}`, { cause: error });
   }
 }
 
@@ -199,6 +264,6 @@ export async function writeTemp(
   } catch (error) {
     await file?.close().catch(() => undefined);
     unlinkQuiet(files, temp);
-    throw new FileWriteError(`could not write ${target}: ${describe(error)}`, { cause: error });
+    throw new FileWriteError(`could not write ${target}: ${errorText(error)}`, { cause: error });
   }
 }

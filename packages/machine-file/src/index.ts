@@ -33,6 +33,7 @@ export {
 export { defaultClaimDir, type Env } from './dirs.js';
 export {
   ClaimDirError,
+  ClaimDirUnsafeError,
   ClaimFileCorruptError,
   ClaimLostError,
   FileWriteError,
@@ -43,7 +44,7 @@ export {
   MachineIdHeldError,
   NoFreeMachineIdError,
 } from './errors.js';
-export { type AsyncFile, type FileSystem, nodeFileSystem } from './files.js';
+export { type AsyncFile, type FileSystem, MAX_FILE_BYTES, nodeFileSystem } from './files.js';
 export { type KeptMachineIdOptions, keptMachineId } from './kept.js';
-export { type ProcessTable, systemProcesses } from './process.js';
+export { FOREIGN_CLAIM_GRACE_MS, type ProcessTable, systemProcesses } from './process.js';
 export type { ClaimRecord } from './record.js';

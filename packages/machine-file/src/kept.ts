@@ -1,5 +1,6 @@
 import { basename, dirname, resolve } from 'node:path';
 import {
+  errorText,
   InvalidArgumentError,
   InvalidMachineIdError,
   isClaim,
@@ -18,7 +19,6 @@ import {
   shown,
 } from './errors.js';
 import {
-  describe,
   errnoOf,
   type FileSystem,
   makeDir,
@@ -107,7 +107,7 @@ export function keptMachineId(options: KeptMachineIdOptions): MachineIdProvider 
 
 function fallbackError(path: string, error: unknown): KeptFallbackError {
   return new KeptFallbackError(
-    `${path} does not exist and the fallback provider failed: ${describe(error)}`,
+    `${path} does not exist and the fallback provider failed: ${errorText(error)}`,
     {
       cause: error,
     },
@@ -153,7 +153,7 @@ function readKept(files: FileSystem, path: string, max: number): number | undefi
   } catch (error) {
     // ENOTDIR: a parent is a file, so this file cannot exist either; keeping one will say why it cannot be written.
     if (errnoOf(error) === 'ENOENT' || errnoOf(error) === 'ENOTDIR') return undefined;
-    throw new KeptFileUnreadableError(`${path} exists but cannot be read: ${describe(error)}`, {
+    throw new KeptFileUnreadableError(`${path} exists but cannot be read: ${errorText(error)}`, {
       cause: error,
     });
   }
@@ -179,7 +179,7 @@ function keep(files: FileSystem, table: ProcessTable, path: string, value: Value
     makeDir(files, dir);
     names = files.readdirSync(dir);
   } catch (error) {
-    throw new FileWriteError(`could not write ${path}: ${describe(error)}`, { cause: error });
+    throw new FileWriteError(`could not write ${path}: ${errorText(error)}`, { cause: error });
   }
   sweepTemps(files, dir, names, table, basename(path));
   const temp = writeTempSync(files, path, `${idOf(value)}\n`, identityOf(table));
@@ -187,7 +187,7 @@ function keep(files: FileSystem, table: ProcessTable, path: string, value: Value
     files.linkSync(temp, path);
   } catch (error) {
     if (errnoOf(error) !== 'EEXIST') {
-      throw new FileWriteError(`could not write ${path}: ${describe(error)}`, { cause: error });
+      throw new FileWriteError(`could not write ${path}: ${errorText(error)}`, { cause: error });
     }
     // Another process kept an ID first: theirs is the kept one.
     const theirs = readKept(files, path, max);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 /**
@@ -17,7 +17,22 @@ export interface ProcessTable {
   bootId(): string | undefined;
   /** The host name, so that claims of another host sharing the directory are never taken. */
   hostname(): string;
+  /**
+   * This process's PID namespace (the inode of Linux's /proc/self/ns/pid), or undefined. A pid
+   * means nothing in another namespace, so a claim of another namespace is judged by its record
+   * instead (see FOREIGN_CLAIM_GRACE_MS). Tables without it judge every claim by pid.
+   */
+  pidNamespace?(): string | undefined;
 }
+
+/**
+ * How long after its record lapses a claim written in another PID namespace (another container
+ * sharing the directory and the host name) counts as abandoned. Its holder renews the record
+ * ahead of the clock while it runs and issues no ID past it, so a claim whose record lapsed this
+ * long ago has a holder that is gone or stopped; a stopped holder that resumes finds its renewal
+ * late by more than this, and fences itself. One kernel gives every namespace the same wall clock.
+ */
+export const FOREIGN_CLAIM_GRACE_MS = 10_000;
 
 function readText(path: string): string | undefined {
   try {
@@ -39,6 +54,16 @@ export function startFromStat(stat: string): string | undefined {
 }
 
 let boot: string | undefined | null = null;
+let pidns: string | undefined | null = null;
+
+/** The inode number in `pid:[4026531836]`, the target of /proc/self/ns/pid. */
+function readPidNamespace(): string | undefined {
+  try {
+    return /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
 
 /** The table of the running system. */
 export const systemProcesses: ProcessTable = Object.freeze({
@@ -61,6 +86,10 @@ export const systemProcesses: ProcessTable = Object.freeze({
     return boot;
   },
   hostname: () => hostname(),
+  pidNamespace(): string | undefined {
+    if (pidns === null) pidns = readPidNamespace();
+    return pidns;
+  },
 });
 
 /** Who holds (or held) a claim: enough to tell, later, whether that process still runs. */
@@ -73,6 +102,11 @@ export interface Identity {
   readonly host: string;
   /** The boot it ran in (`ProcessTable.bootId`): every process of an earlier boot is gone; null where unknown. */
   readonly boot: string | null;
+  /**
+   * Its PID namespace (`ProcessTable.pidNamespace`); null or absent where unknown (and in files
+   * written before it was recorded), in which case its pid is judged in the reader's namespace.
+   */
+  readonly pidns?: string | null;
 }
 
 export function identityOf(table: ProcessTable): Identity {
@@ -81,6 +115,7 @@ export function identityOf(table: ProcessTable): Identity {
     start: table.startOf(table.pid) ?? null,
     host: table.hostname(),
     boot: table.bootId() ?? null,
+    pidns: table.pidNamespace?.() ?? null,
   };
 }
 
@@ -91,9 +126,15 @@ export type Verdict =
 
 /**
  * Judges an owner. Only a claim of this host can be judged: another host's is always treated as
- * alive, so a directory shared between hosts never hands one ID to two of them.
+ * alive, so a directory shared between hosts never hands one ID to two of them. A claim of
+ * another PID namespace of this host is alive while its record (`recordedMs`, renewed by its
+ * holder) has not lapsed by more than FOREIGN_CLAIM_GRACE_MS at `now`.
  */
-export function judge(owner: Identity, table: ProcessTable): Verdict {
+export function judge(
+  owner: Identity & { readonly recordedMs?: number | null },
+  table: ProcessTable,
+  now: number,
+): Verdict {
   if (owner.host !== table.hostname()) {
     return {
       alive: true,
@@ -103,6 +144,21 @@ export function judge(owner: Identity, table: ProcessTable): Verdict {
   const boot = table.bootId();
   if (owner.boot !== null && boot !== undefined && owner.boot !== boot) {
     return { alive: false, why: `pid ${owner.pid} ran before this host last booted` };
+  }
+  const ns = table.pidNamespace?.();
+  if (owner.pidns != null && ns !== undefined && owner.pidns !== ns) {
+    const where = `pid ${owner.pid} of another PID namespace (${owner.pidns}, this process is in ${ns})`;
+    const recorded = owner.recordedMs;
+    // Without a record there is nothing to judge by: never taken (a reboot clears it).
+    if (recorded == null) return { alive: true, why: `held by ${where}, with no record to judge by` };
+    const lapsedMs = now - recorded;
+    if (lapsedMs > FOREIGN_CLAIM_GRACE_MS) {
+      return {
+        alive: false,
+        why: `${where} stopped renewing its record ${Math.round(lapsedMs)} ms ago`,
+      };
+    }
+    return { alive: true, why: `held by ${where}, renewed until ${new Date(recorded).toISOString()}` };
   }
   if (!table.exists(owner.pid)) return { alive: false, why: `pid ${owner.pid} is not running` };
   if (owner.start !== null) {

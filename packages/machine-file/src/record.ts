@@ -1,6 +1,10 @@
+import { errorText } from '@ids/engine';
 import { ClaimDirError, ClaimFileCorruptError, shown } from './errors.js';
-import { describe, errnoOf, type FileSystem } from './files.js';
+import { errnoOf, type FileSystem } from './files.js';
 import type { Identity } from './process.js';
+
+/** The largest instant a Date holds, in ms either side of 1970. */
+const DATE_LIMIT_MS = 8.64e15;
 
 /** What a claim file holds: one JSON object, written whole and renamed into place. */
 export interface ClaimRecord extends Identity {
@@ -55,8 +59,15 @@ export function parseRecord(text: string, path: string): ClaimRecord {
   if (r.boot !== null && typeof r.boot !== 'string') fail(path, text, '"boot" a string or null');
   if (typeof r.nonce !== 'string' || !/^[0-9a-f]{16,64}$/.test(r.nonce))
     fail(path, text, '"nonce" hex digits');
-  if (r.recordedMs !== null && (typeof r.recordedMs !== 'number' || !Number.isFinite(r.recordedMs))) {
-    fail(path, text, '"recordedMs" Unix milliseconds or null');
+  if (r.pidns !== undefined && r.pidns !== null && (typeof r.pidns !== 'string' || !/^\d+$/.test(r.pidns))) {
+    fail(path, text, '"pidns" a string of digits or null');
+  }
+  // Bounded to what a Date holds: every later step (notBefore, describe, the generator) reads it as one.
+  if (
+    r.recordedMs !== null &&
+    (typeof r.recordedMs !== 'number' || !(Math.abs(r.recordedMs) <= DATE_LIMIT_MS))
+  ) {
+    fail(path, text, `"recordedMs" Unix milliseconds within ±${DATE_LIMIT_MS} (the Date range) or null`);
   }
   return {
     v: 1,
@@ -65,19 +76,36 @@ export function parseRecord(text: string, path: string): ClaimRecord {
     start: r.start as string | null,
     host: r.host,
     boot: r.boot as string | null,
+    pidns: (r.pidns ?? null) as string | null,
     nonce: r.nonce,
     recordedMs: r.recordedMs as number | null,
   };
 }
 
-/** Reads a claim file; undefined when there is none. @throws ClaimDirError when it cannot be read; ClaimFileCorruptError. */
+/** What the file system says when the name holds something other than a small regular file. */
+const NOT_A_FILE = new Set(['ELOOP', 'EISDIR', 'ERR_IDS_NOT_REGULAR_FILE', 'EFBIG']);
+
+/**
+ * Reads a claim file; undefined when there is none. A link, directory, FIFO, device or
+ * oversized file at the name is not a claim this package wrote: ClaimFileCorruptError, so a range
+ * skips that ID. @throws ClaimDirError when it cannot be read (permissions); ClaimFileCorruptError.
+ */
 export function readRecord(files: FileSystem, path: string): ClaimRecord | undefined {
   let text: string;
   try {
     text = files.readFileSync(path, 'utf8');
   } catch (error) {
-    if (errnoOf(error) === 'ENOENT') return undefined;
-    throw new ClaimDirError(`could not read ${path}: ${describe(error)}`, { cause: error });
+    const code = errnoOf(error);
+    if (code === 'ENOENT') return undefined;
+    if (code !== undefined && NOT_A_FILE.has(code)) {
+      const corrupt = new ClaimFileCorruptError(
+        `${path} is not a claim file: ${errorText(error)}; remove it if no process uses its machine ID`,
+        path,
+      );
+      corrupt.cause = error;
+      throw corrupt;
+    }
+    throw new ClaimDirError(`could not read ${path}: ${errorText(error)}`, { cause: error });
   }
   return parseRecord(text, path);
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { errorText } from '@ids/engine';
 import { ClaimDirError, FileWriteError } from './errors.js';
-import { describe, errnoOf, type FileSystem, syncDir, unlinkQuiet, writeTempSync } from './files.js';
+import { errnoOf, type FileSystem, syncDir, unlinkQuiet, writeTempSync } from './files.js';
 import { type Identity, judge, type ProcessTable } from './process.js';
 import { type ClaimRecord, formatRecord, readRecord } from './record.js';
 
@@ -11,6 +12,8 @@ export interface Context {
   readonly table: ProcessTable;
   readonly me: Identity;
   readonly dir: string;
+  /** The claim's clock: the Unix ms a record of another PID namespace is judged against. */
+  readonly now: () => number;
 }
 
 export type Taken = {
@@ -31,8 +34,14 @@ export function newNonce(): string {
   return randomBytes(12).toString('hex');
 }
 
+/** A token records when it was taken, so that one left by a process of another PID namespace can be judged stale. */
 export function tokenRecord(ctx: Context): ClaimRecord {
-  return { v: 1, state: 'token', ...ctx.me, nonce: newNonce(), recordedMs: null };
+  return { v: 1, state: 'token', ...ctx.me, nonce: newNonce(), recordedMs: ctx.now() };
+}
+
+/** The same holding: a renewal by a live holder changes the record, and then it must be judged again. */
+function same(a: ClaimRecord | undefined, b: ClaimRecord): boolean {
+  return a?.nonce === b.nonce && a.state === b.state && a.recordedMs === b.recordedMs;
 }
 
 /**
@@ -50,13 +59,15 @@ export function tokenRecord(ctx: Context): ClaimRecord {
  *   someone else's takeover finds the nonce changed and looks again. The token is removed after.
  *   A token left by a process that died mid-takeover is itself a file whose holder is gone.
  *
- * `make` builds the record to write, given the one replaced.
+ * `make` builds the record to write, given the one replaced. `refuse`, if given, may decline a
+ * record that could be taken (saying why), before anything is written.
  */
 export function take(
   ctx: Context,
   path: string,
   make: (previous?: ClaimRecord) => ClaimRecord,
   depth = 0,
+  refuse?: (current: ClaimRecord) => string | undefined,
 ): Taken | Refused {
   if (depth > MAX_DEPTH) {
     throw new ClaimDirError(
@@ -72,7 +83,7 @@ export function take(
     }
     let why = `released by pid ${current.pid}`;
     if (current.state !== 'released') {
-      const verdict = judge(current, ctx.table);
+      const verdict = judge(current, ctx.table, ctx.now());
       if (verdict.alive) {
         return {
           taken: false,
@@ -81,11 +92,13 @@ export function take(
       }
       why = verdict.why;
     }
+    const declined = refuse?.(current);
+    if (declined !== undefined) return { taken: false, why: declined };
     const token = `${path}~${current.nonce}`;
     const lock = take(ctx, token, () => tokenRecord(ctx), depth + 1);
     if (!lock.taken) return { taken: false, why: `being taken over by another process (${lock.why})` };
     try {
-      if (readRecord(ctx.files, path)?.nonce !== current.nonce) continue; // Changed meanwhile: look again.
+      if (!same(readRecord(ctx.files, path), current)) continue; // Changed meanwhile: look again.
       const record = make(current);
       replace(ctx, path, record);
       return { taken: true, record, previous: current, why };
@@ -105,7 +118,7 @@ function link(ctx: Context, path: string, record: ClaimRecord): boolean {
     ctx.files.linkSync(temp, path);
   } catch (error) {
     if (errnoOf(error) === 'EEXIST') return false;
-    throw new FileWriteError(`could not create ${path}: ${describe(error)}`, { cause: error });
+    throw new FileWriteError(`could not create ${path}: ${errorText(error)}`, { cause: error });
   } finally {
     unlinkQuiet(ctx.files, temp);
   }
@@ -120,7 +133,7 @@ export function replace(ctx: Context, path: string, record: ClaimRecord): void {
     ctx.files.renameSync(temp, path);
   } catch (error) {
     unlinkQuiet(ctx.files, temp);
-    throw new FileWriteError(`could not write ${path}: ${describe(error)}`, { cause: error });
+    throw new FileWriteError(`could not write ${path}: ${errorText(error)}`, { cause: error });
   }
   syncDir(ctx.files, ctx.dir);
 }
@@ -135,7 +148,7 @@ export function sweepTokens(ctx: Context, names: readonly string[], onError: (er
     const path = join(ctx.dir, name);
     try {
       const token = readRecord(ctx.files, path);
-      if (token === undefined || judge(token, ctx.table).alive) continue;
+      if (token === undefined || judge(token, ctx.table, ctx.now()).alive) continue;
       if (take(ctx, path, () => tokenRecord(ctx), 1).taken) unlinkQuiet(ctx.files, path);
     } catch (error) {
       onError(error);

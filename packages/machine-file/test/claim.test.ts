@@ -12,13 +12,13 @@ import {
   claimHostMachineId,
   DEFAULT_CLAIM_RECORD_AHEAD_MS,
   FileWriteError,
-  type HostClaimOptions,
   hostClaim,
   MachineIdHeldError,
   NoFreeMachineIdError,
   systemProcesses,
 } from '../src/index.js';
 import {
+  claimIn,
   errno,
   fakeTable,
   faultyFs,
@@ -33,16 +33,6 @@ import {
 
 const bits = 16;
 const AHEAD = DEFAULT_CLAIM_RECORD_AHEAD_MS;
-
-function claimIn(dir: string, extra: HostClaimOptions = {}) {
-  return claimHostMachineId(bits, {
-    dir,
-    clock: new FakeClock(T0),
-    processes: fakeTable(100),
-    releaseOnExit: false,
-    ...extra,
-  });
-}
 
 describe('host claims: taking a machine ID', () => {
   it('takes the lowest free ID, writing pid, start, host, boot and a record ahead of the clock', () => {
@@ -94,7 +84,8 @@ describe('host claims: taking a machine ID', () => {
     const dir = tempDir();
     writeRecord(dir, '0.claim', record({ state: 'released', recordedMs: T0 + 50_000 }));
     const clock = new FakeClock(T0);
-    const claim = claimIn(dir, { clock });
+    // Exactly ID 0: in a range, a record this far ahead is passed over while another ID is free.
+    const claim = claimIn(dir, { clock, min: 0, max: 0 });
     claim.record(T0 + 70_000);
     claim.record(T0 + 60_000); // lower: ignored
     claim.release();

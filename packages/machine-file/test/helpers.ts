@@ -1,7 +1,14 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FileSystem, nodeFileSystem, type ProcessTable } from '../src/index.js';
+import { FakeClock } from '@ids/engine';
+import {
+  claimHostMachineId,
+  type FileSystem,
+  type HostClaimOptions,
+  nodeFileSystem,
+  type ProcessTable,
+} from '../src/index.js';
 import type { ClaimRecord } from '../src/record.js';
 
 export const T0 = Date.UTC(2026, 10, 22, 12);
@@ -79,4 +86,15 @@ export function thrown<T extends Error = Error>(fn: () => unknown): T {
     return error as T;
   }
   throw new Error('expected a throw, but nothing was thrown');
+}
+
+/** A 16-bit host claim in `dir` on a fake clock at T0 and a fake process table (pid 100), not released at exit. */
+export function claimIn(dir: string, extra: HostClaimOptions = {}) {
+  return claimHostMachineId(16, {
+    dir,
+    clock: new FakeClock(T0),
+    processes: fakeTable(100),
+    releaseOnExit: false,
+    ...extra,
+  });
 }

@@ -2,7 +2,7 @@
 // which are never taken (loopback, well-known virtual bridges), and which candidate wins when
 // there are several. Each answer says what was seen and why the winner won.
 import { networkInterfaces } from 'node:os';
-import { InvalidArgumentError } from '@ids/engine';
+import { errorText, InvalidArgumentError } from '@ids/engine';
 import { isAddress, isLoopback } from './address.js';
 import { InterfaceListError, received } from './errors.js';
 import { defaultRouteInterfaces, procRoutes, type RouteFamily, type RouteSource } from './routes.js';
@@ -100,10 +100,9 @@ function listInterfaces(source: InterfaceSource): InterfaceList {
   try {
     return source();
   } catch (error) {
-    throw new InterfaceListError(
-      `listing the network interfaces failed: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    throw new InterfaceListError(`listing the network interfaces failed: ${errorText(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -150,7 +149,7 @@ export function chooseAddress(rule: AddressRule, options: Required<AddressOption
   try {
     defaults = defaultRouteInterfaces(options.routes(rule.family), rule.family);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorText(error);
     return pick(
       candidates[0]!,
       `${seen}; the route table could not be read (${reason}): the first in OS order, as Go`,

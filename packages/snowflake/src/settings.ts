@@ -1,18 +1,18 @@
 import {
-  type Clock,
   checkClock,
+  checkGeneratorSettings,
+  checkInteger,
+  checkStartTime,
   defineLayout,
   type GeneratorSettings,
   InvalidArgumentError,
   InvalidBitsMachineIdError,
   InvalidBitsSequenceError,
   InvalidLayoutError,
-  InvalidStartTimeError,
   type Layout,
   type MachineIdCheck,
   type MachineIdSource,
   received,
-  StartTimeAheadError,
   wallClock,
 } from '@ids/engine';
 
@@ -128,12 +128,13 @@ function bitsSetting(
   error: new (message: string) => Error,
 ): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_NODE_STEP_BITS) {
-    throw new error(
-      `invalid ${what}: expected an integer from 0 to ${MAX_NODE_STEP_BITS}, received ${received(value)}`,
-    );
-  }
-  return value;
+  return checkInteger(
+    value,
+    `invalid ${what}`,
+    0,
+    MAX_NODE_STEP_BITS,
+    (w, expected) => new error(`${w}: ${expected}`),
+  );
 }
 
 // A 63-bit time field in ms would end past what a Date can hold; 52 bits last 142,000 years.
@@ -147,6 +148,8 @@ export function snowflakeLayout(settings: SnowflakeSettings = {}): Layout {
   if (typeof settings !== 'object' || settings === null) {
     throw new InvalidArgumentError(`settings: expected an object, received ${received(settings)}`);
   }
+  // Before any machine ID is claimed: a bad setting must not leave a claim taken.
+  checkGeneratorSettings(settings);
   const clock = settings.clock === undefined ? wallClock : checkClock(settings.clock);
   const custom = settings.nodeBits !== undefined || settings.stepBits !== undefined;
   if (custom && settings.preset !== undefined) {
@@ -159,7 +162,7 @@ export function snowflakeLayout(settings: SnowflakeSettings = {}): Layout {
     throw new InvalidArgumentError(`preset: expected 'twitter' or 'discord', received ${received(preset)}`);
   }
   const base = PRESETS[preset];
-  const epochMs = epochOf(settings.epoch ?? base.epochMs, clock);
+  const epochMs = checkStartTime(settings.epoch ?? base.epochMs, clock, 'epoch');
   if (!custom) {
     return epochMs === base.epochMs ? base : defineLayout({ ...base, epochMs });
   }
@@ -180,20 +183,4 @@ export function snowflakeLayout(settings: SnowflakeSettings = {}): Layout {
     epochMs,
     fieldOrder: 'machine-sequence',
   });
-}
-
-function epochOf(epoch: Date | number, clock: Clock): number {
-  const ms = epoch instanceof Date ? epoch.getTime() : epoch;
-  if (typeof ms !== 'number' || !Number.isInteger(ms)) {
-    throw new InvalidStartTimeError(
-      `invalid epoch: expected a valid Date or whole Unix milliseconds, received ${received(epoch)}`,
-    );
-  }
-  const now = clock.now();
-  if (ms > now) {
-    throw new StartTimeAheadError(
-      `epoch is ahead: ${new Date(ms).toISOString()} is after now (${new Date(now).toISOString()}); expected an epoch in the past`,
-    );
-  }
-  return ms;
 }

@@ -33,6 +33,7 @@ export {
   InvalidBitsSequenceError,
   InvalidBitsTimeError,
   InvalidIdError,
+  InvalidLayoutError,
   InvalidMachineIdError,
   InvalidSequenceError,
   InvalidStartTimeError,

@@ -1,17 +1,16 @@
 import {
   checkClock,
+  checkFieldBits,
+  checkGeneratorSettings,
+  checkSettingsObject,
+  checkStartTime,
   defineLayout,
   type GeneratorSettings,
-  InvalidBitsMachineIdError,
-  InvalidBitsSequenceError,
   InvalidBitsTimeError,
-  InvalidStartTimeError,
-  InvalidTimeUnitError,
   type Layout,
   type MachineIdCheck,
   type MachineIdSource,
-  received,
-  StartTimeAheadError,
+  maxTimeBits,
   wallClock,
 } from '@ids/engine';
 
@@ -38,7 +37,9 @@ export interface SonyflakeSettings extends GeneratorSettings {
   /**
    * The time unit in milliseconds (Go takes a Duration). Default 10; 0 means the default; a
    * whole number of ms, 1 or more. Else InvalidTimeUnitError.
-   * The time field gets 63 - bitsSequence - bitsMachineId bits, which must be 32 or more (else InvalidBitsTimeError).
+   * The time field gets 63 - bitsSequence - bitsMachineId bits, which must be 32 or more (else
+   * InvalidBitsTimeError), as in Go; it is cut to what ends within the Date range (see
+   * sonyflakeLayout). A unit so long that not one tick ends within it is InvalidLayoutError.
    */
   readonly timeUnit?: number;
   /**
@@ -64,59 +65,43 @@ export interface SonyflakeSettings extends GeneratorSettings {
   readonly randomSequenceBound?: number;
 }
 
-function bits(value: number | undefined, fallback: number): number | undefined {
+/** Go's rule for the bit lengths and the time unit: 0 (or nothing) means the default. */
+function orDefault(value: number | undefined, fallback: number): number {
   return value === undefined || value === 0 ? fallback : value;
 }
 
 /**
  * Validates everything but the machine ID, in Go's order: bitsSequence, bitsMachineId,
- * timeUnit, startTime, then the time bits that remain.
+ * timeUnit, startTime, then the time bits that remain (Go's floor: 32 or more).
+ *
+ * The time field is Go's 63 - bitsSequence - bitsMachineId bits, limited to what ends within the
+ * Date range (year 275760): with 13 or fewer low bits in 10 ms units, or units of an hour, Go's
+ * field would outlast every Date. The IDs are Go's bit for bit; only an ID of a time a Date
+ * cannot hold is out of range (OverTimeLimitError, InvalidIdError) instead of valid.
  */
 export function sonyflakeLayout(settings: SonyflakeSettings = {}): Layout {
-  const clock = settings.clock === undefined ? wallClock : checkClock(settings.clock);
-  const sequenceBits = bits(settings.bitsSequence, DEFAULT_BITS_SEQUENCE);
-  if (!Number.isInteger(sequenceBits) || sequenceBits! < 0 || sequenceBits! > 30) {
-    throw new InvalidBitsSequenceError(
-      `invalid bit length for sequence number: expected an integer from 0 to 30, received ${received(settings.bitsSequence)}`,
-    );
-  }
-  const machineBits = bits(settings.bitsMachineId, DEFAULT_BITS_MACHINE_ID);
-  if (!Number.isInteger(machineBits) || machineBits! < 0 || machineBits! > 30) {
-    throw new InvalidBitsMachineIdError(
-      `invalid bit length for machine id: expected an integer from 0 to 30, received ${received(settings.bitsMachineId)}`,
-    );
-  }
-  const unit = bits(settings.timeUnit, DEFAULT_TIME_UNIT);
-  if (!Number.isInteger(unit) || unit! < 1) {
-    throw new InvalidTimeUnitError(
-      `invalid time unit: expected a whole number of milliseconds, 1 or more (or 0 for the default 10), received ${received(settings.timeUnit)}`,
-    );
-  }
-  const start = settings.startTime ?? DEFAULT_START_TIME;
-  const startMs = start instanceof Date ? start.getTime() : start;
-  if (typeof startMs !== 'number' || !Number.isInteger(startMs)) {
-    throw new InvalidStartTimeError(
-      `invalid start time: expected a valid Date or whole Unix milliseconds, received ${received(start)}`,
-    );
-  }
-  const now = clock.now();
-  if (startMs > now) {
-    throw new StartTimeAheadError(
-      `start time is ahead: ${new Date(startMs).toISOString()} is after now (${new Date(now).toISOString()}); expected a start time in the past`,
-    );
-  }
-  const timeBits = 63 - sequenceBits! - machineBits!;
-  if (timeBits < 32) {
+  const s = checkSettingsObject(settings);
+  // Before any machine ID is claimed: a bad setting must not leave a claim taken.
+  checkGeneratorSettings(s);
+  const clock = s.clock === undefined ? wallClock : checkClock(s.clock);
+  const sequenceBits = orDefault(s.bitsSequence, DEFAULT_BITS_SEQUENCE);
+  const machineBits = orDefault(s.bitsMachineId, DEFAULT_BITS_MACHINE_ID);
+  const timeUnitMs = orDefault(s.timeUnit, DEFAULT_TIME_UNIT);
+  checkFieldBits(sequenceBits, machineBits, timeUnitMs);
+  const epochMs = checkStartTime(s.startTime ?? DEFAULT_START_TIME, clock, 'start time');
+  const goTimeBits = 63 - sequenceBits - machineBits;
+  if (goTimeBits < 32) {
     throw new InvalidBitsTimeError(
-      `bit length for time must be 32 or more: 63 - ${sequenceBits} sequence bits - ${machineBits} machine bits leaves ${timeBits}`,
+      `bit length for time must be 32 or more: 63 - ${sequenceBits} sequence bits - ${machineBits} machine bits leaves ${goTimeBits}`,
     );
   }
   return defineLayout({
     name: 'sonyflake',
-    timeBits,
-    timeUnitMs: unit!,
-    sequenceBits: sequenceBits!,
-    machineBits: machineBits!,
-    epochMs: startMs,
+    // At least 1: a unit so long that no tick ends within the Date range is refused by defineLayout.
+    timeBits: Math.max(1, Math.min(goTimeBits, maxTimeBits(epochMs, timeUnitMs))),
+    timeUnitMs,
+    sequenceBits,
+    machineBits,
+    epochMs,
   });
 }

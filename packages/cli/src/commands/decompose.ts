@@ -10,7 +10,7 @@ import {
 import { parseCommandLine } from '../args.js';
 import { type Command, EXIT_HELP, FORMAT_HELP, LAYOUT_HELP, OPTIONS, parseFormat } from '../command.js';
 import { UsageError } from '../errors.js';
-import { print, readAll } from '../io.js';
+import { print, readLineBatches } from '../io.js';
 import { parseLayout } from '../layouts.js';
 import { columns } from '../table.js';
 
@@ -30,6 +30,38 @@ export function describeLayout(layout: Layout): string {
       ? `sequence ${layout.sequenceBits}, machine ${layout.machineBits}${parts}`
       : `machine ${layout.machineBits}${parts}, sequence ${layout.sequenceBits}`;
   return `${layout.timeBits}-bit time in ${layout.timeUnitMs} ms units, ${fields}; epoch ${new Date(layout.epochMs).toISOString()}`;
+}
+
+/** One element of the --json array, indented as JSON.stringify(array, null, 2) would. */
+function jsonItem(r: Decomposed): string {
+  const item = {
+    input: r.input,
+    encoding: r.encoding,
+    id: r.id.toString(),
+    layout: r.layout,
+    time: r.timeIso,
+    tick: r.time,
+    sequence: r.sequence,
+    machine: r.machine,
+    ...(r.parts ? { parts: r.parts } : {}),
+  };
+  return JSON.stringify(item, null, 2).replace(/^/gm, '  ');
+}
+
+function textItem(r: Decomposed, layout: Layout): string {
+  const parts = r.parts
+    ? ` (${Object.entries(r.parts)
+        .map(([name, value]) => `${name} ${value}`)
+        .join(', ')})`
+    : '';
+  return columns([
+    ['id', r.id.toString()],
+    ['read as', r.encoding === 'decimal' ? 'decimal' : `${r.encoding} ${JSON.stringify(r.input)}`],
+    ['layout', `${r.layout}: ${describeLayout(layout)}`],
+    ['time', `${r.timeIso} (tick ${r.time})`],
+    ['sequence', String(r.sequence)],
+    ['machine', `${r.machine}${parts}`],
+  ]);
 }
 
 export const decompose: Command = {
@@ -66,53 +98,42 @@ ${EXIT_HELP}
     );
     const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
     const format = values.format === undefined ? undefined : parseFormat(values.format);
-    let inputs = positionals;
-    if (inputs.length === 0 && io.stdin && !io.stdin.isTTY) {
-      inputs = (await readAll(io.stdin)).split(/\s+/).filter(Boolean);
-    }
-    if (inputs.length === 0) throw new UsageError('expected at least one ID, as arguments or on stdin');
-
-    const rows: Decomposed[] = inputs.map((input) => {
+    const row = (input: string): Decomposed => {
       const { id, encoding } = format
         ? { id: decodeId(input, format), encoding: format }
         : decodeAnyId(input);
       const fields = decomposeId(layout, id);
       return { input, encoding, layout: label, ...fields, timeIso: toTime(layout, id).toISOString() };
-    });
-
-    if (values.json) {
-      const json = rows.map((r) => ({
-        input: r.input,
-        encoding: r.encoding,
-        id: r.id.toString(),
-        layout: r.layout,
-        time: r.timeIso,
-        tick: r.time,
-        sequence: r.sequence,
-        machine: r.machine,
-        ...(r.parts ? { parts: r.parts } : {}),
-      }));
-      await print(io.stdout, `${JSON.stringify(json, null, 2)}\n`);
-      return 0;
+    };
+    // Each ID is printed as soon as it is read: stdin is streamed line by line, never held whole.
+    let count = 0;
+    let pending = '';
+    const flush = async () => {
+      const text = pending;
+      pending = '';
+      if (text !== '') await print(io.stdout, text);
+    };
+    const emit = async (r: Decomposed) => {
+      const text = values.json ? jsonItem(r) : textItem(r, layout);
+      pending += (count === 0 ? (values.json ? '[\n' : '') : values.json ? ',\n' : '\n') + text;
+      count++;
+      // Written in chunks: one write per ID would cost more than decoding it.
+      if (pending.length >= 64 * 1024) await flush();
+    };
+    if (positionals.length > 0) {
+      // Arguments are few: all are read before any is printed, so a bad one prints nothing.
+      for (const r of positionals.map(row)) await emit(r);
+    } else if (io.stdin && !io.stdin.isTTY) {
+      for await (const lines of readLineBatches(io.stdin)) {
+        for (const line of lines) {
+          for (const input of line.split(/\s+/)) if (input !== '') await emit(row(input));
+        }
+        await flush(); // What came in is answered before waiting for more.
+      }
     }
-    const text = rows
-      .map((r) => {
-        const parts = r.parts
-          ? ` (${Object.entries(r.parts)
-              .map(([name, value]) => `${name} ${value}`)
-              .join(', ')})`
-          : '';
-        return columns([
-          ['id', r.id.toString()],
-          ['read as', r.encoding === 'decimal' ? 'decimal' : `${r.encoding} ${JSON.stringify(r.input)}`],
-          ['layout', `${r.layout}: ${describeLayout(layout)}`],
-          ['time', `${r.timeIso} (tick ${r.time})`],
-          ['sequence', String(r.sequence)],
-          ['machine', `${r.machine}${parts}`],
-        ]);
-      })
-      .join('\n');
-    await print(io.stdout, text);
+    if (count === 0) throw new UsageError('expected at least one ID, as arguments or on stdin');
+    if (values.json) pending += '\n]\n';
+    await flush();
     return 0;
   },
 };

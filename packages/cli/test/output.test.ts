@@ -1,0 +1,84 @@
+// The built `ids` executable when its output fails, and decompose reading stdin as a stream.
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLAIM_DIR } from './helpers.js';
+
+const bin = join(__dirname, '..', 'dist', 'cli.js');
+const { IDS_MACHINE_ID: _ignored, ...userEnv } = process.env;
+const env = { ...userEnv, IDS_CLAIM_DIR: CLAIM_DIR, IDS_MACHINE_ID: '1' };
+
+/** Runs `ids args > /dev/full`: every write to stdout fails with ENOSPC. */
+function toFullDisk(args: string[]) {
+  const full = openSync('/dev/full', 'w');
+  try {
+    return spawnSync(process.execPath, [bin, ...args], {
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+      stdio: ['ignore', full, 'pipe'],
+    });
+  } finally {
+    closeSync(full);
+  }
+}
+
+describe.skipIf(!existsSync('/dev/full'))('stdout that fails (> /dev/full)', () => {
+  it.each([
+    [
+      ['decompose', '647484930451832833'],
+      /^ids decompose: error ERR_IDS_OUTPUT: could not write the output: ENOSPC/,
+    ],
+    [['--help'], /^ids: error ERR_IDS_OUTPUT: could not write the output: ENOSPC/],
+    [['generate', '-n', '3'], /^ids generate: error \w+: .*ENOSPC/],
+    [['compare'], /^ids compare: error \w+: .*ENOSPC/],
+  ])('ids %j: one error line, exit 1, no stack', (args, line) => {
+    const run = toFullDisk(args as string[]);
+    expect(run.signal).toBeNull();
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(line);
+    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('ids decompose reads stdin as a stream', () => {
+  it('prints the fields of each ID while stdin is still open, instead of reading it whole first', async () => {
+    const child = spawn(process.execPath, [bin, 'decompose'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    const firstRow = new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk) => {
+        out += chunk;
+        if (/machine {3}\d+\n/.test(out)) resolve();
+      });
+      child.on('exit', (code) => reject(new Error(`exited (${code}) before printing: ${out}`)));
+    });
+    child.stdin.write('647484930451832833\n');
+    // stdin stays open: the row must arrive anyway. (Before streaming, nothing came until EOF.)
+    await firstRow;
+    expect(out).toMatch(/^id {8}647484930451832833\n/);
+    child.stdin.end('647484930451832834 647484930451832835\n');
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(code).toBe(0);
+    expect(out.match(/^id /gm)).toHaveLength(3);
+  }, 30_000);
+
+  it('--json from stdin is still one JSON array, item by item', async () => {
+    const run = spawnSync(process.execPath, [bin, 'decompose', '--json'], {
+      env,
+      encoding: 'utf8',
+      input: '647484930451832833\n\n  647484930451832834\t647484930451832835\r\n',
+      timeout: 30_000,
+    });
+    expect(run.status).toBe(0);
+    const rows = JSON.parse(run.stdout);
+    expect(rows.map((r: { id: string }) => r.id)).toEqual([
+      '647484930451832833',
+      '647484930451832834',
+      '647484930451832835',
+    ]);
+    expect(run.stdout).toBe(`${JSON.stringify(rows, null, 2)}\n`);
+  });
+});

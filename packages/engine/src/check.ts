@@ -1,0 +1,117 @@
+// The checks every package applies to what it is given, written once: an integer option, an
+// error's text, the default error sink, a start time, and the settings every generator takes.
+import type { Clock } from './clock.js';
+import { InvalidArgumentError, InvalidStartTimeError, received, StartTimeAheadError } from './errors.js';
+
+/** Builds the error for a value that failed a check: `what` names the value, `expected` says what was wanted and what came. */
+export type CheckFailure = (what: string, expected: string) => Error;
+
+/** The default CheckFailure: InvalidArgumentError with the message `<what>: <expected>`. */
+export const invalidArgument: CheckFailure = (what, expected) =>
+  new InvalidArgumentError(`${what}: ${expected}`);
+
+/**
+ * Returns `value` if it is an integer from `min` to `max`, else throws what `fail` builds (by
+ * default InvalidArgumentError), with a message saying the range expected and the value received.
+ * `grouped` writes the bounds with thousands separators (86,400).
+ */
+export function checkInteger(
+  value: unknown,
+  what: string,
+  min: number,
+  max: number,
+  fail: CheckFailure = invalidArgument,
+  grouped = false,
+): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const show = (n: number) => (grouped ? n.toLocaleString('en-US') : String(n));
+    throw fail(what, `expected an integer from ${show(min)} to ${show(max)}, received ${received(value)}`);
+  }
+  return value;
+}
+
+/** An error's message, or the thrown value as text when it is not an Error. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The default `onError` of generators and claims: a process warning, which never throws. */
+export function warnError(error: unknown): void {
+  process.emitWarning(error instanceof Error ? error : new Error(errorText(error)));
+}
+
+/** An `onError` setting: a function, or undefined for `warnError`. @throws InvalidArgumentError otherwise. */
+export function checkOnError(value: unknown): (error: unknown) => void {
+  if (value === undefined) return warnError;
+  if (typeof value !== 'function') {
+    throw new InvalidArgumentError(
+      `onError: expected a function that takes an error, received ${received(value)}`,
+    );
+  }
+  return value as (error: unknown) => void;
+}
+
+/**
+ * A start time (epoch) as whole Unix ms: a valid Date or an integer, not after the clock's now.
+ * `noun` names it in messages ("start time" for Sonyflake, "epoch" for snowflake).
+ * @throws InvalidStartTimeError for anything else; StartTimeAheadError when it is in the future.
+ */
+export function checkStartTime(start: unknown, clock: Clock, noun: string): number {
+  const ms = start instanceof Date ? start.getTime() : start;
+  if (typeof ms !== 'number' || !Number.isInteger(ms)) {
+    throw new InvalidStartTimeError(
+      `invalid ${noun}: expected a valid Date or whole Unix milliseconds, received ${received(start)}`,
+    );
+  }
+  const now = clock.now();
+  if (ms > now) {
+    throw new StartTimeAheadError(
+      `${noun} is ahead: ${new Date(ms).toISOString()} is after now (${new Date(now).toISOString()}); expected ${noun === 'epoch' ? 'an epoch' : `a ${noun}`} in the past`,
+    );
+  }
+  return ms;
+}
+
+/** A settings object as a generator's constructor takes it: an object, or undefined for `{}`. */
+export function checkSettingsObject<T extends object>(settings: T | undefined): T {
+  if (settings === undefined) return {} as T;
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
+    throw new InvalidArgumentError(`settings: expected an object, received ${received(settings)}`);
+  }
+  return settings;
+}
+
+const CELL_METHODS = ['load', 'commit'] as const;
+const CELL_HOOKS = ['attach', 'fence'] as const;
+
+/**
+ * Checks the settings every generator takes that are only used later (so a bad one would fail
+ * mid-run, from a timer or on every call): `onError` a function, `state` a state cell (an object
+ * with `load` and `commit`, and `attach`/`fence` functions if present). The clock is checked by
+ * `checkClock`.
+ * @throws InvalidArgumentError naming the setting, what was expected and what was received.
+ */
+export function checkGeneratorSettings(settings: {
+  readonly onError?: unknown;
+  readonly state?: unknown;
+}): void {
+  checkOnError(settings.onError);
+  const state = settings.state as Record<string, unknown> | undefined | null;
+  if (state === undefined) return;
+  const expected = 'expected a state cell (an object with load() and commit(), e.g. sharedStateCell(shared))';
+  if (typeof state !== 'object' || state === null) {
+    throw new InvalidArgumentError(`state: ${expected}, received ${received(state)}`);
+  }
+  for (const key of CELL_METHODS) {
+    if (typeof state[key] !== 'function') {
+      throw new InvalidArgumentError(`state.${key}: ${expected}, received ${received(state[key])}`);
+    }
+  }
+  for (const key of CELL_HOOKS) {
+    if (state[key] !== undefined && typeof state[key] !== 'function') {
+      throw new InvalidArgumentError(
+        `state.${key}: expected a function or nothing, received ${received(state[key])}`,
+      );
+    }
+  }
+}
