@@ -1,4 +1,7 @@
 import { IdsError } from '@ids/engine';
+import type { LeaseErrors, LeaseLossKind } from '@ids/machine-lease';
+
+export type { LeaseLossKind };
 
 /** An option of etcdMachineId / etcdCheckMachineId that cannot work; `option` names it. */
 export class EtcdOptionError extends IdsError {
@@ -58,19 +61,6 @@ export class MachineIdSpaceFullError extends IdsError {
   override readonly name = 'MachineIdSpaceFullError';
 }
 
-/** Why a held machine ID stopped being trusted (the `reason` of the claim's AbortSignal). */
-export type LeaseLossKind =
-  /** A keepalive was refused or could not reach etcd. */
-  | 'keepalive-failed'
-  /** No keepalive succeeded for TTL minus the fencing margin. */
-  | 'deadline'
-  /** etcd says the lease no longer exists (it expired or was revoked). */
-  | 'lease-expired'
-  /** The claim key was deleted or given to another lease. */
-  | 'key-lost'
-  /** The claim was released by its holder. */
-  | 'released';
-
 /**
  * The lease behind a claim can no longer be trusted: the generator stops issuing IDs (it reports
  * MachineIdLostError with this as `cause`) until the claim is renewed.
@@ -87,3 +77,17 @@ export class EtcdLeaseLostError extends IdsError {
     super(message, options);
   }
 }
+
+/** How the lease holder names etcd's failures: with this package's classes and codes. */
+export const etcdErrors: LeaseErrors = {
+  lost: (kind, message, options) => new EtcdLeaseLostError(kind, message, options),
+  isLost: (error): error is EtcdLeaseLostError => error instanceof EtcdLeaseLostError,
+  unavailable: (message, options) => new EtcdUnavailableError(message, options),
+  spaceFull: (message) => new MachineIdSpaceFullError(message),
+  bitsMismatch: (message) => new MachineBitsMismatchError(message),
+  option: (option, message) => new EtcdOptionError(option, message),
+  transient: (error) =>
+    error instanceof EtcdUnavailableError ||
+    error instanceof EtcdLeaseLostError ||
+    error instanceof MachineIdSpaceFullError,
+};
