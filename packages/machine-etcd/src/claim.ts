@@ -1,10 +1,9 @@
 import type { MachineIdContext } from '@ids/engine';
-import { DEFAULT_RECORD_INTERVAL_MS, received } from '@ids/engine';
-import { Holder, type LeasedClaim } from '@ids/machine-lease';
+import { Holder, holderOptions, type LeasedClaim } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { EtcdOptionError, MachineBitsMismatchError } from './errors.js';
 import { realScheduler, type Scheduler } from './keeper.js';
-import { DEFAULT_PROBES, type EtcdOptions, settings as validate } from './options.js';
+import { type EtcdOptions, settings as validate } from './options.js';
 import { EtcdStore } from './store.js';
 
 /** The options of `etcdMachineId`: how to reach etcd (EtcdOptions), and how to pick and record an ID. */
@@ -77,20 +76,10 @@ interface Internal {
  */
 export function etcdMachineId(options: EtcdMachineIdOptions = {}): EtcdMachineIdProvider {
   const s = validate(options);
-  const probes = options.probes ?? DEFAULT_PROBES;
-  if (!Number.isInteger(probes) || probes < 0 || probes > 64) {
-    throw new EtcdOptionError(
-      'probes',
-      `expected an integer from 0 to 64, received ${received(options.probes)}`,
-    );
-  }
-  const recordIntervalMs = options.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS;
-  if (typeof recordIntervalMs !== 'number' || !Number.isFinite(recordIntervalMs) || recordIntervalMs <= 0) {
-    throw new EtcdOptionError(
-      'recordIntervalMs',
-      `expected a number of ms above 0, received ${received(options.recordIntervalMs)}`,
-    );
-  }
+  const { probes, recordIntervalMs } = holderOptions(
+    options,
+    (option, message) => new EtcdOptionError(option, message),
+  );
   const scheduler = (options as Internal).scheduler ?? realScheduler;
   return async ({ bits }: MachineIdContext) => {
     if (s.bits !== undefined && s.bits !== bits) {

@@ -12,6 +12,19 @@ export {
   type Scheduler,
 } from './keeper.js';
 export { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
+export {
+  DEFAULT_PROBES,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_TTL_SECONDS,
+  type HolderOptions,
+  holderOptions,
+  integer,
+  type LeaseOptions,
+  type LeaseSettings,
+  leaseSettings,
+  ms,
+  type OptionError,
+} from './options.js';
 export type {
   Attempt,
   Granted,
