@@ -80,7 +80,9 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     const layout = layoutWith(8);
     await seedTimes(prefix, [...Array(256).keys()]);
     const claims = await Promise.all(
-      Array.from({ length: 200 }, () => claim(layout, { url: redis.url, prefix, ttlSeconds: 10, timeoutMs: 5000 })),
+      Array.from({ length: 200 }, () =>
+        claim(layout, { url: redis.url, prefix, ttlSeconds: 10, timeoutMs: 5000 }),
+      ),
     );
     try {
       const ids = claims.map((c) => c.machineId);
