@@ -8,7 +8,19 @@ import {
   type IOptions,
   isRecoverableError,
 } from 'etcd3';
-import { EtcdLeaseLostError, EtcdRequestError, EtcdUnavailableError } from './errors.js';
+import { EtcdLeaseLostError, EtcdRequestError, EtcdTlsError, EtcdUnavailableError } from './errors.js';
+
+/** What Node's TLS and gRPC say when a certificate does not verify (codes and messages). */
+const TLS_FAILURE =
+  /certificate|self[- ]signed|CERT_|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS|ERR_SSL|SSL routines|wrong version number/i;
+
+function isTlsFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = String((error as { code?: unknown }).code ?? '');
+  const details = String((error as { details?: unknown }).details ?? '');
+  return TLS_FAILURE.test(`${error.message} ${details} ${code}`);
+}
+
 import type { EtcdOptions, Settings } from './options.js';
 
 /** etcd3's BrokenCircuitError (from cockatiel) carries this flag; both it and gRPC's UNAVAILABLE mean "etcd is down". */
@@ -93,6 +105,13 @@ export class Connection {
       );
     }
     const message = error instanceof Error ? error.message : String(error);
+    // gRPC reports a certificate that does not verify as UNAVAILABLE ("no connection
+    // established"), which would read as "etcd is down, wait": it is a setup error instead.
+    if (isTlsFailure(error) || isTlsFailure(raw)) {
+      return new EtcdTlsError(`${what}: the TLS connection to ${this.#where} failed: ${message}`, {
+        cause: error,
+      });
+    }
     if (
       error instanceof NoAnswer ||
       isBrokenCircuit(error) ||

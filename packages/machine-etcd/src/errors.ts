@@ -26,6 +26,16 @@ export class EtcdUnavailableError extends IdsError {
   override readonly name = 'EtcdUnavailableError';
 }
 
+/**
+ * The TLS connection to etcd failed on its certificate (self-signed or unknown CA, a name that
+ * does not match, expired): waiting will not fix it, so it is not EtcdUnavailableError and a
+ * renewing claim stops retrying on it. `cause` holds the client's error.
+ */
+export class EtcdTlsError extends IdsError {
+  readonly code = 'ERR_IDS_ETCD_TLS';
+  override readonly name = 'EtcdTlsError';
+}
+
 /** etcd answered with an error that waiting will not fix (permission denied, bad credentials, ...); `cause` holds it. */
 export class EtcdRequestError extends IdsError {
   readonly code = 'ERR_IDS_ETCD_REQUEST';
