@@ -1,5 +1,5 @@
 import type { MachineIdContext } from '@ids/engine';
-import { Holder, holderOptions, type LeasedClaim } from '@ids/machine-lease';
+import { Holder, holderOptions, integer, type LeasedClaim } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { EtcdOptionError, MachineBitsMismatchError } from './errors.js';
 import { realScheduler, type Scheduler } from './keeper.js';
@@ -8,6 +8,12 @@ import { EtcdStore } from './store.js';
 
 /** The options of `etcdMachineId`: how to reach etcd (EtcdOptions), and how to pick and record an ID. */
 export interface EtcdMachineIdOptions extends EtcdOptions {
+  /**
+   * Hold exactly this machine ID instead of any free one: the safe form of Go's
+   * `CheckMachineID` for an ID you chose (a lease, fencing, renewal; see the README). Taken by
+   * another process: the provider rejects with MachineIdSpaceFullError. Default: any free ID.
+   */
+  readonly machineId?: number;
   /**
    * Random IDs tried before listing the taken ones, 0 to 64, else EtcdOptionError. Default 3:
    * in a sparse field a random ID is almost always free, and one request beats a listing.
@@ -76,20 +82,29 @@ interface Internal {
  */
 export function etcdMachineId(options: EtcdMachineIdOptions = {}): EtcdMachineIdProvider {
   const s = validate(options);
-  const { probes, recordIntervalMs } = holderOptions(
-    options,
-    (option, message) => new EtcdOptionError(option, message),
-  );
+  const optionError = (option: string, message: string) => new EtcdOptionError(option, message);
+  const { probes, recordIntervalMs } = holderOptions(options, optionError);
   const scheduler = (options as Internal).scheduler ?? realScheduler;
+  const only = options.machineId;
+  if (only !== undefined) integer(only, 'machineId', 0, 2 ** 30 - 1, optionError);
   return async ({ bits }: MachineIdContext) => {
     if (s.bits !== undefined && s.bits !== bits) {
       throw new MachineBitsMismatchError(
         `etcdMachineId was set up for a ${s.bits}-bit machine field (bits: ${s.bits}), but the generator's field has ${bits} bits`,
       );
     }
+    if (only !== undefined && only >= 2 ** bits) {
+      throw new MachineBitsMismatchError(
+        `machineId ${only} does not fit the generator's ${bits}-bit machine field (0 to ${2 ** bits - 1})`,
+      );
+    }
     const store = new EtcdStore(new Connection(options, s), s.prefix, scheduler);
     try {
-      const holder = new Holder(store, { ...s, probes, recordIntervalMs, bits }, scheduler);
+      const holder = new Holder(
+        store,
+        { ...s, probes, recordIntervalMs, bits, ...(only === undefined ? {} : { only }) },
+        scheduler,
+      );
       return (await holder.acquire()) as EtcdMachineIdClaim;
     } catch (error) {
       store.close();

@@ -48,6 +48,8 @@ export interface AllocateOptions {
   readonly probes: number;
   /** Tried first (the ID held before a lost lease), when it fits. */
   readonly preferred?: number;
+  /** The only ID to try (the user chose it): taken means the store's space-full error. */
+  readonly only?: number;
   /** Called between round trips; throws to stop (the lease was lost meanwhile). */
   readonly stillValid: () => void;
 }
@@ -74,6 +76,13 @@ export async function allocate(
     const result = await store.tryCreate(leaseId, id);
     return result.held ? { id, attempt: result } : undefined;
   };
+  if (options.only !== undefined) {
+    const got = await attempt(options.only);
+    if (got) return got;
+    throw store.errors.spaceFull(
+      `machine ID ${options.only} is held by another process (${store.claimKey(options.only)}); it is the only ID this claim may take`,
+    );
+  }
   if (options.preferred !== undefined && options.preferred < space) {
     const got = await attempt(options.preferred);
     if (got) return got;

@@ -13,6 +13,8 @@ export interface HolderSettings extends LeaseTiming {
   readonly recordIntervalMs: number;
   /** The width of the generator's machine field. */
   readonly bits: number;
+  /** The one ID to hold (chosen by the user), instead of any free one. */
+  readonly only?: number;
 }
 
 /** A machine ID held through a lease in some store; the generator watches it (see MachineIdClaim). */
@@ -85,6 +87,7 @@ export class Holder {
         bits: this.#settings.bits,
         probes: this.#settings.probes,
         preferred,
+        ...(this.#settings.only === undefined ? {} : { only: this.#settings.only }),
         stillValid: () => this.#stillValid(lease),
       });
       if (attempt.quarantineMs !== undefined && attempt.quarantineMs > 0) {
