@@ -2,6 +2,7 @@
 // `npm run bench` from the repository root builds first, then runs this.
 import { benchEtcd } from './etcd.mjs';
 import { benchIdServer } from './id-server.mjs';
+import { benchRedis } from './redis.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
 import { benchThreads } from './threads.mjs';
@@ -11,6 +12,7 @@ const suites = {
   snowflake: benchSnowflake,
   threads: benchThreads,
   etcd: benchEtcd,
+  redis: benchRedis,
   'id-server': benchIdServer,
 };
 

@@ -34,6 +34,9 @@ export class Connection {
   readonly #where: string;
   #lastError: unknown;
   #closed = false;
+  readonly #onError = (error: unknown) => {
+    this.#lastError = error;
+  };
 
   constructor(options: RedisConnectionOptions, url: string | undefined, timeoutMs: number) {
     this.timeoutMs = timeoutMs;
@@ -56,10 +59,9 @@ export class Connection {
       this.#owned = true;
       this.#where = `Redis at ${redact(target)}`;
     }
-    // Kept for messages; without a listener ioredis would print every reconnect failure.
-    this.client.on('error', (error: unknown) => {
-      this.#lastError = error;
-    });
+    // Kept for messages; without a listener ioredis would print every reconnect failure. A
+    // client of the user's has the user's own listeners (and may be shared by many claims).
+    if (this.#owned) this.client.on('error', this.#onError);
   }
 
   /** Resolves once the client is ready, within `ms`; rejects at once on refused credentials or TLS. */
@@ -150,6 +152,7 @@ export class Connection {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.client.off('error', this.#onError);
     if (this.#owned) this.client.disconnect();
   }
 }
