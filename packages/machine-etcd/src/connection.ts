@@ -28,6 +28,12 @@ function isBrokenCircuit(error: unknown): boolean {
   return (error as { isBrokenCircuitError?: unknown } | null)?.isBrokenCircuitError === true;
 }
 
+/**
+ * gRPC keepalive ping interval on our own clients: etcd refuses pings more often than every 5 s
+ * (`--grpc-keepalive-min-time`), answering with GOAWAY; 6 s leaves room for timer jitter.
+ */
+const KEEPALIVE_PING_MS = 6000;
+
 /** Our own stand-ins for "no answer": a timer that ran out, a stream that closed early. */
 class NoAnswer extends Error {}
 class Timeout extends NoAnswer {}
@@ -53,6 +59,14 @@ export class Connection {
     } else {
       const clientOptions: IOptions = {
         ...options.etcdOptions,
+        // gRPC keepalive pings: a connection that stops answering (a partition) is torn down
+        // within about keepalive time + timeout, so that a stream etcd3 cannot cancel (a watch
+        // whose cancel got no reply) does not keep the process alive after close().
+        grpcOptions: {
+          'grpc.keepalive_time_ms': KEEPALIVE_PING_MS,
+          'grpc.keepalive_timeout_ms': Math.max(1, Math.min(settings.timeoutMs, KEEPALIVE_PING_MS)),
+          ...options.etcdOptions?.grpcOptions,
+        },
         hosts: settings.hosts,
         dialTimeout: options.etcdOptions?.dialTimeout ?? settings.timeoutMs,
       };
