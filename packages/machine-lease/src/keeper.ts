@@ -10,6 +10,7 @@ export function errorText(error: unknown): string {
  * pass a fake one and move time by hand.
  */
 export interface Scheduler {
+  /** Monotonic time in ms. */
   now(): number;
   /** Calls `fn` after `ms`; returns a function that cancels it. */
   setTimer(fn: () => void, ms: number): () => void;
@@ -25,6 +26,7 @@ export const realScheduler: Scheduler = {
   },
 };
 
+/** The four durations a keeper works with, in ms. */
 export interface KeeperTiming {
   /** The lease's TTL as granted, in ms. */
   readonly ttlMs: number;

@@ -50,6 +50,7 @@ export interface Granted {
 /** What one create-if-absent attempt found. */
 export type Attempt =
   | {
+      /** The claim was created (or was already ours). */
       readonly held: true;
       /** The time recorded for this ID by an earlier holder, if any (Unix ms). */
       readonly notBefore: number | undefined;
@@ -62,7 +63,10 @@ export type Attempt =
       /** Where a watch of the claim starts so that it misses nothing (etcd: a revision). */
       readonly revision: string;
     }
-  | { readonly held: false };
+  | {
+      /** Another holder has the ID. */
+      readonly held: false;
+    };
 
 /**
  * A key-value store that can hold machine-ID claims under leases: the seven operations the

@@ -13,9 +13,28 @@ export interface RedisAutoStepContext {
 
 /** The step's answer, in the chain's vocabulary: used, skipped, or failed (stopping the chain). */
 export type RedisAutoStepAnswer =
-  | { readonly outcome: 'used'; readonly machineId: MachineIdClaim; readonly detail: string }
-  | { readonly outcome: 'skipped'; readonly detail: string }
-  | { readonly outcome: 'failed'; readonly detail: string; readonly stop: unknown };
+  | {
+      /** It gave the ID. */
+      readonly outcome: 'used';
+      /** The claim holding it. */
+      readonly machineId: MachineIdClaim;
+      /** Where it came from. */
+      readonly detail: string;
+    }
+  | {
+      /** No Redis was given. */
+      readonly outcome: 'skipped';
+      /** Why there was nothing to try. */
+      readonly detail: string;
+    }
+  | {
+      /** The Redis asked for could not give an ID. */
+      readonly outcome: 'failed';
+      /** What was tried and why it gave nothing. */
+      readonly detail: string;
+      /** The error that ends the chain (its cause). */
+      readonly stop: unknown;
+    };
 
 /** A named step for `@ids/machine-file`'s `auto` chain (its `AutoChainStep` shape). */
 export interface RedisAutoStep {
