@@ -78,7 +78,7 @@ export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdChec
         `machine ID ${machineId} does not fit the ${s.bits}-bit field this check was set up for (bits: ${s.bits})`,
       );
     }
-    store ??= new EtcdStore(new Connection(options, s), s.prefix, scheduler);
+    store ??= new EtcdStore(new Connection(options, s), s.prefix);
     const held = await leaseNow(store);
     const attempt = await store.tryCreate(held.id, machineId);
     if (held.keeper.lost) throw held.keeper.lost;

@@ -98,7 +98,7 @@ export function etcdMachineId(options: EtcdMachineIdOptions = {}): EtcdMachineId
         `machineId ${only} does not fit the generator's ${bits}-bit machine field (0 to ${2 ** bits - 1})`,
       );
     }
-    const store = new EtcdStore(new Connection(options, s), s.prefix, scheduler);
+    const store = new EtcdStore(new Connection(options, s), s.prefix);
     try {
       const holder = new Holder(
         store,

@@ -1,7 +1,6 @@
 import type { Attempt, Granted, LeaseStore, Watch } from '@ids/machine-lease';
 import type { Connection } from './connection.js';
 import { etcdErrors } from './errors.js';
-import type { Scheduler } from './keeper.js';
 import { currentOwner, Keys, parseOwner, parseTime } from './keys.js';
 
 /** Claim keys read per request while listing (etcd answers a few hundred KB at most). */
@@ -17,13 +16,11 @@ export class EtcdStore implements LeaseStore {
   readonly errors = etcdErrors;
   readonly keys: Keys;
   readonly #conn: Connection;
-  readonly #scheduler: Scheduler;
   readonly #owner = JSON.stringify(currentOwner());
 
-  constructor(conn: Connection, prefix: string, scheduler: Scheduler) {
+  constructor(conn: Connection, prefix: string) {
     this.#conn = conn;
     this.keys = new Keys(prefix);
-    this.#scheduler = scheduler;
   }
 
   /** The prefix with its trailing slash, as messages name it. */
@@ -141,14 +138,16 @@ export class EtcdStore implements LeaseStore {
     });
     return {
       // cancel() waits for etcd's confirmation when connected; do not wait past the timeout.
+      // A real timer, like every other bound on a request: the scheduler is for lease timing.
       cancel: () =>
         new Promise<void>((resolve) => {
-          const cancel = this.#scheduler.setTimer(resolve, this.#conn.timeoutMs);
+          const timer = setTimeout(resolve, this.#conn.timeoutMs);
+          timer.unref();
           watcher
             .cancel()
             .catch(() => undefined)
             .then(() => {
-              cancel();
+              clearTimeout(timer);
               resolve();
             });
         }),
