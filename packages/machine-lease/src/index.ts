@@ -24,6 +24,7 @@ export {
   leaseSettings,
   ms,
   type OptionError,
+  recordedTime,
 } from './options.js';
 export type {
   Attempt,

@@ -111,3 +111,12 @@ export function holderOptions(
   }
   return { probes, recordIntervalMs };
 }
+
+/**
+ * A recorded time as stores keep it (decimal Unix ms, at most 16 digits), or undefined when the
+ * text is anything else: the store then reports the key with its own error class.
+ */
+export function recordedTime(raw: string): number | undefined {
+  const ms = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+  return Number.isSafeInteger(ms) ? ms : undefined;
+}

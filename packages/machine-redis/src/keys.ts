@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { received } from '@ids/engine';
+import { recordedTime } from '@ids/machine-lease';
 import { RedisCorruptClaimError } from './errors.js';
 
 /**
@@ -87,8 +88,8 @@ export function parseOwner(key: string, raw: string): Owner {
 
 /** Reads a recorded time (decimal Unix ms). */
 export function parseTime(key: string, raw: string): number {
-  const ms = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(ms)) {
+  const ms = recordedTime(raw);
+  if (ms === undefined) {
     throw new RedisCorruptClaimError(
       key,
       `the recorded time ${key} holds ${received(raw)}: expected decimal Unix milliseconds; remove the key or use another prefix`,
