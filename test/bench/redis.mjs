@@ -130,10 +130,7 @@ export async function benchRedis({ claims = 300, claimers = 1000 } = {}) {
     ]);
 
     const etcdWarm = summary(
-      await latency(
-        etcdMachineId({ ...base, client: etcdClient, prefix: etcdPrefix() }),
-        claims,
-      ),
+      await latency(etcdMachineId({ ...base, client: etcdClient, prefix: etcdPrefix() }), claims),
     );
     rows.push([
       `etcd claim latency, one client for all, same run (${claims} claims, held)`,
