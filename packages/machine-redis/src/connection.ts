@@ -34,6 +34,8 @@ export class Connection {
   readonly #where: string;
   #lastError: unknown;
   #closed = false;
+  /** Whether the client was ready once: then "not ready" means the connection was lost. */
+  #wasReady = false;
   readonly #onError = (error: unknown) => {
     this.#lastError = error;
   };
@@ -67,9 +69,21 @@ export class Connection {
   /** Resolves once the client is ready, within `ms`; rejects at once on refused credentials or TLS. */
   #ready(ms: number): Promise<void> {
     const client = this.client;
-    if (client.status === 'ready') return Promise.resolve();
+    if (client.status === 'ready') {
+      this.#wasReady = true;
+      return Promise.resolve();
+    }
     if (this.#closed || client.status === 'end') {
       return Promise.reject(new RedisUnavailableError(`${this.#where} was closed`));
+    }
+    // Connected once and lost since: fail now rather than wait for the reconnect, so that a
+    // keepalive fences at once (the renewal loop retries on its own schedule).
+    if (this.#wasReady) {
+      return Promise.reject(
+        new RedisUnavailableError(`${this.#where} is reconnecting (${client.status})`, {
+          cause: this.#lastError,
+        }),
+      );
     }
     return new Promise<void>((resolve, reject) => {
       const done = (error?: unknown) => {
@@ -79,7 +93,10 @@ export class Connection {
         if (error === undefined) resolve();
         else reject(error);
       };
-      const onReady = () => done();
+      const onReady = () => {
+        this.#wasReady = true;
+        done();
+      };
       const onError = (error: unknown) => {
         if (isPermanent(error)) done(error);
       };
