@@ -3,6 +3,7 @@
 import { benchConcurrency } from './concurrency.mjs';
 import { benchEtcd } from './etcd.mjs';
 import { benchIdServer } from './id-server.mjs';
+import { benchRedis } from './redis.mjs';
 import { benchSegment } from './segment.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
@@ -14,6 +15,7 @@ const suites = {
   snowflake: benchSnowflake,
   threads: benchThreads,
   etcd: benchEtcd,
+  redis: benchRedis,
   'id-server': benchIdServer,
   segment: benchSegment,
 };

@@ -1,10 +1,10 @@
 import { InvalidMachineIdError, type MachineIdCheck, received } from '@ids/engine';
-import { tryCreate } from './allocate.js';
+import { grantLease, type Lease } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { EtcdLeaseLostError, MachineBitsMismatchError } from './errors.js';
-import { LeaseKeeper, realScheduler, type Scheduler } from './keeper.js';
-import { currentOwner, Keys } from './keys.js';
+import { realScheduler, type Scheduler } from './keeper.js';
 import { type EtcdOptions, settings as validate } from './options.js';
+import { EtcdStore } from './store.js';
 
 /** Go's `CheckMachineID`, answered by etcd, plus what a held lease needs. */
 export interface EtcdMachineIdCheck extends MachineIdCheck {
@@ -47,38 +47,19 @@ interface Internal {
 export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdCheck {
   const s = validate(options);
   const scheduler = (options as Internal).scheduler ?? realScheduler;
-  const keys = new Keys(s.prefix);
-  const owner = JSON.stringify(currentOwner());
-  let conn: Connection | undefined;
-  let lease: Promise<{ id: string; keeper: LeaseKeeper }> | undefined;
+  let store: EtcdStore | undefined;
+  let lease: Promise<Lease> | undefined;
   let controller = new AbortController();
   let closed = false;
 
-  function leaseNow(c: Connection): Promise<{ id: string; keeper: LeaseKeeper }> {
-    lease ??= (async () => {
-      const sentAt = scheduler.now();
-      const granted = await c.grant(s.ttlSeconds);
-      const held = controller;
-      const keeper = new LeaseKeeper(
-        {
-          ttlMs: Math.min(granted.ttlMs, s.ttlSeconds * 1000),
-          marginMs: s.marginMs,
-          intervalMs: s.intervalMs,
-          timeoutMs: s.timeoutMs,
-        },
-        scheduler,
-        (ms) => c.keepalive(granted.id, ms),
-        (reason) => {
-          // The next call starts over with a new lease and a new signal.
-          lease = undefined;
-          controller = new AbortController();
-          held.abort(reason);
-        },
-        sentAt,
-      );
-      keeper.start();
-      return { id: granted.id, keeper };
-    })().catch((error: unknown) => {
+  function leaseNow(on: EtcdStore): Promise<Lease> {
+    const held = controller;
+    lease ??= grantLease(on, s, scheduler, (_, reason) => {
+      // The next call starts over with a new lease and a new signal.
+      lease = undefined;
+      controller = new AbortController();
+      held.abort(reason);
+    }).catch((error: unknown) => {
       lease = undefined;
       throw error;
     });
@@ -97,9 +78,9 @@ export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdChec
         `machine ID ${machineId} does not fit the ${s.bits}-bit field this check was set up for (bits: ${s.bits})`,
       );
     }
-    conn ??= new Connection(options, s);
-    const held = await leaseNow(conn);
-    const attempt = await tryCreate({ conn, keys, owner, leaseId: held.id }, machineId);
+    store ??= new EtcdStore(new Connection(options, s), s.prefix);
+    const held = await leaseNow(store);
+    const attempt = await store.tryCreate(held.id, machineId);
     if (held.keeper.lost) throw held.keeper.lost;
     return attempt.held;
   };
@@ -107,7 +88,7 @@ export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdChec
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
-    const c = conn;
+    const c = store;
     if (!c) return;
     try {
       const held = await lease?.catch(() => undefined);

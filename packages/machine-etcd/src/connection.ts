@@ -9,13 +9,31 @@ import {
   type IOptions,
   isRecoverableError,
 } from 'etcd3';
-import { EtcdLeaseLostError, EtcdRequestError, EtcdUnavailableError } from './errors.js';
+import { EtcdLeaseLostError, EtcdRequestError, EtcdTlsError, EtcdUnavailableError } from './errors.js';
+
+/** What Node's TLS and gRPC say when a certificate does not verify (codes and messages). */
+const TLS_FAILURE =
+  /certificate|self[- ]signed|CERT_|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS|ERR_SSL|SSL routines|wrong version number/i;
+
+function isTlsFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = String((error as { code?: unknown }).code ?? '');
+  const details = String((error as { details?: unknown }).details ?? '');
+  return TLS_FAILURE.test(`${error.message} ${details} ${code}`);
+}
+
 import type { EtcdOptions, Settings } from './options.js';
 
 /** etcd3's BrokenCircuitError (from cockatiel) carries this flag; both it and gRPC's UNAVAILABLE mean "etcd is down". */
 function isBrokenCircuit(error: unknown): boolean {
   return (error as { isBrokenCircuitError?: unknown } | null)?.isBrokenCircuitError === true;
 }
+
+/**
+ * gRPC keepalive ping interval on our own clients: etcd refuses pings more often than every 5 s
+ * (`--grpc-keepalive-min-time`), answering with GOAWAY; 6 s leaves room for timer jitter.
+ */
+const KEEPALIVE_PING_MS = 6000;
 
 /** Our own stand-ins for "no answer": a timer that ran out, a stream that closed early. */
 class NoAnswer extends Error {}
@@ -42,6 +60,14 @@ export class Connection {
     } else {
       const clientOptions: IOptions = {
         ...options.etcdOptions,
+        // gRPC keepalive pings: a connection that stops answering (a partition) is torn down
+        // within about keepalive time + timeout, so that a stream etcd3 cannot cancel (a watch
+        // whose cancel got no reply) does not keep the process alive after close().
+        grpcOptions: {
+          'grpc.keepalive_time_ms': KEEPALIVE_PING_MS,
+          'grpc.keepalive_timeout_ms': Math.max(1, Math.min(settings.timeoutMs, KEEPALIVE_PING_MS)),
+          ...options.etcdOptions?.grpcOptions,
+        },
         hosts: settings.hosts,
         dialTimeout: options.etcdOptions?.dialTimeout ?? settings.timeoutMs,
       };
@@ -94,6 +120,13 @@ export class Connection {
       );
     }
     const message = errorText(error);
+    // gRPC reports a certificate that does not verify as UNAVAILABLE ("no connection
+    // established"), which would read as "etcd is down, wait": it is a setup error instead.
+    if (isTlsFailure(error) || isTlsFailure(raw)) {
+      return new EtcdTlsError(`${what}: the TLS connection to ${this.#where} failed: ${message}`, {
+        cause: error,
+      });
+    }
     if (
       error instanceof NoAnswer ||
       isBrokenCircuit(error) ||

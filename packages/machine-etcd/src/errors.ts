@@ -1,4 +1,7 @@
 import { IdsError } from '@ids/engine';
+import type { LeaseErrors, LeaseLossKind } from '@ids/machine-lease';
+
+export type { LeaseLossKind };
 
 /** An option of etcdMachineId / etcdCheckMachineId that cannot work; `option` names it. */
 export class EtcdOptionError extends IdsError {
@@ -21,6 +24,16 @@ export class EtcdOptionError extends IdsError {
 export class EtcdUnavailableError extends IdsError {
   readonly code = 'ERR_IDS_ETCD_UNAVAILABLE';
   override readonly name = 'EtcdUnavailableError';
+}
+
+/**
+ * The TLS connection to etcd failed on its certificate (self-signed or unknown CA, a name that
+ * does not match, expired): waiting will not fix it, so it is not EtcdUnavailableError and a
+ * renewing claim stops retrying on it. `cause` holds the client's error.
+ */
+export class EtcdTlsError extends IdsError {
+  readonly code = 'ERR_IDS_ETCD_TLS';
+  override readonly name = 'EtcdTlsError';
 }
 
 /** etcd answered with an error that waiting will not fix (permission denied, bad credentials, ...); `cause` holds it. */
@@ -58,19 +71,6 @@ export class MachineIdSpaceFullError extends IdsError {
   override readonly name = 'MachineIdSpaceFullError';
 }
 
-/** Why a held machine ID stopped being trusted (the `reason` of the claim's AbortSignal). */
-export type LeaseLossKind =
-  /** A keepalive was refused or could not reach etcd. */
-  | 'keepalive-failed'
-  /** No keepalive succeeded for TTL minus the fencing margin. */
-  | 'deadline'
-  /** etcd says the lease no longer exists (it expired or was revoked). */
-  | 'lease-expired'
-  /** The claim key was deleted or given to another lease. */
-  | 'key-lost'
-  /** The claim was released by its holder. */
-  | 'released';
-
 /**
  * The lease behind a claim can no longer be trusted: the generator stops issuing IDs (it reports
  * MachineIdLostError with this as `cause`) until the claim is renewed.
@@ -87,3 +87,17 @@ export class EtcdLeaseLostError extends IdsError {
     super(message, options);
   }
 }
+
+/** How the lease holder names etcd's failures: with this package's classes and codes. */
+export const etcdErrors: LeaseErrors = {
+  lost: (kind, message, options) => new EtcdLeaseLostError(kind, message, options),
+  isLost: (error): error is EtcdLeaseLostError => error instanceof EtcdLeaseLostError,
+  unavailable: (message, options) => new EtcdUnavailableError(message, options),
+  spaceFull: (message) => new MachineIdSpaceFullError(message),
+  bitsMismatch: (message) => new MachineBitsMismatchError(message),
+  option: (option, message) => new EtcdOptionError(option, message),
+  transient: (error) =>
+    error instanceof EtcdUnavailableError ||
+    error instanceof EtcdLeaseLostError ||
+    error instanceof MachineIdSpaceFullError,
+};

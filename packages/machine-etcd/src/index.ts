@@ -12,6 +12,7 @@ export {
   EtcdLeaseLostError,
   EtcdOptionError,
   EtcdRequestError,
+  EtcdTlsError,
   EtcdUnavailableError,
   type LeaseLossKind,
   MachineBitsMismatchError,

@@ -1,73 +1,16 @@
-import { errorText } from '@ids/engine';
-import { EtcdLeaseLostError } from './errors.js';
+import {
+  type Keepalive,
+  type KeeperTiming,
+  realScheduler,
+  type Scheduler,
+  LeaseKeeper as StoreLeaseKeeper,
+} from '@ids/machine-lease';
+import { type EtcdLeaseLostError, etcdErrors } from './errors.js';
 
-/**
- * Monotonic time in ms and one-shot timers: where the keeper reads the time and waits. Tests
- * pass a fake one and move time by hand.
- */
-export interface Scheduler {
-  now(): number;
-  /** Calls `fn` after `ms`; returns a function that cancels it. */
-  setTimer(fn: () => void, ms: number): () => void;
-}
+export { type Keepalive, type KeeperTiming, realScheduler, type Scheduler };
 
-/** performance.now() and unref'd timers: a lease kept alive never keeps the process alive by itself. */
-export const realScheduler: Scheduler = {
-  now: () => performance.now(),
-  setTimer(fn, ms) {
-    const timer = setTimeout(fn, Math.max(0, ms));
-    timer.unref();
-    return () => clearTimeout(timer);
-  },
-};
-
-export interface KeeperTiming {
-  /** The lease's TTL as granted, in ms. */
-  readonly ttlMs: number;
-  /** How long before the server could expire the lease the holder stops trusting it. */
-  readonly marginMs: number;
-  /** Time between keepalives. */
-  readonly intervalMs: number;
-  /** Longest a single keepalive may take. */
-  readonly timeoutMs: number;
-}
-
-/**
- * One keepalive round trip, given how long it may take: resolves once etcd confirms the lease
- * alive; rejects when it does not (an EtcdLeaseLostError of kind 'lease-expired' when etcd
- * says the lease is gone, anything else for "could not ask").
- */
-export type Keepalive = (timeoutMs: number) => Promise<void>;
-
-/**
- * Keeps a lease alive and decides, from time alone, when it can no longer be trusted.
- *
- * The rule: etcd expires a lease TTL after the last keepalive it received, and it received that
- * keepalive after we sent it. So a keepalive sent at `t` and confirmed proves the lease lives
- * until at least `t + TTL` on the server, and the holder may trust it until
- * `deadline = t + TTL - margin` (the margin absorbs clock-rate differences and a late timer).
- * The keeper fences, and never unfences, at the first of:
- * - a keepalive that fails (refused, or etcd unreachable): at once, not TTL later;
- * - the deadline passing with no newer confirmed keepalive (etcd3's own Lease waits 2 x TTL and
- *   measures from the reply, not the request: both too late);
- * - `check()` finding the deadline passed, for a thread too busy to run timers.
- */
-export class LeaseKeeper {
-  readonly #timing: KeeperTiming;
-  readonly #scheduler: Scheduler;
-  readonly #keepalive: Keepalive;
-  readonly #onLost: (reason: EtcdLeaseLostError) => void;
-  #lastOk: number;
-  #lost: EtcdLeaseLostError | null = null;
-  #stopped = false;
-  #inFlight = false;
-  #cancelBeat: () => void = () => undefined;
-  #cancelWatchdog: () => void = () => undefined;
-
-  /**
-   * @param grantedAt scheduler time at which the lease grant (or the last keepalive known to
-   * have succeeded) was sent.
-   */
+/** The store-agnostic LeaseKeeper (see @ids/machine-lease), reporting EtcdLeaseLostError. */
+export class LeaseKeeper extends StoreLeaseKeeper {
   constructor(
     timing: KeeperTiming,
     scheduler: Scheduler,
@@ -75,120 +18,13 @@ export class LeaseKeeper {
     onLost: (reason: EtcdLeaseLostError) => void,
     grantedAt: number,
   ) {
-    this.#timing = timing;
-    this.#scheduler = scheduler;
-    this.#keepalive = keepalive;
-    this.#onLost = onLost;
-    this.#lastOk = grantedAt;
-  }
-
-  /** Scheduler time until which the lease is trusted. */
-  get deadline(): number {
-    return this.#lastOk + this.#timing.ttlMs - this.#timing.marginMs;
-  }
-
-  /** The lease's TTL in ms, as the keeper counts it. */
-  get ttlMs(): number {
-    return this.#timing.ttlMs;
-  }
-
-  /** Send time of the newest confirmed keepalive (or of the grant). */
-  get lastOk(): number {
-    return this.#lastOk;
-  }
-
-  /** Why the lease is no longer trusted, or null while it is. */
-  get lost(): EtcdLeaseLostError | null {
-    return this.#lost;
-  }
-
-  /** Starts the keepalive beat and the deadline watchdog. */
-  start(): void {
-    if (this.#stopped || this.#lost) return;
-    this.#scheduleBeat();
-    this.#armWatchdog();
-  }
-
-  /** True while the lease is trusted; fences (synchronously) when the deadline has passed. */
-  check(): boolean {
-    if (this.#lost === null && !this.#stopped && this.#scheduler.now() >= this.deadline) {
-      this.#fence('deadline', this.#deadlineMessage());
-    }
-    return this.#lost === null;
-  }
-
-  /** Stops the timers; the lease is then neither kept nor watched. */
-  stop(): void {
-    this.#stopped = true;
-    this.#cancelBeat();
-    this.#cancelWatchdog();
-  }
-
-  /** Fences from outside (the claim key was deleted, a record write found the key taken). */
-  fence(reason: EtcdLeaseLostError): void {
-    if (this.#lost !== null || this.#stopped) return;
-    this.#lost = reason;
-    this.stop();
-    this.#onLost(reason);
-  }
-
-  #fence(kind: EtcdLeaseLostError['kind'], message: string, cause?: unknown): void {
-    this.fence(new EtcdLeaseLostError(kind, message, cause === undefined ? undefined : { cause }));
-  }
-
-  #deadlineMessage(): string {
-    const { ttlMs, marginMs } = this.#timing;
-    const since = Math.round(this.#scheduler.now() - this.#lastOk);
-    return `no keepalive confirmed for ${since} ms; the lease (TTL ${ttlMs} ms) is trusted for TTL minus the fencing margin (${marginMs} ms) after the last one`;
-  }
-
-  #scheduleBeat(): void {
-    this.#cancelBeat = this.#scheduler.setTimer(() => {
-      if (this.#stopped) return;
-      this.#beat();
-      this.#scheduleBeat();
-    }, this.#timing.intervalMs);
-  }
-
-  #armWatchdog(): void {
-    this.#cancelWatchdog();
-    const left = this.deadline - this.#scheduler.now();
-    if (left <= 0) {
-      this.check();
-      return;
-    }
-    this.#cancelWatchdog = this.#scheduler.setTimer(() => {
-      if (this.#stopped) return;
-      // A confirmation may have moved the deadline since this timer was set.
-      if (this.check()) this.#armWatchdog();
-    }, left);
-  }
-
-  #beat(): void {
-    // One keepalive at a time: a slow one is still the best evidence coming.
-    if (this.#inFlight || !this.check()) return;
-    const sentAt = this.#scheduler.now();
-    const timeout = Math.min(this.#timing.timeoutMs, this.deadline - sentAt);
-    this.#inFlight = true;
-    this.#keepalive(timeout).then(
-      () => {
-        this.#inFlight = false;
-        if (this.#lost !== null || this.#stopped) return;
-        // Replies can come back out of order after a reconnect: keep the newest send time.
-        if (sentAt > this.#lastOk) {
-          this.#lastOk = sentAt;
-          this.#armWatchdog();
-        }
-      },
-      (error: unknown) => {
-        this.#inFlight = false;
-        if (this.#stopped) return;
-        if (error instanceof EtcdLeaseLostError) this.fence(error);
-        else {
-          const reason = errorText(error);
-          this.#fence('keepalive-failed', `a keepalive failed: ${reason}`, error);
-        }
-      },
+    super(
+      timing,
+      scheduler,
+      keepalive,
+      (reason) => onLost(reason as EtcdLeaseLostError),
+      grantedAt,
+      etcdErrors,
     );
   }
 }

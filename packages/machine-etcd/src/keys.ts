@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { received } from '@ids/engine';
+import { recordedTime } from '@ids/machine-lease';
 import { CorruptClaimError } from './errors.js';
 
 /**
@@ -94,8 +95,8 @@ export function parseOwner(key: string, value: Uint8Array): Owner {
 /** Reads a recorded time (decimal Unix ms). */
 export function parseTime(key: string, value: Uint8Array): number {
   const raw = text(value);
-  const ms = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(ms)) {
+  const ms = recordedTime(raw);
+  if (ms === undefined) {
     throw new CorruptClaimError(
       key,
       `the recorded time ${key} holds ${received(raw)}: expected decimal Unix milliseconds; remove the key or use another prefix`,

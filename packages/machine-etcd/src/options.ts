@@ -1,15 +1,18 @@
-import { checkInteger, received } from '@ids/engine';
+import { received } from '@ids/engine';
+import {
+  DEFAULT_PROBES,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_TTL_SECONDS,
+  type LeaseSettings,
+  leaseSettings,
+} from '@ids/machine-lease';
 import type { Etcd3, IOptions } from 'etcd3';
 import { EtcdOptionError } from './errors.js';
 
+export { DEFAULT_PROBES, DEFAULT_TIMEOUT_MS, DEFAULT_TTL_SECONDS };
+
 /** Where claims live when no prefix is given. */
 export const DEFAULT_PREFIX = '/ids/machine-id';
-/** Lease TTL when none is given, in seconds (etcd's usual order of magnitude). */
-export const DEFAULT_TTL_SECONDS = 10;
-/** How long any single exchange with etcd may take before it counts as "unavailable". */
-export const DEFAULT_TIMEOUT_MS = 3000;
-/** Random IDs tried before listing the taken ones. */
-export const DEFAULT_PROBES = 3;
 /** The local default etcd, as etcdctl assumes. */
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:2379';
 
@@ -62,14 +65,9 @@ export interface EtcdOptions {
   readonly bits?: number;
 }
 
-export interface Settings {
+export interface Settings extends LeaseSettings {
   readonly hosts: string[];
   readonly prefix: string;
-  readonly ttlSeconds: number;
-  readonly marginMs: number;
-  readonly intervalMs: number;
-  readonly timeoutMs: number;
-  readonly bits: number | undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -150,19 +148,7 @@ export function parsePrefix(value: unknown): string {
   return value;
 }
 
-function integer(value: unknown, option: string, min: number, max: number): number {
-  return checkInteger(value, option, min, max, (what, expected) => new EtcdOptionError(what, expected), true);
-}
-
-function ms(value: unknown, option: string, allowZero: boolean): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new EtcdOptionError(
-      option,
-      `expected a number of ms ${allowZero ? '0 or more' : 'above 0'}, received ${received(value)}`,
-    );
-  }
-  return value;
-}
+const optionError = (option: string, message: string) => new EtcdOptionError(option, message);
 
 /** Validates everything but the client, in the order the options are documented. */
 export function settings(options: unknown): Settings {
@@ -185,23 +171,5 @@ export function settings(options: unknown): Settings {
   }
   const hosts = o.client === undefined ? parseEndpoints(o.endpoints) : [];
   const prefix = parsePrefix(o.prefix);
-  const ttlSeconds = integer(o.ttlSeconds ?? DEFAULT_TTL_SECONDS, 'ttlSeconds', 1, 86_400);
-  const ttlMs = ttlSeconds * 1000;
-  const marginMs = ms(o.fenceMarginMs ?? ttlMs / 5, 'fenceMarginMs', true);
-  if (marginMs >= ttlMs) {
-    throw new EtcdOptionError(
-      'ttlSeconds',
-      `a TTL of ${ttlSeconds} s (${ttlMs} ms) must be above fenceMarginMs (${marginMs} ms): the holder stops trusting its lease TTL minus the margin after each keepalive, received a TTL under the margin`,
-    );
-  }
-  const intervalMs = ms(o.keepaliveIntervalMs ?? (ttlMs - marginMs) / 3, 'keepaliveIntervalMs', false);
-  if (intervalMs >= ttlMs - marginMs) {
-    throw new EtcdOptionError(
-      'keepaliveIntervalMs',
-      `expected less than TTL minus fenceMarginMs (${ttlMs - marginMs} ms), or every claim would be fenced between two keepalives, received ${intervalMs}`,
-    );
-  }
-  const timeoutMs = ms(o.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false);
-  const bits = o.bits === undefined ? undefined : integer(o.bits, 'bits', 0, 30);
-  return { hosts, prefix, ttlSeconds, marginMs, intervalMs, timeoutMs, bits };
+  return { hosts, prefix, ...leaseSettings(o, optionError) };
 }

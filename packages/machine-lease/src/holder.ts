@@ -1,0 +1,317 @@
+import type { MachineIdClaim } from '@ids/engine';
+import { received } from '@ids/engine';
+import { allocate } from './allocate.js';
+import type { Scheduler } from './keeper.js';
+import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
+import type { LeaseLost, LeaseStore, Watch } from './store.js';
+
+/** What a holder needs beyond the lease timing: how to find and record an ID. */
+export interface HolderSettings extends LeaseTiming {
+  /** Random IDs tried before listing the taken ones. */
+  readonly probes: number;
+  /** How often, in ms, the generator records the time reached. */
+  readonly recordIntervalMs: number;
+  /** The width of the generator's machine field. */
+  readonly bits: number;
+  /** The one ID to hold (chosen by the user), instead of any free one. */
+  readonly only?: number;
+}
+
+/** A machine ID held through a lease in some store; the generator watches it (see MachineIdClaim). */
+export interface LeasedClaim extends MachineIdClaim {
+  /** Aborts, with the store's lost-lease error as reason, when the lease can no longer be trusted, or on release. */
+  readonly signal: AbortSignal;
+  /** The claim's key in the store. */
+  readonly key: string;
+  /** The lease holding the key (the store's ID for it). */
+  readonly leaseId: string;
+  /** Fences at once if the lease's trust deadline has passed (timers may not have run yet). */
+  verify(): void;
+  /** ms until the lease's trust deadline (0 once lost): what worker threads on a shared state stop at. */
+  trustedForMs(): number;
+  /** Writes the time reached (kept only if later than any before), while the key is still ours. */
+  record(timeMs: number): Promise<void>;
+  /**
+   * Once the signal aborted: resolves with a claim again, retrying while the store is
+   * unavailable. It keeps the same ID when the lease survived, else claims one (the same ID if
+   * still free). Rejects on what retrying cannot fix. After release it never settles.
+   */
+  renew(): Promise<LeasedClaim>;
+  /**
+   * Waits for pending records, cancels the watch, stops keepalives, revokes the lease and
+   * closes the store. Idempotent; rejects with the store's unavailable error when the lease
+   * could not be revoked (it then expires within the TTL).
+   */
+  release(): Promise<void>;
+}
+
+const never = new Promise<never>(() => undefined);
+
+/**
+ * Holds one machine ID for one generator on any LeaseStore: a lease, the keeper that keeps it
+ * alive and fences, a watch on the claim (where the store has one), and the recorded time.
+ * Renewal replaces the claim object, not the holder.
+ */
+export class Holder {
+  readonly #store: LeaseStore;
+  readonly #settings: HolderSettings;
+  readonly #scheduler: Scheduler;
+  #lease: Lease | undefined;
+  #id = -1;
+  #claim: LeasedClaim | undefined;
+  #controller: AbortController | undefined;
+  #watch: Watch | undefined;
+  /** The latest time recorded for #id (locally; written to the store in order). */
+  #recorded = -1;
+  #written = -1;
+  #writes: Promise<void> = Promise.resolve();
+  #renewal: Promise<LeasedClaim> | undefined;
+  #recovering: Promise<void> = Promise.resolve();
+  #released: Promise<void> | undefined;
+  #wake: () => void = () => undefined;
+
+  /** A holder of nothing yet: `acquire()` claims. The holder closes `store` on release. */
+  constructor(store: LeaseStore, settings: HolderSettings, scheduler: Scheduler) {
+    this.#store = store;
+    this.#settings = settings;
+    this.#scheduler = scheduler;
+  }
+
+  /** Grants a lease, claims an ID under it (preferring `preferred`), and issues the claim. */
+  async acquire(preferred?: number): Promise<LeasedClaim> {
+    const lease = await grantLease(this.#store, this.#settings, this.#scheduler, (l, reason) =>
+      this.#onLost(l, reason),
+    );
+    this.#lease = lease;
+    try {
+      this.#stillValid(lease);
+      const { id, attempt } = await allocate(this.#store, lease.id, {
+        bits: this.#settings.bits,
+        probes: this.#settings.probes,
+        preferred,
+        ...(this.#settings.only === undefined ? {} : { only: this.#settings.only }),
+        stillValid: () => this.#stillValid(lease),
+      });
+      if (attempt.quarantineMs !== undefined && attempt.quarantineMs > 0) {
+        // The store may have forgotten a live holder of this ID (a restart without
+        // persistence): that holder fences within one TTL of its last confirmed keepalive,
+        // which was before the store forgot; the store says how long that can still be.
+        await this.#pause(attempt.quarantineMs);
+      }
+      this.#stillValid(lease);
+      if (id !== this.#id) {
+        this.#id = id;
+        this.#recorded = -1;
+        this.#written = -1;
+      }
+      return this.#issue(lease, attempt.notBefore, attempt.revision);
+    } catch (error) {
+      lease.keeper.stop();
+      if (this.#lease === lease) this.#lease = undefined;
+      await this.#store.revoke(lease.id).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  #releasedError(): LeaseLost {
+    return this.#store.errors.lost('released', 'the claim was released while claiming');
+  }
+
+  #stillValid(lease: Lease): void {
+    if (this.#released) throw this.#releasedError();
+    if (lease.keeper.lost) throw lease.keeper.lost;
+  }
+
+  #issue(lease: Lease, stored: number | undefined, revision: string): LeasedClaim {
+    const id = this.#id;
+    const controller = new AbortController();
+    this.#controller = controller;
+    this.#startWatch(lease, id, revision);
+    const local = this.#recorded >= 0 ? this.#recorded : undefined;
+    const notBefore = stored === undefined ? local : local === undefined ? stored : Math.max(stored, local);
+    const claim: LeasedClaim = {
+      machineId: id,
+      signal: controller.signal,
+      key: this.#store.claimKey(id),
+      leaseId: lease.id,
+      recordIntervalMs: this.#settings.recordIntervalMs,
+      ...(notBefore === undefined ? {} : { notBefore }),
+      verify: () => void lease.keeper.check(),
+      trustedForMs: () =>
+        lease.keeper.lost ? 0 : Math.max(0, lease.keeper.deadline - this.#scheduler.now()),
+      record: (ms) => this.#record(claim, lease, ms),
+      renew: () => this.#renew(),
+      release: () => this.#release(),
+    };
+    this.#claim = claim;
+    return claim;
+  }
+
+  /** Watches the claim from where it was seen: deleted or re-bound, it is not ours. */
+  #startWatch(lease: Lease, id: number, revision: string): void {
+    const key = this.#store.claimKey(id);
+    this.#watch = this.#store.watch?.(lease.id, id, revision, (what) =>
+      lease.keeper.fence(this.#store.errors.lost('key-lost', `the claim ${key} was ${what}`)),
+    );
+  }
+
+  #onLost(lease: Lease, reason: LeaseLost): void {
+    if (this.#lease !== lease) return;
+    void this.#cancelWatch();
+    const controller = this.#controller;
+    if (controller && this.#claim?.leaseId === lease.id) controller.abort(reason);
+  }
+
+  #cancelWatch(): Promise<void> {
+    const watch = this.#watch;
+    this.#watch = undefined;
+    return watch ? watch.cancel() : Promise.resolve();
+  }
+
+  #record(claim: LeasedClaim, lease: Lease, timeMs: number): Promise<void> {
+    if (!Number.isFinite(timeMs)) {
+      return Promise.reject(
+        this.#store.errors.option('record', `expected Unix milliseconds, received ${received(timeMs)}`),
+      );
+    }
+    // A fenced or replaced claim records nothing: its lease may already be someone else's ID.
+    if (claim !== this.#claim || claim.signal.aborted || this.#released) return Promise.resolve();
+    if (timeMs <= this.#recorded) return this.#writes;
+    this.#recorded = Math.floor(timeMs);
+    const write = this.#writes.then(() => this.#writeTime(lease, claim.machineId));
+    this.#writes = write.catch(() => undefined);
+    return write;
+  }
+
+  /** Writes the latest recorded time, only while the claim still carries our lease. */
+  async #writeTime(lease: Lease, id: number): Promise<void> {
+    const value = this.#recorded;
+    if (value <= this.#written || lease.keeper.lost) return;
+    if (!(await this.#store.writeTime(lease.id, id, value))) {
+      lease.keeper.fence(
+        this.#store.errors.lost(
+          'key-lost',
+          `the claim ${this.#store.claimKey(id)} no longer carries lease ${lease.id}`,
+        ),
+      );
+      return;
+    }
+    this.#written = Math.max(this.#written, value);
+  }
+
+  #renew(): Promise<LeasedClaim> {
+    if (this.#released) return never;
+    const current = this.#claim;
+    if (current && !current.signal.aborted) return Promise.resolve(current);
+    if (!this.#renewal) {
+      const attempt = this.#recover();
+      // Release waits for this, so that a claim made meanwhile is revoked on an open connection.
+      this.#recovering = attempt.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.#renewal = attempt
+        .then((claim) => claim ?? never)
+        .finally(() => {
+          this.#renewal = undefined;
+        });
+    }
+    return this.#renewal;
+  }
+
+  /** Waits `ms` on the scheduler, or less when released. */
+  #pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const cancel = this.#scheduler.setTimer(resolve, ms);
+      this.#wake = () => {
+        cancel();
+        resolve();
+      };
+    });
+  }
+
+  /**
+   * Retries, with a growing pause, until a claim is held again (resolves with it) or the
+   * holder is released (resolves with undefined).
+   */
+  async #recover(): Promise<LeasedClaim | undefined> {
+    let pause = 100;
+    for (;;) {
+      if (this.#released) return undefined;
+      try {
+        return await this.#recoverOnce();
+      } catch (error) {
+        if (this.#released) return undefined;
+        if (!this.#store.errors.transient(error)) throw error;
+      }
+      await this.#pause(pause);
+      pause = Math.min(pause * 2, 2000);
+    }
+  }
+
+  async #recoverOnce(): Promise<LeasedClaim | undefined> {
+    const old = this.#lease;
+    const kind = old?.keeper.lost?.kind;
+    if (old && (kind === 'keepalive-failed' || kind === 'deadline')) {
+      // The lease may have outlived our trust in it: if the store confirms it and the claim
+      // still carries it, nobody else can have the ID, and we keep it.
+      const sentAt = this.#scheduler.now();
+      try {
+        await this.#store.keepalive(old.id, this.#settings.timeoutMs);
+        const held = await this.#store.holds(old.id, this.#id);
+        if (this.#released) return undefined;
+        if (held) {
+          const lease = keepLease(
+            this.#store,
+            this.#settings,
+            this.#scheduler,
+            old.id,
+            old.keeper.ttlMs,
+            sentAt,
+            (l, reason) => this.#onLost(l, reason),
+          );
+          this.#lease = lease;
+          return this.#issue(lease, undefined, held.revision);
+        }
+      } catch (error) {
+        if (!this.#store.errors.isLost(error)) throw error;
+      }
+    }
+    if (old) {
+      this.#lease = undefined;
+      await this.#store.revoke(old.id).catch(() => undefined);
+    }
+    if (this.#released) return undefined;
+    return this.acquire(this.#id >= 0 ? this.#id : undefined);
+  }
+
+  #release(): Promise<void> {
+    this.#released ??= (async () => {
+      this.#wake();
+      await this.#recovering;
+      const lease = this.#lease;
+      this.#lease = undefined;
+      lease?.keeper.stop();
+      this.#controller?.abort(this.#store.errors.lost('released', 'the claim was released'));
+      // Records first: their writes are guarded by the lease that is about to go.
+      await this.#writes;
+      await this.#cancelWatch();
+      let failure: unknown;
+      if (lease) {
+        try {
+          await this.#store.revoke(lease.id);
+        } catch (error) {
+          failure = error;
+        }
+      }
+      this.#store.close();
+      if (failure) {
+        throw this.#store.errors.unavailable(
+          `releasing machine ID ${this.#id}: the lease could not be revoked (${(failure as Error).message}); ${this.#store.name} frees the ID when the lease expires, within ${this.#settings.ttlSeconds} s`,
+          { cause: failure },
+        );
+      }
+    })();
+    return this.#released;
+  }
+}

@@ -1,0 +1,36 @@
+// @ids/machine-lease: the lease holder behind every leased machine-ID provider (etcd, Redis),
+// written once against a small LeaseStore interface. No I/O of its own and no dependency but
+// @ids/engine: each store package brings its client.
+export { type AllocateOptions, allocate, listTaken } from './allocate.js';
+export { Holder, type HolderSettings, type LeasedClaim } from './holder.js';
+export {
+  type Keepalive,
+  type KeeperTiming,
+  LeaseKeeper,
+  realScheduler,
+  type Scheduler,
+} from './keeper.js';
+export { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
+export {
+  DEFAULT_PROBES,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_TTL_SECONDS,
+  type HolderOptions,
+  holderOptions,
+  integer,
+  type LeaseOptions,
+  type LeaseSettings,
+  leaseSettings,
+  ms,
+  type OptionError,
+  recordedTime,
+} from './options.js';
+export type {
+  Attempt,
+  Granted,
+  LeaseErrors,
+  LeaseLossKind,
+  LeaseLost,
+  LeaseStore,
+  Watch,
+} from './store.js';

@@ -1,0 +1,67 @@
+import { LeaseKeeper, type Scheduler } from './keeper.js';
+import type { LeaseLost, LeaseStore } from './store.js';
+
+/** How a lease is held: the validated timing options every leased provider shares. */
+export interface LeaseTiming {
+  /** The TTL asked for, in whole seconds. */
+  readonly ttlSeconds: number;
+  /** How long before the store could expire the lease the holder stops trusting it, in ms. */
+  readonly marginMs: number;
+  /** Time between keepalives, in ms. */
+  readonly intervalMs: number;
+  /** Longest any single exchange with the store may take, in ms. */
+  readonly timeoutMs: number;
+}
+
+/** A lease and the keeper that keeps it alive and decides when it is lost. */
+export interface Lease {
+  /** The store's ID of the lease. */
+  readonly id: string;
+  /** Its keeper (started). */
+  readonly keeper: LeaseKeeper;
+}
+
+/**
+ * Starts keeping lease `id`, trusted from `sentAt` (when the grant, or the keepalive that last
+ * confirmed it, was sent) for `ttlMs`.
+ */
+export function keepLease(
+  store: LeaseStore,
+  timing: LeaseTiming,
+  scheduler: Scheduler,
+  id: string,
+  ttlMs: number,
+  sentAt: number,
+  onLost: (lease: Lease, reason: LeaseLost) => void,
+): Lease {
+  const lease: Lease = {
+    id,
+    keeper: new LeaseKeeper(
+      { ttlMs, marginMs: timing.marginMs, intervalMs: timing.intervalMs, timeoutMs: timing.timeoutMs },
+      scheduler,
+      (ms) => store.keepalive(id, ms),
+      (reason) => onLost(lease, reason),
+      sentAt,
+      store.errors,
+    ),
+  };
+  lease.keeper.start();
+  return lease;
+}
+
+/**
+ * Grants a lease and starts keeping it. The TTL counted is the smaller of what was asked and
+ * what was granted: a store that raises a TTL below its floor (etcd does) only errs on the
+ * safe side, one that lowers it is believed.
+ */
+export async function grantLease(
+  store: LeaseStore,
+  timing: LeaseTiming,
+  scheduler: Scheduler,
+  onLost: (lease: Lease, reason: LeaseLost) => void,
+): Promise<Lease> {
+  const sentAt = scheduler.now();
+  const granted = await store.grant(timing.ttlSeconds);
+  const ttlMs = Math.min(granted.ttlMs, timing.ttlSeconds * 1000);
+  return keepLease(store, timing, scheduler, granted.id, ttlMs, sentAt, onLost);
+}

@@ -1,0 +1,116 @@
+import { checkInteger, DEFAULT_RECORD_INTERVAL_MS, received } from '@ids/engine';
+import type { LeaseTiming } from './lease.js';
+
+/** Lease TTL when none is given, in seconds. */
+export const DEFAULT_TTL_SECONDS = 10;
+/** How long any single exchange with the store may take before it counts as "unavailable". */
+export const DEFAULT_TIMEOUT_MS = 3000;
+/** Random IDs tried before listing the taken ones. */
+export const DEFAULT_PROBES = 3;
+
+/** The options every leased provider shares, as the user gives them (each store documents them). */
+export interface LeaseOptions {
+  /** Lease TTL in whole seconds, 1 to 86,400. */
+  readonly ttlSeconds?: number;
+  /** How long before the store could expire the lease the holder stops trusting it, in ms. */
+  readonly fenceMarginMs?: number;
+  /** Time between keepalives, in ms. */
+  readonly keepaliveIntervalMs?: number;
+  /** The longest any exchange with the store may take, in ms. */
+  readonly timeoutMs?: number;
+  /** The width of the machine field this fleet uses, 0 to 30. */
+  readonly bits?: number;
+}
+
+/** The options of a provider (not of a check): how to pick and record an ID. */
+export interface HolderOptions {
+  /** Random IDs tried before listing the taken ones, 0 to 64. */
+  readonly probes?: number;
+  /** How often, in ms, the generator records the time it reached. */
+  readonly recordIntervalMs?: number;
+}
+
+/** Makes the store's option error: `option` names the option at fault. */
+export type OptionError = (option: string, message: string) => Error;
+
+/** Whole numbers from `min` to `max` (the engine's one integer check, with the store's error). */
+export function integer(
+  value: unknown,
+  option: string,
+  min: number,
+  max: number,
+  error: OptionError,
+): number {
+  return checkInteger(value, option, min, max, error, true);
+}
+
+/** A number of ms, finite, 0 or more (or above 0). */
+export function ms(value: unknown, option: string, allowZero: boolean, error: OptionError): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw error(
+      option,
+      `expected a number of ms ${allowZero ? '0 or more' : 'above 0'}, received ${received(value)}`,
+    );
+  }
+  return value;
+}
+
+/** The validated lease timing, and `bits` when given. */
+export interface LeaseSettings extends LeaseTiming {
+  /** The fleet's machine-field width, when the user fixed it. */
+  readonly bits: number | undefined;
+}
+
+/**
+ * Validates the timing options in the order they are documented: the TTL, a margin under it,
+ * a keepalive interval that leaves room for two failures before the deadline, the timeout, bits.
+ */
+export function leaseSettings(o: LeaseOptions, error: OptionError): LeaseSettings {
+  const ttlSeconds = integer(o.ttlSeconds ?? DEFAULT_TTL_SECONDS, 'ttlSeconds', 1, 86_400, error);
+  const ttlMs = ttlSeconds * 1000;
+  const marginMs = ms(o.fenceMarginMs ?? ttlMs / 5, 'fenceMarginMs', true, error);
+  if (marginMs >= ttlMs) {
+    throw error(
+      'ttlSeconds',
+      `a TTL of ${ttlSeconds} s (${ttlMs} ms) must be above fenceMarginMs (${marginMs} ms): the holder stops trusting its lease TTL minus the margin after each keepalive, received a TTL under the margin`,
+    );
+  }
+  const intervalMs = ms(o.keepaliveIntervalMs ?? (ttlMs - marginMs) / 3, 'keepaliveIntervalMs', false, error);
+  if (intervalMs >= ttlMs - marginMs) {
+    throw error(
+      'keepaliveIntervalMs',
+      `expected less than TTL minus fenceMarginMs (${ttlMs - marginMs} ms), or every claim would be fenced between two keepalives, received ${intervalMs}`,
+    );
+  }
+  const timeoutMs = ms(o.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false, error);
+  const bits = o.bits === undefined ? undefined : integer(o.bits, 'bits', 0, 30, error);
+  return { ttlSeconds, marginMs, intervalMs, timeoutMs, bits };
+}
+
+/** Validates `probes` and `recordIntervalMs`. */
+export function holderOptions(
+  o: HolderOptions,
+  error: OptionError,
+): { probes: number; recordIntervalMs: number } {
+  const probes = o.probes ?? DEFAULT_PROBES;
+  if (!Number.isInteger(probes) || probes < 0 || probes > 64) {
+    throw error('probes', `expected an integer from 0 to 64, received ${received(o.probes)}`);
+  }
+  const recordIntervalMs = o.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS;
+  if (typeof recordIntervalMs !== 'number' || !Number.isFinite(recordIntervalMs) || recordIntervalMs <= 0) {
+    throw error(
+      'recordIntervalMs',
+      `expected a number of ms above 0, received ${received(o.recordIntervalMs)}`,
+    );
+  }
+  return { probes, recordIntervalMs };
+}
+
+/**
+ * A recorded time as stores keep it (decimal Unix ms, at most 16 digits), or undefined when the
+ * text is anything else: the store then reports the key with its own error class.
+ */
+export function recordedTime(raw: string): number | undefined {
+  const ms = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+  return Number.isSafeInteger(ms) ? ms : undefined;
+}

@@ -1,0 +1,127 @@
+/** Why a held machine ID stopped being trusted (the `reason` of the claim's AbortSignal). */
+export type LeaseLossKind =
+  /** A keepalive was refused or could not reach the store. */
+  | 'keepalive-failed'
+  /** No keepalive succeeded for TTL minus the fencing margin. */
+  | 'deadline'
+  /** The store says the lease no longer exists (it expired or was revoked). */
+  | 'lease-expired'
+  /** The claim key was deleted or given to another holder. */
+  | 'key-lost'
+  /** The claim was released by its holder. */
+  | 'released';
+
+/** The error a lost lease is reported with: each store has its own class (and `code`). */
+export interface LeaseLost extends Error {
+  /** Why the lease stopped being trusted. */
+  readonly kind: LeaseLossKind;
+}
+
+/**
+ * How a store names its failures. The holder never makes an error of its own class: users
+ * match on the store's (`EtcdLeaseLostError`, `RedisLeaseLostError`, ...), whose codes stay
+ * those the store documents.
+ */
+export interface LeaseErrors {
+  /** A lost lease, of the store's class. */
+  lost(kind: LeaseLossKind, message: string, options?: { cause?: unknown }): LeaseLost;
+  /** Whether `error` is the store's lost-lease error (a keepalive that says "the lease is gone"). */
+  isLost(error: unknown): error is LeaseLost;
+  /** The store could not be reached (a release that could not revoke). */
+  unavailable(message: string, options?: { cause?: unknown }): Error;
+  /** Every ID of the field is held. */
+  spaceFull(message: string): Error;
+  /** A claim under the prefix does not fit the field. */
+  bitsMismatch(message: string): Error;
+  /** A value given to the claim that cannot work (`record(NaN)`); `option` names it. */
+  option(option: string, message: string): Error;
+  /** Whether renewing should retry after `error` (unreachable, lost, full) rather than give up. */
+  transient(error: unknown): boolean;
+}
+
+/** A lease as granted: its ID in the store and its TTL. */
+export interface Granted {
+  /** The store's name for the lease (etcd: a decimal int64; Redis: a random token). */
+  readonly id: string;
+  /** The TTL the store granted, in ms. */
+  readonly ttlMs: number;
+}
+
+/** What one create-if-absent attempt found. */
+export type Attempt =
+  | {
+      /** The claim was created (or was already ours). */
+      readonly held: true;
+      /** The time recorded for this ID by an earlier holder, if any (Unix ms). */
+      readonly notBefore: number | undefined;
+      /**
+       * Set by a store that can forget claims (Redis without persistence): how long, in ms from
+       * now, the holder must hold the claim without issuing from it, because an earlier holder
+       * the store forgot may still be issuing until then (its own fence ends it within a TTL).
+       */
+      readonly quarantineMs?: number;
+      /** Where a watch of the claim starts so that it misses nothing (etcd: a revision). */
+      readonly revision: string;
+    }
+  | {
+      /** Another holder has the ID. */
+      readonly held: false;
+    };
+
+/**
+ * A key-value store that can hold machine-ID claims under leases: the seven operations the
+ * holder needs, and nothing else. A store owns its connection, key layout and identity value;
+ * the holder owns timing, allocation order, fencing and renewal.
+ *
+ * The rule every implementation must keep: once `grant`, or a `keepalive` sent at time `t`,
+ * resolves, every claim bound to the lease lives in the store until at least `t + TTL`. The
+ * holder's fencing deadline rests on it.
+ */
+export interface LeaseStore {
+  /** The store's name for messages: `etcd`, `Redis`. */
+  readonly name: string;
+  /** Where the claims live, for messages: `/ids/machine-id/`, `ids:machine-id:`. */
+  readonly where: string;
+  /** The store's error classes. */
+  readonly errors: LeaseErrors;
+  /** The name of the claim of `id` (the claim's `key`). */
+  claimKey(id: number): string;
+  /** Grants a lease of `ttlSeconds`. */
+  grant(ttlSeconds: number): Promise<Granted>;
+  /**
+   * One keepalive, within `timeoutMs`: resolves once the store confirms the lease (and every
+   * claim bound to it) alive; rejects with `errors.lost(...)` when the store says it is gone,
+   * with anything else when it could not ask.
+   */
+  keepalive(leaseId: string, timeoutMs: number): Promise<void>;
+  /** Ends the lease, freeing its claims at once. A lease already gone is not an error. */
+  revoke(leaseId: string): Promise<void>;
+  /**
+   * Creates the claim of `id`, bound to the lease, if nothing is there, reading the recorded
+   * time in the same step. A claim already bound to this lease is ours (a retried request).
+   * Rejects (typed) when the key holds something this store did not write.
+   */
+  tryCreate(leaseId: string, id: number): Promise<Attempt>;
+  /** Every ID with a claim, keys only. Rejects for a claim name that is not an ID. */
+  listTaken(): Promise<Set<number>>;
+  /**
+   * Records `timeMs` for `id` (kept only if later), only while the claim carries the lease.
+   * Resolves false when it no longer does.
+   */
+  writeTime(leaseId: string, id: number, timeMs: number): Promise<boolean>;
+  /** After a keepalive confirmed the lease: whether `id`'s claim still carries it (and from where to watch). */
+  holds(leaseId: string, id: number): Promise<{ readonly revision: string } | undefined>;
+  /**
+   * Optional: calls `lost` as soon as the claim is deleted or re-bound. A store without
+   * notifications leaves it out; its keepalive must then check the claim itself.
+   */
+  watch?(leaseId: string, id: number, revision: string, lost: (what: string) => void): Watch;
+  /** Closes the connection if the store made it. */
+  close(): void;
+}
+
+/** A running watch. */
+export interface Watch {
+  /** Stops it; resolves within the store's timeout at most. */
+  cancel(): Promise<void>;
+}

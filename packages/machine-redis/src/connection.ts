@@ -1,0 +1,175 @@
+import { errorText } from '@ids/engine';
+import { type Cluster, Redis } from 'ioredis';
+import { RedisRequestError, RedisUnavailableError } from './errors.js';
+import { type RedisConnectionOptions, redact } from './options.js';
+
+/** Our stand-in for "no answer in time". */
+class Timeout extends Error {}
+
+/** Replies and client errors that waiting will not fix: credentials, permissions, TLS. */
+const PERMANENT = /^(WRONGPASS|NOAUTH|NOPERM|ERR AUTH|ERR invalid password|ERR Client sent AUTH)/;
+const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS|ERR_SSL|EPROTO/;
+
+function isPermanent(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = String((error as { code?: unknown }).code ?? '');
+  return PERMANENT.test(error.message) || TLS_CODES.test(code) || /certificate/i.test(error.message);
+}
+
+/** A Redis reply error (the server answered, with an error): ioredis's ReplyError. */
+function isReply(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ReplyError';
+}
+
+/**
+ * One ioredis client plus the rules for talking to it: every call bounded by `timeoutMs`, and
+ * its failures sorted into RedisUnavailableError (waiting may help) and RedisRequestError (it
+ * will not). A client made here queues nothing while disconnected and retries nothing: a
+ * keepalive that cannot be sent now must fail now, so that the holder fences at once.
+ */
+export class Connection {
+  readonly client: Redis | Cluster;
+  readonly timeoutMs: number;
+  readonly #owned: boolean;
+  readonly #where: string;
+  #lastError: unknown;
+  #closed = false;
+  /** Whether the client was ready once: then "not ready" means the connection was lost. */
+  #wasReady = false;
+  readonly #onError = (error: unknown) => {
+    this.#lastError = error;
+  };
+
+  constructor(options: RedisConnectionOptions, url: string | undefined, timeoutMs: number) {
+    this.timeoutMs = timeoutMs;
+    if (options.client) {
+      this.client = options.client;
+      this.#owned = false;
+      this.#where = 'the Redis client given';
+    } else {
+      const target = url as string;
+      this.client = new Redis(target, {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        connectTimeout: timeoutMs,
+        // Reconnect quickly after an outage: the renewal loop waits on it.
+        retryStrategy: (times) => Math.min(times * 100, 1000),
+        ...(target.startsWith('rediss:') ? { tls: {} } : {}),
+        ...options.redisOptions,
+      });
+      this.#owned = true;
+      this.#where = `Redis at ${redact(target)}`;
+    }
+    // Kept for messages; without a listener ioredis would print every reconnect failure. A
+    // client of the user's has the user's own listeners (and may be shared by many claims).
+    if (this.#owned) this.client.on('error', this.#onError);
+  }
+
+  /** Resolves once the client is ready, within `ms`; rejects at once on refused credentials or TLS. */
+  #ready(ms: number): Promise<void> {
+    const client = this.client;
+    if (client.status === 'ready') {
+      this.#wasReady = true;
+      return Promise.resolve();
+    }
+    if (this.#closed || client.status === 'end') {
+      return Promise.reject(new RedisUnavailableError(`${this.#where} was closed`));
+    }
+    // Connected once and lost since: fail now rather than wait for the reconnect, so that a
+    // keepalive fences at once (the renewal loop retries on its own schedule).
+    if (this.#wasReady) {
+      return Promise.reject(
+        new RedisUnavailableError(`${this.#where} is reconnecting (${client.status})`, {
+          cause: this.#lastError,
+        }),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const done = (error?: unknown) => {
+        clearTimeout(timer);
+        client.off('ready', onReady);
+        client.off('error', onError);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const onReady = () => {
+        this.#wasReady = true;
+        done();
+      };
+      const onError = (error: unknown) => {
+        if (isPermanent(error)) done(error);
+      };
+      const timer = setTimeout(() => done(new Timeout()), ms);
+      client.on('ready', onReady);
+      client.on('error', onError);
+      if (client.status === 'wait') (client as Redis).connect().catch(onError);
+    });
+  }
+
+  /**
+   * Runs `fn` once the client is ready, all within `timeoutMs` (or `budgetMs` when less), and
+   * turns its failure into one of our errors naming `what` was being done.
+   */
+  async call<T>(
+    what: string,
+    fn: (client: Redis | Cluster) => Promise<T>,
+    budgetMs = this.timeoutMs,
+  ): Promise<T> {
+    const ms = Math.max(1, Math.min(this.timeoutMs, budgetMs));
+    const start = performance.now();
+    let cancel: () => void = () => undefined;
+    const timer = new Promise<never>((_, reject) => {
+      const t = setTimeout(() => reject(new Timeout()), ms + 50);
+      cancel = () => clearTimeout(t);
+    });
+    try {
+      await Promise.race([this.#ready(ms), timer]);
+      const left = ms - (performance.now() - start);
+      if (left <= 0) throw new Timeout();
+      return await Promise.race([fn(this.client), timer]);
+    } catch (error) {
+      throw this.translate(what, error, ms);
+    } finally {
+      cancel();
+    }
+  }
+
+  /** Sorts a failure into RedisRequestError (waiting will not help) or RedisUnavailableError. */
+  translate(what: string, raw: unknown, ms: number): Error {
+    if (raw instanceof RedisUnavailableError || raw instanceof RedisRequestError) return raw;
+    if (raw instanceof Timeout) {
+      const last = this.#lastError === undefined ? '' : ` (last error: ${errorText(this.#lastError)})`;
+      return new RedisUnavailableError(
+        `${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)${last}`,
+        {
+          cause: this.#lastError,
+        },
+      );
+    }
+    if (isPermanent(raw)) {
+      const tls =
+        TLS_CODES.test(String((raw as { code?: unknown }).code ?? '')) || /certificate/i.test(errorText(raw));
+      return new RedisRequestError(
+        `${what}: ${this.#where} refused${tls ? ' the TLS connection' : ''}: ${errorText(raw)}`,
+        { cause: raw },
+      );
+    }
+    if (isReply(raw)) {
+      return new RedisRequestError(`${what}: ${this.#where} answered with an error: ${errorText(raw)}`, {
+        cause: raw,
+      });
+    }
+    return new RedisUnavailableError(`${what}: ${this.#where} is unavailable: ${errorText(raw)}`, {
+      cause: raw,
+    });
+  }
+
+  /** Closes the client if we made it (at once: nothing of ours is left to send). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.client.off('error', this.#onError);
+    if (this.#owned) this.client.disconnect();
+  }
+}

@@ -1,0 +1,37 @@
+// @ids/machine-redis: machine IDs for a fleet through Redis. The only package of @ids that
+// depends on a Redis client (ioredis).
+export {
+  type RedisAutoStep,
+  type RedisAutoStepAnswer,
+  type RedisAutoStepContext,
+  redisAutoStep,
+} from './auto.js';
+export {
+  DEFAULT_CHECK_KEY,
+  type RedisCheckOptions,
+  type RedisMachineIdCheck,
+  redisCheckMachineId,
+} from './check.js';
+export {
+  type RedisMachineIdClaim,
+  type RedisMachineIdOptions,
+  type RedisMachineIdProvider,
+  redisMachineId,
+} from './claim.js';
+export {
+  type LeaseLossKind,
+  RedisBitsMismatchError,
+  RedisCorruptClaimError,
+  RedisLeaseLostError,
+  RedisOptionError,
+  RedisRequestError,
+  RedisSpaceFullError,
+  RedisUnavailableError,
+} from './errors.js';
+export type { Owner } from './keys.js';
+export {
+  DEFAULT_REDIS_PREFIX,
+  DEFAULT_REDIS_URL,
+  type RedisConnectionOptions,
+  type RedisLeaseOptions,
+} from './options.js';

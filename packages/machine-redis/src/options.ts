@@ -1,0 +1,150 @@
+import { received } from '@ids/engine';
+import { type LeaseOptions, type LeaseSettings, leaseSettings } from '@ids/machine-lease';
+import type { Cluster, RedisOptions as IoRedisOptions, Redis } from 'ioredis';
+import { RedisOptionError } from './errors.js';
+
+/** Where claims live when no prefix is given. */
+export const DEFAULT_REDIS_PREFIX = 'ids:machine-id';
+/** The local default Redis. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** How to reach Redis: a URL (and client options), or a client of your own. */
+export interface RedisConnectionOptions {
+  /**
+   * `redis://[[user]:password@]host:port[/db]` or `rediss://...` (TLS). Default: the
+   * `IDS_REDIS_URL` environment variable, else `redis://127.0.0.1:6379`. A malformed URL is
+   * RedisOptionError; an unreachable server gives RedisUnavailableError within `timeoutMs`.
+   */
+  readonly url?: string;
+  /**
+   * Any other ioredis options (`tls` with a CA, `username`, `password`, ...), merged over what
+   * the URL says. Default: none. The connection settings that fencing rests on
+   * (`enableOfflineQueue: false`, `maxRetriesPerRequest: 0`, `connectTimeout`) are set here
+   * unless given.
+   */
+  readonly redisOptions?: IoRedisOptions;
+  /**
+   * An ioredis `Redis` or `Cluster` to use instead of making one (then `url` and
+   * `redisOptions` must be absent). It is not closed on release. Default: a client of our
+   * own, closed on release.
+   */
+  readonly client?: Redis | Cluster;
+}
+
+/** The options of redisMachineId (and the `auto` step): how to reach Redis and hold a claim there. */
+export interface RedisLeaseOptions extends RedisConnectionOptions, LeaseOptions {
+  /**
+   * The key prefix P: claims are `{P}:<id>`, recorded times `{P}:time:<id>`, the index of live
+   * claims `{P}:claims`. The braces are a Redis Cluster hash tag: every key of a fleet lives in
+   * one slot, so each script touches one node. Default `ids:machine-id`; printable ASCII
+   * without spaces or braces, 1 to 200 characters, not ending in `:`.
+   */
+  readonly prefix?: string;
+}
+
+/** Validated connection and lease settings. */
+export interface Settings extends LeaseSettings {
+  /** The URL to dial (undefined with a client of the user's). */
+  readonly url: string | undefined;
+  /** The prefix, validated. */
+  readonly prefix: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+/** The URL without its password, for messages. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(a URL that does not parse)';
+  }
+}
+
+/** `redis://` or `rediss://`, a host, an optional port and database number, nothing else. */
+export function parseUrl(value: unknown, option: string): string {
+  const expected =
+    'expected redis://[[user]:password@]host[:port][/db] or rediss://... (no query or fragment)';
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new RedisOptionError(option, `${expected}, received ${received(value)}`);
+  }
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw new RedisOptionError(option, `${expected}, received ${received(redact(value))}`);
+  }
+  if (
+    (url.protocol !== 'redis:' && url.protocol !== 'rediss:') ||
+    url.hostname === '' ||
+    !/^(\/(\d{1,2})?)?$/.test(url.pathname) ||
+    url.search !== '' ||
+    url.hash !== ''
+  ) {
+    throw new RedisOptionError(option, `${expected}, received ${received(redact(value))}`);
+  }
+  return value.trim();
+}
+
+const PREFIX = /^[\x21-\x7a\x7c\x7e]{1,200}$/;
+
+/** A key prefix: printable ASCII, no spaces or braces (the hash tag), not ending in `:`. */
+export function parsePrefix(value: unknown, option = 'prefix'): string {
+  if (value === undefined) return DEFAULT_REDIS_PREFIX;
+  if (typeof value !== 'string' || !PREFIX.test(value) || value.endsWith(':')) {
+    throw new RedisOptionError(
+      option,
+      `expected a key prefix like ids:machine-id (1 to 200 printable ASCII characters, no spaces or braces, not ending in ':'), received ${received(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Checks the client-or-URL choice; returns the URL to dial, or undefined for the user's client. */
+export function connectionUrl(
+  o: RedisConnectionOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  if (o.client !== undefined) {
+    const c = o.client as unknown as Record<string, unknown>;
+    if (!isRecord(o.client) || typeof c.eval !== 'function' || typeof c.quit !== 'function') {
+      throw new RedisOptionError(
+        'client',
+        `expected an ioredis Redis or Cluster, received ${received(o.client)}`,
+      );
+    }
+    if (o.url !== undefined || o.redisOptions !== undefined) {
+      throw new RedisOptionError(
+        'client',
+        'expected either a client or the options to make one (url, redisOptions), received both',
+      );
+    }
+    return undefined;
+  }
+  if (o.redisOptions !== undefined && !isRecord(o.redisOptions)) {
+    throw new RedisOptionError(
+      'redisOptions',
+      `expected an object of ioredis options, received ${received(o.redisOptions)}`,
+    );
+  }
+  if (o.url !== undefined) return parseUrl(o.url, 'url');
+  const fromEnv = env.IDS_REDIS_URL;
+  if (fromEnv !== undefined && fromEnv.trim() !== '') return parseUrl(fromEnv, 'IDS_REDIS_URL');
+  return DEFAULT_REDIS_URL;
+}
+
+/** Validates everything but the client's own options, in the order they are documented. */
+export function settings(options: unknown): Settings {
+  if (options === undefined) options = {};
+  if (!isRecord(options)) {
+    throw new RedisOptionError('options', `expected an object, received ${received(options)}`);
+  }
+  const o = options as RedisLeaseOptions;
+  const url = connectionUrl(o);
+  const prefix = parsePrefix(o.prefix);
+  return { url, prefix, ...leaseSettings(o, (option, message) => new RedisOptionError(option, message)) };
+}

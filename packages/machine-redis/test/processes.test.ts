@@ -1,0 +1,94 @@
+// Several processes on one machine-ID field in a real Redis: a holder paused past its TTL, and
+// Redis restarted without persistence under two running holders. Every ID of every process is
+// collected and compared.
+import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freshPrefix, sleep, until } from './helpers.js';
+import { type Issuer, startIssuer } from './processes.js';
+
+const TTL_S = 2;
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.reverse()) await step().catch(() => undefined);
+  cleanup = [];
+});
+
+function duplicates(...issuers: Issuer[]): number {
+  const all = issuers.flatMap((i) => i.ids.map((x) => x.id));
+  return all.length - new Set(all).size;
+}
+
+describe.skipIf(!hasRedis())('processes sharing a one-ID field in a real Redis', () => {
+  let redis: RedisServer;
+  const start = async () => {
+    redis = await startRedis({ allowExternal: false });
+    cleanup.push(() => redis.close());
+  };
+
+  it('a holder SIGSTOPped past the TTL issues nothing after it resumes, while another process claims the ID and issues: 0 duplicates', async () => {
+    await start();
+    const prefix = freshPrefix('sigstop');
+    const a = startIssuer(redis.url, prefix, TTL_S);
+    cleanup.push(() => a.stop());
+    // The first claim of a fresh ID waits out the unknown past (one TTL).
+    await until(() => a.ids.length > 50, 15_000, 'A issuing');
+    const b = startIssuer(redis.url, prefix, TTL_S);
+    cleanup.push(() => b.stop());
+    await sleep(300);
+    expect(b.claimedAt).toBeUndefined(); // B waits: the only ID is A's
+
+    a.child.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    await until(() => b.ids.length > 50, 15_000, 'B issuing after A stopped');
+    expect(b.claimedAt!).toBeGreaterThan(stoppedAt + (TTL_S * 1000 - 500));
+    a.child.kill('SIGCONT');
+    const resumedAt = Date.now();
+    await sleep(1500); // A runs again for a while: fenced, it issues nothing
+    await Promise.all([a.stop(), b.stop()]);
+
+    const aAfter = a.ids.filter((x) => x.at >= resumedAt);
+    expect(aAfter).toEqual([]);
+    expect(duplicates(a, b)).toBe(0);
+    const lastA = a.ids.at(-1)!;
+    const firstB = b.ids[0]!;
+    expect(lastA.id).toBeLessThan(firstB.id);
+    console.log(
+      `SIGSTOP: A issued ${a.ids.length} IDs (the last ${stoppedAt - lastA.at} ms before the stop), B claimed ${b.claimedAt! - stoppedAt} ms after the stop and issued ${b.ids.length}; A issued ${aAfter.length} after resuming; duplicates ${duplicates(a, b)}`,
+    );
+  });
+
+  it('Redis restarted without persistence under two running processes: their issuing windows for the one ID never overlap', async () => {
+    await start();
+    const prefix = freshPrefix('forget');
+    const a = startIssuer(redis.url, prefix, TTL_S);
+    cleanup.push(() => a.stop());
+    await until(() => a.ids.length > 50, 15_000, 'A issuing');
+    const b = startIssuer(redis.url, prefix, TTL_S);
+    cleanup.push(() => b.stop());
+    await sleep(300);
+    expect(b.claimedAt).toBeUndefined();
+
+    // Forget everything at once, while A is paused for a moment (a GC pause, a slow disk): B,
+    // retrying every 50 ms, claims the ID in the empty Redis while A still trusts its claim
+    // (its deadline has not passed). Without the rule, B would issue at once beside A.
+    a.child.kill('SIGSTOP');
+    const restartedAt = Date.now();
+    await redis.kill();
+    await redis.start();
+    await sleep(300);
+    a.child.kill('SIGCONT');
+    await until(() => b.ids.length > 50, 20_000, 'B issuing after the restart');
+    await sleep(500);
+    await Promise.all([a.stop(), b.stop()]);
+
+    const lastA = Math.max(...a.ids.map((x) => x.at));
+    const firstB = Math.min(...b.ids.map((x) => x.at));
+    const overlapMs = Math.max(0, lastA - firstB);
+    expect(overlapMs).toBe(0);
+    expect(duplicates(a, b)).toBe(0);
+    console.log(
+      `forgetting Redis: A's last ID ${lastA - restartedAt} ms after the restart, B claimed ${b.claimedAt! - restartedAt} ms after it and issued from ${firstB - restartedAt} ms (TTL ${TTL_S * 1000} ms); overlap ${overlapMs} ms, duplicates ${duplicates(a, b)}`,
+    );
+  });
+});

@@ -1,0 +1,220 @@
+// Against one real redis-server: claims, the recorded time, release, dense and full fields,
+// garbage under the prefix, and a Redis that cannot be reached or refuses us.
+import { IdGenerator, MachineIdLostError, MachineIdProviderError } from '@ids/engine';
+import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  RedisBitsMismatchError,
+  RedisCorruptClaimError,
+  RedisLeaseLostError,
+  RedisSpaceFullError,
+  redisMachineId,
+} from '../src/index.js';
+import {
+  aborted,
+  adminClient,
+  claim,
+  failure,
+  freshPrefix,
+  generatorOn,
+  layoutWith,
+  until,
+} from './helpers.js';
+
+const fast = { ttlSeconds: 2, fenceMarginMs: 500, timeoutMs: 1000 } as const;
+const identity = (token = 'ab'.repeat(16)) =>
+  JSON.stringify({ token, host: 'elsewhere', pid: 1, started: '2020-01-01T00:00:00.000Z' });
+
+describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
+  let redis: RedisServer;
+  let admin: Redis;
+  beforeAll(async () => {
+    redis = await startRedis();
+    admin = adminClient(redis.url);
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await redis?.close();
+  });
+
+  /** Seeds a recorded time so the first claim of an ID does not wait out the unknown past. */
+  async function seedTimes(prefix: string, ids: number[]): Promise<void> {
+    for (const id of ids) await admin.set(`{${prefix}}:time:${id}`, String(Date.now() - 60_000));
+  }
+
+  it('claims a free ID (SET NX PX with a token), keeps it past the TTL, generates under it, and deletes only its own key on close', async () => {
+    const prefix = freshPrefix('claim');
+    const layout = layoutWith(4);
+    await seedTimes(prefix, [...Array(16).keys()]);
+    const held = await claim(layout, { url: redis.url, prefix, ...fast });
+    const key = `{${prefix}}:${held.machineId}`;
+    expect(held.key).toBe(key);
+    const value = JSON.parse((await admin.get(key))!);
+    expect(value).toMatchObject({ token: held.leaseId, pid: process.pid });
+    const ttl = await admin.pttl(key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(2000);
+    const gen = generatorOn(layout, held);
+    await new Promise((resolve) => setTimeout(resolve, 2500)); // past the TTL: keepalives hold it
+    expect(held.signal.aborted).toBe(false);
+    const id = await gen.nextId();
+    expect(gen.decompose(id).machine).toBe(held.machineId);
+    await gen.close();
+    expect(await admin.get(key)).toBeNull();
+    expect(Number(await admin.get(`{${prefix}}:time:${held.machineId}`))).toBeGreaterThan(Date.now() - 5000);
+  });
+
+  it('close() deletes only its own key: a key re-taken by another token is left alone', async () => {
+    const prefix = freshPrefix('own-key');
+    await seedTimes(prefix, [0]);
+    const held = await claim(layoutWith(0), { url: redis.url, prefix, ...fast });
+    const other = identity();
+    await admin.set(held.key, other, 'PX', 60_000); // an operator hands the ID to someone else
+    await held.release();
+    expect(await admin.get(held.key)).toBe(other);
+  });
+
+  it('200 concurrent claimers (each with its own client) get 200 distinct IDs of a 256-ID field', async () => {
+    const prefix = freshPrefix('many');
+    const layout = layoutWith(8);
+    await seedTimes(prefix, [...Array(256).keys()]);
+    const claims = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        claim(layout, { url: redis.url, prefix, ttlSeconds: 10, timeoutMs: 5000 }),
+      ),
+    );
+    try {
+      const ids = claims.map((c) => c.machineId);
+      expect(new Set(ids).size).toBe(200);
+      const keys = await admin.keys(`{${prefix}}:[0-9]*`);
+      expect(keys.length).toBe(200);
+    } finally {
+      await Promise.all(claims.map((c) => c.release()));
+    }
+  });
+
+  it('a full field: RedisSpaceFullError saying so, nothing taken', async () => {
+    const prefix = freshPrefix('full');
+    await seedTimes(prefix, [0, 1, 2, 3]);
+    const layout = layoutWith(2);
+    const four = await Promise.all(
+      [0, 1, 2, 3].map(() => claim(layout, { url: redis.url, prefix, ...fast })),
+    );
+    try {
+      const error = await failure(claim(layout, { url: redis.url, prefix, ...fast }));
+      expect(error).toBeInstanceOf(MachineIdProviderError);
+      expect(error.cause).toBeInstanceOf(RedisSpaceFullError);
+      expect((error.cause as RedisSpaceFullError).code).toBe('ERR_IDS_REDIS_SPACE_FULL');
+      expect((error.cause as Error).message).toMatch(
+        /every machine ID is held: all 4 IDs of the 2-bit field/,
+      );
+    } finally {
+      await Promise.all(four.map((c) => c.release()));
+    }
+  });
+
+  it('garbage under the prefix (a value, a hash, a recorded time, the index): RedisCorruptClaimError naming the key, never taken or overwritten', async () => {
+    const layout = layoutWith(0);
+    const cases: { name: string; put: (prefix: string) => Promise<unknown>; key: (p: string) => string }[] = [
+      { name: 'value', put: (p) => admin.set(`{${p}}:0`, 'hello'), key: (p) => `{${p}}:0` },
+      { name: 'hash', put: (p) => admin.hset(`{${p}}:0`, 'a', '1'), key: (p) => `{${p}}:0` },
+      { name: 'time', put: (p) => admin.set(`{${p}}:time:0`, 'yesterday'), key: (p) => `{${p}}:time:0` },
+    ];
+    for (const c of cases) {
+      const prefix = freshPrefix(`garbage-${c.name}`);
+      await c.put(prefix);
+      const before = await admin.dump(c.key(prefix));
+      const error = await failure(claim(layout, { url: redis.url, prefix, ...fast }));
+      expect(error.cause, c.name).toBeInstanceOf(RedisCorruptClaimError);
+      expect((error.cause as RedisCorruptClaimError).code).toBe('ERR_IDS_REDIS_CORRUPT_KEY');
+      expect((error.cause as RedisCorruptClaimError).key).toBe(c.key(prefix));
+      expect(await admin.dump(c.key(prefix)), `${c.name} left as it was`).toEqual(before);
+      expect(await admin.exists(`{${prefix}}:0`)).toBe(c.name === 'time' ? 0 : 1);
+    }
+    const indexGarbage = freshPrefix('garbage-index');
+    await admin.set(`{${indexGarbage}}:time:0`, '1');
+    await admin.set(`{${indexGarbage}}:0`, identity());
+    await admin.zadd(`{${indexGarbage}}:claims`, Date.now() + 60_000, 'x7');
+    const error = await failure(claim(layout, { url: redis.url, prefix: indexGarbage, ...fast, probes: 0 }));
+    expect(error.cause).toBeInstanceOf(RedisCorruptClaimError);
+    expect((error.cause as Error).message).toMatch(/claim index .* holds "x7"/);
+  });
+
+  it('a claim in the index wider than the field: RedisBitsMismatchError', async () => {
+    const prefix = freshPrefix('wider');
+    for (const id of [0, 1, 2, 3]) await admin.set(`{${prefix}}:${id}`, identity());
+    await admin.zadd(`{${prefix}}:claims`, Date.now() + 60_000, '5000');
+    const error = await failure(claim(layoutWith(2), { url: redis.url, prefix, probes: 0, ...fast }));
+    expect(error.cause).toBeInstanceOf(RedisBitsMismatchError);
+    expect((error.cause as Error).message).toMatch(
+      /machine ID 5000, which does not fit a 2-bit machine field/,
+    );
+  });
+
+  it('records the time reached; the next holder of the ID issues nothing at or before it', async () => {
+    const prefix = freshPrefix('record');
+    await seedTimes(prefix, [0]);
+    const layout = layoutWith(0);
+    const first = await claim(layout, { url: redis.url, prefix, ...fast });
+    const gen = generatorOn(layout, first);
+    const last = await gen.nextId();
+    await gen.close();
+    const second = await claim(layout, { url: redis.url, prefix, ...fast });
+    expect(second.notBefore).toBeGreaterThanOrEqual(gen.decompose(last).time);
+    const gen2 = generatorOn(layout, second);
+    expect(await gen2.nextId()).toBeGreaterThan(last);
+    await gen2.close();
+  });
+
+  it('an operator deleting the claim key: fenced at the next keepalive, then resumes under a new claim', async () => {
+    const prefix = freshPrefix('deleted');
+    await seedTimes(prefix, [0, 1]);
+    const layout = layoutWith(1);
+    const held = await claim(layout, { url: redis.url, prefix, ...fast });
+    const gen = generatorOn(layout, held);
+    await gen.nextId();
+    await admin.del(held.key);
+    await aborted(held.signal);
+    expect(held.signal.reason).toBeInstanceOf(RedisLeaseLostError);
+    expect((held.signal.reason as RedisLeaseLostError).kind).toBe('key-lost');
+    await expect(gen.nextId()).rejects.toBeInstanceOf(MachineIdLostError);
+    let resumed: bigint | undefined;
+    await until(
+      async () => {
+        resumed = await gen.nextId().catch(() => undefined);
+        return resumed !== undefined;
+      },
+      10_000,
+      'a new claim',
+    );
+    expect(resumed).toBeDefined();
+    await gen.close();
+  });
+
+  it('a thread that never yields (a nextIdSync loop) is fenced at the deadline all the same', async () => {
+    const prefix = freshPrefix('sync');
+    await seedTimes(prefix, [0]);
+    const layout = layoutWith(0);
+    const held = await claim(layout, { url: redis.url, prefix, ...fast });
+    const gen = new IdGenerator({ layout, machineId: held, onError: () => undefined });
+    const start = performance.now();
+    let error: unknown;
+    try {
+      for (;;) gen.nextIdSync();
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(MachineIdLostError);
+    expect(performance.now() - start).toBeLessThan(2000);
+    expect(performance.now() - start).toBeGreaterThan(1000);
+    await gen.close();
+  });
+
+  it('bits that do not match the generator: refused before any connection', async () => {
+    const error = await failure(
+      Promise.resolve().then(() => redisMachineId({ url: 'redis://127.0.0.1:1', bits: 4 })({ bits: 8 })),
+    );
+    expect(error).toBeInstanceOf(RedisBitsMismatchError);
+  });
+});

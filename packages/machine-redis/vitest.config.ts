@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// The Redis tests start real redis-server processes (killed, restarted and paused mid-run) and
+// wait out lease TTLs of a second or two; run the files one after another so that their timing
+// is not squeezed by each other on a 2-core machine.
+export default defineConfig({
+  test: {
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    fileParallelism: false,
+  },
+});
