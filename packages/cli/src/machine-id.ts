@@ -4,12 +4,31 @@
 import { InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
 import {
   AUTO_STEPS,
+  type AutoChainStep,
   type AutoMachineId,
   AutoMachineIdError,
   type AutoMachineIdOptions,
   autoMachineIdAsync,
   explicitStep,
 } from '@ids/machine-file';
+
+/**
+ * The Redis step of @ids/machine-redis, loaded only when IDS_REDIS_URL is set: the Redis client
+ * costs tens of ms to load, and most runs of the command have no Redis. It comes right after
+ * the explicit ID, before anything derived from the host, so a fleet on Redis never mixes in a
+ * host-derived ID.
+ */
+const REDIS_STEP: AutoChainStep = {
+  name: 'redis',
+  title: 'Redis claim',
+  async run(context) {
+    if (!context.env.IDS_REDIS_URL?.trim()) {
+      return { outcome: 'skipped', detail: 'IDS_REDIS_URL is not set' };
+    }
+    const { redisAutoStep } = await import('@ids/machine-redis');
+    return redisAutoStep().run(context);
+  },
+};
 
 /** What `chooseMachineId` works from: the layout's width, and the user's flag and environment. */
 export interface MachineIdOptions {
@@ -49,7 +68,12 @@ export async function chooseMachineId(options: MachineIdOptions): Promise<AutoMa
       bits,
       env: options.env ?? process.env,
       ...(options.interfaces && { interfaces: options.interfaces }),
-      steps: [explicitStep({ name: '--machine-id', value: flag }), ...AUTO_STEPS],
+      steps: [
+        explicitStep({ name: '--machine-id', value: flag }),
+        ...AUTO_STEPS.slice(0, 1),
+        REDIS_STEP,
+        ...AUTO_STEPS.slice(1),
+      ],
     });
   } catch (error) {
     if (!(error instanceof AutoMachineIdError)) throw error;
