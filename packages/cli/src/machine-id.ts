@@ -13,8 +13,8 @@ import {
 } from '@ids/machine-file';
 
 /**
- * The Redis step of @ids/machine-redis, loaded only when IDS_REDIS_URL is set: the Redis client
- * costs tens of ms to load, and most runs of the command have no Redis. It comes right after
+ * The Redis step of @ids/machine-redis, in the chain and loaded only when IDS_REDIS_URL is set:
+ * the Redis client costs tens of ms to load, and most runs of the command have no Redis. It comes right after
  * the explicit ID, before anything derived from the host, so a fleet on Redis never mixes in a
  * host-derived ID.
  */
@@ -22,9 +22,6 @@ const REDIS_STEP: AutoChainStep = {
   name: 'redis',
   title: 'Redis claim',
   async run(context) {
-    if (!context.env.IDS_REDIS_URL?.trim()) {
-      return { outcome: 'skipped', detail: 'IDS_REDIS_URL is not set' };
-    }
     const { redisAutoStep } = await import('@ids/machine-redis');
     return redisAutoStep().run(context);
   },
@@ -63,15 +60,18 @@ export type NoMachineIdError = AutoMachineIdError;
  */
 export async function chooseMachineId(options: MachineIdOptions): Promise<AutoMachineId> {
   const { bits, flag } = options;
+  const env = options.env ?? process.env;
   try {
     return await autoMachineIdAsync({
       bits,
-      env: options.env ?? process.env,
+      env,
       ...(options.interfaces && { interfaces: options.interfaces }),
       steps: [
         explicitStep({ name: '--machine-id', value: flag }),
         ...AUTO_STEPS.slice(0, 1),
-        REDIS_STEP,
+        // The chain gains the Redis step only where a Redis is configured: elsewhere the trail
+        // stays what it was.
+        ...(env.IDS_REDIS_URL?.trim() ? [REDIS_STEP] : []),
         ...AUTO_STEPS.slice(1),
       ],
     });

@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '@ids/machine-ip/testing';
+import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_DIR, ERROR_LINE, ids as idsInProcess } from './helpers.js';
 
@@ -170,4 +171,37 @@ describe('ids machine-id on an IPv6-only host (interfaces injected)', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/interface identifier 0xa1b2c3fffed4e5f6, which needs 64 bits/);
   });
+});
+
+describe.skipIf(!hasRedis())('ids machine-id with IDS_REDIS_URL', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis({ allowExternal: false });
+  });
+  afterAll(() => redis?.close());
+
+  it('the Redis step comes after the explicit ID and claims an ID in that Redis; --explain shows it', async () => {
+    // A fresh Redis holds no recorded time, so the claim is used only after one lease TTL
+    // (10 s by default): the rule for a Redis that may have forgotten a live holder's key.
+    const result = await ids(['machine-id', '--explain'], { IDS_REDIS_URL: redis.url });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^machine ID \d+ for the sonyflake layout \(16 machine bits\), from Redis claim/,
+    );
+    expect(result.stdout).toMatch(
+      / {4}2\. explicit ID: skipped - .*\n {4}3\. Redis claim: used - claimed machine ID \d+ in Redis at redis:\/\/127\.0\.0\.1:\d+/,
+    );
+  }, 30_000);
+
+  it('a Redis that cannot be reached stops the chain: no host-derived ID beside a Redis fleet', async () => {
+    const closed = await startRedis({ allowExternal: false });
+    const url = closed.url;
+    await closed.close();
+    const result = await ids(['machine-id', '--explain'], { IDS_REDIS_URL: url });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/3\. Redis claim: failed - could not claim a machine ID in Redis at /);
+    expect(result.stderr).not.toMatch(/host claim: used/);
+  }, 30_000);
 });
