@@ -12,19 +12,63 @@ type Env = Readonly<Record<string, string | undefined>>;
 const FLAGS = {
   host: { type: 'string', env: 'HOST', help: 'address to listen on (default 127.0.0.1)' },
   port: { type: 'string', env: 'PORT', help: 'TCP port, 0 for a free one (default 8080)' },
-  layout: { type: 'string', env: 'IDS_LAYOUT', help: `${Object.keys(SERVER_LAYOUTS).join(', ')} (default sonyflake)` },
-  machines: { type: 'string', env: 'IDS_MACHINES', help: 'generators (machine IDs) in this process, 1-64 (default 1)' },
-  'machine-id-source': { type: 'string', env: 'IDS_MACHINE_ID_SOURCE', help: 'where machine IDs come from (default auto; see below)' },
-  'machine-id': { type: 'string', env: 'IDS_MACHINE_ID', help: 'explicit machine IDs, comma-separated, one per --machines' },
-  'claim-dir': { type: 'string', env: 'IDS_CLAIM_DIR', help: 'host-claim directory (default ~/.local/state/ids/claims)' },
+  layout: {
+    type: 'string',
+    env: 'IDS_LAYOUT',
+    help: `${Object.keys(SERVER_LAYOUTS).join(', ')} (default sonyflake)`,
+  },
+  machines: {
+    type: 'string',
+    env: 'IDS_MACHINES',
+    help: 'generators (machine IDs) in this process, 1-64 (default 1)',
+  },
+  'machine-id-source': {
+    type: 'string',
+    env: 'IDS_MACHINE_ID_SOURCE',
+    help: 'where machine IDs come from (default auto; see below)',
+  },
+  'machine-id': {
+    type: 'string',
+    env: 'IDS_MACHINE_ID',
+    help: 'explicit machine IDs, comma-separated, one per --machines',
+  },
+  'claim-dir': {
+    type: 'string',
+    env: 'IDS_CLAIM_DIR',
+    help: 'host-claim directory (default ~/.local/state/ids/claims)',
+  },
   etcd: { type: 'string', env: 'IDS_ETCD_ENDPOINTS', help: 'etcd endpoints, comma-separated (etcd source)' },
-  redis: { type: 'string', env: 'IDS_REDIS_URL', help: 'Redis URL for idempotency tokens (POST /tokens, DELETE /tokens/{token})' },
-  'token-ttl': { type: 'string', env: 'IDS_TOKEN_TTL_SECONDS', help: 'default token TTL in seconds (default 3600)' },
-  'auth-token-file': { type: 'string', env: 'IDS_AUTH_TOKEN_FILE', help: 'file holding the bearer token (or IDS_AUTH_TOKEN)' },
-  'rate-limit': { type: 'string', env: 'IDS_RATE_LIMIT', help: 'requests/s per client; 0 off (default off on loopback, 1000 elsewhere)' },
+  redis: {
+    type: 'string',
+    env: 'IDS_REDIS_URL',
+    help: 'Redis URL for idempotency tokens (POST /tokens, DELETE /tokens/{token})',
+  },
+  'token-ttl': {
+    type: 'string',
+    env: 'IDS_TOKEN_TTL_SECONDS',
+    help: 'default token TTL in seconds (default 3600)',
+  },
+  'auth-token-file': {
+    type: 'string',
+    env: 'IDS_AUTH_TOKEN_FILE',
+    help: 'file holding the bearer token (or IDS_AUTH_TOKEN)',
+  },
+  'rate-limit': {
+    type: 'string',
+    env: 'IDS_RATE_LIMIT',
+    help: 'requests/s per client; 0 off (default off on loopback, 1000 elsewhere)',
+  },
   'max-count': { type: 'string', env: 'IDS_MAX_COUNT', help: 'bound on /ids?count=N (default 1000)' },
-  'request-timeout': { type: 'string', env: 'IDS_REQUEST_TIMEOUT_MS', help: 'ms for a request to arrive whole, else 408 (default 10000)' },
-  'shutdown-timeout': { type: 'string', env: 'IDS_SHUTDOWN_TIMEOUT_MS', help: 'bound on a graceful shutdown in ms (default 10000)' },
+  'request-timeout': {
+    type: 'string',
+    env: 'IDS_REQUEST_TIMEOUT_MS',
+    help: 'ms for a request to arrive whole, else 408 (default 10000)',
+  },
+  'shutdown-timeout': {
+    type: 'string',
+    env: 'IDS_SHUTDOWN_TIMEOUT_MS',
+    help: 'bound on a graceful shutdown in ms (default 10000)',
+  },
 } as const;
 
 /** The `--help` text of `ids-server` (and `ids serve`). */

@@ -25,7 +25,12 @@ export interface HttpGuards {
   readonly onError: (error: unknown) => void;
 }
 
-function send(res: ServerResponse, status: number, reply: RouteReply | undefined, extra?: Record<string, string>) {
+function send(
+  res: ServerResponse,
+  status: number,
+  reply: RouteReply | undefined,
+  extra?: Record<string, string>,
+) {
   const headers: Record<string, string> = { 'cache-control': 'no-store', ...reply?.headers, ...extra };
   let body: string | undefined;
   if (reply?.text !== undefined) {
@@ -101,7 +106,11 @@ function drainBody(req: IncomingMessage, limit: number): Promise<void> {
     return Promise.resolve();
   }
   const tooLarge = () =>
-    new HttpError(413, 'ERR_PAYLOAD_TOO_LARGE', `expected a request body of at most ${limit} bytes (these routes take none)`);
+    new HttpError(
+      413,
+      'ERR_PAYLOAD_TOO_LARGE',
+      `expected a request body of at most ${limit} bytes (these routes take none)`,
+    );
   if (length !== undefined && Number(length) > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     let size = 0;
@@ -123,7 +132,8 @@ function drainBody(req: IncomingMessage, limit: number): Promise<void> {
  * or a JSON error with a stable code; nothing a client sends can throw out of it.
  */
 export function createHandler(routes: readonly ServerRoute[], metrics: ServerMetrics, guards: HttpGuards) {
-  const expected = guards.token === undefined ? undefined : createHash('sha256').update(guards.token).digest();
+  const expected =
+    guards.token === undefined ? undefined : createHash('sha256').update(guards.token).digest();
   const limiter = guards.rateLimit === undefined ? undefined : new RateLimiter(guards.rateLimit, guards.now);
   const listed = [...new Set(routes.map((r) => r.path))].join(', ');
 
@@ -140,9 +150,14 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
     }
     if (allowed) {
       const allow = [...new Set(allowed)].join(', ');
-      throw new HttpError(405, 'ERR_METHOD_NOT_ALLOWED', `expected ${allow} for ${path}, received ${method}`, {
-        allow,
-      });
+      throw new HttpError(
+        405,
+        'ERR_METHOD_NOT_ALLOWED',
+        `expected ${allow} for ${path}, received ${method}`,
+        {
+          allow,
+        },
+      );
     }
     throw new HttpError(404, 'ERR_NOT_FOUND', `no route for ${quote(path)}: expected one of ${listed}`);
   }
@@ -159,7 +174,11 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
         );
       }
       if (query.has(name)) {
-        throw new HttpError(400, 'ERR_REPEATED_PARAMETER', `expected ${name} once, received it more than once`);
+        throw new HttpError(
+          400,
+          'ERR_REPEATED_PARAMETER',
+          `expected ${name} once, received it more than once`,
+        );
       }
       query.set(name, value);
     }
@@ -171,9 +190,14 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
     const header = req.headers.authorization;
     const token = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
     if (token === undefined) {
-      throw new HttpError(401, 'ERR_UNAUTHORIZED', 'expected an Authorization: Bearer <token> header, received none', {
-        'www-authenticate': 'Bearer',
-      });
+      throw new HttpError(
+        401,
+        'ERR_UNAUTHORIZED',
+        'expected an Authorization: Bearer <token> header, received none',
+        {
+          'www-authenticate': 'Bearer',
+        },
+      );
     }
     if (!sameToken(token, expected)) {
       throw new HttpError(401, 'ERR_UNAUTHORIZED', 'the bearer token is not the one this server expects', {
@@ -184,6 +208,7 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const t0 = performance.now();
+    metrics.inFlight.inc();
     const method = req.method ?? 'GET';
     let label = 'unmatched';
     let status = 500;
@@ -217,6 +242,7 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
       // A body too large is not read: close the connection rather than read it to keep it alive.
       else send(res, status, errorReply(failure), status === 413 ? { connection: 'close' } : undefined);
     } finally {
+      metrics.inFlight.dec();
       metrics.httpSeconds.labels(label, method, String(status)).observe((performance.now() - t0) / 1000);
     }
   };
@@ -231,6 +257,9 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     socket.destroy();
     return;
   }
+  // Bytes after a request that said `Connection: close`: its response, which closes the
+  // connection once sent, is the answer; nothing else may be written before it.
+  if (error.code === 'HPE_CLOSED_CONNECTION') return;
   const status =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? '431 Request Header Fields Too Large'

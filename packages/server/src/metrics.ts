@@ -24,6 +24,8 @@ export interface ServerMetrics {
   readonly renewals: Counter<'slot'>;
   /** 1 while /health/ready answers 200. */
   readonly ready: Gauge;
+  /** Requests received and not yet answered. */
+  readonly inFlight: Gauge;
   /** HTTP request latency, by route pattern, method and status. */
   readonly httpSeconds: Histogram<'route' | 'method' | 'status'>;
 }
@@ -81,6 +83,11 @@ export function createMetrics(): ServerMetrics {
       registers,
     }),
     ready: new Gauge({ name: 'ids_ready', help: '1 while /health/ready answers 200', registers }),
+    inFlight: new Gauge({
+      name: 'ids_http_requests_in_flight',
+      help: 'Requests received and not yet answered',
+      registers,
+    }),
     httpSeconds: new Histogram({
       name: 'ids_http_request_duration_seconds',
       help: 'HTTP request latency by route, method and status',

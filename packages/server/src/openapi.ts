@@ -16,6 +16,7 @@ const formatParam = {
 };
 
 const common = {
+  '400': error('A bad query: an unknown or repeated parameter, or a bad value.'),
   '401': error('Missing or wrong bearer token (when the server requires one).'),
   '429': error('Over the per-client rate limit; see Retry-After.'),
 };
@@ -102,7 +103,7 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
         operationId: 'live',
         summary: 'The process answers.',
         security: [],
-        responses: { '200': { description: 'Alive.', content: json(ref('Live')) } },
+        responses: { '200': { description: 'Alive.', content: json(ref('Live')) }, '400': common['400'] },
       },
     },
     '/health/ready': {
@@ -113,6 +114,7 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
         responses: {
           '200': { description: 'Ready.', content: json(ref('Ready')) },
           '503': { description: 'Not ready.', content: json(ref('Ready')) },
+          '400': common['400'],
         },
       },
     },
@@ -121,7 +123,10 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
         operationId: 'metrics',
         summary: 'Prometheus metrics.',
         responses: {
-          '200': { description: 'Text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },
+          '200': {
+            description: 'Text exposition format.',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
           ...common,
         },
       },
@@ -131,7 +136,10 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
         operationId: 'openapi',
         summary: 'This document.',
         security: [],
-        responses: { '200': { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) } },
+        responses: {
+          '200': { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) },
+          '400': common['400'],
+        },
       },
     },
   };
@@ -182,9 +190,7 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
       description:
         'Sonyflake and snowflake IDs over HTTP. IDs are strings. Errors are { "error": { "code", "message" } } with a stable code.',
     },
-    ...(options.auth
-      ? { security: [{ bearer: [] }] }
-      : {}),
+    ...(options.auth ? { security: [{ bearer: [] }] } : {}),
     paths,
     components: {
       ...(options.auth ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } } : {}),
@@ -226,7 +232,18 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
         },
         Layout: {
           type: 'object',
-          required: ['name', 'timeBits', 'sequenceBits', 'machineBits', 'timeUnitMs', 'epoch', 'maxId', 'limits', 'service', 'formats'],
+          required: [
+            'name',
+            'timeBits',
+            'sequenceBits',
+            'machineBits',
+            'timeUnitMs',
+            'epoch',
+            'maxId',
+            'limits',
+            'service',
+            'formats',
+          ],
           additionalProperties: false,
           properties: {
             name: { type: 'string' },

@@ -7,9 +7,9 @@ import {
   type Clock,
   ClockMovedBackwardsError,
   IdGenerator,
+  isClaim,
   type Layout,
   type MachineIdClaim,
-  isClaim,
   sleep,
   wallClock,
 } from '@ids/engine';
@@ -227,6 +227,8 @@ export class MachinePool {
     const metrics = this.#options.metrics;
     const fence = () => {
       if (slot.state !== 'held') return;
+      // Said once here: the generator refuses IDs from now on, and readiness goes false.
+      this.#options.onError(claim.signal?.reason ?? new Error(`slot ${slot.index}: claim lost`));
       slot.state = 'fenced';
       metrics.fences.labels(label).inc();
       metrics.claimHeld.labels(label).set(0);

@@ -35,16 +35,27 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
       out.write(serverHelp(command));
       return 0;
     }
-    running = await startIdServer({ ...parsed.options, ...io.extra });
+    // Background events (a claim lost, a record not written) as one line each, for the logs.
+    const onError = (error: unknown) => {
+      const tag = (error as { code?: unknown }).code;
+      err.write(
+        `${command}: ${tag ? `${String(tag)}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`,
+      );
+    };
+    running = await startIdServer({ onError, ...parsed.options, ...io.extra });
   } catch (error) {
     const code = error instanceof ServerConfigError ? 2 : 1;
     const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
     const tag = (error as { code?: unknown }).code;
-    err.write(`${command}: ${tag ? `${String(tag)}: ` : ''}${error instanceof Error ? error.message : String(error)}${cause}\n`);
+    err.write(
+      `${command}: ${tag ? `${String(tag)}: ` : ''}${error instanceof Error ? error.message : String(error)}${cause}\n`,
+    );
     return code;
   }
   const machines = running.pool.slots.map((slot) => slot.generator.machine).join(', ');
-  out.write(`listening on ${running.url} with machine ID${running.pool.slots.length > 1 ? 's' : ''} ${machines}\n`);
+  out.write(
+    `listening on ${running.url} with machine ID${running.pool.slots.length > 1 ? 's' : ''} ${machines}\n`,
+  );
   for (const slot of running.pool.slots) out.write(`  slot ${slot.index}: ${slot.how}\n`);
   const signal = await new Promise<string>((resolve) => {
     const on = (name: string) => () => {

@@ -1,7 +1,7 @@
 // Builds and starts the ID service: the machine pool, the token store, the routes, the HTTP
 // server; and its graceful shutdown.
 import { createServer, type Server } from 'node:http';
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv4, isIPv6, Server as NetServer } from 'node:net';
 import type { Clock, Layout } from '@ids/engine';
 import type { Env } from '@ids/machine-file';
 import type { InterfaceSource } from '@ids/machine-ip';
@@ -25,6 +25,8 @@ export const MAX_COUNT_LIMIT = 100_000;
 export const DEFAULT_PUBLIC_RATE_LIMIT = 1000;
 /** Default token TTL, in seconds. */
 export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
+/** How long a shutdown lets requests already sent arrive before it closes idle connections, in ms. */
+const SHUTDOWN_GRACE_MS = 250;
 /** Default bound on a graceful shutdown, in ms. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -115,7 +117,9 @@ export function isLoopbackHost(host: string): boolean {
 
 function whole(value: unknown, what: string, low: number, high: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < low || value > high) {
-    throw new ServerConfigError(`${what}: expected an integer from ${low} to ${high}, received ${JSON.stringify(value)}`);
+    throw new ServerConfigError(
+      `${what}: expected an integer from ${low} to ${high}, received ${JSON.stringify(value)}`,
+    );
   }
   return value;
 }
@@ -139,15 +143,19 @@ export interface CheckedOptions {
  */
 export function checkServerOptions(options: IdServerOptions): CheckedOptions {
   const host = options.host ?? '127.0.0.1';
-  if (typeof host !== 'string' || host === '') throw new ServerConfigError(`host: expected an address, received ${JSON.stringify(host)}`);
+  if (typeof host !== 'string' || host === '')
+    throw new ServerConfigError(`host: expected an address, received ${JSON.stringify(host)}`);
   const port = whole(options.port ?? 8080, 'port', 0, 65535);
-  const layout = typeof options.layout === 'object' ? options.layout : layoutNamed(options.layout ?? 'sonyflake');
+  const layout =
+    typeof options.layout === 'object' ? options.layout : layoutNamed(options.layout ?? 'sonyflake');
   const machines = whole(options.machines ?? 1, 'machines', 1, 64);
   const maxCount = whole(options.maxCount ?? DEFAULT_MAX_COUNT, 'maxCount', 1, MAX_COUNT_LIMIT);
   machineIdSourceNamed(options.machineIdSource ?? 'auto');
   const token = options.authToken === '' ? undefined : options.authToken;
   if (token !== undefined && (token.length < 16 || /\s/.test(token))) {
-    throw new ServerConfigError('auth token: expected at least 16 characters without spaces, received a shorter one');
+    throw new ServerConfigError(
+      'auth token: expected at least 16 characters without spaces, received a shorter one',
+    );
   }
   const loopback = isLoopbackHost(host);
   if (!loopback && token === undefined && options.allowUnauthenticated !== true) {
@@ -157,7 +165,15 @@ export function checkServerOptions(options: IdServerOptions): CheckedOptions {
   }
   const limit = options.rateLimit ?? (loopback ? 0 : DEFAULT_PUBLIC_RATE_LIMIT);
   whole(limit, 'rateLimit', 0, 10_000_000);
-  return { host, port, layout, machines, maxCount, rateLimit: limit === 0 ? undefined : limit, authToken: token };
+  return {
+    host,
+    port,
+    layout,
+    machines,
+    maxCount,
+    rateLimit: limit === 0 ? undefined : limit,
+    authToken: token,
+  };
 }
 
 /**
@@ -209,7 +225,12 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
         metrics,
         maxCount: checked.maxCount,
         tokens,
-        tokenTtlSeconds: whole(options.tokenTtlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS, 'tokenTtlSeconds', 1, 604_800),
+        tokenTtlSeconds: whole(
+          options.tokenTtlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS,
+          'tokenTtlSeconds',
+          1,
+          604_800,
+        ),
         openapi: document,
         shuttingDown: () => shuttingDown,
         now,
@@ -274,14 +295,26 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
               clean = false;
               http.closeAllConnections();
             }, bound);
-            http.close(() => {
+            // Stop listening through net.Server's close: node:http's own also closes idle
+            // connections at once, and one whose request was sent but not yet read looks idle.
+            NetServer.prototype.close.call(http, () => {
               clearTimeout(timer);
               resolve();
             });
-            http.closeIdleConnections();
-            // Connections that finish a response while closing are closed once idle.
-            const sweep = setInterval(() => http.closeIdleConnections(), 20);
-            http.once('close', () => clearInterval(sweep));
+            // Give requests already sent a moment to be read, then close idle connections
+            // (each response sent meanwhile closes its own).
+            let sweep: ReturnType<typeof setInterval> | undefined;
+            const grace = setTimeout(
+              () => {
+                http.closeIdleConnections();
+                sweep = setInterval(() => http.closeIdleConnections(), 20);
+              },
+              Math.min(SHUTDOWN_GRACE_MS, bound / 2),
+            );
+            http.once('close', () => {
+              clearTimeout(grace);
+              clearInterval(sweep);
+            });
           });
           await pool.close();
           await store?.close();

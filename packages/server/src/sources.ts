@@ -2,7 +2,7 @@
 // per call; the pool calls it once per generator at start, and again for a generator whose claim
 // was fenced and that cannot renew by itself. A source another package provides (Redis, say)
 // plugs in with `registerMachineIdSource` and is then named by `--machine-id-source`.
-import { type MachineIdClaim, resolveMachineId, type Layout } from '@ids/engine';
+import { type Layout, type MachineIdClaim, resolveMachineId } from '@ids/engine';
 import { autoMachineId, claimHostMachineId, type Env } from '@ids/machine-file';
 import { type InterfaceSource, privateIpMachineId } from '@ids/machine-ip';
 import { ServerConfigError } from './errors.js';
@@ -103,7 +103,8 @@ function hostClaimOf(context: MachineIdSourceContext, range: { min?: number; max
 
 registerMachineIdSource({
   name: 'auto',
-  summary: 'explicit IDs if given, else the auto chain of @ids/machine-file (private IPv4, then a host claim)',
+  summary:
+    'explicit IDs if given, else the auto chain of @ids/machine-file (private IPv4, then a host claim)',
   acquire(context) {
     if (context.machineIds) return explicitAt(context);
     // IDS_MACHINE_ID is read by the server itself (as a list), not again by the chain.
@@ -132,7 +133,8 @@ registerMachineIdSource({
 
 registerMachineIdSource({
   name: 'private-ip',
-  summary: "Go's rule: the low bits of the host's private IPv4 address, held as a host claim (one machine only)",
+  summary:
+    "Go's rule: the low bits of the host's private IPv4 address, held as a host claim (one machine only)",
   acquire(context) {
     if (context.count > 1) {
       throw new ServerConfigError(
@@ -142,7 +144,10 @@ registerMachineIdSource({
     const provider = privateIpMachineId(context.interfaces ? { interfaces: context.interfaces } : {});
     const id = provider({ bits: context.layout.machineBits }) as number;
     const claim = hostClaimOf(context, { min: id, max: id });
-    return { machineId: claim, how: `machine ID ${id} from the private IPv4 address, held: ${claim.describe()}` };
+    return {
+      machineId: claim,
+      how: `machine ID ${id} from the private IPv4 address, held: ${claim.describe()}`,
+    };
   },
 });
 

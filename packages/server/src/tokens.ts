@@ -52,7 +52,10 @@ function storeError(what: string, error: unknown): TokenStoreError {
  * than held.
  * @throws TokenStoreError when Redis cannot be reached within `connectTimeoutMs`.
  */
-export async function redisTokenStore(url: string, options: RedisTokenStoreOptions = {}): Promise<TokenStore> {
+export async function redisTokenStore(
+  url: string,
+  options: RedisTokenStoreOptions = {},
+): Promise<TokenStore> {
   const prefix = options.prefix ?? DEFAULT_TOKEN_PREFIX;
   const redis = new Redis(url, {
     lazyConnect: true,
