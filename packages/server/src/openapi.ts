@@ -49,8 +49,8 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
         parameters: [formatParam],
         responses: {
           '200': { description: 'A new ID.', content: json(ref('Id')) },
-          '400': error('Bad query.'),
           ...common,
+          '400': error('Bad query.'),
           '503': error('No generator can issue now (claim fenced, clock behind, shutting down).'),
         },
       },
@@ -70,8 +70,8 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
         ],
         responses: {
           '200': { description: 'The IDs, increasing.', content: json(ref('Ids')) },
-          '400': error('Bad count or format.'),
           ...common,
+          '400': error('Bad count or format.'),
           '503': error('No generator can issue now.'),
         },
       },
@@ -86,8 +86,8 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
         ],
         responses: {
           '200': { description: 'Its fields.', content: json(ref('Decomposed')) },
-          '400': error('Not an ID of this layout in that encoding.'),
           ...common,
+          '400': error('Not an ID of this layout in that encoding.'),
         },
       },
     },
@@ -159,8 +159,8 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
         ],
         responses: {
           '201': { description: 'The token.', content: json(ref('Token')) },
-          '400': error('Bad ttl.'),
           ...common,
+          '400': error('Bad ttl.'),
           '503': error('Redis or the generators unavailable.'),
         },
       },
@@ -172,8 +172,8 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
         parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
         responses: {
           '204': { description: 'Consumed now (the first consumer).' },
-          '400': error('Not a token.'),
           ...common,
+          '400': error('Not a token.'),
           '404': error('Unknown or expired token.'),
           '409': error('Already consumed.'),
           '503': error('Redis unavailable.'),

@@ -24,12 +24,18 @@ export function call(
   base: string,
   method: string,
   path: string,
-  options: { headers?: Record<string, string>; body?: string; agent?: Agent } = {},
+  options: { headers?: Record<string, string>; body?: string; agent?: Agent; localAddress?: string } = {},
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${base}${path}`,
-      { method, agent: options.agent ?? false, path, headers: options.headers },
+      {
+        method,
+        agent: options.agent ?? false,
+        path,
+        headers: options.headers,
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
