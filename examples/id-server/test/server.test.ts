@@ -24,7 +24,12 @@ function call(base: string, method: string, path: string, agent: Agent | false =
         text += chunk;
       });
       res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: text ? JSON.parse(text) : undefined }),
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text,
+          json: text ? JSON.parse(text) : undefined,
+        }),
       );
     })
       .on('error', reject)
@@ -72,7 +77,9 @@ describe('the example server', () => {
   });
 
   it('issues unique IDs across concurrent requests', async () => {
-    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => get(i % 2 ? '/id' : '/ids?count=50')));
+    const replies = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => get(i % 2 ? '/id' : '/ids?count=50')),
+    );
     const ids = replies.flatMap((reply) => reply.json.ids ?? [reply.json.id]);
     expect(new Set(ids).size).toBe(20 * 50 + 20);
   });
@@ -107,7 +114,9 @@ describe('machine ID and shutdown', () => {
     expect((await batch).json.ids).toHaveLength(1000);
     expect(await stopped).toEqual({ clean: true });
     agent.destroy();
-    const claim = JSON.parse(readFileSync(join(dir, `${server.pool.slots[0]?.generator.machine}.claim`), 'utf8'));
+    const claim = JSON.parse(
+      readFileSync(join(dir, `${server.pool.slots[0]?.generator.machine}.claim`), 'utf8'),
+    );
     expect(claim.state).toBe('released');
     expect(claim.recordedMs).toBeGreaterThan(SONYFLAKE_LAYOUT.epochMs);
   });

@@ -71,8 +71,14 @@ const FLAGS = {
   },
 } as const;
 
-/** The `--help` text of `ids-server` (and `ids serve`). */
-export function serverHelp(command = 'ids-server'): string {
+/**
+ * The `--help` text of `ids-server` (and `ids serve`, which passes its own name and its
+ * command line's wording of the same exit codes).
+ */
+export function serverHelp(
+  command = 'ids-server',
+  exitCodes = 'Exit codes: 0 stopped cleanly, 1 failed or cut short, 2 bad configuration.',
+): string {
   const lines = Object.entries(FLAGS).map(
     ([name, flag]) => `  --${name.padEnd(18)} ${flag.env.padEnd(24)} ${flag.help}`,
   );
@@ -91,7 +97,7 @@ ${sources.join('\n')}
 
 On a non-loopback HOST a bearer token is required (IDS_AUTH_TOKEN, IDS_AUTH_TOKEN_FILE), unless
 IDS_ALLOW_UNAUTHENTICATED=1; the per-client rate limit is then on by default.
-Exit codes: 0 stopped cleanly, 1 failed or cut short, 2 bad configuration.
+${exitCodes}
 `;
 }
 
