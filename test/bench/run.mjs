@@ -2,6 +2,7 @@
 // `npm run bench` from the repository root builds first, then runs this.
 import { benchEtcd } from './etcd.mjs';
 import { benchIdServer } from './id-server.mjs';
+import { benchServer } from './server.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
 import { benchThreads } from './threads.mjs';
@@ -12,6 +13,7 @@ const suites = {
   threads: benchThreads,
   etcd: benchEtcd,
   'id-server': benchIdServer,
+  server: benchServer,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
