@@ -20,7 +20,7 @@ const FLAGS = {
   machines: {
     type: 'string',
     env: 'IDS_MACHINES',
-    help: 'generators (machine IDs) in this process, 1-64 (default 1)',
+    help: 'generators (machine IDs) in this process, 1-64 (default: one per --machine-id, else 1)',
   },
   'machine-id-source': {
     type: 'string',
@@ -109,7 +109,17 @@ function integer(text: string, what: string): number {
 }
 
 /** What the command line asked for. */
-export type ParsedCommandLine = { help: true } | { help: false; options: IdServerOptions };
+export type ParsedCommandLine =
+  | {
+      /** `--help` was given: print `serverHelp()` and start nothing. */
+      help: true;
+    }
+  | {
+      /** No `--help`. */
+      help: false;
+      /** The options the flags and environment give. */
+      options: IdServerOptions;
+    };
 
 /**
  * Reads `ids-server`'s flags and environment into options (checked further by

@@ -9,9 +9,15 @@ export interface ServeIo {
   /** The environment. Default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Normal output. Default process.stdout. */
-  readonly stdout?: { write(text: string): unknown };
+  readonly stdout?: {
+    /** Writes a chunk of text. */
+    write(text: string): unknown;
+  };
   /** Errors. Default process.stderr. */
-  readonly stderr?: { write(text: string): unknown };
+  readonly stderr?: {
+    /** Writes a chunk of text. */
+    write(text: string): unknown;
+  };
   /** The command name for messages and help. Default `ids-server`. */
   readonly command?: string;
   /** Options added to what the flags give (plugins, a clock). */

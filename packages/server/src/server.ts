@@ -38,7 +38,7 @@ export interface IdServerOptions {
   readonly port?: number;
   /** A layout name (see SERVER_LAYOUTS) or a layout. Default `sonyflake`. */
   readonly layout?: string | Layout;
-  /** Generators (machine IDs) in this process, 1 to 64. Default 1. */
+  /** Generators (machine IDs) in this process, 1 to 64. Default: as many as `machineIds`, else 1. */
   readonly machines?: number;
   /** The machine-ID source's name (see `registerMachineIdSource`). Default `auto`. */
   readonly machineIdSource?: string;
@@ -126,12 +126,19 @@ function whole(value: unknown, what: string, low: number, high: number): number 
 
 /** The options checked and completed. */
 export interface CheckedOptions {
+  /** The address to listen on. */
   readonly host: string;
+  /** The port (0: a free one). */
   readonly port: number;
+  /** The layout of every generator. */
   readonly layout: Layout;
+  /** How many generators. */
   readonly machines: number;
+  /** The bound on /ids?count=N. */
   readonly maxCount: number;
+  /** Requests per second per client, or undefined for no limit. */
   readonly rateLimit: number | undefined;
+  /** The bearer token required, or undefined for none. */
   readonly authToken: string | undefined;
 }
 
@@ -148,7 +155,7 @@ export function checkServerOptions(options: IdServerOptions): CheckedOptions {
   const port = whole(options.port ?? 8080, 'port', 0, 65535);
   const layout =
     typeof options.layout === 'object' ? options.layout : layoutNamed(options.layout ?? 'sonyflake');
-  const machines = whole(options.machines ?? 1, 'machines', 1, 64);
+  const machines = whole(options.machines ?? (options.machineIds?.length || 1), 'machines', 1, 64);
   const maxCount = whole(options.maxCount ?? DEFAULT_MAX_COUNT, 'maxCount', 1, MAX_COUNT_LIMIT);
   machineIdSourceNamed(options.machineIdSource ?? 'auto');
   const token = options.authToken === '' ? undefined : options.authToken;
