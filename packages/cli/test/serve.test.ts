@@ -25,9 +25,9 @@ describe('ids serve', () => {
       });
       child.on('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
     });
-    const layout = await (await fetch(`${url}/layout`)).json();
+    const layout = (await (await fetch(`${url}/layout`)).json()) as { service: unknown };
     expect(layout.service).toEqual({ machines: 2, idsPerSecond: 51_200, maxCount: 1000 });
-    const { ids } = await (await fetch(`${url}/ids?count=3`)).json();
+    const { ids } = (await (await fetch(`${url}/ids?count=3`)).json()) as { ids: string[] };
     expect(ids).toHaveLength(3);
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
