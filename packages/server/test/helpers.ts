@@ -98,37 +98,40 @@ export interface BinRun {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `ids-server` with `env` (over a clean environment) and `args`; resolves once it listens. */
-export async function startBin(env: Record<string, string>, args: string[] = []): Promise<BinRun> {
+/** Spawns `ids-server` with `env` (over a clean environment) and `args`, capturing its output. */
+function spawnBin(env: Record<string, string>, args: string[]) {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
+    env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  let err = '';
+  const output = { out: '', err: '' };
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk;
+    output.out += chunk;
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    err += chunk;
+    output.err += chunk;
   });
-  const exited = once(child, 'exit');
+  return { child, output, exited: once(child, 'exit') };
+}
+
+/** Starts `ids-server` (PORT 0 unless `env` says otherwise); resolves once it listens. */
+export async function startBin(env: Record<string, string>, args: string[] = []): Promise<BinRun> {
+  const { child, output, exited } = spawnBin({ PORT: '0', ...env }, args);
   const url = await new Promise<string>((resolve, reject) => {
-    const look = () => {
-      const match = /listening on (http:\/\/\S+)/.exec(out);
+    child.stdout.on('data', () => {
+      const match = /listening on (http:\/\/\S+)/.exec(output.out);
       if (match) resolve(match[1] as string);
-    };
-    child.stdout.on('data', look);
+    });
     void exited.then(([code]) =>
-      reject(new Error(`ids-server exited with ${code} before listening: ${out}${err}`)),
+      reject(new Error(`ids-server exited with ${code} before listening: ${output.out}${output.err}`)),
     );
   });
   return {
     url,
     port: Number(new URL(url).port),
     child,
-    out: () => out,
-    err: () => err,
+    out: () => output.out,
+    err: () => output.err,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);
       const [code] = await exited;
@@ -139,20 +142,9 @@ export async function startBin(env: Record<string, string>, args: string[] = [])
 
 /** Runs `ids-server` to its exit (for configurations that must not start). */
 export async function runBin(env: Record<string, string>, args: string[] = []) {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    err += chunk;
-  });
-  const [code] = await once(child, 'exit');
-  return { code: code as number | null, out, err };
+  const { output, exited } = spawnBin(env, args);
+  const [code] = await exited;
+  return { code: code as number | null, out: output.out, err: output.err };
 }
 
 /**
