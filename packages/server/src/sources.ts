@@ -78,8 +78,24 @@ export function machineIdSourceNamed(name: string): MachineIdSourceDefinition {
   return source;
 }
 
+/** The explicit IDs: the option, else IDS_MACHINE_ID of the environment (a comma-separated list). */
+function explicitIds(context: MachineIdSourceContext): readonly number[] | undefined {
+  if (context.machineIds) return context.machineIds;
+  const raw = context.env.IDS_MACHINE_ID;
+  const parts = splitList(raw);
+  if (!parts) return undefined;
+  return parts.map((part) => {
+    if (!/^[0-9]{1,10}$/.test(part)) {
+      throw new ServerConfigError(
+        `IDS_MACHINE_ID: expected machine IDs as whole numbers, comma-separated, received ${JSON.stringify(raw)}`,
+      );
+    }
+    return Number(part);
+  });
+}
+
 function explicitAt(context: MachineIdSourceContext): AcquiredMachineId {
-  const ids = context.machineIds;
+  const ids = explicitIds(context);
   if (!ids || ids.length !== context.count) {
     throw new ServerConfigError(
       `machine-id: expected ${context.count} machine ID${context.count === 1 ? '' : 's'} (one per --machines), received ${ids ? ids.length : 'none'}`,
@@ -106,7 +122,7 @@ registerMachineIdSource({
   summary:
     'explicit IDs if given, else the auto chain of @ids/machine-file (private IPv4, then a host claim)',
   acquire(context) {
-    if (context.machineIds) return explicitAt(context);
+    if (explicitIds(context)) return explicitAt(context);
     // IDS_MACHINE_ID is read by the server itself (as a list), not again by the chain.
     const { IDS_MACHINE_ID: _ignored, ...env } = context.env;
     const auto = autoMachineId({

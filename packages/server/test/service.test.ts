@@ -309,6 +309,19 @@ describe('shutdown', () => {
   });
 });
 
+describe('machine IDs from the environment', () => {
+  it('IDS_MACHINE_ID of the env option is a list of explicit IDs, for the auto and explicit sources', async () => {
+    for (const machineIdSource of ['auto', 'explicit']) {
+      const server = await start({ machineIdSource, machines: 2, env: { IDS_MACHINE_ID: '11, 12' } });
+      expect(server.pool.slots.map((slot) => slot.generator.machine)).toEqual([11, 12]);
+      await server.shutdown();
+    }
+    await expect(start({ env: { IDS_MACHINE_ID: '1e3' } })).rejects.toThrow(
+      /IDS_MACHINE_ID: expected machine IDs as whole numbers, comma-separated, received "1e3"/,
+    );
+  });
+});
+
 describe('plugins', () => {
   it('add routes (the inspector page at /, segment routes) and their part of the OpenAPI document', async () => {
     let closed = false;
