@@ -286,6 +286,10 @@ describe('installed from the tarballs into a scratch project outside the workspa
         // A registry that cannot be reached (a proxy's certificate not trusted, say) fails in
         // seconds with npm's own error, instead of minutes of retries.
         '--fetch-retries=1',
+        // The minimum too: npm's default (10 s) above the maximum fails every fetch that has
+        // to reach the registry ("minTimeout is greater than maxTimeout"), which only shows
+        // when a dependency is not in npm's cache yet.
+        '--fetch-retry-mintimeout=1000',
         '--fetch-retry-maxtimeout=5000',
         '--loglevel=error',
         ...packages.map((pkg) => tarballOf.get(pkg.name)!),
