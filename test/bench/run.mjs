@@ -5,6 +5,7 @@ import { benchEtcd } from './etcd.mjs';
 import { benchIdServer } from './id-server.mjs';
 import { benchRedis } from './redis.mjs';
 import { benchSegment } from './segment.mjs';
+import { benchServer } from './server.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
 import { benchThreads } from './threads.mjs';
@@ -18,6 +19,7 @@ const suites = {
   redis: benchRedis,
   'id-server': benchIdServer,
   segment: benchSegment,
+  server: benchServer,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

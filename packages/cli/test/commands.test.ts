@@ -43,7 +43,7 @@ describe('help and usage', () => {
   it.each([
     [
       [],
-      /^ids: error ERR_IDS_USAGE: expected a command: generate, decompose, compare, machine-id, inspect \(see ids --help\)/,
+      /^ids: error ERR_IDS_USAGE: expected a command: generate, decompose, compare, machine-id, inspect, serve \(see ids --help\)/,
     ],
     [['frob'], /^ids: error ERR_IDS_USAGE: unknown command "frob"/],
     [['help', 'frob'], /no command "frob"/],

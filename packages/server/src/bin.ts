@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// `ids-server`: see `ids-server --help`.
+import { serve } from './serve.js';
+
+// exit() rather than letting the loop drain: shutdown closed the claims' timers and the Redis
+// socket, and nothing else the process loaded should keep it alive past its answer.
+serve(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error) => {
+    process.stderr.write(`ids-server: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,198 @@
+// Flags and environment to options. A flag wins over its variable; a value that cannot be read
+// is a ServerConfigError naming both.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ServerConfigError } from './errors.js';
+import { SERVER_LAYOUTS } from './layouts.js';
+import type { IdServerOptions } from './server.js';
+import { machineIdSources, splitList } from './sources.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const FLAGS = {
+  host: { type: 'string', env: 'HOST', help: 'address to listen on (default 127.0.0.1)' },
+  port: { type: 'string', env: 'PORT', help: 'TCP port, 0 for a free one (default 8080)' },
+  layout: {
+    type: 'string',
+    env: 'IDS_LAYOUT',
+    help: `${Object.keys(SERVER_LAYOUTS).join(', ')} (default sonyflake)`,
+  },
+  machines: {
+    type: 'string',
+    env: 'IDS_MACHINES',
+    help: 'generators (machine IDs) in this process, 1-64 (default: one per --machine-id, else 1)',
+  },
+  'machine-id-source': {
+    type: 'string',
+    env: 'IDS_MACHINE_ID_SOURCE',
+    help: 'where machine IDs come from (default auto; see below)',
+  },
+  'machine-id': {
+    type: 'string',
+    env: 'IDS_MACHINE_ID',
+    help: 'explicit machine IDs, comma-separated, one per --machines',
+  },
+  'claim-dir': {
+    type: 'string',
+    env: 'IDS_CLAIM_DIR',
+    help: 'host-claim directory (default ~/.local/state/ids/claims)',
+  },
+  etcd: { type: 'string', env: 'IDS_ETCD_ENDPOINTS', help: 'etcd endpoints, comma-separated (etcd source)' },
+  redis: {
+    type: 'string',
+    env: 'IDS_REDIS_URL',
+    help: 'Redis URL for idempotency tokens (POST /tokens, DELETE /tokens/{token})',
+  },
+  'token-ttl': {
+    type: 'string',
+    env: 'IDS_TOKEN_TTL_SECONDS',
+    help: 'default token TTL in seconds (default 3600)',
+  },
+  'auth-token-file': {
+    type: 'string',
+    env: 'IDS_AUTH_TOKEN_FILE',
+    help: 'file holding the bearer token (or IDS_AUTH_TOKEN)',
+  },
+  'rate-limit': {
+    type: 'string',
+    env: 'IDS_RATE_LIMIT',
+    help: 'requests/s per client; 0 off (default off on loopback, 1000 elsewhere)',
+  },
+  'max-count': { type: 'string', env: 'IDS_MAX_COUNT', help: 'bound on /ids?count=N (default 1000)' },
+  'request-timeout': {
+    type: 'string',
+    env: 'IDS_REQUEST_TIMEOUT_MS',
+    help: 'ms for a request to arrive whole, else 408 (default 10000)',
+  },
+  'shutdown-timeout': {
+    type: 'string',
+    env: 'IDS_SHUTDOWN_TIMEOUT_MS',
+    help: 'bound on a graceful shutdown in ms (default 10000)',
+  },
+} as const;
+
+/**
+ * The `--help` text of `ids-server` (and `ids serve`, which passes its own name and its
+ * command line's wording of the same exit codes).
+ */
+export function serverHelp(
+  command = 'ids-server',
+  exitCodes = 'Exit codes: 0 stopped cleanly, 1 failed or cut short, 2 bad configuration.',
+): string {
+  const lines = Object.entries(FLAGS).map(
+    ([name, flag]) => `  --${name.padEnd(18)} ${flag.env.padEnd(24)} ${flag.help}`,
+  );
+  const sources = machineIdSources().map((s) => `  ${s.name.padEnd(12)} ${s.summary}`);
+  return `Usage: ${command} [options]
+
+Serves IDs over HTTP: GET /id, /ids?count=N, /ids/{id}, /layout, /health/live, /health/ready,
+/metrics, /openapi.json (and /tokens with Redis). Stops gracefully on SIGTERM or SIGINT.
+
+Options (flag, environment variable; a flag wins):
+${lines.join('\n')}
+  -h, --help
+
+Machine-ID sources (--machine-id-source):
+${sources.join('\n')}
+
+On a non-loopback HOST a bearer token is required (IDS_AUTH_TOKEN, IDS_AUTH_TOKEN_FILE), unless
+IDS_ALLOW_UNAUTHENTICATED=1; the per-client rate limit is then on by default.
+${exitCodes}
+`;
+}
+
+function integer(text: string, what: string): number {
+  if (!/^[0-9]{1,10}$/.test(text)) {
+    throw new ServerConfigError(`${what}: expected a whole number, received ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+/** What the command line asked for. */
+export type ParsedCommandLine =
+  | {
+      /** `--help` was given: print `serverHelp()` and start nothing. */
+      help: true;
+    }
+  | {
+      /** No `--help`. */
+      help: false;
+      /** The options the flags and environment give. */
+      options: IdServerOptions;
+    };
+
+/**
+ * Reads `ids-server`'s flags and environment into options (checked further by
+ * `checkServerOptions` when the server starts).
+ * @throws ServerConfigError for an unknown flag, a value that is not a number where one is
+ * expected, or an unreadable token file.
+ */
+export function parseServerArgs(args: readonly string[], env: Env = process.env): ParsedCommandLine {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    const options = Object.fromEntries(Object.keys(FLAGS).map((name) => [name, { type: 'string' as const }]));
+    ({ values } = parseArgs({
+      args: [...args],
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: false,
+      strict: true,
+    }));
+  } catch (error) {
+    throw new ServerConfigError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help) return { help: true };
+  const get = (name: keyof typeof FLAGS): { value: string; what: string } | undefined => {
+    const flag = values[name];
+    if (typeof flag === 'string') return { value: flag, what: `--${name}` };
+    const variable = env[FLAGS[name].env];
+    if (variable !== undefined && variable !== '') return { value: variable, what: FLAGS[name].env };
+    return undefined;
+  };
+  const num = (name: keyof typeof FLAGS) => {
+    const got = get(name);
+    return got === undefined ? undefined : integer(got.value.trim(), got.what);
+  };
+  const ids = get('machine-id');
+  const machineIds = ids
+    ? (splitList(ids.value) ?? []).map((part) => {
+        if (!/^[0-9]{1,10}$/.test(part)) {
+          throw new ServerConfigError(
+            `${ids.what}: expected machine IDs as whole numbers, comma-separated, received ${JSON.stringify(ids.value)}`,
+          );
+        }
+        return Number(part);
+      })
+    : undefined;
+  let authToken = env.IDS_AUTH_TOKEN || undefined;
+  const tokenFile = get('auth-token-file');
+  if (tokenFile) {
+    try {
+      authToken = readFileSync(tokenFile.value, 'utf8').trim();
+    } catch (error) {
+      throw new ServerConfigError(
+        `${tokenFile.what}: expected a readable file holding the token, received ${JSON.stringify(tokenFile.value)} (${(error as Error).message})`,
+      );
+    }
+  }
+  const options: Record<string, unknown> = {
+    host: get('host')?.value,
+    port: num('port'),
+    layout: get('layout')?.value,
+    machines: num('machines'),
+    machineIdSource: get('machine-id-source')?.value,
+    machineIds,
+    claimDir: get('claim-dir')?.value,
+    etcdEndpoints: splitList(get('etcd')?.value),
+    redisUrl: get('redis')?.value,
+    tokenTtlSeconds: num('token-ttl'),
+    authToken,
+    allowUnauthenticated: env.IDS_ALLOW_UNAUTHENTICATED === '1' || env.IDS_ALLOW_UNAUTHENTICATED === 'true',
+    rateLimit: num('rate-limit'),
+    maxCount: num('max-count'),
+    requestTimeoutMs: num('request-timeout'),
+    shutdownTimeoutMs: num('shutdown-timeout'),
+    env,
+  };
+  for (const key of Object.keys(options)) if (options[key] === undefined) delete options[key];
+  return { help: false, options: options as IdServerOptions };
+}

@@ -1,0 +1,278 @@
+// The HTTP layer on node:http: a route table, JSON errors with stable codes, bearer auth, a
+// per-client rate limit, request size and time bounds, and latency metrics. See the README for
+// why node:http and not a framework.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { IdsError } from '@ids/engine';
+import { HttpError, quote } from './errors.js';
+import type { ServerMetrics } from './metrics.js';
+import type { RouteReply, ServerRoute } from './routes.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** How the HTTP layer guards the routes. */
+export interface HttpGuards {
+  /** The bearer token required on routes with `auth` (default true), or undefined for none. */
+  readonly token: string | undefined;
+  /** Requests per second per client address, with a burst of the same size; undefined for none. */
+  readonly rateLimit: number | undefined;
+  /** The largest request body accepted, in bytes. */
+  readonly maxBodyBytes: number;
+  /** The time the rate limit counts in (ms; injected in tests). */
+  readonly now: () => number;
+  /** Unexpected failures (answered 500 without detail). */
+  readonly onError: (error: unknown) => void;
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  reply: RouteReply | undefined,
+  extra?: Record<string, string>,
+) {
+  const headers: Record<string, string> = { 'cache-control': 'no-store', ...reply?.headers, ...extra };
+  let body: string | undefined;
+  if (reply?.text !== undefined) {
+    body = reply.text;
+    headers['content-type'] = reply.contentType ?? 'text/plain; charset=utf-8';
+  } else if (reply?.json !== undefined) {
+    body = JSON.stringify(reply.json);
+    headers['content-type'] = JSON_TYPE;
+  }
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+function errorReply(error: HttpError): RouteReply {
+  return { json: { error: { code: error.code, message: error.message } }, headers: error.headers };
+}
+
+/** A failure as the HTTP error it answers with. */
+function toHttpError(error: unknown, onError: (error: unknown) => void): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof IdsError) {
+    // Bad input is the client's; anything else a generator or store raises is the service's
+    // state (clock behind, claim lost, closed, Redis down), which another instance can serve.
+    if (error.code === 'ERR_IDS_INVALID_ID' || error.code === 'ERR_IDS_INVALID_ARGUMENT') {
+      return new HttpError(400, error.code, error.message);
+    }
+    const retry = error.code === 'ERR_IDS_CLOCK_BACKWARDS' || error.code === 'ERR_IDS_MACHINE_ID_LOST';
+    return new HttpError(503, error.code, error.message, retry ? { 'retry-after': '1' } : {});
+  }
+  onError(error);
+  return new HttpError(500, 'ERR_INTERNAL', 'internal error');
+}
+
+/** Compares tokens in constant time (their digests have one length). */
+function sameToken(given: string, expected: Buffer): boolean {
+  return timingSafeEqual(createHash('sha256').update(given).digest(), expected);
+}
+
+/** Token buckets per client address. */
+class RateLimiter {
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(
+    readonly perSecond: number,
+    readonly now: () => number,
+  ) {}
+
+  /** ms until the client may send again, or 0 when this request is allowed (and counted). */
+  take(client: string): number {
+    const now = this.now();
+    let bucket = this.#buckets.get(client);
+    if (!bucket) {
+      // Bounded memory: forget every idle client when too many have been seen.
+      if (this.#buckets.size >= 10_000) this.#buckets.clear();
+      bucket = { tokens: this.perSecond, at: now };
+      this.#buckets.set(client, bucket);
+    }
+    bucket.tokens = Math.min(this.perSecond, bucket.tokens + ((now - bucket.at) * this.perSecond) / 1000);
+    bucket.at = now;
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.ceil(((1 - bucket.tokens) * 1000) / this.perSecond);
+  }
+}
+
+/** Reads and drops a request body up to `limit` bytes; rejects with a 413 past it. */
+function drainBody(req: IncomingMessage, limit: number): Promise<void> {
+  const length = req.headers['content-length'];
+  if (length === undefined && req.headers['transfer-encoding'] === undefined) {
+    req.resume();
+    return Promise.resolve();
+  }
+  const tooLarge = () =>
+    new HttpError(
+      413,
+      'ERR_PAYLOAD_TOO_LARGE',
+      `expected a request body of at most ${limit} bytes (these routes take none)`,
+    );
+  if (length !== undefined && Number(length) > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(tooLarge());
+      }
+    });
+    req.on('end', () => resolve());
+    req.on('error', reject);
+  });
+}
+
+/**
+ * The request handler over a route table. Every request ends in a response: a route's answer,
+ * or a JSON error with a stable code; nothing a client sends can throw out of it.
+ */
+export function createHandler(routes: readonly ServerRoute[], metrics: ServerMetrics, guards: HttpGuards) {
+  const expected =
+    guards.token === undefined ? undefined : createHash('sha256').update(guards.token).digest();
+  const limiter = guards.rateLimit === undefined ? undefined : new RateLimiter(guards.rateLimit, guards.now);
+  const listed = [...new Set(routes.map((r) => r.path))].join(', ');
+
+  function match(method: string, path: string): { route: ServerRoute; params: string[] } {
+    let allowed: string[] | undefined;
+    for (const route of routes) {
+      const found = route.pattern.exec(path);
+      if (!found) continue;
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
+        return { route, params: found.slice(1) };
+      }
+      allowed ??= [];
+      allowed.push(route.method, ...(route.method === 'GET' ? ['HEAD'] : []));
+    }
+    if (allowed) {
+      const allow = [...new Set(allowed)].join(', ');
+      throw new HttpError(
+        405,
+        'ERR_METHOD_NOT_ALLOWED',
+        `expected ${allow} for ${path}, received ${method}`,
+        {
+          allow,
+        },
+      );
+    }
+    throw new HttpError(404, 'ERR_NOT_FOUND', `no route for ${quote(path)}: expected one of ${listed}`);
+  }
+
+  function parseQuery(route: ServerRoute, search: string): Map<string, string> {
+    const query = new Map<string, string>();
+    if (search === '') return query;
+    for (const [name, value] of new URLSearchParams(search)) {
+      if (!route.query?.includes(name)) {
+        throw new HttpError(
+          400,
+          'ERR_UNKNOWN_PARAMETER',
+          `${route.path} takes ${route.query?.length ? route.query.join(', ') : 'no query parameters'}, received ${quote(name)}`,
+        );
+      }
+      if (query.has(name)) {
+        throw new HttpError(
+          400,
+          'ERR_REPEATED_PARAMETER',
+          `expected ${name} once, received it more than once`,
+        );
+      }
+      query.set(name, value);
+    }
+    return query;
+  }
+
+  function authorize(req: IncomingMessage): void {
+    if (expected === undefined) return;
+    const header = req.headers.authorization;
+    const token = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
+    if (token === undefined) {
+      throw new HttpError(
+        401,
+        'ERR_UNAUTHORIZED',
+        'expected an Authorization: Bearer <token> header, received none',
+        {
+          'www-authenticate': 'Bearer',
+        },
+      );
+    }
+    if (!sameToken(token, expected)) {
+      throw new HttpError(401, 'ERR_UNAUTHORIZED', 'the bearer token is not the one this server expects', {
+        'www-authenticate': 'Bearer error="invalid_token"',
+      });
+    }
+  }
+
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const t0 = performance.now();
+    metrics.inFlight.inc();
+    const method = req.method ?? 'GET';
+    let label = 'unmatched';
+    let status = 500;
+    try {
+      const target = req.url ?? '/';
+      const mark = target.indexOf('?');
+      const path = mark < 0 ? target : target.slice(0, mark);
+      const { route, params } = match(method, path);
+      label = route.path;
+      if (route.auth !== false) authorize(req);
+      if (limiter && route.limited !== false) {
+        const waitMs = limiter.take(req.socket.remoteAddress ?? '');
+        if (waitMs > 0) {
+          throw new HttpError(
+            429,
+            'ERR_RATE_LIMITED',
+            `expected at most ${limiter.perSecond} requests per second from one client; retry in ${waitMs} ms`,
+            { 'retry-after': String(Math.ceil(waitMs / 1000)) },
+          );
+        }
+      }
+      const query = parseQuery(route, mark < 0 ? '' : target.slice(mark + 1));
+      await drainBody(req, guards.maxBodyBytes);
+      const reply = await route.handle({ req, params, query });
+      status = reply.status ?? 200;
+      send(res, status, reply);
+    } catch (error) {
+      const failure = toHttpError(error, guards.onError);
+      status = failure.status;
+      if (res.headersSent) res.destroy();
+      // A body too large is not read: close the connection rather than read it to keep it alive.
+      else send(res, status, errorReply(failure), status === 413 ? { connection: 'close' } : undefined);
+    } finally {
+      metrics.inFlight.dec();
+      metrics.httpSeconds.labels(label, method, String(status)).observe((performance.now() - t0) / 1000);
+    }
+  };
+}
+
+/**
+ * Answers what the HTTP parser rejects (garbage, oversized headers, a request too slow to
+ * arrive) with a JSON error instead of Node's bare status line, then closes the connection.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  // Bytes after a request that said `Connection: close`: its response, which closes the
+  // connection once sent, is the answer; nothing else may be written before it.
+  if (error.code === 'HPE_CLOSED_CONNECTION') return;
+  const status =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? '431 Request Header Fields Too Large'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? '408 Request Timeout'
+        : '400 Bad Request';
+  const code = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'ERR_REQUEST_TIMEOUT' : 'ERR_BAD_REQUEST';
+  const message =
+    code === 'ERR_REQUEST_TIMEOUT'
+      ? 'the request did not arrive in time'
+      : `malformed HTTP request (${error.code ?? error.message})`;
+  const body = JSON.stringify({ error: { code, message } });
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

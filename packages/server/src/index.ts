@@ -1,0 +1,35 @@
+// @ids/server: the ID service an operator deploys. `ids-server` runs it; `startIdServer` embeds it.
+export { type ParsedCommandLine, parseServerArgs, serverHelp } from './config.js';
+export { HttpError, ServerConfigError, TokenStoreError } from './errors.js';
+export { layoutNamed, SERVER_LAYOUTS } from './layouts.js';
+export type { ServerMetrics } from './metrics.js';
+export { MachinePool, type PoolOptions, type PoolSlot, type SlotState } from './pool.js';
+export type { RouteReply, RouteRequest, ServerPlugin, ServerRoute } from './routes.js';
+export { type ServeIo, serve } from './serve.js';
+export {
+  type CheckedOptions,
+  checkServerOptions,
+  DEFAULT_MAX_COUNT,
+  DEFAULT_PUBLIC_RATE_LIMIT,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  DEFAULT_TOKEN_TTL_SECONDS,
+  type IdServerOptions,
+  isLoopbackHost,
+  MAX_COUNT_LIMIT,
+  type RunningIdServer,
+  startIdServer,
+} from './server.js';
+export {
+  type AcquiredMachineId,
+  type MachineIdSourceContext,
+  type MachineIdSourceDefinition,
+  machineIdSources,
+  registerMachineIdSource,
+} from './sources.js';
+export {
+  type ConsumeOutcome,
+  DEFAULT_TOKEN_PREFIX,
+  type RedisTokenStoreOptions,
+  redisTokenStore,
+  type TokenStore,
+} from './tokens.js';

@@ -1,0 +1,340 @@
+// Builds and starts the ID service: the machine pool, the token store, the routes, the HTTP
+// server; and its graceful shutdown.
+import { createServer, type Server } from 'node:http';
+import { isIPv4, isIPv6, Server as NetServer } from 'node:net';
+import type { Clock, Layout } from '@ids/engine';
+import type { Env } from '@ids/machine-file';
+import type { InterfaceSource } from '@ids/machine-ip';
+import packageJson from '../package.json';
+import { ServerConfigError } from './errors.js';
+import { answerClientError, createHandler } from './http.js';
+import { layoutNamed } from './layouts.js';
+import { createMetrics, type ServerMetrics } from './metrics.js';
+import { openapiDocument } from './openapi.js';
+import { MachinePool } from './pool.js';
+import type { ServerPlugin } from './routes.js';
+import { serviceRoutes } from './service.js';
+import { machineIdSourceNamed } from './sources.js';
+import { redisTokenStore, type TokenStore } from './tokens.js';
+
+/** Default bound on N in `/ids?count=N`: 1000 Sonyflake IDs take up to ~40 ms of one generator. */
+export const DEFAULT_MAX_COUNT = 1000;
+/** The largest `maxCount` accepted. */
+export const MAX_COUNT_LIMIT = 100_000;
+/** Default per-client rate limit (requests/s) on a non-loopback address when none is given. */
+export const DEFAULT_PUBLIC_RATE_LIMIT = 1000;
+/** Default token TTL, in seconds. */
+export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
+/** How long a shutdown lets requests already sent arrive before it closes idle connections, in ms. */
+const SHUTDOWN_GRACE_MS = 250;
+/** Default bound on a graceful shutdown, in ms. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+/** How the server is configured; every option has a default safe on a laptop. */
+export interface IdServerOptions {
+  /** Address to listen on. Default 127.0.0.1 (loopback only). */
+  readonly host?: string;
+  /** TCP port, 0 to 65535; 0 picks a free one. Default 8080. */
+  readonly port?: number;
+  /** A layout name (see SERVER_LAYOUTS) or a layout. Default `sonyflake`. */
+  readonly layout?: string | Layout;
+  /** Generators (machine IDs) in this process, 1 to 64. Default: as many as `machineIds`, else 1. */
+  readonly machines?: number;
+  /** The machine-ID source's name (see `registerMachineIdSource`). Default `auto`. */
+  readonly machineIdSource?: string;
+  /** Explicit machine IDs, one per generator. */
+  readonly machineIds?: readonly number[];
+  /** The host-claim directory. Default: IDS_CLAIM_DIR, else the user's state directory. */
+  readonly claimDir?: string;
+  /** etcd endpoints for the etcd source. Default: IDS_ETCD_ENDPOINTS, else etcd's default. */
+  readonly etcdEndpoints?: readonly string[];
+  /** The interface list for the private-IPv4 step (tests inject one). */
+  readonly interfaces?: InterfaceSource;
+  /** Where sources read their environment. Default process.env. */
+  readonly env?: Env;
+  /** The bearer token clients must send (every route but /health/* and /openapi.json). */
+  readonly authToken?: string;
+  /** Start on a non-loopback address without a token (behind a proxy that authenticates). Default false. */
+  readonly allowUnauthenticated?: boolean;
+  /**
+   * Requests per second per client address (a token bucket with a burst of the same size).
+   * Default: none on loopback, DEFAULT_PUBLIC_RATE_LIMIT elsewhere; 0 turns it off.
+   */
+  readonly rateLimit?: number;
+  /** Bound on N in /ids?count=N, 1 to MAX_COUNT_LIMIT. Default DEFAULT_MAX_COUNT. */
+  readonly maxCount?: number;
+  /** Largest request body accepted, in bytes (the routes take none). Default 1024. */
+  readonly maxBodyBytes?: number;
+  /** A request must have arrived whole within this many ms, else 408. Default 10,000. */
+  readonly requestTimeoutMs?: number;
+  /** Redis for idempotency tokens (`redis://host:port`); without it the /tokens routes do not exist. */
+  readonly redisUrl?: string;
+  /** Default TTL of a token, in seconds. Default DEFAULT_TOKEN_TTL_SECONDS. */
+  readonly tokenTtlSeconds?: number;
+  /** The generators' clock, also the rate limit's (tests inject a FakeClock). Default: the wall clock. */
+  readonly clock?: Clock;
+  /** The generators' `maxClockBackwardMs`. Default 1000. */
+  readonly maxClockBackwardMs?: number;
+  /** Bound on a graceful shutdown, in ms. Default DEFAULT_SHUTDOWN_TIMEOUT_MS. */
+  readonly shutdownTimeoutMs?: number;
+  /** Routes other packages add (segment IDs, the inspector page at `/`). */
+  readonly plugins?: readonly ServerPlugin[];
+  /** Receives unexpected and background errors. Default console.error. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** A started server. */
+export interface RunningIdServer {
+  /** Base URL, e.g. http://127.0.0.1:40123. */
+  readonly url: string;
+  /** The port it listens on. */
+  readonly port: number;
+  /** The node:http server. */
+  readonly server: Server;
+  /** The generators. */
+  readonly pool: MachinePool;
+  /** The metrics registry and its metrics. */
+  readonly metrics: ServerMetrics;
+  /** Whether /health/ready answers 200 now. */
+  readonly ready: boolean;
+  /**
+   * Graceful shutdown: readiness goes false, no new connections, requests in flight finish
+   * (connections closed after their response), then the generators close (recorded time written,
+   * claims released) and the token store disconnects. Past `shutdownTimeoutMs` the remaining
+   * connections are cut. Resolves with `clean: false` in that case. Safe to call twice.
+   */
+  shutdown(): Promise<{ clean: boolean }>;
+}
+
+/** Whether a host string names a loopback address (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (bare === 'localhost') return true;
+  if (isIPv4(bare)) return bare.startsWith('127.');
+  if (isIPv6(bare)) return bare === '::1' || /^::ffff:127\./i.test(bare);
+  return false;
+}
+
+function whole(value: unknown, what: string, low: number, high: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < low || value > high) {
+    throw new ServerConfigError(
+      `${what}: expected an integer from ${low} to ${high}, received ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+/** The options checked and completed. */
+export interface CheckedOptions {
+  /** The address to listen on. */
+  readonly host: string;
+  /** The port (0: a free one). */
+  readonly port: number;
+  /** The layout of every generator. */
+  readonly layout: Layout;
+  /** How many generators. */
+  readonly machines: number;
+  /** The bound on /ids?count=N. */
+  readonly maxCount: number;
+  /** Requests per second per client, or undefined for no limit. */
+  readonly rateLimit: number | undefined;
+  /** The bearer token required, or undefined for none. */
+  readonly authToken: string | undefined;
+}
+
+/**
+ * Checks the options without starting anything: the values' ranges, the layout and source
+ * names, and the address rule. On a non-loopback address a bearer token is required (or
+ * `allowUnauthenticated`), and the rate limit is on by default.
+ * @throws ServerConfigError saying what was expected and received.
+ */
+export function checkServerOptions(options: IdServerOptions): CheckedOptions {
+  const host = options.host ?? '127.0.0.1';
+  if (typeof host !== 'string' || host === '')
+    throw new ServerConfigError(`host: expected an address, received ${JSON.stringify(host)}`);
+  const port = whole(options.port ?? 8080, 'port', 0, 65535);
+  const layout =
+    typeof options.layout === 'object' ? options.layout : layoutNamed(options.layout ?? 'sonyflake');
+  const machines = whole(options.machines ?? (options.machineIds?.length || 1), 'machines', 1, 64);
+  const maxCount = whole(options.maxCount ?? DEFAULT_MAX_COUNT, 'maxCount', 1, MAX_COUNT_LIMIT);
+  machineIdSourceNamed(options.machineIdSource ?? 'auto');
+  const token = options.authToken === '' ? undefined : options.authToken;
+  if (token !== undefined && (token.length < 16 || /\s/.test(token))) {
+    throw new ServerConfigError(
+      'auth token: expected at least 16 characters without spaces, received a shorter one',
+    );
+  }
+  const loopback = isLoopbackHost(host);
+  if (!loopback && token === undefined && options.allowUnauthenticated !== true) {
+    throw new ServerConfigError(
+      `host ${JSON.stringify(host)} is not a loopback address: expected an auth token (IDS_AUTH_TOKEN or --auth-token-file) so that only your clients take IDs, or IDS_ALLOW_UNAUTHENTICATED=1 when a proxy in front authenticates`,
+    );
+  }
+  const limit = options.rateLimit ?? (loopback ? 0 : DEFAULT_PUBLIC_RATE_LIMIT);
+  whole(limit, 'rateLimit', 0, 10_000_000);
+  return {
+    host,
+    port,
+    layout,
+    machines,
+    maxCount,
+    rateLimit: limit === 0 ? undefined : limit,
+    authToken: token,
+  };
+}
+
+/**
+ * Starts the ID service.
+ * @throws ServerConfigError for bad options; the machine-ID source's errors (no free ID, a bad
+ * IDS_MACHINE_ID); TokenStoreError when Redis is configured and cannot be reached; the listen
+ * error (EADDRINUSE) as is. Whatever was taken before the failure is released.
+ */
+export async function startIdServer(options: IdServerOptions = {}): Promise<RunningIdServer> {
+  const checked = checkServerOptions(options);
+  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const env = options.env ?? process.env;
+  const metrics = createMetrics();
+  const clock = options.clock;
+  const now = clock ? () => clock.now() : () => Date.now();
+  const pool = await MachinePool.open({
+    layout: checked.layout,
+    count: checked.machines,
+    source: machineIdSourceNamed(options.machineIdSource ?? 'auto'),
+    context: {
+      env,
+      machineIds: options.machineIds,
+      claimDir: options.claimDir,
+      etcdEndpoints: options.etcdEndpoints,
+      interfaces: options.interfaces,
+    },
+    metrics,
+    ...(clock ? { clock } : {}),
+    ...(options.maxClockBackwardMs !== undefined ? { maxClockBackwardMs: options.maxClockBackwardMs } : {}),
+    onError,
+  });
+  let tokens: TokenStore | undefined;
+  let server: Server | undefined;
+  try {
+    if (options.redisUrl) tokens = await redisTokenStore(options.redisUrl);
+    let shuttingDown = false;
+    const plugins = options.plugins ?? [];
+    const document = () =>
+      openapiDocument({
+        version: packageJson.version,
+        maxCount: checked.maxCount,
+        tokens: tokens !== undefined,
+        auth: checked.authToken !== undefined,
+        plugins,
+      });
+    const routes = [
+      ...serviceRoutes({
+        pool,
+        metrics,
+        maxCount: checked.maxCount,
+        tokens,
+        tokenTtlSeconds: whole(
+          options.tokenTtlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS,
+          'tokenTtlSeconds',
+          1,
+          604_800,
+        ),
+        openapi: document,
+        shuttingDown: () => shuttingDown,
+        now,
+      }),
+      ...plugins.flatMap((plugin) => plugin.routes ?? []),
+    ];
+    const handle = createHandler(routes, metrics, {
+      token: checked.authToken,
+      rateLimit: checked.rateLimit,
+      maxBodyBytes: options.maxBodyBytes ?? 1024,
+      now: clock ? () => clock.now() : () => performance.now(),
+      onError,
+    });
+    const requestTimeout = options.requestTimeoutMs ?? 10_000;
+    const http = createServer(
+      {
+        requestTimeout,
+        headersTimeout: requestTimeout,
+        // How often Node looks for requests past those bounds (default 30 s would let a slow
+        // request sit three times longer than its bound).
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, requestTimeout / 4)),
+      },
+      (req, res) => {
+        if (shuttingDown) {
+          // A keep-alive connection ends after this response, so shutdown does not wait for it.
+          res.setHeader('connection', 'close');
+        }
+        void handle(req, res);
+      },
+    );
+    server = http;
+    http.on('clientError', answerClientError);
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(checked.port, checked.host, () => {
+        http.off('error', reject);
+        resolve();
+      });
+    });
+    metrics.ready.set(1);
+    const address = http.address() as import('node:net').AddressInfo;
+    const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    let stopping: Promise<{ clean: boolean }> | undefined;
+    const store = tokens;
+    return {
+      url: `http://${urlHost}:${address.port}`,
+      port: address.port,
+      server: http,
+      pool,
+      metrics,
+      get ready() {
+        return pool.ready && !shuttingDown;
+      },
+      shutdown() {
+        stopping ??= (async () => {
+          shuttingDown = true;
+          metrics.ready.set(0);
+          const bound = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+          let clean = true;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(() => {
+              clean = false;
+              http.closeAllConnections();
+            }, bound);
+            // Stop listening through net.Server's close: node:http's own also closes idle
+            // connections at once, and one whose request was sent but not yet read looks idle.
+            NetServer.prototype.close.call(http, () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            // Give requests already sent a moment to be read, then close idle connections
+            // (each response sent meanwhile closes its own).
+            let sweep: ReturnType<typeof setInterval> | undefined;
+            const grace = setTimeout(
+              () => {
+                http.closeIdleConnections();
+                sweep = setInterval(() => http.closeIdleConnections(), 20);
+              },
+              Math.min(SHUTDOWN_GRACE_MS, bound / 2),
+            );
+            http.once('close', () => {
+              clearTimeout(grace);
+              clearInterval(sweep);
+            });
+          });
+          await pool.close();
+          await store?.close();
+          for (const plugin of plugins) await plugin.close?.();
+          return { clean };
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    server?.close();
+    await tokens?.close();
+    await pool.close();
+    throw error;
+  }
+}

@@ -1,0 +1,62 @@
+// The etcd machine-ID source through the bin, against a real etcd on a loopback port.
+import { spawnSync } from 'node:child_process';
+import { type EtcdCluster, startEtcd } from '@ids/machine-etcd/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startBin } from './helpers.js';
+
+const hasEtcd = spawnSync(process.env.ETCD_BIN ?? 'etcd', ['--version']).status === 0;
+
+/** The claim keys under the default prefix, through etcd's JSON gateway. */
+async function claimKeys(): Promise<string[]> {
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  const res = await fetch(`${etcdUrl}/v3/kv/range`, {
+    method: 'POST',
+    body: JSON.stringify({
+      key: b64('/ids/machine-id/'),
+      range_end: b64('/ids/machine-id0'),
+      keys_only: true,
+    }),
+  });
+  const body = (await res.json()) as { kvs?: { key: string }[] };
+  return (body.kvs ?? [])
+    .map((kv) => Buffer.from(kv.key, 'base64').toString())
+    .filter((key) => !key.startsWith('/ids/machine-id/time/'));
+}
+let etcdUrl = '';
+
+describe.skipIf(!hasEtcd)('ids-server --machine-id-source etcd', () => {
+  let etcd: EtcdCluster;
+  beforeAll(async () => {
+    etcd = await startEtcd();
+    etcdUrl = etcd.endpoints[0] as string;
+  });
+  afterAll(async () => {
+    await etcd?.stop();
+  });
+
+  it('two servers of two machine IDs each hold four distinct leases, serve unique IDs, and free them on SIGTERM', async () => {
+    const env = {
+      IDS_MACHINE_ID_SOURCE: 'etcd',
+      IDS_ETCD_ENDPOINTS: etcd.endpoints.join(','),
+      IDS_MACHINES: '2',
+    };
+    const [a, b] = await Promise.all([startBin(env), startBin(env)]);
+    const machines: number[] = [];
+    const ids: string[] = [];
+    for (const run of [a!, b!]) {
+      const ready = await call(run.url, 'GET', '/health/ready');
+      expect(ready.status).toBe(200);
+      machines.push(...ready.json.machines.map((m: { machineId: number }) => m.machineId));
+      expect(run.out()).toMatch(/held through an etcd lease/);
+      ids.push(...(await call(run.url, 'GET', '/ids?count=500')).json.ids);
+    }
+    expect(new Set(machines).size).toBe(4);
+    expect(await claimKeys()).toHaveLength(4);
+    expect(new Set(ids).size).toBe(1000);
+    const t0 = performance.now();
+    expect(await Promise.all([a!.stop(), b!.stop()])).toEqual([0, 0]);
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    // Released: no claim key is left under the prefix (the time records stay, for successors).
+    expect(await claimKeys()).toEqual([]);
+  });
+});

@@ -1,0 +1,179 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { type Agent, request } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { expect } from 'vitest';
+
+/** The built bin, as `npx ids-server` runs it. */
+export const BIN = join(__dirname, '..', 'dist', 'bin.js');
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies of several shapes, checked field by field
+  json: any;
+}
+
+/** One request with the path sent exactly as given (fetch would normalise it). */
+export function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: string; agent?: Agent; localAddress?: string } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${base}${path}`,
+      {
+        method,
+        agent: options.agent ?? false,
+        path,
+        headers: options.headers,
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => {
+          let json: unknown;
+          try {
+            json = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** Writes raw bytes to the server and reads until it closes the connection. */
+export async function raw(port: number, bytes: string | string[], gapMs = 0): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  let text = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => {
+    text += chunk;
+  });
+  for (const part of Array.isArray(bytes) ? bytes : [bytes]) {
+    socket.write(part);
+    if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+  }
+  await once(socket, 'close');
+  return text;
+}
+
+export function expectError(reply: Reply, status: number, code: string, message?: RegExp) {
+  expect(reply.status, reply.text).toBe(status);
+  expect(reply.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(Object.keys(reply.json)).toEqual(['error']);
+  expect(reply.json.error.code).toBe(code);
+  if (message) expect(reply.json.error.message).toMatch(message);
+  expect(reply.text).not.toMatch(/\n\s+at /);
+}
+
+export function scratch(): string {
+  return mkdtempSync(join(tmpdir(), 'ids-server-test-'));
+}
+
+export interface BinRun {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** Everything written to stdout so far. */
+  out(): string;
+  err(): string;
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Spawns `ids-server` with `env` (over a clean environment) and `args`, capturing its output. */
+function spawnBin(env: Record<string, string>, args: string[]) {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { out: '', err: '' };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output.out += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    output.err += chunk;
+  });
+  return { child, output, exited: once(child, 'exit') };
+}
+
+/** Starts `ids-server` (PORT 0 unless `env` says otherwise); resolves once it listens. */
+export async function startBin(env: Record<string, string>, args: string[] = []): Promise<BinRun> {
+  const { child, output, exited } = spawnBin({ PORT: '0', ...env }, args);
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', () => {
+      const match = /listening on (http:\/\/\S+)/.exec(output.out);
+      if (match) resolve(match[1] as string);
+    });
+    void exited.then(([code]) =>
+      reject(new Error(`ids-server exited with ${code} before listening: ${output.out}${output.err}`)),
+    );
+  });
+  return {
+    url,
+    port: Number(new URL(url).port),
+    child,
+    out: () => output.out,
+    err: () => output.err,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      const [code] = await exited;
+      return code as number | null;
+    },
+  };
+}
+
+/** Runs `ids-server` to its exit (for configurations that must not start). */
+export async function runBin(env: Record<string, string>, args: string[] = []) {
+  const { output, exited } = spawnBin(env, args);
+  const [code] = await exited;
+  return { code: code as number | null, out: output.out, err: output.err };
+}
+
+/**
+ * Checks a real response against the OpenAPI document: the operation and status must be
+ * described, and a JSON body must match its schema.
+ */
+export function matchesSpec(
+  // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document walked by key
+  doc: any,
+  method: string,
+  path: string,
+  reply: Reply,
+): void {
+  const operation = doc.paths[path]?.[method.toLowerCase()];
+  expect(operation, `${method} ${path} is in the document`).toBeDefined();
+  const response = operation.responses[String(reply.status)];
+  expect(response, `${method} ${path} ${reply.status} is described`).toBeDefined();
+  const media = response.content?.['application/json'];
+  if (!media) {
+    if (response.content)
+      expect(Object.keys(response.content)[0]).toBe(String(reply.headers['content-type']).split(';')[0]);
+    else expect(reply.text).toBe('');
+    return;
+  }
+  const ajv = new Ajv2020({ strict: false, validateFormats: false });
+  const validate = ajv.compile({ ...media.schema, components: doc.components });
+  const ok = validate(reply.json);
+  expect(
+    ok,
+    `${method} ${path} ${reply.status}: ${JSON.stringify(validate.errors)} for ${reply.text.slice(0, 300)}`,
+  ).toBe(true);
+}
