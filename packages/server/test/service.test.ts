@@ -120,10 +120,10 @@ describe('readiness through a claim fence', () => {
 
 describe('order', () => {
   // These depend on the generator: a batch must not be overtaken by a call made after it, and
-  // no ID may be handed out before its tick. They fail on the engine of this branch, which lets
-  // a later nextId() take a slot while an earlier nextIds() waits for its next tick (the
-  // engine's concurrency fix is under way): `it.fails` until it lands, then `it`.
-  it.fails('pipelined requests on one connection are answered in request order, every ID after the last one', async () => {
+  // no ID may be handed out before its tick. They failed on the engine before its concurrency
+  // fix, which let a later nextId() take a slot while an earlier nextIds() waited for its next
+  // tick.
+  it('pipelined requests on one connection are answered in request order, every ID after the last one', async () => {
     const server = await start({ machineIds: [5], machineIdSource: 'explicit' });
     const paths = Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? '/ids?count=600' : '/id'));
     const text = await raw(
@@ -148,7 +148,7 @@ describe('order', () => {
       expect(ids[i]! > ids[i - 1]!, `ID ${i} after ID ${i - 1}`).toBe(true);
   });
 
-  it.fails('no batch is overtaken: concurrent batches and single IDs of one generator never interleave', async () => {
+  it('no batch is overtaken: concurrent batches and single IDs of one generator never interleave', async () => {
     const server = await start({ machineIds: [6], machineIdSource: 'explicit' });
     const agent = new Agent({ keepAlive: true, maxSockets: 40 });
     const replies = await Promise.all(
