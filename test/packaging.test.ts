@@ -284,8 +284,11 @@ describe('installed from the tarballs into a scratch project outside the workspa
         '--no-fund',
         '--prefer-offline',
         // A registry that cannot be reached (a proxy's certificate not trusted, say) fails in
-        // seconds with npm's own error, instead of minutes of retries.
+        // seconds with npm's own error, instead of minutes of retries. npm checks that the
+        // minimum wait does not exceed the maximum (its default minimum is 10 s) only when it
+        // fetches, i.e. with an empty cache: set both, or a fresh machine fails here.
         '--fetch-retries=1',
+        '--fetch-retry-mintimeout=1000',
         '--fetch-retry-maxtimeout=5000',
         '--loglevel=error',
         ...packages.map((pkg) => tarballOf.get(pkg.name)!),

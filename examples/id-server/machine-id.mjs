@@ -9,9 +9,9 @@ import { autoMachineId } from '@ids/machine-file';
  * (held as a host claim), then a host claim in IDS_CLAIM_DIR (default
  * ~/.local/state/ids/claims). A claim is released when the server closes its generator.
  *
- * @param {{ machineId?: import('@ids/sonyflake').MachineIdSource }} options
+ * @param {{ machineId?: import('@ids/sonyflake').SonyflakeSettings['machineId'] }} options
  * @param {Record<string, string | undefined>} env Where IDS_MACHINE_ID and IDS_CLAIM_DIR are read.
- * @returns {{ machineId: import('@ids/sonyflake').MachineIdSource, how: string }}
+ * @returns {{ machineId: import('@ids/sonyflake').SonyflakeSettings['machineId'], how: string }}
  * @throws {import('@ids/machine-file').AutoMachineIdError} when no step gives an ID; its `cause`
  *   is the typed error that stopped the chain (InvalidMachineIdError for a bad IDS_MACHINE_ID).
  */

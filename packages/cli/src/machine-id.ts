@@ -3,7 +3,8 @@
 // earlier ones did not. Order: --machine-id, then IDS_MACHINE_ID (both typed by the user, so a
 // bad value is a usage error), then the rest of @ids/machine-file's auto chain: the private
 // IPv4 rule (held as a host claim), else a host claim in the claim directory.
-import { IdsError, InvalidMachineIdError, type MachineIdClaim, received } from '@ids/engine';
+import { IdsError, InvalidMachineIdError, type MachineIdClaim } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { AutoMachineIdError, type AutoStep, autoMachineId } from '@ids/machine-file';
 import type { InterfaceSource } from '@ids/machine-ip';
 

@@ -1,10 +1,10 @@
 // @ids/engine: bit layouts, the one generator state machine, clocks, waits and errors.
 // The pure state machine (state.ts) is deliberately not exported here: it is an implementation
 // detail tested from its own module; generators are the public way to drive it. Its state type
-// is exported for StateCell implementations.
+// is exported for StateCell implementations. Plumbing for the sibling packages is exported from
+// './internal.ts' (the '@ids/engine/internal' subpath), which is not API.
 export {
   type Clock,
-  checkClock,
   FakeClock,
   hiResWallClock,
   monotonicClock,
@@ -14,7 +14,6 @@ export {
   wallClock,
 } from './clock.js';
 export { compareLayouts, type LayoutComparison } from './compare.js';
-export { constructorMachineId, createGenerator, type MachineIdRequest } from './construct.js';
 export {
   type DetectedId,
   decodeAnyId,
@@ -27,7 +26,31 @@ export {
   idFromBytes,
   idToBytes,
 } from './encodings.js';
-export * from './errors.js';
+// Listed rather than `export *`, which would also export `received` (plumbing): a new error class
+// is added here too.
+export {
+  AmbiguousIdError,
+  AsyncSettingError,
+  ClockMovedBackwardsError,
+  ClockStalledError,
+  GeneratorClosedError,
+  IdsError,
+  InvalidArgumentError,
+  InvalidBitsMachineIdError,
+  InvalidBitsSequenceError,
+  InvalidBitsTimeError,
+  InvalidIdError,
+  InvalidLayoutError,
+  InvalidMachineIdError,
+  InvalidSequenceError,
+  InvalidStartTimeError,
+  InvalidTimeUnitError,
+  MachineIdLostError,
+  MachineIdProviderError,
+  MachineIdRejectedError,
+  OverTimeLimitError,
+  StartTimeAheadError,
+} from './errors.js';
 export {
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
   DEFAULT_RECORD_INTERVAL_MS,
@@ -48,7 +71,6 @@ export {
   idReplacer,
   MAX_ID,
   parseId,
-  toMs,
   toTime,
 } from './id.js';
 export {

@@ -1,5 +1,6 @@
 import type { MachineIdClaim, MachineIdContext } from '@ids/engine';
-import { DEFAULT_RECORD_INTERVAL_MS, received } from '@ids/engine';
+import { DEFAULT_RECORD_INTERVAL_MS } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import type { Watcher } from 'etcd3';
 import { allocate, type ClaimContext } from './allocate.js';
 import { Connection } from './connection.js';

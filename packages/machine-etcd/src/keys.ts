@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { received } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { CorruptClaimError } from './errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import { received } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import type { Etcd3, IOptions } from 'etcd3';
 import { EtcdOptionError } from './errors.js';
 

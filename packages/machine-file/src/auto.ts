@@ -1,4 +1,5 @@
-import { IdsError, InvalidArgumentError, InvalidMachineIdError, received } from '@ids/engine';
+import { IdsError, InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { type InterfaceSource, privateIPv4, privateIpMachineId } from '@ids/machine-ip';
 import { claimHostMachineId, type HostClaim, type HostClaimOptions } from './claim.js';
 import { defaultClaimDir, type Env } from './dirs.js';

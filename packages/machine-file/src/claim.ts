@@ -1,13 +1,12 @@
 import { join, resolve } from 'node:path';
 import {
   type Clock,
-  checkClock,
   InvalidArgumentError,
   type MachineIdClaim,
   type MachineIdProvider,
-  received,
   wallClock,
 } from '@ids/engine';
+import { checkClock, received } from '@ids/engine/internal';
 import { defaultClaimDir } from './dirs.js';
 import {
   ClaimDirError,

@@ -1,6 +1,7 @@
 import { networkInterfaces } from 'node:os';
-import { IdsError, InvalidArgumentError, type MachineIdProvider, received } from '@ids/engine';
-import ipaddr from 'ipaddr.js';
+import { IdsError, InvalidArgumentError, type MachineIdProvider } from '@ids/engine';
+import { received } from '@ids/engine/internal';
+import { ipv4Octets, isAddress, isLoopback, isPrivateOctets } from './address.js';
 
 /** One address of an interface, as `os.networkInterfaces()` lists it. */
 export interface InterfaceAddress {
@@ -36,16 +37,10 @@ export class InterfaceListError extends IdsError {
   override readonly name = 'InterfaceListError';
 }
 
-// Go's isPrivateIPv4: RFC 1918 (10/8, 172.16/12, 192.168/16) and, since v1.2.1, link-local
-// 169.254/16 (RFC 3927). ipaddr.js names exactly those ranges 'private' and 'linkLocal';
-// 100.64/10 (carrier-grade NAT) is 'carrierGradeNat' and stays excluded, as in Go (issue #17).
-const PRIVATE_RANGES = new Set(['private', 'linkLocal']);
-
 /** True for an IPv4 address (or IPv4-mapped IPv6 address) Go's Sonyflake counts as private. */
 export function isPrivateIPv4(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  const ip = ipaddr.process(address);
-  return ip.kind() === 'ipv4' && PRIVATE_RANGES.has(ip.range());
+  const octets = ipv4Octets(address);
+  return octets !== undefined && isPrivateOctets(octets);
 }
 
 function listInterfaces(source: InterfaceSource): InterfaceList {
@@ -70,15 +65,14 @@ export function privateIPv4(interfaces: InterfaceSource = networkInterfaces): st
   const seen: string[] = [];
   for (const addresses of Object.values(list)) {
     for (const entry of addresses ?? []) {
-      if (entry.internal || !ipaddr.isValid(entry.address)) continue;
-      const ip = ipaddr.process(entry.address);
-      if (ip.range() === 'loopback') continue;
-      if (ip.kind() === 'ipv4' && PRIVATE_RANGES.has(ip.range())) return ip.toString();
+      if (entry.internal || !isAddress(entry.address) || isLoopback(entry.address)) continue;
+      const octets = ipv4Octets(entry.address);
+      if (octets && isPrivateOctets(octets)) return octets.join('.');
       seen.push(entry.address);
     }
   }
   throw new NoPrivateAddressError(
-    `no private ip address: expected an interface address in 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 169.254.0.0/16, found ${seen.length ? seen.join(', ') : 'none besides loopback'}. Give the machine ID explicitly (machineId, IDS_MACHINE_ID) or use a provider from @ids/machine-file or @ids/machine-etcd`,
+    `no private ip address: expected an interface address in 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 169.254.0.0/16, found ${seen.length ? seen.join(', ') : 'none besides loopback'}`,
   );
 }
 
@@ -96,7 +90,17 @@ function lower16Bits(address: string): number {
 export interface PrivateIpOptions {
   /** The interface list (default `os.networkInterfaces`); anything but a function is InvalidArgumentError. */
   readonly interfaces?: InterfaceSource;
+  /**
+   * What to do instead, appended to NoPrivateAddressError's message: the caller knows which
+   * settings its user has (a setting, a CLI flag, an environment variable). Default: give
+   * `machineId` explicitly, or use a provider of @ids/machine-file or @ids/machine-etcd.
+   */
+  readonly hint?: string;
 }
+
+/** The advice for a library caller that built the provider itself. */
+export const PRIVATE_IP_HINT =
+  'give the machine ID explicitly (the machineId setting), or a provider from @ids/machine-file or @ids/machine-etcd';
 
 /**
  * The default machine ID of Go's Sonyflake: the low 16 bits of the first private IPv4 address.
@@ -113,8 +117,16 @@ export function privateIpMachineId(options: PrivateIpOptions = {}): MachineIdPro
       `interfaces: expected a function returning an interface list, received ${received(interfaces)}`,
     );
   }
+  const hint = options.hint ?? PRIVATE_IP_HINT;
   return ({ bits }) => {
-    const address = privateIPv4(interfaces);
+    let address: string;
+    try {
+      address = privateIPv4(interfaces);
+    } catch (error) {
+      if (error instanceof NoPrivateAddressError)
+        throw new NoPrivateAddressError(`${error.message}; ${hint}`);
+      throw error;
+    }
     const id = lower16Bits(address);
     if (id >= 2 ** bits) {
       throw new MachineIdDoesNotFitError(
