@@ -9,7 +9,8 @@ import {
 } from './errors.js';
 import { checkMachineId, compose, type DecomposedId, decompose, type IdInput, toTime } from './id.js';
 import { type Layout, tickStartMs } from './layout.js';
-import { isClaim, type MachineIdClaim } from './machine.js';
+import { idOf, isClaim, type MachineIdClaim } from './machine.js';
+import { enterLive, type SameMachineIdSetting, shareOf } from './registry.js';
 import { advance, type GeneratorState, initialState, type Slot } from './state.js';
 
 /** Default for `maxClockBackwardMs`: NTP corrections are usually well under a second. */
@@ -74,7 +75,7 @@ class LocalCell implements StateCell {
  * The options every generator on this engine takes besides its layout and machine ID.
  * `SonyflakeSettings` and `SnowflakeSettings` extend these.
  */
-export interface GeneratorSettings {
+export interface GeneratorSettings extends SameMachineIdSetting {
   /** Where time comes from (`now()` in Unix ms). Default: the wall clock (`wallClock`, sub-ms). */
   readonly clock?: Clock;
   /**
@@ -158,6 +159,8 @@ export class IdGenerator {
   #claim: MachineIdClaim | undefined;
   #lost: Error | null = null;
   #closed = false;
+  /** Frees this generator's place in the misuse guard (registry.ts). */
+  readonly #leave: () => void;
   #recordTimer: ReturnType<typeof setInterval> | undefined;
   #recorded = -1;
   // The time field shifted into place, cached per tick: a tick holds many IDs.
@@ -189,6 +192,13 @@ export class IdGenerator {
     this.#randomBound = bound;
     this.#onError = options.onError ?? ((error) => process.emitWarning(error as Error));
     this.#cell = options.state ?? new LocalCell(initialState(this.layout));
+    this.#leave = enterLive(
+      this,
+      this.layout,
+      idOf(options.machineId),
+      shareOf(options.state),
+      options.sameMachineId,
+    );
     this.#adopt(options.machineId);
   }
 
@@ -305,6 +315,7 @@ export class IdGenerator {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#leave();
     const closed = new GeneratorClosedError('the generator is closed; create a new one to issue IDs');
     this.#lost = closed;
     clearInterval(this.#recordTimer);
@@ -484,5 +495,21 @@ export class IdGenerator {
     } catch (error) {
       this.#onError(error);
     }
+  }
+
+  /** `await using generator = ...` closes it (and releases a claimed machine ID) at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /** For structured logs: the layout's name, the machine ID and whether the generator is closed. */
+  toJSON(): { layout: string; machineId: number; closed: boolean } {
+    return { layout: this.layout.name, machineId: this.#machine, closed: this.#closed };
+  }
+
+  /** What `console.log` and `util.inspect` show: the class, the layout's name and the machine ID. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    const { layout, machineId, closed } = this.toJSON();
+    return `${this.constructor.name} { layout: '${layout}', machineId: ${machineId}${closed ? ', closed' : ''} }`;
   }
 }

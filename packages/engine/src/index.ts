@@ -95,6 +95,7 @@ export {
   resolveMachineId,
   resolveMachineIdSync,
 } from './machine.js';
+export { DuplicateGeneratorError, type SameMachineIdSetting } from './registry.js';
 export {
   createSharedState,
   type SharedGeneratorState,

@@ -70,7 +70,9 @@ export class Snowflake extends IdGenerator {
   /** Validates the settings, runs the machine-ID provider and check (either may be async), and builds the generator. */
   static async create(settings: SnowflakeSettings = {}): Promise<Snowflake> {
     const layout = snowflakeLayout(settings);
-    return createWithMachineId(
+    // Awaited here (not returned) so that async stack traces, and the misuse guard's creation
+    // site, reach the caller of create().
+    return await createWithMachineId(
       machineIdRequest(settings, layout),
       (machineId) => new Snowflake(withMachineId(settings, machineId)),
     );

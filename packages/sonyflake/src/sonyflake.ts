@@ -61,7 +61,9 @@ export class Sonyflake extends IdGenerator {
       settings.machineId === 'auto'
         ? { ...settings, machineId: await autoMachineIdSource(layout.machineBits) }
         : settings;
-    return createWithMachineId(
+    // Awaited here (not returned) so that async stack traces, and the misuse guard's creation
+    // site, reach the caller of create().
+    return await createWithMachineId(
       machineIdRequest(resolvedSettings, layout),
       (machineId) => new Sonyflake(withMachineId(resolvedSettings, machineId)),
     );
