@@ -213,6 +213,11 @@ export class HostClaim implements MachineIdClaim {
     this.#releaseNow();
   }
 
+  /** `await using claim = claimHostMachineId()` releases it at the end of the scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
   #releaseNow(): void {
     const now = this.#clock.now();
     // If the clock went back since the last renewal, IDs may be ahead of it: keep the record ahead.
