@@ -206,7 +206,11 @@ describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (
     const manifest = JSON.parse(await tarRead(file, 'package/package.json'));
     expect(manifest.license).toBe('MIT');
     const folder = pkg.dir.slice(root.length + 1);
-    expect(manifest.repository).toEqual({ type: 'git', url: expect.stringMatching(/^git\+https:\/\/.+\.git$/), directory: folder });
+    expect(manifest.repository).toEqual({
+      type: 'git',
+      url: expect.stringMatching(/^git\+https:\/\/.+\.git$/),
+      directory: folder,
+    });
     const base = manifest.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
     expect(manifest.homepage).toBe(`${base}/tree/main/${folder}#readme`);
     expect(manifest.bugs).toEqual({ url: `${base}/issues` });
