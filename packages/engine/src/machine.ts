@@ -26,18 +26,18 @@ export interface MachineIdClaim {
    * (fencing, MachineIdLostError) until `renew` gives it a claim again. Without it, the claim
    * is never lost.
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /**
    * The last instant (Unix ms) recorded for this ID by an earlier holder; the generator issues no
    * ID for a tick at or before it, so a restart with the clock behind cannot reissue.
    */
-  readonly notBefore?: number;
+  readonly notBefore?: number | undefined;
   /**
    * How often, in ms, `record` is called while IDs are issued. Default 1000
    * (DEFAULT_RECORD_INTERVAL_MS); 0 or more, else InvalidArgumentError when the generator
    * adopts the claim.
    */
-  readonly recordIntervalMs?: number;
+  readonly recordIntervalMs?: number | undefined;
   /**
    * Stores the last millisecond of the latest tick used, for the next holder's `notBefore`.
    * Called every `recordIntervalMs` while IDs are issued, and on close; its errors go to the
