@@ -10,7 +10,12 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const out = resolve(process.cwd(), process.argv[2] ?? join(root, 'packed'));
-const env = { ...process.env, COREPACK_ENABLE_DOWNLOAD_PROMPT: '0', TURBO_TELEMETRY_DISABLED: '1', CI: process.env.CI ?? 'true' };
+const env = {
+  ...process.env,
+  COREPACK_ENABLE_DOWNLOAD_PROMPT: '0',
+  TURBO_TELEMETRY_DISABLED: '1',
+  CI: process.env.CI ?? 'true',
+};
 
 function must(command, args, cwd, what) {
   const result = spawnSync(command, args, { cwd, env, stdio: ['ignore', 'inherit', 'inherit'] });

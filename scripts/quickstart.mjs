@@ -98,6 +98,8 @@ switch (job) {
     break;
   }
   default:
-    console.error(`usage: node scripts/quickstart.mjs start|test|build|bench (received ${JSON.stringify(job)})`);
+    console.error(
+      `usage: node scripts/quickstart.mjs start|test|build|bench (received ${JSON.stringify(job)})`,
+    );
     process.exit(2);
 }

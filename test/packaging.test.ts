@@ -242,7 +242,8 @@ describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (
   it('passes the @arethetypeswrong/cli command with the node16 profile', async () => {
     const result = (await attwCliRuns).get(tarballOf.get(pkg.name)!)!;
     expect(result.status, describeRun(`attw ${pkg.name}`, result)).toBe(0);
-  });
+    // The runs go two at a time over every tarball: the first test waits for several of them.
+  }, 240_000);
 });
 
 describe('the checks catch a broken package', () => {

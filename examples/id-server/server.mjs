@@ -5,7 +5,7 @@
 //   GET /id               -> 200 { "id": "..." }
 //   GET /ids?count=N      -> 200 { "ids": ["...", ...] }      N from 1 to maxCount (1000)
 //   GET /decompose/:id    -> 200 { "id", "time", "elapsedMs", "sequence", "machine" }
-//   GET /health           -> 200 { "status": "ok", "machine": N }
+//   GET /health           -> 200 { "status": "ok", "machine": N }, or 503 as /id would be
 //
 // Bad input gets a 4xx JSON error { "error": { "code", "message" } }; a generator that cannot
 // issue IDs right now (clock stepped back past its bound, claim lost, closed) gets 503. No
@@ -125,7 +125,16 @@ export function createIdHandler(sonyflake, { maxCount = DEFAULT_MAX_COUNT, onErr
         };
       },
     ],
-    [/^\/health$/, () => ({ status: 'ok', machine: sonyflake.machine })],
+    // Healthy means /id can answer now: the check takes an ID (one slot of 256 per 10 ms tick),
+    // so a closed generator, a lost claim or a clock stepped back past its bound answers 503
+    // here exactly as /id would, and a load balancer stops sending traffic.
+    [
+      /^\/health$/,
+      async () => {
+        await sonyflake.nextId();
+        return { status: 'ok', machine: sonyflake.machine };
+      },
+    ],
   ];
 
   return async function handle(req, res) {

@@ -250,6 +250,9 @@ describe('when the generator cannot issue IDs', () => {
       const refused = await call(server.url, 'GET', '/ids?count=300');
       expectError(refused, 503, 'ERR_IDS_CLOCK_BACKWARDS', /behind|back/);
       expect(refused.headers['retry-after']).toBe('1');
+      // The batch used the last tick's sequence numbers: /id cannot answer, and /health says so.
+      expectError(await call(server.url, 'GET', '/id'), 503, 'ERR_IDS_CLOCK_BACKWARDS', /behind|back/);
+      expectError(await call(server.url, 'GET', '/health'), 503, 'ERR_IDS_CLOCK_BACKWARDS', /behind|back/);
       clock.advance(2010);
       expect((await call(server.url, 'GET', '/id')).status).toBe(200);
     } finally {
@@ -260,8 +263,12 @@ describe('when the generator cannot issue IDs', () => {
   it('answers 503 once the generator is closed, and 500 without detail for an unexpected failure', async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1));
     const server = await startIdServer({ machineId: 4, settings: { clock } });
+    const healthy = await call(server.url, 'GET', '/health');
+    expect(healthy.status, JSON.stringify(healthy.json)).toBe(200);
     await server.sonyflake.close();
     expectError(await call(server.url, 'GET', '/id'), 503, 'ERR_IDS_CLOSED', /closed/);
+    // /health tells the truth: not 200 while /id cannot answer.
+    expectError(await call(server.url, 'GET', '/health'), 503, 'ERR_IDS_CLOSED', /closed/);
     await server.close();
 
     const seen: unknown[] = [];
@@ -279,7 +286,14 @@ describe('when the generator cannot issue IDs', () => {
         /^internal error$/,
       );
       expect(seen).toHaveLength(1);
-      expect((await call(`http://127.0.0.1:${port}`, 'GET', '/health')).status).toBe(200);
+      // The server keeps serving, and /health does not claim that /id works.
+      expectError(
+        await call(`http://127.0.0.1:${port}`, 'GET', '/health'),
+        500,
+        'ERR_INTERNAL',
+        /^internal error$/,
+      );
+      expect(seen).toHaveLength(2);
     } finally {
       http.close();
     }
