@@ -69,12 +69,14 @@ export async function benchColdStart({ rounds = Number(process.env.IDS_BENCH_COL
     cases.push([name, 'esm', ['--input-type=module', '-e', script('esm', subject)]]);
     cases.push([name, 'cjs', ['-e', script('cjs', subject)]]);
   }
+  /** @type {Map<string, number[]>} */
   const times = new Map(cases.map(([name, mode]) => [`${name}/${mode}`, []]));
+  const of = (/** @type {string} */ key) => /** @type {number[]} */ (times.get(key));
   for (const [, , args] of cases) timeRun(args); // warm the file cache
   for (let round = 0; round < rounds; round++) {
-    for (const [name, mode, args] of cases) times.get(`${name}/${mode}`).push(timeRun(args));
+    for (const [name, mode, args] of cases) of(`${name}/${mode}`).push(timeRun(args));
   }
-  const over = (name, mode) => median(times.get(`${name}/${mode}`)) - median(times.get(`bare/${mode}`));
+  const over = (name, mode) => median(of(`${name}/${mode}`)) - median(of(`bare/${mode}`));
   const sapphire = { esm: over('@sapphire/snowflake', 'esm'), cjs: over('@sapphire/snowflake', 'cjs') };
   const rows = Object.keys(SUBJECTS).map((name) => {
     const esm = over(name, 'esm');
@@ -87,7 +89,7 @@ export async function benchColdStart({ rounds = Number(process.env.IDS_BENCH_COL
       `${(cjs / sapphire.cjs).toFixed(2)}x`,
     ];
   });
-  const bare = `bare node: ${median(times.get('bare/esm')).toFixed(1)} ms CPU (ESM), ${median(times.get('bare/cjs')).toFixed(1)} ms CPU (CJS)`;
+  const bare = `bare node: ${median(of('bare/esm')).toFixed(1)} ms CPU (ESM), ${median(of('bare/cjs')).toFixed(1)} ms CPU (CJS)`;
   return {
     title: 'Cold start: import + first ID in a fresh process, over a bare node start',
     table: `${formatTable(
