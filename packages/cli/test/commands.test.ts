@@ -52,6 +52,30 @@ describe('generate: what it says besides the IDs', () => {
   });
 });
 
+describe('decompose: what a guess could get wrong is said on stderr', () => {
+  it('a Twitter ID read in the default layout is warned about, naming the layouts to try', async () => {
+    const result = await ids(['decompose', BWMARRIN_BASE32_ID]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      `ids decompose: warning: ${BWMARRIN_BASE32_ID} read as sonyflake is dated 2041-08-21T02:52:11.610Z, in the future; try --layout twitter or --layout discord or --layout snowflake\n`,
+    );
+    expect((await ids(['decompose', '--layout', 'twitter', BWMARRIN_BASE32_ID])).stderr).toBe('');
+  });
+
+  it('an encoding guessed from the characters is noted; an ambiguous text names the encodings that read it', async () => {
+    const guessed = await ids(['decompose', '--layout', 'twitter', BWMARRIN_BASE32_TEXT]);
+    expect(guessed.code).toBe(0);
+    expect(guessed.stderr).toBe(
+      `ids decompose: note: read "${BWMARRIN_BASE32_TEXT}" as bwmarrin32, the only encoding that reads it; pass --format bwmarrin32 to say so, or check it for a typo\n`,
+    );
+    const ambiguous = await ids(['decompose', 'zzzz']);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toMatch(
+      /reads differently in bwmarrin32 \(777975\), bwmarrin58 \(6551655\), base36 \(1679615\)/,
+    );
+  });
+});
+
 describe('help and usage', () => {
   it.each(COMMANDS.map((c) => c.name))('%s --help prints its usage and exits 0', async (name) => {
     for (const flag of ['--help', '-h']) {
