@@ -12,6 +12,7 @@ import { type Layout, tickStartMs } from './layout.js';
 import { idOf, isClaim, type MachineIdClaim } from './machine.js';
 import { enterLive, type SameMachineIdSetting, shareOf } from './registry.js';
 import { advance, type GeneratorState, initialState, type Slot } from './state.js';
+import type { GeneratorView } from './view.js';
 
 /** Default for `maxClockBackwardMs`: NTP corrections are usually well under a second. */
 export const DEFAULT_MAX_CLOCK_BACKWARD_MS = 1000;
@@ -503,7 +504,7 @@ export class IdGenerator {
   }
 
   /** For structured logs: the layout's name, the machine ID and whether the generator is closed. */
-  toJSON(): { layout: string; machineId: number; closed: boolean } {
+  toJSON(): GeneratorView {
     return { layout: this.layout.name, machineId: this.#machine, closed: this.#closed };
   }
 

@@ -103,3 +103,4 @@ export {
   sharedStateCell,
 } from './shared.js';
 export type { GeneratorState, Slot } from './state.js';
+export type { GeneratorView } from './view.js';

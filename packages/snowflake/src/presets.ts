@@ -48,7 +48,9 @@ export const DISCORD_LAYOUT: Layout = defineLayout({
  * error message and the CLI's layout list are read from, so a new preset is an entry here.
  */
 export const SNOWFLAKE_PRESETS = {
+  /** TWITTER_LAYOUT: datacenter 5 + worker 5 bits from 2010-11-04 (the default). */
   twitter: TWITTER_LAYOUT,
+  /** DISCORD_LAYOUT: worker 5 + process 5 bits from 2015-01-01. */
   discord: DISCORD_LAYOUT,
 } as const satisfies Readonly<Record<string, Layout>>;
 
