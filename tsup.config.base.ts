@@ -16,6 +16,8 @@ export function packageConfig(entry: Options['entry'] = ['src/index.ts'], extra:
     platform: 'node',
     splitting: false,
     treeshake: true,
+    // Class names are API: `Sonyflake.name` and error names must read as written, not `_Sonyflake`.
+    keepNames: true,
     ...extra,
   });
 }

@@ -87,6 +87,12 @@ switch (job) {
     turbo(['test'], ['--concurrency=1']);
     break;
   }
+  case 'build': {
+    // For scripts/pack.mjs: the workspace installed and built, nothing run.
+    install();
+    turbo(['build'], ['--output-logs=errors-only']);
+    break;
+  }
   case 'bench': {
     install();
     turbo(['build'], ['--output-logs=errors-only']);
@@ -94,6 +100,8 @@ switch (job) {
     break;
   }
   default:
-    console.error(`usage: node scripts/quickstart.mjs start|test|bench (received ${JSON.stringify(job)})`);
+    console.error(
+      `usage: node scripts/quickstart.mjs start|test|build|bench (received ${JSON.stringify(job)})`,
+    );
     process.exit(2);
 }

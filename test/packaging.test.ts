@@ -197,6 +197,26 @@ describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (
     }
   });
 
+  it('carries the license, the changelog and where the project lives', async () => {
+    const file = tarballOf.get(pkg.name)!;
+    const files = await tarList(file);
+    expect(files).toContain('package/LICENSE');
+    expect(files).toContain('package/CHANGELOG.md');
+    expect(await tarRead(file, 'package/LICENSE')).toBe(readFileSync(join(root, 'LICENSE'), 'utf8'));
+    const manifest = JSON.parse(await tarRead(file, 'package/package.json'));
+    expect(manifest.license).toBe('MIT');
+    const folder = pkg.dir.slice(root.length + 1);
+    expect(manifest.repository).toEqual({
+      type: 'git',
+      url: expect.stringMatching(/^git\+https:\/\/.+\.git$/),
+      directory: folder,
+    });
+    const base = manifest.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(manifest.homepage).toBe(`${base}/tree/main/${folder}#readme`);
+    expect(manifest.bugs).toEqual({ url: `${base}/issues` });
+    expect(manifest.keywords.length, 'keywords').toBeGreaterThan(2);
+  });
+
   it('passes publint, warnings and suggestions included', async () => {
     const data = readFileSync(tarballOf.get(pkg.name)!);
     const { messages, pkg: manifest } = await publint({
@@ -222,7 +242,8 @@ describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (
   it('passes the @arethetypeswrong/cli command with the node16 profile', async () => {
     const result = (await attwCliRuns).get(tarballOf.get(pkg.name)!)!;
     expect(result.status, describeRun(`attw ${pkg.name}`, result)).toBe(0);
-  });
+    // The runs go two at a time over every tarball: the first test waits for several of them.
+  }, 240_000);
 });
 
 describe('the checks catch a broken package', () => {
@@ -284,7 +305,9 @@ describe('installed from the tarballs into a scratch project outside the workspa
         '--no-fund',
         '--prefer-offline',
         // A registry that cannot be reached (a proxy's certificate not trusted, say) fails in
-        // seconds with npm's own error, instead of minutes of retries.
+        // seconds with npm's own error, instead of minutes of retries. npm checks that the
+        // minimum wait does not exceed the maximum (its default minimum is 10 s) only when it
+        // fetches, i.e. with an empty cache: set both, or a fresh machine fails here.
         '--fetch-retries=1',
         // npm's minimum (10 s) above the maximum fails every fetch ("minTimeout is greater than
         // maxTimeout"), which shows only when a dependency is missing from npm's cache.
@@ -372,6 +395,58 @@ describe('installed from the tarballs into a scratch project outside the workspa
       },
     );
   });
+
+  // A consumer with the strictest common settings compiles against the installed declarations
+  // (not skipped with skipLibCheck), in both module systems, using each entry point.
+  it('its declarations compile under strict + exactOptionalPropertyTypes + noUncheckedIndexedAccess', async () => {
+    const consumer = join(project, 'consumer');
+    mkdirSync(consumer, { recursive: true });
+    const imports = specifiers.map((specifier, i) => `import * as entry${i} from '${specifier}';`);
+    const uses = specifiers.map((_specifier, i) => `void entry${i};`);
+    const body = [
+      ...imports,
+      "import { Sonyflake, type SonyflakeSettings } from '@ids/sonyflake';",
+      "import { Snowflake } from '@ids/snowflake';",
+      "import { autoMachineId } from '@ids/machine-file';",
+      ...uses,
+      'export async function main(): Promise<string> {',
+      "  const settings: SonyflakeSettings = { machineId: 1, sameMachineId: 'allow' };",
+      '  await using sonyflake = await Sonyflake.create(settings);',
+      "  const snowflake = new Snowflake({ preset: 'discord', machineParts: { worker: 1, process: 2 } });",
+      '  const auto = autoMachineId({ env: { IDS_MACHINE_ID: "3" } });',
+      "  const other = new Sonyflake({ machineId: auto.machineId, sameMachineId: 'allow' });",
+      '  const id: bigint = await sonyflake.nextId();',
+      '  await snowflake.close();',
+      '  await other.close();',
+      '  return `${id} ${JSON.stringify(sonyflake)}`;',
+      '}',
+    ];
+    writeFileSync(join(consumer, 'index.mts'), `${body.join('\n')}\n`);
+    writeFileSync(join(consumer, 'index.cts'), `${body.join('\n').replaceAll('await using', 'const')}\n`);
+    const tsconfig = {
+      compilerOptions: {
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        lib: ['es2023', 'esnext.disposable'],
+        types: ['node'],
+        typeRoots: [join(root, 'node_modules', '@types')],
+        noEmit: true,
+        skipLibCheck: false,
+      },
+      files: ['index.mts', 'index.cts'],
+    };
+    writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+    const tsc = await run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', consumer], {
+      cwd: consumer,
+      timeoutMs: 230_000,
+    });
+    expect(tsc.status, describeRun('tsc in the consumer project', tsc)).toBe(0);
+    // A whole program without skipLibCheck (Node's types included) takes a while on a busy machine.
+  }, 240_000);
 
   it('runs a Sonyflake from ESM and from CJS', () => {
     for (const mode of ['esm', 'cjs'] as const) {

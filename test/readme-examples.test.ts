@@ -74,6 +74,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'ids-readme-'));
 // claims they take go to a scratch directory, not the user's own.
 const exampleEnv: NodeJS.ProcessEnv = { ...process.env, IDS_CLAIM_DIR: join(scratch, 'claims') };
 delete exampleEnv.IDS_MACHINE_ID;
+// The misuse guard at its default (this suite turns it off for its own many generators).
+delete exampleEnv.IDS_SAME_MACHINE_ID;
 const fileOf = new Map<Block, string>();
 let diagnostics = new Map<string, string[]>();
 
@@ -203,3 +205,58 @@ describe.each(runnable.map((block) => [`${block.readme}:${block.line} (${block.l
     });
   },
 );
+
+// Shell blocks of the CLI: in a `sh` or `console` block, every command line that starts with
+// `ids ` (or `$ ids `) is run with the built `ids` as the user would type it, and must exit 0. In
+// a `console` block the lines after a `$ ids ...` line, up to the next `$` line, are its output,
+// and must be exactly what the command prints.
+interface CliCommand {
+  readonly where: string;
+  /** The command line as written, starting with `ids` (pipes and quotes as a shell reads them). */
+  readonly line: string;
+  readonly expected: string | undefined;
+}
+
+function cliCommands(): CliCommand[] {
+  const commands: CliCommand[] = [];
+  for (const block of blocks.filter((b) => b.lang === 'sh' || b.lang === 'console')) {
+    const lines = block.code.replace(/\n$/, '').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      const prompt = block.lang === 'console' ? /^\$ (ids .*)$/ : /^(ids .*?)(\s+#.*)?$/;
+      const match = prompt.exec(lines[i]!);
+      if (!match) continue;
+      const line = match[1]!.trim();
+      let expected: string | undefined;
+      if (block.lang === 'console') {
+        const output: string[] = [];
+        for (let j = i + 1; j < lines.length && !lines[j]!.startsWith('$ '); j++) output.push(lines[j]!);
+        expected = output.length > 0 ? `${output.join('\n')}\n` : undefined;
+      }
+      commands.push({ where: `${block.readme}:${block.line + i + 1}`, line, expected });
+    }
+  }
+  return commands;
+}
+
+const commandsInReadmes = cliCommands();
+const idsBin = join(root, 'packages', 'cli', 'dist', 'cli.js');
+
+it('finds the CLI commands of the READMEs, `ids compare` in the root README with its output', () => {
+  expect(
+    commandsInReadmes.some((c) => c.where.startsWith('README.md') && c.line === 'ids compare' && c.expected),
+  ).toBe(true);
+});
+
+describe.each(commandsInReadmes.map((c) => [`${c.where}: ${c.line}`, c] as const))('%s', (_name, command) => {
+  it(command.expected === undefined ? 'exits 0' : 'exits 0 and prints what the README shows', async () => {
+    // `ids` is the built command, run by this node; the shell reads the rest of the line.
+    const script = `ids() { '${process.execPath}' '${idsBin}' "$@"; }\n${command.line}`;
+    const result = await run('bash', ['-o', 'pipefail', '-c', script], {
+      cwd: scratch,
+      env: exampleEnv,
+      timeoutMs: 20_000,
+    });
+    expect(result.status, describeRun(command.line, result)).toBe(0);
+    if (command.expected !== undefined) expect(result.stdout).toBe(command.expected);
+  });
+});

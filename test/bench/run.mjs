@@ -1,5 +1,6 @@
 // Runs the benchmarks named on the command line (all by default) and prints their tables.
 // `npm run bench` from the repository root builds first, then runs this.
+import { benchColdStart } from './cold-start.mjs';
 import { benchConcurrency } from './concurrency.mjs';
 import { benchEtcd } from './etcd.mjs';
 import { benchIdServer } from './id-server.mjs';
@@ -20,6 +21,7 @@ const suites = {
   'id-server': benchIdServer,
   segment: benchSegment,
   server: benchServer,
+  'cold-start': benchColdStart,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock, SONYFLAKE_LAYOUT } from '@ids/sonyflake';
+import { FakeClock, SONYFLAKE_LAYOUT, toTime } from '@ids/sonyflake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExample } from '../server.mjs';
 
@@ -87,7 +87,7 @@ describe('the example server', () => {
 
 describe('under load', () => {
   it('128 concurrent clients asking for 250 IDs, 1 ID, 250 IDs (32,000 IDs in flight, over a second of the ceiling): every answer 200, no ID dated after the moment it arrived, no duplicate', async () => {
-    const server = await startIdServer({ port: 0, machineId: 8 });
+    const server = await startExample({ machineId: 8 });
     const agent = new Agent({ keepAlive: true, maxSockets: 128 });
     try {
       const statuses = new Map<number, number>();
@@ -120,7 +120,7 @@ describe('under load', () => {
             if (reply.status !== 200) continue;
             for (const id of reply.json.ids ?? [reply.json.id]) {
               ids.push(id);
-              if (server.sonyflake.toTime(id).getTime() > arrived) ahead++;
+              if (toTime(id).getTime() > arrived) ahead++;
             }
           }
         }),
@@ -130,7 +130,7 @@ describe('under load', () => {
       expect(new Set(ids).size).toBe(ids.length);
     } finally {
       agent.destroy();
-      await server.close();
+      await server.shutdown();
     }
   }, 30_000);
 });

@@ -16,7 +16,14 @@ export function parseCommandLine<T>(parse: () => T): T {
 /** A whole number from `min` to `max`, written in digits (underscores allowed: 1_000_000). */
 export function parseCount(text: string, what: string, min: number, max: number): number {
   const digits = text.replaceAll('_', '');
-  const value = /^[0-9]{1,16}$/.test(digits) ? Number(digits) : Number.NaN;
+  // Whole numbers in digits, or as a power of ten written the short way (1e6, 2e9): what people
+  // type for large counts. No fractions, signs or hex.
+  const short = /^([1-9][0-9]{0,2})e([0-9]{1,2})$/i.exec(digits);
+  const value = /^[0-9]{1,16}$/.test(digits)
+    ? Number(digits)
+    : short
+      ? Number(short[1]) * 10 ** Number(short[2])
+      : Number.NaN;
   if (!(value >= min && value <= max)) {
     throw new UsageError(
       `${what}: expected a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}, received ${JSON.stringify(text)}`,

@@ -1,7 +1,13 @@
 // Layouts by name or by a short spec, for --layout and `ids compare`. Each spec goes through the
 // settings of @ids/sonyflake or @ids/snowflake, so it is validated exactly as in code.
 import type { IdGenerator, Layout, MachineIdClaim } from '@ids/engine';
-import { Snowflake, type SnowflakeSettings, snowflakeLayout } from '@ids/snowflake';
+import {
+  SNOWFLAKE_PRESETS,
+  Snowflake,
+  type SnowflakePreset,
+  type SnowflakeSettings,
+  snowflakeLayout,
+} from '@ids/snowflake';
 import { GO_V2_START_TIME, Sonyflake, type SonyflakeSettings, sonyflakeLayout } from '@ids/sonyflake';
 import { UsageError } from './errors.js';
 
@@ -34,12 +40,18 @@ function snowflake(label: string, settings: SnowflakeSettings): CliLayout {
   };
 }
 
+// Read from the packages' preset tables, so a new snowflake preset (an entry in
+// SNOWFLAKE_PRESETS) is a name here without an edit. 'snowflake' is twitter's other name.
 const NAMED: Readonly<Record<string, () => CliLayout>> = {
   sonyflake: () => sonyflake('sonyflake', {}),
   'sonyflake-v2': () => sonyflake('sonyflake-v2', { startTime: GO_V2_START_TIME }),
-  twitter: () => snowflake('twitter', {}),
+  ...Object.fromEntries(
+    (Object.keys(SNOWFLAKE_PRESETS) as SnowflakePreset[]).map((preset) => [
+      preset,
+      () => snowflake(preset, { preset }),
+    ]),
+  ),
   snowflake: () => snowflake('snowflake', {}),
-  discord: () => snowflake('discord', { preset: 'discord' }),
 };
 
 /** The names --layout takes besides custom specs. */

@@ -23,6 +23,7 @@ export function progressBar(
   let drawnAt = Number.NEGATIVE_INFINITY;
   let drawn = false;
   const width = 30;
+  const startedAt = now();
   return {
     update(done) {
       const t = now();
@@ -31,8 +32,11 @@ export function progressBar(
       drawn = true;
       const filled = Math.floor((done / total) * width);
       const percent = Math.floor((done / total) * 100);
+      const seconds = (t - startedAt) / 1000;
+      const rate = seconds > 0 ? done / seconds : 0;
+      const eta = rate > 0 ? `, ${duration((total - done) / rate)} left` : '';
       stderr.write(
-        `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percent).padStart(3)}% ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} IDs`,
+        `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percent).padStart(3)}% ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} IDs, ${Math.round(rate).toLocaleString('en-US')}/s${eta}\x1b[K`,
       );
     },
     finish() {
@@ -40,4 +44,13 @@ export function progressBar(
       if (drawn) stderr.write('\r\x1b[K');
     },
   };
+}
+
+/** A duration for a person: 42s, 3m05s, 10h51m, 3d04h. */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  return `${Math.floor(s / 86_400)}d${String(Math.floor((s % 86_400) / 3600)).padStart(2, '0')}h`;
 }

@@ -20,7 +20,7 @@ Sonyflake and snowflake IDs from the command line.
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
 
-ids <command> --help shows a command's options. ids --version prints the version.
+ids <command> --help shows a command's options. ids --version (-v) prints the version.
 IDS_DEBUG=1 prints the stack of an unexpected error.
 
 ${EXIT_HELP}
@@ -35,17 +35,15 @@ export async function run(args: readonly string[], io: Io = processIo()): Promis
   const [name, ...rest] = args;
   let command: Command | undefined;
   try {
-    if (name === undefined) {
-      throw new UsageError(`expected a command: ${COMMANDS.map((c) => c.name).join(', ')}`);
-    }
-    if (name === '--help' || name === '-h' || name === 'help') {
+    // `ids` alone is a person finding out what the command does: show the help, not an error.
+    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
       const topic = name === 'help' ? rest[0] : undefined;
       const about = topic === undefined ? undefined : COMMANDS.find((c) => c.name === topic);
       if (topic !== undefined && !about) throw new UsageError(`no command ${JSON.stringify(topic)}`);
       io.stdout.write(about?.help ?? HELP);
       return 0;
     }
-    if (name === '--version' || name === '-V') {
+    if (name === '--version' || name === '-V' || name === '-v') {
       io.stdout.write(`${packageJson.version}\n`);
       return 0;
     }

@@ -17,6 +17,65 @@ function lines(text: string): string[] {
   return text.split('\n').filter(Boolean);
 }
 
+describe('generate: what it says besides the IDs', () => {
+  it('takes a count as a power of ten (1e3), and --json writes one object with the IDs as strings', async () => {
+    const result = await ids(['generate', '-n', '1e3', '-m', '7', '--json']);
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    const parsed = JSON.parse(result.stdout);
+    expect(parsed.layout).toBe('sonyflake');
+    expect(parsed.machineId).toBe(7);
+    expect(parsed.ids).toHaveLength(1000);
+    expect(new Set(parsed.ids).size).toBe(1000);
+    for (const id of parsed.ids) expect(id).toMatch(/^[0-9]+$/);
+  });
+
+  it('a host-claim machine ID is noted on stderr with how to make it unique across hosts', async () => {
+    const result = await ids(['generate', '-n', '2'], {
+      env: { IDS_CLAIM_DIR: mkdtempSync(join(tmpdir(), 'ids-cli-note-')) },
+    });
+    expect(result.code).toBe(0);
+    expect(lines(result.stdout)).toHaveLength(2);
+    expect(result.stderr).toBe(
+      'ids: machine ID 0 is a host claim: unique on this host only. For IDs unique across hosts, give each host its own with --machine-id N or IDS_MACHINE_ID=N (or lease one from @ids/machine-etcd)\n',
+    );
+    // An ID given by the user, or Go's private-IPv4 rule, gets no note.
+    expect((await ids(['generate', '-n', '2', '-m', '3'])).stderr).toBe('');
+  });
+
+  it('says up front how long a large count takes at the layout ceiling', async () => {
+    const result = await ids(['generate', '-n', '60000', '-m', '3', '--no-progress']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      "ids: 60,000 IDs take at least 2s at the sonyflake layout's ceiling of 25,600 IDs/s per machine ID\n",
+    );
+    expect((await ids(['generate', '-n', '60000', '-m', '3', '-l', 'twitter'])).stderr).toBe('');
+  });
+});
+
+describe('decompose: what a guess could get wrong is said on stderr', () => {
+  it('a Twitter ID read in the default layout is warned about, naming the layouts to try', async () => {
+    const result = await ids(['decompose', BWMARRIN_BASE32_ID]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      `ids decompose: warning: ${BWMARRIN_BASE32_ID} read as sonyflake is dated 2041-08-21T02:52:11.610Z, in the future; try --layout twitter or --layout discord or --layout snowflake\n`,
+    );
+    expect((await ids(['decompose', '--layout', 'twitter', BWMARRIN_BASE32_ID])).stderr).toBe('');
+  });
+
+  it('an encoding guessed from the characters is noted; an ambiguous text names the encodings that read it', async () => {
+    const guessed = await ids(['decompose', '--layout', 'twitter', BWMARRIN_BASE32_TEXT]);
+    expect(guessed.code).toBe(0);
+    expect(guessed.stderr).toBe(
+      `ids decompose: note: read "${BWMARRIN_BASE32_TEXT}" as bwmarrin32, the only encoding that reads it; pass --format bwmarrin32 to say so, or check it for a typo\n`,
+    );
+    const ambiguous = await ids(['decompose', 'zzzz']);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toMatch(
+      /reads differently in bwmarrin32 \(777975\), bwmarrin58 \(6551655\), base36 \(1679615\)/,
+    );
+  });
+});
+
 describe('help and usage', () => {
   it.each(COMMANDS.map((c) => c.name))('%s --help prints its usage and exits 0', async (name) => {
     for (const flag of ['--help', '-h']) {
@@ -40,12 +99,18 @@ describe('help and usage', () => {
     expect((await ids(['--version'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
+  it('ids alone prints the help and exits 0; -v prints the version', async () => {
+    const alone = await ids([]);
+    expect([alone.code, alone.stderr]).toEqual([0, '']);
+    expect(alone.stdout).toBe((await ids(['--help'])).stdout);
+    expect((await ids(['-v'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
   it.each([
     [
-      [],
-      /^ids: error ERR_IDS_USAGE: expected a command: generate, decompose, compare, machine-id, inspect, serve \(see ids --help\)/,
+      ['frob'],
+      /^ids: error ERR_IDS_USAGE: unknown command "frob"; expected one of generate, decompose, compare, machine-id, inspect, serve/,
     ],
-    [['frob'], /^ids: error ERR_IDS_USAGE: unknown command "frob"/],
     [['help', 'frob'], /no command "frob"/],
     [
       ['generate', '--frob'],
@@ -54,7 +119,8 @@ describe('help and usage', () => {
     [['generate', 'extra'], /^ids generate: error ERR_IDS_USAGE: Unexpected argument 'extra'/],
     [['generate', '-n'], /^ids generate: error ERR_IDS_USAGE: Option '-n, --count <value>' argument missing/],
     [['generate', '-n', '0'], /--count: expected a whole number from 1 to 1,000,000,000, received "0"/],
-    [['generate', '-n', '1e3'], /received "1e3"/],
+    [['generate', '-n', '1.5e3'], /received "1.5e3"/],
+    [['generate', '-n', '2e9'], /from 1 to 1,000,000,000, received "2e9"/],
     [['generate', '-m', '1', '--format', 'base64'], /--format: expected one of decimal, decimal-fixed, hex/],
     [
       ['generate', '-m', '1', '--layout', 'instagram'],

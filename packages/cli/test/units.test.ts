@@ -126,6 +126,8 @@ describe('progressBar', () => {
     bar.finish();
     expect(writes).toHaveLength(4);
     expect(writes[1]).toContain(' 50% 50,000 / 100,000 IDs');
+    // 50,000 IDs in 110 ms: the rate, and the time left at that rate.
+    expect(writes[1]).toContain('IDs, 454,545/s, 0s left');
     expect(writes[2]).toMatch(/^\r\[#{30}\] 100% /);
     expect(writes[3]).toBe('\r\x1b[K');
   });

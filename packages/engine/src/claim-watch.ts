@@ -66,6 +66,11 @@ export class ClaimWatch {
     this.#adopt(source);
   }
 
+  /** True once `close()` was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /** The claim held, if the machine ID came as one. */
   get claim(): MachineIdClaim | undefined {
     return this.#claim;

@@ -1,14 +1,14 @@
 // The constructor/create() pair every generator preset offers: a synchronous constructor for
 // numeric machine IDs and synchronous providers, and an async `create()` that may await a
-// provider or a check. The machine ID is resolved once, by whichever of the two runs first.
+// provider or a check. `create()` resolves the machine ID, then builds with the resolved number
+// or claim as the `machineId` setting (and no check), so the constructor has nothing left to run.
 import type { Layout } from './layout.js';
 import {
-  isClaim,
   type MachineIdCheck,
   type MachineIdClaim,
   type MachineIdSource,
+  releaseQuietly,
   resolveMachineId,
-  resolveMachineIdSync,
 } from './machine.js';
 
 /** What a preset needs to resolve its machine ID: the layout (for the field width), the source, the check. */
@@ -21,42 +21,22 @@ export interface MachineIdRequest {
   readonly check?: MachineIdCheck | undefined;
 }
 
-// Machine IDs that createGenerator() already resolved and checked, keyed by the settings object
-// it hands to the constructor, so the constructor neither runs the provider twice nor needs a
-// second, internal signature.
-const resolved = new WeakMap<object, number | MachineIdClaim>();
-
-/**
- * The machine ID for a preset's constructor: the one `createGenerator` resolved for this very
- * settings object, else the request resolved now, synchronously.
- *
- * @throws what resolveMachineIdSync throws: MachineIdProviderError (cause: the provider's error),
- * InvalidMachineIdError, MachineIdRejectedError, AsyncSettingError for a Promise.
- */
-export function constructorMachineId(settings: object, request: MachineIdRequest): number | MachineIdClaim {
-  return resolved.get(settings) ?? resolveMachineIdSync(request.layout, request.source, request.check);
-}
-
 /**
  * The body of a preset's static `create()`: resolves the machine ID (provider and check may be
- * async), then builds the generator with `construct`, which receives a copy of `settings` that
- * `constructorMachineId` recognises. If construction throws, a claimed ID is released before
- * the error is passed on, so a failed create() never leaves an ID held.
+ * async), then calls `build` with it. If `build` throws, a claimed ID is released before the
+ * error is passed on, so a failed create() never leaves an ID held.
  *
- * @throws what resolveMachineId throws, or what `construct` throws.
+ * @throws what resolveMachineId throws, or what `build` throws.
  */
-export async function createGenerator<S extends object, G>(
-  settings: S,
+export async function createWithMachineId<G>(
   request: MachineIdRequest,
-  construct: (settings: S) => G,
+  build: (machineId: number | MachineIdClaim) => G,
 ): Promise<G> {
   const machineId = await resolveMachineId(request.layout, request.source, request.check);
-  const carrier = { ...settings };
-  resolved.set(carrier, machineId);
   try {
-    return construct(carrier);
+    return build(machineId);
   } catch (error) {
-    if (isClaim(machineId)) await Promise.resolve(machineId.release()).catch(() => undefined);
+    await releaseQuietly(machineId);
     throw error;
   }
 }

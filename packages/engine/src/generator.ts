@@ -4,9 +4,11 @@ import { type Clock, checkClock, SLEEP_POLL_TAIL_MS, sleep, sleepSync, wallClock
 import { ClockMovedBackwardsError, ClockStalledError, InvalidArgumentError, received } from './errors.js';
 import { compose, type DecomposedId, decompose, type IdInput, toTime } from './id.js';
 import { type Layout, lowBits, tickStartMs } from './layout.js';
-import type { MachineIdClaim } from './machine.js';
+import { idOf, type MachineIdClaim } from './machine.js';
 import { Pacer } from './pacer.js';
+import { enterLive, type SameMachineIdSetting, shareOf } from './registry.js';
 import { type GeneratorState, initialState, type MutableSlot, nextSlot } from './state.js';
+import type { GeneratorView } from './view.js';
 
 export { DEFAULT_RECORD_INTERVAL_MS } from './claim-watch.js';
 
@@ -70,7 +72,7 @@ export interface StateCell {
  * The options every generator on this engine takes besides its layout and machine ID.
  * `SonyflakeSettings` and `SnowflakeSettings` extend these.
  */
-export interface GeneratorSettings {
+export interface GeneratorSettings extends SameMachineIdSetting {
   /** Where time comes from (`now()` in Unix ms). Default: the wall clock (`wallClock`, sub-ms). */
   readonly clock?: Clock;
   /**
@@ -194,6 +196,8 @@ export class IdGenerator {
   /** ms of the gate (timer) the queue is waiting at, or 0. */
   #gateMs = 0;
   readonly #watch: ClaimWatch;
+  /** Frees this generator's place in the misuse guard (registry.ts). */
+  readonly #leave: () => void;
 
   /**
    * @throws InvalidArgumentError for a clock without a working `now()`, or an option out of
@@ -230,24 +234,37 @@ export class IdGenerator {
       typeof reservation === 'number' && Number.isInteger(reservation) && reservation > 1 ? reservation : 1;
     const start = initialState(this.layout);
     this.#local = { elapsed: start.elapsed, sequence: start.sequence };
-    this.#watch = new ClaimWatch(
-      {
-        layout: this.layout,
-        useMachine: (machineId) => this.#useMachine(machineId),
-        seed: (notBeforeMs, leadMs) => this.#seed(notBeforeMs, leadMs),
-        lastTick: () => (this.#cell === null ? this.#local.elapsed : this.#cell.load().elapsed),
-        fence: (error) => {
-          this.#reservedTo = -1;
-          this.#cell?.fence?.(error);
-        },
-        now: () => this.#clock.now(),
-        ...(this.#cell?.trustUntil
-          ? { publishTrust: (untilMs: number) => this.#cell?.trustUntil?.(untilMs) }
-          : {}),
-      },
-      options.machineId,
-      onError,
+    this.#leave = enterLive(
+      this,
+      this.layout,
+      idOf(options.machineId),
+      shareOf(options.state),
+      options.sameMachineId,
     );
+    try {
+      this.#watch = new ClaimWatch(
+        {
+          layout: this.layout,
+          useMachine: (machineId) => this.#useMachine(machineId),
+          seed: (notBeforeMs, leadMs) => this.#seed(notBeforeMs, leadMs),
+          lastTick: () => (this.#cell === null ? this.#local.elapsed : this.#cell.load().elapsed),
+          fence: (error) => {
+            this.#reservedTo = -1;
+            this.#cell?.fence?.(error);
+          },
+          now: () => this.#clock.now(),
+          ...(this.#cell?.trustUntil
+            ? { publishTrust: (untilMs: number) => this.#cell?.trustUntil?.(untilMs) }
+            : {}),
+        },
+        options.machineId,
+        onError,
+      );
+    } catch (error) {
+      // A machine ID that could not be adopted holds no place in the guard.
+      this.#leave();
+      throw error;
+    }
   }
 
   /** The machine ID IDs are issued under now (it can change when a lost claim is renewed). */
@@ -356,6 +373,7 @@ export class IdGenerator {
    * than once.
    */
   close(): Promise<void> {
+    this.#leave();
     return this.#watch.close();
   }
 
@@ -596,5 +614,21 @@ export class IdGenerator {
     for (let prev = cell.load(); seeded.elapsed >= prev.elapsed; prev = cell.load()) {
       if (cell.commit(prev, seeded)) break;
     }
+  }
+
+  /** `await using generator = ...` closes it (and releases a claimed machine ID) at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /** For structured logs: the layout's name, the machine ID and whether the generator is closed. */
+  toJSON(): GeneratorView {
+    return { layout: this.layout.name, machineId: this.#machine, closed: this.#watch.closed };
+  }
+
+  /** What `console.log` and `util.inspect` show: the class, the layout's name and the machine ID. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    const { layout, machineId, closed } = this.toJSON();
+    return `${this.constructor.name} { layout: '${layout}', machineId: ${machineId}${closed ? ', closed' : ''} }`;
   }
 }

@@ -1,7 +1,8 @@
 // @ids/engine: bit layouts, the one generator state machine, clocks, waits and errors.
 // The pure state machine (state.ts) is deliberately not exported here: it is an implementation
 // detail tested from its own module; generators are the public way to drive it. Its state type
-// is exported for StateCell implementations.
+// is exported for StateCell implementations. Plumbing for the sibling packages is exported from
+// './internal.ts' (the '@ids/engine/internal' subpath), which is not API.
 export {
   type CheckFailure,
   checkGeneratorSettings,
@@ -15,7 +16,6 @@ export {
 } from './check.js';
 export {
   type Clock,
-  checkClock,
   FakeClock,
   type FakeClockOptions,
   hiResWallClock,
@@ -32,7 +32,6 @@ export {
   NON_LAYOUT_SCHEMES,
   type SchemeComparison,
 } from './compare.js';
-export { constructorMachineId, createGenerator, type MachineIdRequest } from './construct.js';
 export {
   type DetectedId,
   decodeAnyId,
@@ -45,7 +44,31 @@ export {
   idFromBytes,
   idToBytes,
 } from './encodings.js';
-export * from './errors.js';
+// Listed rather than `export *`, which would also export `received` (plumbing): a new error class
+// is added here too.
+export {
+  AmbiguousIdError,
+  AsyncSettingError,
+  ClockMovedBackwardsError,
+  ClockStalledError,
+  GeneratorClosedError,
+  IdsError,
+  InvalidArgumentError,
+  InvalidBitsMachineIdError,
+  InvalidBitsSequenceError,
+  InvalidBitsTimeError,
+  InvalidIdError,
+  InvalidLayoutError,
+  InvalidMachineIdError,
+  InvalidSequenceError,
+  InvalidStartTimeError,
+  InvalidTimeUnitError,
+  MachineIdLostError,
+  MachineIdProviderError,
+  MachineIdRejectedError,
+  OverTimeLimitError,
+  StartTimeAheadError,
+} from './errors.js';
 export {
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
   DEFAULT_RECORD_INTERVAL_MS,
@@ -66,7 +89,6 @@ export {
   idReplacer,
   MAX_ID,
   parseId,
-  toMs,
   toTime,
 } from './id.js';
 export {
@@ -93,6 +115,7 @@ export {
   resolveMachineId,
   resolveMachineIdSync,
 } from './machine.js';
+export { DuplicateGeneratorError, type SameMachineIdSetting } from './registry.js';
 export {
   createSharedState,
   type SharedGeneratorState,
@@ -100,3 +123,4 @@ export {
   sharedStateCell,
 } from './shared.js';
 export type { GeneratorState, Slot } from './state.js';
+export type { GeneratorView } from './view.js';

@@ -26,12 +26,12 @@ export interface MachineIdClaim {
    * (fencing, MachineIdLostError) until `renew` gives it a claim again. Without it, the claim
    * is never lost.
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /**
    * The last instant (Unix ms) recorded for this ID by an earlier holder; the generator issues no
    * ID for a tick at or before it, so a restart with the clock behind cannot reissue.
    */
-  readonly notBefore?: number;
+  readonly notBefore?: number | undefined;
   /**
    * How far (ms) `notBefore` may lie ahead of the previous holder's clock by design: a claim
    * that records a horizon ahead of the clock (a host claim's `recordAheadMs`) says so here, and
@@ -45,7 +45,7 @@ export interface MachineIdClaim {
    * (DEFAULT_RECORD_INTERVAL_MS); 0 or more, else InvalidArgumentError when the generator
    * adopts the claim.
    */
-  readonly recordIntervalMs?: number;
+  readonly recordIntervalMs?: number | undefined;
   /**
    * Stores the last millisecond of the latest tick used, for the next holder's `notBefore`.
    * Called every `recordIntervalMs` while IDs are issued, and on close; its errors go to the
@@ -88,17 +88,36 @@ export function isClaim(value: unknown): value is MachineIdClaim {
   return typeof value === 'object' && value !== null && 'machineId' in value && 'release' in value;
 }
 
-function idOf(value: number | MachineIdClaim): unknown {
+/** The ID a resolved machine ID stands for: the number itself, or the claim's `machineId`. */
+export function idOf(value: number | MachineIdClaim): number {
   return isClaim(value) ? value.machineId : value;
 }
 
-/** A claim for an ID that is refused must not stay held; the refusal stays the error. */
-function releaseRefused(value: number | MachineIdClaim): Promise<unknown> {
-  return isClaim(value)
-    ? Promise.resolve()
-        .then(() => value.release())
-        .catch(() => undefined)
-    : Promise.resolve();
+/**
+ * Releases a claim (a number needs nothing) and never rejects: its errors go to `onError`,
+ * ignored by default. Used wherever a claim must not stay held but the release's own failure
+ * is not the error worth reporting (a refused ID, a failed construction, a renewed claim).
+ */
+export function releaseQuietly(
+  value: number | MachineIdClaim | undefined,
+  onError: (error: unknown) => void = () => undefined,
+): Promise<void> {
+  if (value === undefined || !isClaim(value)) return Promise.resolve();
+  // Called at once, so a synchronous release has happened when a synchronous caller goes on.
+  try {
+    return Promise.resolve(value.release()).then(
+      () => undefined,
+      (error: unknown) => onError(error),
+    );
+  } catch (error) {
+    onError(error);
+    return Promise.resolve();
+  }
+}
+
+/** Applies `next` now if `value` is ready, later if it is a Promise: synchronous steps stay synchronous. */
+export function afterValue<T, U>(value: T | Promise<T>, next: (v: T) => U | Promise<U>): U | Promise<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
 }
 
 function providerError(error: unknown): MachineIdProviderError {
@@ -125,6 +144,90 @@ function checkSource(source: unknown): void {
   }
 }
 
+const asyncHint = 'use the async create() for providers and checks that return a Promise';
+
+/**
+ * How the steps treat a Promise: 'sync' refuses it (AsyncSettingError); 'maybe' awaits it and
+ * stays synchronous otherwise; 'async' awaits it and also lets a refused claim's release finish
+ * before the refusal rejects.
+ */
+export type ResolveMode = 'sync' | 'maybe' | 'async';
+
+/**
+ * The steps after the provider, in Go's order: the range (`inRange` throws for an ID that does
+ * not fit), then `check`. A refused claim is released before the refusal is thrown (in 'sync'
+ * and 'maybe' modes the release only starts). Synchronous while every step is.
+ */
+export function acceptMachineId(
+  value: number | MachineIdClaim,
+  inRange: (id: unknown) => void,
+  check: MachineIdCheck | undefined,
+  mode: ResolveMode,
+): number | MachineIdClaim | Promise<number | MachineIdClaim> {
+  const refuse = (error: unknown): never | Promise<never> => {
+    const released = releaseQuietly(value);
+    if (mode !== 'async') throw error;
+    return released.then(() => {
+      throw error;
+    });
+  };
+  const id = isClaim(value) ? value.machineId : value;
+  try {
+    inRange(id);
+  } catch (error) {
+    return refuse(error);
+  }
+  if (!check) return value;
+  let ok: unknown;
+  try {
+    ok = check(id);
+  } catch (error) {
+    return refuse(rejected(id, error));
+  }
+  const verdict = (answer: unknown) => (answer === true ? value : refuse(rejected(id)));
+  if (ok instanceof Promise) {
+    if (mode === 'sync') {
+      ok.catch(() => undefined);
+      return refuse(new AsyncSettingError(`checkMachineId returned a Promise; ${asyncHint}`));
+    }
+    return ok.then(verdict, (error: unknown) => refuse(rejected(id, error)));
+  }
+  return verdict(ok);
+}
+
+/** The one description of the steps; `resolveMachineId` and `resolveMachineIdSync` pick the mode. */
+function resolveSteps(
+  layout: Layout,
+  source: MachineIdSource,
+  check: MachineIdCheck | undefined,
+  mode: ResolveMode,
+): number | MachineIdClaim | Promise<number | MachineIdClaim> {
+  checkSource(source);
+  let provided: unknown;
+  try {
+    provided = typeof source === 'function' ? source({ bits: layout.machineBits }) : source;
+  } catch (error) {
+    throw providerError(error);
+  }
+  const inRange = (id: unknown) => checkMachineId(layout, id);
+  if (provided instanceof Promise) {
+    if (mode === 'sync') {
+      provided.then(
+        (v: number | MachineIdClaim) => releaseQuietly(v),
+        () => undefined,
+      );
+      throw new AsyncSettingError(`machineId: the provider returned a Promise; ${asyncHint}`);
+    }
+    return provided.then(
+      (value: number | MachineIdClaim) => acceptMachineId(value, inRange, check, mode),
+      (error: unknown) => {
+        throw providerError(error);
+      },
+    );
+  }
+  return acceptMachineId(provided as number | MachineIdClaim, inRange, check, mode);
+}
+
 /**
  * Go's order in `New`: run the provider (its error is passed through as `cause`), check the
  * range, then ask `check`. A claim whose ID is refused is released.
@@ -139,33 +242,8 @@ export async function resolveMachineId(
   source: MachineIdSource,
   check?: MachineIdCheck,
 ): Promise<number | MachineIdClaim> {
-  checkSource(source);
-  let value: number | MachineIdClaim;
-  try {
-    value = typeof source === 'function' ? await source({ bits: layout.machineBits }) : source;
-  } catch (error) {
-    throw providerError(error);
-  }
-  try {
-    checkMachineId(layout, idOf(value));
-    if (check) {
-      const id = typeof value === 'number' ? value : value.machineId;
-      let ok: unknown;
-      try {
-        ok = await check(id);
-      } catch (error) {
-        throw rejected(id, error);
-      }
-      if (ok !== true) throw rejected(id);
-    }
-  } catch (error) {
-    await releaseRefused(value);
-    throw error;
-  }
-  return value;
+  return resolveSteps(layout, source, check, 'async');
 }
-
-const asyncHint = 'use the async create() for providers and checks that return a Promise';
 
 /**
  * The same steps for the synchronous constructors: anything returning a Promise is refused.
@@ -177,40 +255,5 @@ export function resolveMachineIdSync(
   source: MachineIdSource,
   check?: MachineIdCheck,
 ): number | MachineIdClaim {
-  checkSource(source);
-  let value: unknown;
-  try {
-    value = typeof source === 'function' ? source({ bits: layout.machineBits }) : source;
-  } catch (error) {
-    throw providerError(error);
-  }
-  if (value instanceof Promise) {
-    value.then(
-      (v) => (isClaim(v) ? v.release() : undefined),
-      () => undefined,
-    );
-    throw new AsyncSettingError(`machineId: the provider returned a Promise; ${asyncHint}`);
-  }
-  const resolved = value as number | MachineIdClaim;
-  try {
-    checkMachineId(layout, idOf(resolved));
-    if (check) {
-      const id = typeof resolved === 'number' ? resolved : resolved.machineId;
-      let ok: unknown;
-      try {
-        ok = check(id);
-      } catch (error) {
-        throw rejected(id, error);
-      }
-      if (ok instanceof Promise) {
-        ok.catch(() => undefined);
-        throw new AsyncSettingError(`checkMachineId returned a Promise; ${asyncHint}`);
-      }
-      if (ok !== true) throw rejected(id);
-    }
-  } catch (error) {
-    void releaseRefused(resolved);
-    throw error;
-  }
-  return resolved;
+  return resolveSteps(layout, source, check, 'sync') as number | MachineIdClaim;
 }

@@ -109,6 +109,11 @@ export class SharedStateCell implements StateCell {
   #lastWord = -1n;
   #lastState: GeneratorState | undefined;
 
+  /** The shared memory behind this cell: the same for every cell over one shared state. */
+  get buffer(): SharedArrayBuffer {
+    return this.#word.buffer as SharedArrayBuffer;
+  }
+
   /** @throws InvalidArgumentError for anything but a createSharedState result. */
   constructor(shared: SharedGeneratorState) {
     const buffer = (shared as { buffer?: unknown } | null)?.buffer;

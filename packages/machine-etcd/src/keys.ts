@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { received } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { recordedTime } from '@ids/machine-lease';
 import { CorruptClaimError } from './errors.js';
 

@@ -1,4 +1,4 @@
-import { received } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import {
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,

@@ -1,7 +1,8 @@
 // The built-in steps of the `auto` chain, in the order AUTO_STEPS runs them. Each is a small
 // object: a later source (etcd, Redis) is one more such object in a caller's list, not an
 // edit to the chain.
-import { errorText, InvalidArgumentError, InvalidMachineIdError, received } from '@ids/engine';
+import { errorText, InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
+import { received, releaseQuietly } from '@ids/engine/internal';
 import {
   type AddressChoice,
   checkOffset,
@@ -87,9 +88,7 @@ function usedClaim(claim: HostClaim, detail: () => string): AutoStepAnswer {
   } catch (error) {
     // Released at once (a host claim releases synchronously), so the next run can take the ID;
     // the error that stopped the chain is the one to report, not a failure to release.
-    try {
-      void Promise.resolve(claim.release()).catch(() => undefined);
-    } catch {}
+    void releaseQuietly(claim);
     throw error;
   }
 }

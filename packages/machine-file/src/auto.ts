@@ -10,8 +10,8 @@ import {
   isClaim,
   type MachineIdClaim,
   type MachineIdProvider,
-  received,
 } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import type {
   AutoChainStep,
   AutoMachineIdOptions,

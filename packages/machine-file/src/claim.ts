@@ -1,7 +1,6 @@
 import { join, resolve } from 'node:path';
 import {
   type Clock,
-  checkClock,
   checkInteger,
   checkOnError,
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
@@ -10,6 +9,7 @@ import {
   type MachineIdProvider,
   wallClock,
 } from '@ids/engine';
+import { checkClock } from '@ids/engine/internal';
 import { defaultClaimDir } from './dirs.js';
 import {
   ClaimDirError,
@@ -226,6 +226,11 @@ export class HostClaim implements MachineIdClaim {
     this.#releasing = true;
     if (this.#renewing) return this.#renewing.then(() => this.#releaseNow());
     this.#releaseNow();
+  }
+
+  /** `await using claim = claimHostMachineId()` releases it at the end of the scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
   }
 
   #releaseNow(): void {

@@ -7,9 +7,8 @@ import {
   type MachineIdCheck,
   type MachineIdClaim,
   type MachineIdProvider,
-  MachineIdRejectedError,
-  received,
 } from '@ids/engine';
+import { acceptMachineId, afterValue, idOf, received, releaseQuietly } from '@ids/engine/internal';
 import {
   FileWriteError,
   KeptFallbackError,
@@ -49,15 +48,6 @@ export interface KeptMachineIdOptions {
 }
 
 type Value = number | MachineIdClaim;
-
-/** Applies `next` now if `value` is ready, later if it is a Promise: the provider stays synchronous when the fallback is. */
-function then<T, U>(value: T | Promise<T>, next: (v: T) => U | Promise<U>): U | Promise<U> {
-  return value instanceof Promise ? value.then(next) : next(value);
-}
-
-function idOf(value: Value): number {
-  return isClaim(value) ? value.machineId : value;
-}
 
 /**
  * A provider that keeps the machine ID in a file: it reads the file if it exists; otherwise asks
@@ -99,8 +89,19 @@ export function keptMachineId(options: KeptMachineIdOptions): MachineIdProvider 
         throw fallbackError(path, error);
       });
     }
-    return then(fromFallback, (value) =>
-      then(checked(value, max, options.check), () => keep(files, table, path, value, max)),
+    // The engine's steps after a provider (range, then check; a refused claim released), with
+    // a range error that says nothing was kept.
+    const inRange = (id: unknown) => {
+      if (!Number.isInteger(id) || (id as number) < 0 || (id as number) > max) {
+        throw new InvalidMachineIdError(
+          `the fallback provider gave machine ID ${received(id)}; expected an integer from 0 to ${max}, so nothing was kept`,
+        );
+      }
+    };
+    return afterValue(fromFallback, (value) =>
+      afterValue(acceptMachineId(value, inRange, options.check, 'maybe'), () =>
+        keep(files, table, path, value, max),
+      ),
     );
   };
 }
@@ -112,38 +113,6 @@ function fallbackError(path: string, error: unknown): KeptFallbackError {
       cause: error,
     },
   );
-}
-
-/** The fallback's ID must fit and pass `check` before it is kept; a refused claim is released. */
-function checked(value: Value, max: number, check?: MachineIdCheck): void | Promise<void> {
-  const refuse = (error: Error): never => {
-    if (isClaim(value)) Promise.resolve(value.release()).catch(() => undefined);
-    throw error;
-  };
-  const id = idOf(value);
-  if (!Number.isInteger(id) || id < 0 || id > max) {
-    refuse(
-      new InvalidMachineIdError(
-        `the fallback provider gave machine ID ${received(id)}; expected an integer from 0 to ${max}, so nothing was kept`,
-      ),
-    );
-  }
-  if (!check) return;
-  const verdict = (ok: unknown) => {
-    if (ok !== true)
-      refuse(
-        new MachineIdRejectedError(`invalid machine id: checkMachineId refused ${id}, so nothing was kept`),
-      );
-  };
-  let answer: boolean | Promise<boolean>;
-  try {
-    answer = check(id);
-  } catch (error) {
-    return refuse(
-      new MachineIdRejectedError(`invalid machine id: checkMachineId threw for ${id}`, { cause: error }),
-    );
-  }
-  return then(answer, verdict);
 }
 
 function readKept(files: FileSystem, path: string, max: number): number | undefined {
@@ -196,7 +165,7 @@ function keep(files: FileSystem, table: ProcessTable, path: string, value: Value
         cause: error,
       });
     }
-    if (isClaim(value) && value.machineId !== theirs) Promise.resolve(value.release()).catch(() => undefined);
+    if (isClaim(value) && value.machineId !== theirs) void releaseQuietly(value);
     return isClaim(value) && value.machineId === theirs ? value : theirs;
   } finally {
     unlinkQuiet(files, temp);

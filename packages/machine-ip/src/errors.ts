@@ -1,7 +1,7 @@
 import { IdsError } from '@ids/engine';
 
 // The engine's description of a received value, for messages; imported in this one place.
-export { received } from '@ids/engine';
+export { received } from '@ids/engine/internal';
 
 /** Go: ErrNoPrivateAddress ("no private ip address"). */
 export class NoPrivateAddressError extends IdsError {

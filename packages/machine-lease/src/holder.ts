@@ -1,5 +1,5 @@
 import type { MachineIdClaim } from '@ids/engine';
-import { received } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { allocate } from './allocate.js';
 import type { Scheduler } from './keeper.js';
 import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';

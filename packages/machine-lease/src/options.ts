@@ -1,4 +1,5 @@
-import { checkInteger, DEFAULT_RECORD_INTERVAL_MS, received } from '@ids/engine';
+import { checkInteger, DEFAULT_RECORD_INTERVAL_MS } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import type { LeaseTiming } from './lease.js';
 
 /** Lease TTL when none is given, in seconds. */

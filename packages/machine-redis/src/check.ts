@@ -1,4 +1,5 @@
-import { InvalidMachineIdError, type MachineIdCheck, received } from '@ids/engine';
+import { InvalidMachineIdError, type MachineIdCheck } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { RedisOptionError } from './errors.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { received } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { recordedTime } from '@ids/machine-lease';
 import { RedisCorruptClaimError } from './errors.js';
 

@@ -1,4 +1,4 @@
-import { received } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { type LeaseOptions, type LeaseSettings, leaseSettings } from '@ids/machine-lease';
 import type { Cluster, RedisOptions as IoRedisOptions, Redis } from 'ioredis';
 import { RedisOptionError } from './errors.js';

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, received } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { pgliteStore, postgresStore } from './postgres.js';
 import { redisStore } from './redis.js';
 import type { SegmentStore } from './store.js';

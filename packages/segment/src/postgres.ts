@@ -1,6 +1,7 @@
 // The PostgreSQL and PGlite stores. Each client is imported inside its factory, so that
 // importing @ids/segment loads neither pg nor the PGlite WASM until a store is made.
-import { InvalidArgumentError, received } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { type SqlClient, type SqlSegmentStore, type SqlStoreOptions, sqlSegmentStore } from './sql.js';
 
 /** How `postgresStore` reaches PostgreSQL. */

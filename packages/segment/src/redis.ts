@@ -1,6 +1,7 @@
 // The Redis store: INCRBY on one key per tag. ioredis is imported inside the factory, so
 // importing @ids/segment does not load it.
-import { InvalidArgumentError, received } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { StoreCorruptError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import { checkTag, rangeEndingAt, type SegmentRange, type SegmentStore, storedMaxId } from './store.js';

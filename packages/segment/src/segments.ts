@@ -1,4 +1,5 @@
-import { type Clock, checkClock, IdsError, InvalidArgumentError, received, wallClock } from '@ids/engine';
+import { type Clock, IdsError, InvalidArgumentError, wallClock } from '@ids/engine';
+import { checkClock, received } from '@ids/engine/internal';
 import {
   BufferEmptyError,
   SegmentsClosedError,

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, received } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { StoreCorruptError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {

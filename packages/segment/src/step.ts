@@ -1,4 +1,5 @@
-import { InvalidArgumentError, received } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { StepOutOfRangeError } from './errors.js';
 
 /** The bounds and target of the dynamic step (see `nextStep`). */

@@ -1,4 +1,4 @@
-import { received } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { InvalidTagError, StoreCorruptError } from './errors.js';
 
 /** A range of IDs a store handed out: every integer from `first` to `last`, both included. */

@@ -1,5 +1,6 @@
 // Segments by tag, for a service that serves many tags (Leaf's /api/segment/get/{tag}).
-import { InvalidArgumentError, received } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { Segments, type SegmentsOptions } from './segments.js';
 import { checkTag } from './store.js';
 

@@ -1,7 +1,8 @@
 // The design's database-assigned worker ID: insert a row for this host once, take the number
 // the database assigned as the machine ID, and keep it in a local file so a restart reuses it.
 import { hostname, networkInterfaces } from 'node:os';
-import { InvalidArgumentError, type MachineIdProvider, received } from '@ids/engine';
+import { InvalidArgumentError, type MachineIdProvider } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { keptMachineId } from '@ids/machine-file';
 import { MachineIdExhaustedError } from './errors.js';
 import { checkIdentifier, createQuietly, type SqlClient } from './sql.js';

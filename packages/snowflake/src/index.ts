@@ -7,69 +7,26 @@ import {
   type IdInput,
   toTime as idTime,
 } from '@ids/engine';
-import { TWITTER_LAYOUT } from './settings.js';
+import { TWITTER_LAYOUT } from './presets.js';
 
+// The engine's whole public API (errors, clocks, encodings, shared state, ...), so nothing a
+// Snowflake can throw or take is missing here; this package's own names follow. The package
+// functions below (decompose, compose, toTime) take the place of the engine's layout-first ones.
+export * from '@ids/engine';
 export {
-  AmbiguousIdError,
-  AsyncSettingError,
-  type Clock,
-  ClockMovedBackwardsError,
-  composeMachineId,
-  createSharedState,
-  type DecomposedId,
-  decodeAnyId,
-  decodeId,
-  ENCODING_NAMES,
-  ENCODINGS,
-  type EncodingName,
-  encodeId,
-  FakeClock,
-  formatId,
-  GeneratorClosedError,
-  type IdInput,
-  IdsError,
-  InvalidArgumentError,
-  InvalidBitsMachineIdError,
-  InvalidBitsSequenceError,
-  InvalidIdError,
-  InvalidLayoutError,
-  InvalidMachineIdError,
-  InvalidSequenceError,
-  InvalidStartTimeError,
-  idFromBytes,
-  idReplacer,
-  idToBytes,
-  type Layout,
-  layoutLimits,
-  MAX_ID,
-  type MachineIdCheck,
-  type MachineIdClaim,
-  MachineIdLostError,
-  type MachineIdProvider,
-  MachineIdProviderError,
-  MachineIdRejectedError,
-  type MachineIdSource,
-  monotonicClock,
-  OverTimeLimitError,
-  parseId,
-  type SharedGeneratorState,
-  SharedStateCell,
-  StartTimeAheadError,
-  type StateCell,
-  sharedStateCell,
-  wallClock,
-} from '@ids/engine';
+  DISCORD_EPOCH,
+  DISCORD_LAYOUT,
+  SNOWFLAKE_PRESETS,
+  type SnowflakePreset,
+  TWITTER_EPOCH,
+  TWITTER_LAYOUT,
+} from './presets.js';
 export {
   DEFAULT_NODE_BITS,
   DEFAULT_STEP_BITS,
-  DISCORD_EPOCH,
-  DISCORD_LAYOUT,
   MAX_NODE_STEP_BITS,
-  type SnowflakePreset,
   type SnowflakeSettings,
   snowflakeLayout,
-  TWITTER_EPOCH,
-  TWITTER_LAYOUT,
 } from './settings.js';
 export { MachineIdRequiredError, Snowflake } from './snowflake.js';
 

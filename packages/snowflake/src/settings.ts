@@ -1,5 +1,4 @@
 import {
-  checkClock,
   checkGeneratorSettings,
   checkInteger,
   checkStartTime,
@@ -12,14 +11,11 @@ import {
   type Layout,
   type MachineIdCheck,
   type MachineIdSource,
-  received,
   wallClock,
 } from '@ids/engine';
+import { checkClock, received } from '@ids/engine/internal';
+import { SNOWFLAKE_PRESETS, type SnowflakePreset } from './presets.js';
 
-/** Twitter's epoch, 2010-11-04T01:42:54.657Z, in Unix ms (also bwmarrin/snowflake's default). */
-export const TWITTER_EPOCH = 1288834974657;
-/** Discord's epoch, 2015-01-01T00:00:00.000Z, in Unix ms. */
-export const DISCORD_EPOCH = 1420070400000;
 /** bwmarrin/snowflake's default NodeBits. */
 export const DEFAULT_NODE_BITS = 10;
 /** bwmarrin/snowflake's default StepBits. */
@@ -27,59 +23,15 @@ export const DEFAULT_STEP_BITS = 12;
 /** bwmarrin's rule: node and step bits share 22 bits, so the time field keeps at least 41. */
 export const MAX_NODE_STEP_BITS = 22;
 
-/** The named layouts the `preset` setting takes: TWITTER_LAYOUT and DISCORD_LAYOUT. */
-export type SnowflakePreset = 'twitter' | 'discord';
-
-/**
- * Twitter's snowflake layout: 41-bit time in ms, a 10-bit machine field (datacenter 5 + worker
- * 5) above a 12-bit sequence. The same bits as bwmarrin/snowflake's defaults.
- */
-export const TWITTER_LAYOUT: Layout = defineLayout({
-  name: 'twitter',
-  timeBits: 41,
-  timeUnitMs: 1,
-  sequenceBits: 12,
-  machineBits: 10,
-  epochMs: TWITTER_EPOCH,
-  fieldOrder: 'machine-sequence',
-  machineParts: [
-    { name: 'datacenter', bits: 5 },
-    { name: 'worker', bits: 5 },
-  ],
-});
-
-/**
- * Discord's layout: Twitter's bits (worker 5 + process 5, a 12-bit increment) from 2015-01-01.
- * Discord documents a 42-bit time field; its top bit stays 0 until 2084-09-06, and this layout
- * ends there, keeping every ID a positive signed 64-bit integer.
- */
-export const DISCORD_LAYOUT: Layout = defineLayout({
-  name: 'discord',
-  timeBits: 41,
-  timeUnitMs: 1,
-  sequenceBits: 12,
-  machineBits: 10,
-  epochMs: DISCORD_EPOCH,
-  fieldOrder: 'machine-sequence',
-  machineParts: [
-    { name: 'worker', bits: 5 },
-    { name: 'process', bits: 5 },
-  ],
-});
-
-const PRESETS: Readonly<Record<SnowflakePreset, Layout>> = {
-  twitter: TWITTER_LAYOUT,
-  discord: DISCORD_LAYOUT,
-};
-
 /**
  * Settings of a Snowflake. Everything is validated at construction, in the order listed.
  */
 export interface SnowflakeSettings extends GeneratorSettings {
   /**
-   * 'twitter' (default): datacenter 5 + worker 5 bits, epoch TWITTER_EPOCH. 'discord': worker 5
-   * + process 5 bits, epoch DISCORD_EPOCH. Both: 41-bit ms time, 12-bit sequence. Cannot be
-   * combined with nodeBits/stepBits (InvalidArgumentError); another name is InvalidArgumentError.
+   * A name of SNOWFLAKE_PRESETS. 'twitter' (default): datacenter 5 + worker 5 bits, epoch
+   * TWITTER_EPOCH. 'discord': worker 5 + process 5 bits, epoch DISCORD_EPOCH. Both: 41-bit ms
+   * time, 12-bit sequence. Cannot be combined with nodeBits/stepBits (InvalidArgumentError);
+   * another name is InvalidArgumentError.
    */
   readonly preset?: SnowflakePreset;
   /**
@@ -158,10 +110,13 @@ export function snowflakeLayout(settings: SnowflakeSettings = {}): Layout {
     );
   }
   const preset = settings.preset ?? 'twitter';
-  if (!Object.hasOwn(PRESETS, preset)) {
-    throw new InvalidArgumentError(`preset: expected 'twitter' or 'discord', received ${received(preset)}`);
+  if (!Object.hasOwn(SNOWFLAKE_PRESETS, preset)) {
+    const names = Object.keys(SNOWFLAKE_PRESETS).map((name) => `'${name}'`);
+    throw new InvalidArgumentError(
+      `preset: expected ${names.slice(0, -1).join(', ')} or ${names.at(-1)}, received ${received(preset)}`,
+    );
   }
-  const base = PRESETS[preset];
+  const base: Layout = SNOWFLAKE_PRESETS[preset];
   const epochMs = checkStartTime(settings.epoch ?? base.epochMs, clock, 'epoch');
   if (!custom) {
     return epochMs === base.epochMs ? base : defineLayout({ ...base, epochMs });

@@ -1,13 +1,13 @@
 import {
   composeMachineId,
-  constructorMachineId,
-  createGenerator,
   IdGenerator,
   InvalidArgumentError,
   InvalidMachineIdError,
   type Layout,
-  type MachineIdRequest,
+  type MachineIdClaim,
+  resolveMachineIdSync,
 } from '@ids/engine';
+import { createWithMachineId, type MachineIdRequest } from '@ids/engine/internal';
 import { type SnowflakeSettings, snowflakeLayout } from './settings.js';
 
 /** No machine ID was given: a snowflake layout has no safe default (see SnowflakeSettings.machineId). */
@@ -33,6 +33,12 @@ function machineIdRequest(settings: SnowflakeSettings, layout: Layout): MachineI
   return { layout, source: settings.machineId, check };
 }
 
+/** The settings a resolved machine ID is built with: the ID itself, no parts, and no check left to run. */
+function withMachineId(settings: SnowflakeSettings, machineId: number | MachineIdClaim): SnowflakeSettings {
+  const { checkMachineId: _checked, machineParts: _parts, ...rest } = settings;
+  return { ...rest, machineId };
+}
+
 /**
  * Twitter's snowflake on the @ids engine. With the default (twitter) preset an ID is
  *
@@ -56,13 +62,19 @@ function machineIdRequest(settings: SnowflakeSettings, layout: Layout): MachineI
 export class Snowflake extends IdGenerator {
   constructor(settings: SnowflakeSettings = {}) {
     const layout = snowflakeLayout(settings);
-    const machineId = constructorMachineId(settings, machineIdRequest(settings, layout));
+    const request = machineIdRequest(settings, layout);
+    const machineId = resolveMachineIdSync(layout, request.source, request.check);
     super({ ...settings, layout, machineId });
   }
 
   /** Validates the settings, runs the machine-ID provider and check (either may be async), and builds the generator. */
   static async create(settings: SnowflakeSettings = {}): Promise<Snowflake> {
     const layout = snowflakeLayout(settings);
-    return createGenerator(settings, machineIdRequest(settings, layout), (carrier) => new Snowflake(carrier));
+    // Awaited here (not returned) so that async stack traces, and the misuse guard's creation
+    // site, reach the caller of create().
+    return await createWithMachineId(
+      machineIdRequest(settings, layout),
+      (machineId) => new Snowflake(withMachineId(settings, machineId)),
+    );
   }
 }

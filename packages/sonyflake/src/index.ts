@@ -6,62 +6,15 @@ import {
   type IdInput,
   toTime as idTime,
 } from '@ids/engine';
-import { sonyflakeLayout } from './settings.js';
+import { GO_V2_START_TIME, sonyflakeLayout } from './settings.js';
 import { elapsedMs } from './sonyflake.js';
 
-export {
-  AmbiguousIdError,
-  AsyncSettingError,
-  type Clock,
-  ClockMovedBackwardsError,
-  ClockStalledError,
-  createSharedState,
-  type DecomposedId,
-  decodeAnyId,
-  decodeId,
-  ENCODING_NAMES,
-  ENCODINGS,
-  type EncodingName,
-  encodeId,
-  FakeClock,
-  formatId,
-  GeneratorClosedError,
-  type IdInput,
-  IdsError,
-  InvalidArgumentError,
-  InvalidBitsMachineIdError,
-  InvalidBitsSequenceError,
-  InvalidBitsTimeError,
-  InvalidIdError,
-  InvalidLayoutError,
-  InvalidMachineIdError,
-  InvalidSequenceError,
-  InvalidStartTimeError,
-  InvalidTimeUnitError,
-  idFromBytes,
-  idReplacer,
-  idToBytes,
-  type Layout,
-  layoutLimits,
-  MAX_ID,
-  type MachineIdCheck,
-  type MachineIdClaim,
-  MachineIdLostError,
-  type MachineIdProvider,
-  MachineIdProviderError,
-  MachineIdRejectedError,
-  type MachineIdSource,
-  monotonicClock,
-  OverTimeLimitError,
-  parseId,
-  type SharedGeneratorState,
-  SharedStateCell,
-  StartTimeAheadError,
-  type StateCell,
-  sharedStateCell,
-  wallClock,
-} from '@ids/engine';
+// The engine's whole public API (errors, clocks, encodings, shared state, ...), so nothing a
+// Sonyflake can throw or take is missing here; this package's own names follow. The package
+// functions below (decompose, compose, toTime, ...) take the place of the engine's layout-first ones.
+export * from '@ids/engine';
 export { MachineIdDoesNotFitError, NoPrivateAddressError, privateIpMachineId } from '@ids/machine-ip';
+export { defaultMachineIdSource, MACHINE_ID_ENV } from './machine.js';
 export {
   DEFAULT_BITS_MACHINE_ID,
   DEFAULT_BITS_SEQUENCE,
@@ -76,7 +29,7 @@ export { Sonyflake } from './sonyflake.js';
 /** The default layout: 39-bit time in 10 ms units from 2014-09-01, 8-bit sequence, 16-bit machine. */
 export const SONYFLAKE_LAYOUT = sonyflakeLayout({});
 /** Go v2's default layout: the same bits, from 2025-01-01. */
-export const SONYFLAKE_V2_LAYOUT = sonyflakeLayout({ startTime: Date.UTC(2025, 0, 1) });
+export const SONYFLAKE_V2_LAYOUT = sonyflakeLayout({ startTime: GO_V2_START_TIME });
 
 // Go v1 has these as package functions over the default settings; they read IDs of the default
 // layout. A Sonyflake built with other settings has the same methods for its own layout.

@@ -1,5 +1,4 @@
 import {
-  checkClock,
   checkFieldBits,
   checkGeneratorSettings,
   checkSettingsObject,
@@ -13,6 +12,7 @@ import {
   maxTimeBits,
   wallClock,
 } from '@ids/engine';
+import { checkClock } from '@ids/engine/internal';
 
 /** 2014-09-01T00:00:00Z: the start time of Go's v1 and of the seed documents. Our default. */
 export const DEFAULT_START_TIME = Date.UTC(2014, 8, 1);
@@ -50,11 +50,18 @@ export interface SonyflakeSettings extends GeneratorSettings {
   readonly startTime?: Date | number;
   /**
    * The machine ID: a number, a claim, or a provider `({ bits }) => id` (async allowed with
-   * `create`). Default: the low 16 bits of the first private IPv4 address (Go's rule; fails with
-   * NoPrivateAddressError on hosts without one). Provider errors become MachineIdProviderError
-   * with the original as `cause`; an ID outside [0, 2^bitsMachineId) is InvalidMachineIdError.
+   * `create`). Default: IDS_MACHINE_ID from the environment when set (a decimal integer from 0
+   * to 2^bitsMachineId - 1, else InvalidMachineIdError), else Go's rule, the low 16 bits of the
+   * first private IPv4 address (fails with NoPrivateAddressError, as the `cause` of a
+   * MachineIdProviderError, on hosts without one; its message says what to set).
+   *
+   * `'auto'` (with `create` only; AsyncSettingError in the constructor) runs @ids/machine-file's
+   * auto chain: IDS_MACHINE_ID, the private IPv4 address held as a host claim, then a host claim
+   * (unique on this host only; announced with a process warning, code IDS_HOST_CLAIM).
+   * Provider errors become MachineIdProviderError with the original as `cause`; an ID outside
+   * [0, 2^bitsMachineId) is InvalidMachineIdError.
    */
-  readonly machineId?: MachineIdSource;
+  readonly machineId?: MachineIdSource | 'auto';
   /** Asked once with the machine ID; false means MachineIdRejectedError (Go: ErrInvalidMachineID). */
   readonly checkMachineId?: MachineIdCheck;
   /**

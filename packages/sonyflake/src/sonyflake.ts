@@ -1,20 +1,27 @@
 import {
-  constructorMachineId,
-  createGenerator,
   IdGenerator,
   type IdInput,
   type Layout,
-  type MachineIdRequest,
+  type MachineIdClaim,
+  resolveMachineIdSync,
 } from '@ids/engine';
-import { privateIpMachineId } from '@ids/machine-ip';
+import { createWithMachineId, type MachineIdRequest } from '@ids/engine/internal';
+import { autoMachineIdSource, autoNeedsCreate, defaultMachineIdSource } from './machine.js';
 import { type SonyflakeSettings, sonyflakeLayout } from './settings.js';
 
 function machineIdRequest(settings: SonyflakeSettings, layout: Layout): MachineIdRequest {
+  if (settings.machineId === 'auto') throw autoNeedsCreate();
   return {
     layout,
-    source: settings.machineId ?? privateIpMachineId(),
+    source: settings.machineId ?? defaultMachineIdSource(layout.machineBits),
     check: settings.checkMachineId,
   };
+}
+
+/** The settings a resolved machine ID is built with: the ID itself, and no check left to run. */
+function withMachineId(settings: SonyflakeSettings, machineId: number | MachineIdClaim): SonyflakeSettings {
+  const { checkMachineId: _checked, ...rest } = settings;
+  return { ...rest, machineId };
 }
 
 /**
@@ -38,14 +45,28 @@ function machineIdRequest(settings: SonyflakeSettings, layout: Layout): MachineI
 export class Sonyflake extends IdGenerator {
   constructor(settings: SonyflakeSettings = {}) {
     const layout = sonyflakeLayout(settings);
-    const machineId = constructorMachineId(settings, machineIdRequest(settings, layout));
+    const request = machineIdRequest(settings, layout);
+    const machineId = resolveMachineIdSync(layout, request.source, request.check);
     super({ ...settings, layout, machineId });
   }
 
-  /** Validates the settings, runs the machine-ID provider and check (either may be async), and builds the generator. */
+  /**
+   * Validates the settings, runs the machine-ID provider and check (either may be async), and
+   * builds the generator. `machineId: 'auto'` runs @ids/machine-file's auto chain (see
+   * `SonyflakeSettings.machineId`).
+   */
   static async create(settings: SonyflakeSettings = {}): Promise<Sonyflake> {
-    const request = machineIdRequest(settings, sonyflakeLayout(settings));
-    return createGenerator(settings, request, (carrier) => new Sonyflake(carrier));
+    const layout = sonyflakeLayout(settings);
+    const resolvedSettings =
+      settings.machineId === 'auto'
+        ? { ...settings, machineId: await autoMachineIdSource(layout.machineBits) }
+        : settings;
+    // Awaited here (not returned) so that async stack traces, and the misuse guard's creation
+    // site, reach the caller of create().
+    return await createWithMachineId(
+      machineIdRequest(resolvedSettings, layout),
+      (machineId) => new Sonyflake(withMachineId(resolvedSettings, machineId)),
+    );
   }
 
   /** Time since the start time, in ms, of the tick the ID was issued in (Go v1's ElapsedTime). */

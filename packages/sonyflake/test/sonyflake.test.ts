@@ -45,6 +45,7 @@ describe('defaults', () => {
 
   it('the default machine ID is the private IPv4 rule, and its failure says so', () => {
     // This host may or may not have a private address; either way the constructor must agree with the rule.
+    vi.stubEnv('IDS_MACHINE_ID', undefined);
     let expected: number | Error;
     try {
       expected = lower16BitPrivateIP();
@@ -62,6 +63,7 @@ describe('defaults', () => {
         expect((error as Error).message).toMatch(/no private ip address/);
       }
     }
+    vi.unstubAllEnvs();
   });
 });
 

@@ -12,6 +12,7 @@ import { type Command, EXIT_HELP, FORMAT_HELP, LAYOUT_HELP, OPTIONS, parseFormat
 import { UsageError } from '../errors.js';
 import { print, readLineBatches } from '../io.js';
 import { parseLayout } from '../layouts.js';
+import { noteGuessedEncoding, warnImplausibleTime } from '../plausible.js';
 import { columns } from '../table.js';
 
 interface Decomposed extends DecomposedId {
@@ -72,7 +73,9 @@ export const decompose: Command = {
 Prints the fields of each ID: the time (start of its tick) as an ISO date, the sequence, the
 machine ID and its parts, and the layout used. IDs come from the arguments, or one per line from
 stdin when there are none. Without --format the encoding is recognised: digits are decimal;
-other text must read as one ID in exactly one encoding.
+other text must read as one ID in exactly one encoding (an ambiguous one names the encodings that
+read it; a guessed one is noted on stderr). Without --layout, an ID dated in the future is warned
+about on stderr, naming the layouts that date it in the past.
 
 Options:
 ${LAYOUT_HELP}
@@ -103,6 +106,8 @@ ${EXIT_HELP}
         ? { id: decodeId(input, format), encoding: format }
         : decodeAnyId(input);
       const fields = decomposeId(layout, id);
+      if (!format) noteGuessedEncoding(io, input, encoding);
+      if (values.layout === undefined) warnImplausibleTime(io, input, id, layout, label);
       return { input, encoding, layout: label, ...fields, timeIso: toTime(layout, id).toISOString() };
     };
     // Each ID is printed as soon as it is read: stdin is streamed line by line, never held whole.

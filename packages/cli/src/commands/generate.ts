@@ -12,6 +12,7 @@ import {
 } from '../command.js';
 import { drained } from '../io.js';
 import { parseLayout } from '../layouts.js';
+import { noteDuration, noteHostClaim } from '../notes.js';
 import { PROGRESS_MIN, progressBar } from '../progress.js';
 import { generateScheme, SCHEME_HELP, SCHEME_OPTIONS } from '../schemes.js';
 
@@ -27,7 +28,9 @@ export const generate: Command = {
   help: `Usage: ids generate [-n N] [--layout SPEC] [--machine-id N] [--format NAME]
 
 Writes N new IDs to stdout, one per line, in increasing order. With N of ${PROGRESS_MIN.toLocaleString('en-US')} or more
-and stderr on a terminal, a progress bar is drawn on stderr.
+and stderr on a terminal, a progress bar is drawn on stderr. A count that takes a second or more
+at the layout's ceiling is announced on stderr with that time; a machine ID that is a host claim
+(unique on this host only) is noted there too.
 
 Options:
   -n, --count N         how many IDs (default 1, at most ${MAX_COUNT.toLocaleString('en-US')})
@@ -37,6 +40,7 @@ ${LAYOUT_HELP}
                         (ids machine-id --explain shows the choice)
 ${FORMAT_HELP}
                         (default decimal)
+      --json            one JSON object: { "layout", "machineId", "ids": [...] }, IDs as strings
       --no-progress     never draw the progress bar
 ${SCHEME_HELP}
   -h, --help            this text
@@ -54,6 +58,7 @@ ${EXIT_HELP}
           format: OPTIONS.format,
           'no-progress': { type: 'boolean' },
           ...SCHEME_OPTIONS,
+          json: OPTIONS.json,
         },
         allowPositionals: false,
         strict: true,
@@ -63,9 +68,12 @@ ${EXIT_HELP}
     if (values.scheme !== undefined || values.store !== undefined || values.tag !== undefined) {
       return generateScheme(values, count, io);
     }
-    const { layout, generator: build } = parseLayout(values.layout ?? 'sonyflake');
+    const { label, layout, generator: build } = parseLayout(values.layout ?? 'sonyflake');
     const encoding = ENCODINGS[parseFormat(values.format ?? 'decimal')];
-    const { machineId: source } = await machineIdFor(layout, values['machine-id'], io);
+    const { machineId: source, id: machineId, step } = await machineIdFor(layout, values['machine-id'], io);
+    noteHostClaim(io, step, machineId);
+    noteDuration(io, count, layout, label);
+    const json = values.json === true;
 
     const out = io.stdout;
     // A reader that goes away (`ids generate -n 1e9 | head`) ends the run quietly; other write
@@ -80,15 +88,21 @@ ${EXIT_HELP}
     const generator = build(source);
     const progress = progressBar(count, io.stderr, { enabled: !values['no-progress'] });
     try {
+      if (json) out.write(`{"layout":${JSON.stringify(label)},"machineId":${machineId},"ids":[`);
       for (let done = 0; done < count && !closed; ) {
         if (broken) throw broken;
         const ids = await generator.nextIds(Math.min(BATCH, count - done));
         let text = '';
-        for (const id of ids) text += `${encoding.encode(id)}\n`;
+        if (json) {
+          for (const [i, id] of ids.entries()) text += `${done + i > 0 ? ',' : ''}"${encoding.encode(id)}"`;
+        } else {
+          for (const id of ids) text += `${encoding.encode(id)}\n`;
+        }
         if (!out.write(text)) await drained(out);
         done += ids.length;
         progress.update(done);
       }
+      if (json && !closed) out.write(']}\n');
       if (broken) throw broken;
     } finally {
       progress.finish();

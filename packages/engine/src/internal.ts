@@ -1,0 +1,8 @@
+// @ids/engine/internal: plumbing shared by the @ids packages (the presets, the providers, the
+// CLI). Not API: it may change in any release without notice. Users import from '@ids/engine'
+// or a flavour package instead.
+export { checkClock } from './clock.js';
+export { createWithMachineId, type MachineIdRequest } from './construct.js';
+export { received } from './errors.js';
+export { toMs } from './id.js';
+export { acceptMachineId, afterValue, idOf, type ResolveMode, releaseQuietly } from './machine.js';

@@ -1,0 +1,93 @@
+// Sonyflake's default machine ID, and the `'auto'` setting. The default is what a user can
+// predict: IDS_MACHINE_ID when the environment sets it, else Go's rule (the private IPv4
+// address). The `auto` chain, which can end in a host claim (unique on this host only), is
+// never the default: it runs only when asked for by name.
+import {
+  AsyncSettingError,
+  InvalidArgumentError,
+  InvalidMachineIdError,
+  type MachineIdSource,
+} from '@ids/engine';
+import { received } from '@ids/engine/internal';
+import { type InterfaceSource, privateIpMachineId } from '@ids/machine-ip';
+
+/** The environment variable the default machine ID reads first. */
+export const MACHINE_ID_ENV = 'IDS_MACHINE_ID';
+
+function hint(bits: number): string {
+  return `set ${MACHINE_ID_ENV}=N or pass { machineId: N } (N from 0 to ${2 ** bits - 1}), or pass { machineId: 'auto' } to fall back to a host claim (@ids/machine-file; unique on this host only)`;
+}
+
+/**
+ * The machine ID `Sonyflake` uses when `machineId` is not given: IDS_MACHINE_ID from `env` when
+ * set (decimal digits, 0 to 2^bits - 1), else Go's private-IPv4 provider, whose error says what
+ * to set instead. `env` and `interfaces` are seams for tests (default: process.env and the
+ * host's interfaces).
+ *
+ * @throws InvalidMachineIdError when IDS_MACHINE_ID is set but is not a decimal integer in range.
+ */
+export function defaultMachineIdSource(
+  bits: number,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  interfaces?: InterfaceSource,
+): MachineIdSource {
+  const raw = env[MACHINE_ID_ENV];
+  if (raw === undefined || raw.trim() === '') {
+    return privateIpMachineId(interfaces ? { hint: hint(bits), interfaces } : { hint: hint(bits) });
+  }
+  const text = raw.trim();
+  const id = /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(id <= 2 ** bits - 1)) {
+    throw new InvalidMachineIdError(
+      `${MACHINE_ID_ENV}: expected a decimal integer from 0 to ${2 ** bits - 1} (${bits} machine bits), received ${received(raw)}`,
+    );
+  }
+  return id;
+}
+
+// A variable, so that neither TypeScript nor the bundler resolves it: @ids/machine-file is an
+// optional peer, loaded only when 'auto' is asked for.
+const MACHINE_FILE = '@ids/machine-file';
+
+interface AutoModule {
+  autoMachineId(options: { bits: number }): {
+    readonly machineId: MachineIdSource;
+    readonly id: number;
+    readonly step: string;
+  };
+}
+
+/**
+ * The whole `auto` chain of @ids/machine-file (IDS_MACHINE_ID, the private IPv4 address held
+ * as a host claim, then a host claim): for `machineId: 'auto'` in `Sonyflake.create`. A host
+ * claim is announced with a process warning (code IDS_HOST_CLAIM), since it is unique on this
+ * host only.
+ *
+ * @throws InvalidArgumentError when @ids/machine-file is not installed; what autoMachineId throws.
+ */
+export async function autoMachineIdSource(bits: number): Promise<MachineIdSource> {
+  let module: AutoModule;
+  try {
+    module = (await import(MACHINE_FILE)) as AutoModule;
+  } catch (error) {
+    throw new InvalidArgumentError(
+      `machineId: 'auto' runs the auto chain of ${MACHINE_FILE}, which could not be loaded; install it next to @ids/sonyflake`,
+      { cause: error },
+    );
+  }
+  const auto = module.autoMachineId({ bits });
+  if (auto.step === 'host-claim') {
+    process.emitWarning(
+      `machine ID ${auto.id} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own ID (${MACHINE_ID_ENV}=N, or a lease from @ids/machine-etcd)`,
+      { code: 'IDS_HOST_CLAIM' },
+    );
+  }
+  return auto.machineId;
+}
+
+/** The synchronous constructor cannot load the auto chain. */
+export function autoNeedsCreate(): AsyncSettingError {
+  return new AsyncSettingError(
+    "machineId: 'auto' loads @ids/machine-file; use `await Sonyflake.create({ machineId: 'auto' })`",
+  );
+}

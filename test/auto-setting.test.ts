@@ -1,0 +1,52 @@
+// `machineId: 'auto'` in Sonyflake.create runs @ids/machine-file's auto chain (an optional peer
+// of @ids/sonyflake, loaded only then). It is never the default: a host claim is unique on this
+// host only, so landing on one is announced.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { privateIPv4 } from '@ids/machine-ip';
+import { Sonyflake } from '@ids/sonyflake';
+import { afterEach, expect, it, vi } from 'vitest';
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+it("machineId: 'auto' takes IDS_MACHINE_ID first", async () => {
+  vi.stubEnv('IDS_MACHINE_ID', '9');
+  const sonyflake = await Sonyflake.create({ machineId: 'auto' });
+  expect(sonyflake.machine).toBe(9);
+  await sonyflake.close();
+});
+
+it("machineId: 'auto' without IDS_MACHINE_ID holds a host claim (announced) or the private-IPv4 ID", async () => {
+  vi.stubEnv('IDS_MACHINE_ID', undefined);
+  vi.stubEnv('IDS_CLAIM_DIR', mkdtempSync(join(tmpdir(), 'ids-auto-setting-')));
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning);
+  process.on('warning', onWarning);
+  try {
+    const sonyflake = await Sonyflake.create({ machineId: 'auto' });
+    await new Promise((resolve) => setImmediate(resolve));
+    const hostClaim = warnings.find((w) => (w as Error & { code?: string }).code === 'IDS_HOST_CLAIM');
+    // This machine has no private IPv4, so the chain ends in a host claim; on one that has, the
+    // private-IPv4 ID is held instead, without the warning.
+    let hasPrivate = true;
+    try {
+      privateIPv4();
+    } catch {
+      hasPrivate = false;
+    }
+    expect(hostClaim !== undefined, 'a host claim is announced exactly when there is no private IPv4').toBe(
+      !hasPrivate,
+    );
+    if (hostClaim) {
+      expect(hostClaim.message).toBe(
+        `machine ID ${sonyflake.machine} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own ID (IDS_MACHINE_ID=N, or a lease from @ids/machine-etcd)`,
+      );
+    }
+    await sonyflake.close();
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
