@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 description of the routes, served at /openapi.json. The tests validate it with
 // an OpenAPI validator and check real responses against its schemas, so it cannot drift.
 import { ENCODING_NAMES } from '@ids/engine';
+import { inspectorOpenapiPath } from './page.js';
 import type { ServerPlugin } from './routes.js';
 
 const json = (schema: unknown) => ({ 'application/json': { schema } });
@@ -42,6 +43,7 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
     description: 'An ID in the requested encoding (decimal by default); never a JSON number.',
   };
   const paths: Record<string, unknown> = {
+    '/': inspectorOpenapiPath,
     '/id': {
       get: {
         operationId: 'getId',
