@@ -272,8 +272,9 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
         shuttingDown: () => shuttingDown,
         now,
       }),
-      inspectorRoute(),
       ...plugins.flatMap((plugin) => plugin.routes ?? []),
+      // Last, so that a plugin of the embedder's may serve a page of its own at `/`.
+      inspectorRoute(),
     ];
     const handle = createHandler(routes, metrics, {
       token: checked.authToken,
