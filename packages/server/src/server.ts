@@ -68,7 +68,7 @@ export interface IdServerOptions {
   readonly interfaces?: InterfaceSource;
   /** Where sources read their environment. Default process.env. */
   readonly env?: Env;
-  /** The bearer token clients must send (every route but /health/* and /openapi.json). */
+  /** The bearer token clients must send (every route but /health/*, /openapi.json and the page at /). */
   readonly authToken?: string;
   /** Start on a non-loopback address without a token (behind a proxy that authenticates). Default false. */
   readonly allowUnauthenticated?: boolean;
