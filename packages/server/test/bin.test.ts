@@ -348,6 +348,11 @@ describe('ids-server configuration', () => {
       'host-claim',
       'etcd',
       'private-ip',
+      'IDS_SEGMENT_STORE',
+      'IDS_SEGMENT_TAGS',
+      'IDS_MACHINE_ID_REDIS_URL',
+      'IDS_MACHINE_ID_TTL_SECONDS',
+      '  redis ',
     ]) {
       expect(result.out).toContain(word);
     }
