@@ -4,9 +4,12 @@ import { ENCODING_NAMES } from '@ids/engine';
 import { inspectorOpenapiPath } from './page.js';
 import type { ServerPlugin } from './routes.js';
 
-const json = (schema: unknown) => ({ 'application/json': { schema } });
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const error = (description: string) => ({ description, content: json(ref('Error')) });
+/** A JSON media type of `schema`. */
+export const json = (schema: unknown) => ({ 'application/json': { schema } });
+/** A reference to a schema of the document's components. */
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+/** An error response described by `description`. */
+export const error = (description: string) => ({ description, content: json(ref('Error')) });
 
 const formatParam = {
   name: 'format',

@@ -1,8 +1,10 @@
 // Segment IDs by tag (Meituan Leaf's `/api/segment/get/{tag}`), as a plugin of the server. The
 // segment package, and through it PGlite, pg or ioredis, is imported only when a store is
 // configured, so a server without one starts without loading them.
-import { HttpError, quote, ServerConfigError } from './errors.js';
+import { HttpError, ServerConfigError } from './errors.js';
+import { error, json } from './openapi.js';
 import type { ServerPlugin, ServerRoute } from './routes.js';
+import { countOf } from './service.js';
 
 /** How the segment routes are set up. */
 export interface SegmentRoutesOptions {
@@ -26,16 +28,6 @@ function asHttpError(error: unknown): unknown {
     return new HttpError(503, code, message, { 'retry-after': '1' });
   }
   return error;
-}
-
-function countOf(raw: string | undefined, maxCount: number): number {
-  const expected = `expected count=N with N an integer from 1 to ${maxCount}`;
-  if (raw === undefined) throw new HttpError(400, 'ERR_INVALID_COUNT', `${expected}, received no count`);
-  const count = /^[0-9]{1,7}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(count >= 1 && count <= maxCount)) {
-    throw new HttpError(400, 'ERR_INVALID_COUNT', `${expected}, received ${quote(raw)}`);
-  }
-  return count;
 }
 
 /**
@@ -94,7 +86,7 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       pattern: /^\/api\/segment\/ids\/([^/]+)$/,
       query: ['count'],
       async handle({ params, query }) {
-        const count = countOf(query.get('count'), options.maxCount);
+        const count = countOf(query, options.maxCount);
         const ids = await guarded(() => tags.nextIds(params[0] as string, count));
         return { json: { ids: ids.map(String) } };
       },
@@ -110,10 +102,6 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
     },
   };
 }
-
-const json = (schema: unknown) => ({ 'application/json': { schema } });
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const error = (description: string) => ({ description, content: json(ref('Error')) });
 
 /** The OpenAPI path items of the segment routes. */
 function segmentOpenapiPaths(maxCount: number): Record<string, unknown> {
