@@ -37,11 +37,31 @@ const FLAGS = {
     env: 'IDS_CLAIM_DIR',
     help: 'host-claim directory (default ~/.local/state/ids/claims)',
   },
+  'machine-id-redis': {
+    type: 'string',
+    env: 'IDS_MACHINE_ID_REDIS_URL',
+    help: 'Redis URL of the redis source (default: --redis / IDS_REDIS_URL)',
+  },
+  'machine-id-ttl': {
+    type: 'string',
+    env: 'IDS_MACHINE_ID_TTL_SECONDS',
+    help: "TTL in seconds of the redis source's claim keys (default 10)",
+  },
   etcd: { type: 'string', env: 'IDS_ETCD_ENDPOINTS', help: 'etcd endpoints, comma-separated (etcd source)' },
   redis: {
     type: 'string',
     env: 'IDS_REDIS_URL',
     help: 'Redis URL for idempotency tokens (POST /tokens, DELETE /tokens/{token})',
+  },
+  'segment-store': {
+    type: 'string',
+    env: 'IDS_SEGMENT_STORE',
+    help: 'segment IDs by tag from pglite:<dir>, postgres://... or redis://... (default: none)',
+  },
+  'segment-tags': {
+    type: 'string',
+    env: 'IDS_SEGMENT_TAGS',
+    help: 'tags registered in the segment store at start when absent, comma-separated',
   },
   'token-ttl': {
     type: 'string',
@@ -86,7 +106,8 @@ export function serverHelp(
   return `Usage: ${command} [options]
 
 Serves IDs over HTTP: GET /id, /ids?count=N, /ids/{id}, /layout, /health/live, /health/ready,
-/metrics, /openapi.json (and /tokens with Redis). Stops gracefully on SIGTERM or SIGINT.
+/metrics, /openapi.json, the inspector page at / (and /tokens with Redis, /api/segment/... with
+a segment store). Stops gracefully on SIGTERM or SIGINT.
 
 Options (flag, environment variable; a flag wins):
 ${lines.join('\n')}
@@ -184,6 +205,10 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
     claimDir: get('claim-dir')?.value,
     etcdEndpoints: splitList(get('etcd')?.value),
     redisUrl: get('redis')?.value,
+    machineIdRedisUrl: get('machine-id-redis')?.value,
+    machineIdTtlSeconds: num('machine-id-ttl'),
+    segmentStore: get('segment-store')?.value,
+    segmentTags: splitList(get('segment-tags')?.value),
     tokenTtlSeconds: num('token-ttl'),
     authToken,
     allowUnauthenticated: env.IDS_ALLOW_UNAUTHENTICATED === '1' || env.IDS_ALLOW_UNAUTHENTICATED === 'true',

@@ -1,11 +1,15 @@
 // The OpenAPI 3.1 description of the routes, served at /openapi.json. The tests validate it with
 // an OpenAPI validator and check real responses against its schemas, so it cannot drift.
 import { ENCODING_NAMES } from '@ids/engine';
+import { inspectorOpenapiPath } from './page.js';
 import type { ServerPlugin } from './routes.js';
 
-const json = (schema: unknown) => ({ 'application/json': { schema } });
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const error = (description: string) => ({ description, content: json(ref('Error')) });
+/** A JSON media type of `schema`. */
+export const json = (schema: unknown) => ({ 'application/json': { schema } });
+/** A reference to a schema of the document's components. */
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+/** An error response described by `description`. */
+export const error = (description: string) => ({ description, content: json(ref('Error')) });
 
 const formatParam = {
   name: 'format',
@@ -42,6 +46,7 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
     description: 'An ID in the requested encoding (decimal by default); never a JSON number.',
   };
   const paths: Record<string, unknown> = {
+    '/': inspectorOpenapiPath,
     '/id': {
       get: {
         operationId: 'getId',

@@ -11,8 +11,10 @@ import { answerClientError, createHandler } from './http.js';
 import { layoutNamed } from './layouts.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
 import { openapiDocument } from './openapi.js';
+import { inspectorRoute } from './page.js';
 import { MachinePool } from './pool.js';
 import type { ServerPlugin } from './routes.js';
+import { segmentPlugin } from './segment.js';
 import { serviceRoutes } from './service.js';
 import { machineIdSourceNamed } from './sources.js';
 import { redisTokenStore, type TokenStore } from './tokens.js';
@@ -48,11 +50,25 @@ export interface IdServerOptions {
   readonly claimDir?: string;
   /** etcd endpoints for the etcd source. Default: IDS_ETCD_ENDPOINTS, else etcd's default. */
   readonly etcdEndpoints?: readonly string[];
+  /**
+   * The Redis of the redis machine-ID source. Default: `redisUrl` (the same Redis as the tokens),
+   * else IDS_REDIS_URL.
+   */
+  readonly machineIdRedisUrl?: string;
+  /** TTL in seconds of the redis source's claim keys (1 to 86,400). Default 10. */
+  readonly machineIdTtlSeconds?: number;
+  /**
+   * The segment store (`pglite:<dir>`, `postgres://...`, `redis://...`); with it the segment
+   * routes by tag exist. `@ids/segment` is loaded only then.
+   */
+  readonly segmentStore?: string;
+  /** Tags registered in the segment store at start when absent (first ID 1). */
+  readonly segmentTags?: readonly string[];
   /** The interface list for the private-IPv4 step (tests inject one). */
   readonly interfaces?: InterfaceSource;
   /** Where sources read their environment. Default process.env. */
   readonly env?: Env;
-  /** The bearer token clients must send (every route but /health/* and /openapi.json). */
+  /** The bearer token clients must send (every route but /health/*, /openapi.json and the page at /). */
   readonly authToken?: string;
   /** Start on a non-loopback address without a token (behind a proxy that authenticates). Default false. */
   readonly allowUnauthenticated?: boolean;
@@ -158,6 +174,9 @@ export function checkServerOptions(options: IdServerOptions): CheckedOptions {
   const machines = whole(options.machines ?? (options.machineIds?.length || 1), 'machines', 1, 64);
   const maxCount = whole(options.maxCount ?? DEFAULT_MAX_COUNT, 'maxCount', 1, MAX_COUNT_LIMIT);
   machineIdSourceNamed(options.machineIdSource ?? 'auto');
+  if (options.machineIdTtlSeconds !== undefined) {
+    whole(options.machineIdTtlSeconds, 'machineIdTtlSeconds', 1, 86_400);
+  }
   const token = options.authToken === '' ? undefined : options.authToken;
   if (token !== undefined && (token.length < 16 || /\s/.test(token))) {
     throw new ServerConfigError(
@@ -205,6 +224,8 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
       machineIds: options.machineIds,
       claimDir: options.claimDir,
       etcdEndpoints: options.etcdEndpoints,
+      redisUrl: options.machineIdRedisUrl ?? options.redisUrl,
+      leaseTtlSeconds: options.machineIdTtlSeconds,
       interfaces: options.interfaces,
     },
     metrics,
@@ -214,10 +235,19 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
   });
   let tokens: TokenStore | undefined;
   let server: Server | undefined;
+  const plugins = [...(options.plugins ?? [])];
   try {
     if (options.redisUrl) tokens = await redisTokenStore(options.redisUrl);
+    if (options.segmentStore) {
+      plugins.push(
+        await segmentPlugin({
+          store: options.segmentStore,
+          ...(options.segmentTags ? { tags: options.segmentTags } : {}),
+          maxCount: checked.maxCount,
+        }),
+      );
+    }
     let shuttingDown = false;
-    const plugins = options.plugins ?? [];
     const document = () =>
       openapiDocument({
         version: packageJson.version,
@@ -243,6 +273,8 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
         now,
       }),
       ...plugins.flatMap((plugin) => plugin.routes ?? []),
+      // Last, so that a plugin of the embedder's may serve a page of its own at `/`.
+      inspectorRoute(),
     ];
     const handle = createHandler(routes, metrics, {
       token: checked.authToken,
@@ -334,6 +366,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
   } catch (error) {
     server?.close();
     await tokens?.close();
+    for (const plugin of plugins) await plugin.close?.();
     await pool.close();
     throw error;
   }

@@ -41,7 +41,8 @@ function formatOf(query: ReadonlyMap<string, string>): EncodingName {
   return value as EncodingName;
 }
 
-function countOf(query: ReadonlyMap<string, string>, maxCount: number): number {
+/** `count` of the query, from 1 to maxCount. @throws HttpError 400 ERR_INVALID_COUNT. */
+export function countOf(query: ReadonlyMap<string, string>, maxCount: number): number {
   const raw = query.get('count');
   const expected = `expected count=N with N an integer from 1 to ${maxCount}`;
   if (raw === undefined) throw new HttpError(400, 'ERR_INVALID_COUNT', `${expected}, received no count`);

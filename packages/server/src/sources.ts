@@ -23,6 +23,10 @@ export interface MachineIdSourceContext {
   readonly claimDir: string | undefined;
   /** etcd endpoints (`--etcd`), for the etcd source. */
   readonly etcdEndpoints: readonly string[] | undefined;
+  /** The Redis of the redis source (`--machine-id-redis`, else `--redis`), when given. */
+  readonly redisUrl?: string | undefined;
+  /** The TTL in seconds of the redis source's claim keys, when given (else its default, 10). */
+  readonly leaseTtlSeconds?: number | undefined;
   /** The interface list for the private-IPv4 step (tests inject one). Default: the host's. */
   readonly interfaces: InterfaceSource | undefined;
   /** One map per pool, for a source to keep what its calls share (a client, a provider). */
@@ -196,6 +200,37 @@ registerMachineIdSource({
     const claim = await resolveMachineId(context.layout, provider as never);
     const id = typeof claim === 'number' ? claim : claim.machineId;
     return { machineId: claim, how: `machine ID ${id} held through an etcd lease` };
+  },
+});
+
+registerMachineIdSource({
+  name: 'redis',
+  summary:
+    'a Redis key with a TTL per machine ID (@ids/machine-redis); --machine-id-redis, else --redis / IDS_REDIS_URL',
+  async acquire(context) {
+    let provider = context.shared.get('redis') as
+      | ((ctx: { bits: number }) => Promise<MachineIdClaim>)
+      | undefined;
+    if (!provider) {
+      // Loaded only when asked for, like etcd: the server's cold start does not pay for ioredis.
+      const { redisMachineId } = await import('@ids/machine-redis');
+      const url = context.redisUrl ?? (context.env.IDS_REDIS_URL || undefined);
+      if (url === undefined) {
+        throw new ServerConfigError(
+          'machine-id-source redis: expected a Redis URL (--machine-id-redis, --redis or IDS_REDIS_URL), received none',
+        );
+      }
+      provider = redisMachineId({
+        url,
+        bits: context.layout.machineBits,
+        ...(context.leaseTtlSeconds !== undefined ? { ttlSeconds: context.leaseTtlSeconds } : {}),
+      });
+      context.shared.set('redis', provider);
+    }
+    // One claim (and one connection) per generator: each is kept alive and fenced on its own.
+    const claim = await resolveMachineId(context.layout, provider as never);
+    const id = typeof claim === 'number' ? claim : claim.machineId;
+    return { machineId: claim, how: `machine ID ${id} held through a Redis key with a TTL` };
   },
 });
 

@@ -1,7 +1,7 @@
 // Idempotency tokens on Redis: a client asks for a token before a payment-style call, sends it
 // with the call, and the service consumes it once. The consume is one Lua script, so two
 // consumers racing on one token cannot both see it unused: Redis runs scripts one at a time.
-import { Redis } from 'ioredis';
+import type { Redis as RedisClient } from 'ioredis';
 import { TokenStoreError } from './errors.js';
 
 /** What consuming a token found. */
@@ -57,7 +57,9 @@ export async function redisTokenStore(
   options: RedisTokenStoreOptions = {},
 ): Promise<TokenStore> {
   const prefix = options.prefix ?? DEFAULT_TOKEN_PREFIX;
-  const redis = new Redis(url, {
+  // Loaded only with Redis configured, so a server without it does not pay for ioredis at start.
+  const { Redis } = await import('ioredis');
+  const redis: RedisClient = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,

@@ -186,17 +186,26 @@ describe('ids-server with --machines 3 on host claims', () => {
     matchesSpec(doc, 'GET', template, reply);
   });
 
-  it.each(['/', '/nope', '/id/', '/ids/', '/ids/1/2', '/health', '/health/x', '/ID', '//id', '/tokens'])(
-    'GET %s is a 404 listing the routes',
-    async (path) => {
-      expectError(
-        await get(path),
-        404,
-        'ERR_NOT_FOUND',
-        /expected one of \/id, \/ids, \/ids\/\{id\}, \/layout/,
-      );
-    },
-  );
+  // `/` is the inspector page (inspector.test.ts).
+  it.each([
+    '/nope',
+    '/index.html',
+    '/id/',
+    '/ids/',
+    '/ids/1/2',
+    '/health',
+    '/health/x',
+    '/ID',
+    '//id',
+    '/tokens',
+  ])('GET %s is a 404 listing the routes', async (path) => {
+    expectError(
+      await get(path),
+      404,
+      'ERR_NOT_FOUND',
+      /expected one of \/id, \/ids, \/ids\/\{id\}, \/layout/,
+    );
+  });
 
   it.each([
     ['POST', '/id', 'GET, HEAD'],
@@ -339,6 +348,11 @@ describe('ids-server configuration', () => {
       'host-claim',
       'etcd',
       'private-ip',
+      'IDS_SEGMENT_STORE',
+      'IDS_SEGMENT_TAGS',
+      'IDS_MACHINE_ID_REDIS_URL',
+      'IDS_MACHINE_ID_TTL_SECONDS',
+      '  redis ',
     ]) {
       expect(result.out).toContain(word);
     }
