@@ -1,6 +1,5 @@
-import { hostname } from 'node:os';
 import { received } from '@ids/engine/internal';
-import { recordedTime } from '@ids/machine-lease';
+import { type Owner, readOwner, recordedTime } from '@ids/machine-lease';
 import { CorruptClaimError } from './errors.js';
 
 /**
@@ -44,24 +43,7 @@ export class Keys {
   }
 }
 
-/** Who holds a claim: enough for a person to find the process. */
-export interface Owner {
-  /** The holder's host name (os.hostname). */
-  readonly host: string;
-  /** The holder's process ID on that host. */
-  readonly pid: number;
-  /** When the process started (ISO 8601). */
-  readonly started: string;
-}
-
-/** This process. */
-export function currentOwner(): Owner {
-  return {
-    host: hostname(),
-    pid: process.pid,
-    started: new Date(Date.now() - process.uptime() * 1000).toISOString(),
-  };
-}
+export { currentOwner, type Owner } from '@ids/machine-lease';
 
 function text(value: Uint8Array): string {
   return Buffer.from(value).toString('utf8');
@@ -70,26 +52,14 @@ function text(value: Uint8Array): string {
 /** Reads a claim's value; anything this package would not have written is CorruptClaimError. */
 export function parseOwner(key: string, value: Uint8Array): Owner {
   const raw = text(value);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    parsed = undefined;
-  }
-  const o = parsed as Partial<Owner> | undefined;
-  if (
-    typeof o !== 'object' ||
-    o === null ||
-    typeof o.host !== 'string' ||
-    !Number.isInteger(o.pid) ||
-    typeof o.started !== 'string'
-  ) {
+  const o = readOwner(raw);
+  if (o === undefined) {
     throw new CorruptClaimError(
       key,
       `the claim ${key} holds ${received(raw)}: expected the JSON identity of its holder ({"host":...,"pid":...,"started":...}); remove the key or use another prefix`,
     );
   }
-  return { host: o.host, pid: o.pid as number, started: o.started };
+  return { host: o.host, pid: o.pid, started: o.started };
 }
 
 /** Reads a recorded time (decimal Unix ms). */

@@ -25,6 +25,7 @@ export {
   type OptionError,
   recordedTime,
 } from './options.js';
+export { currentOwner, type Owner, readOwner } from './owner.js';
 export type {
   Attempt,
   Granted,

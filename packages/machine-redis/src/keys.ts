@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { received } from '@ids/engine/internal';
-import { recordedTime } from '@ids/machine-lease';
+import { currentOwner, readOwner, recordedTime } from '@ids/machine-lease';
 import { RedisCorruptClaimError } from './errors.js';
 
 /**
@@ -51,39 +50,20 @@ export interface Owner {
 /** A new claim value for this process: a fresh random token and its identity, as JSON. */
 export function newOwnerValue(): { token: string; value: string } {
   const token = randomBytes(16).toString('hex');
-  const owner: Owner = {
-    token,
-    host: hostname(),
-    pid: process.pid,
-    started: new Date(Date.now() - process.uptime() * 1000).toISOString(),
-  };
+  const owner: Owner = { token, ...currentOwner() };
   return { token, value: JSON.stringify(owner) };
 }
 
 /** Reads a claim's value; anything this package would not have written is RedisCorruptClaimError. */
 export function parseOwner(key: string, raw: string): Owner {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    parsed = undefined;
-  }
-  const o = parsed as Partial<Owner> | undefined;
-  if (
-    typeof o !== 'object' ||
-    o === null ||
-    typeof o.token !== 'string' ||
-    !/^[0-9a-f]{32}$/.test(o.token) ||
-    typeof o.host !== 'string' ||
-    !Number.isInteger(o.pid) ||
-    typeof o.started !== 'string'
-  ) {
+  const o = readOwner(raw);
+  if (o === undefined || typeof o.token !== 'string' || !/^[0-9a-f]{32}$/.test(o.token)) {
     throw new RedisCorruptClaimError(
       key,
       `the claim ${key} holds ${received(raw)}: expected the JSON identity of its holder ({"token":...,"host":...,"pid":...,"started":...}); remove the key or use another prefix`,
     );
   }
-  return { token: o.token, host: o.host, pid: o.pid as number, started: o.started };
+  return { token: o.token, host: o.host, pid: o.pid, started: o.started };
 }
 
 /** Reads a recorded time (decimal Unix ms). */
