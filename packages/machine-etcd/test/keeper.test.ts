@@ -1,9 +1,9 @@
 // The fencing rule, on an injected clock: no real time passes and no etcd is involved; the
 // keepalive is a function the test answers by hand.
 import { describe, expect, it } from 'vitest';
+import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
 import { EtcdLeaseLostError } from '../src/errors.js';
 import { type KeeperTiming, LeaseKeeper } from '../src/keeper.js';
-import { FakeScheduler } from './fake-scheduler.js';
 
 const timing: KeeperTiming = { ttlMs: 2000, marginMs: 500, intervalMs: 400, timeoutMs: 3000 };
 

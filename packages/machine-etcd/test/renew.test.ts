@@ -3,9 +3,9 @@
 // the requests themselves are real.
 import { IdGenerator, MachineIdLostError } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
+import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
 import { type EtcdLeaseLostError, etcdMachineId } from '../src/index.js';
 import { startEtcd } from '../src/testing.js';
-import { FakeScheduler } from './fake-scheduler.js';
 import { canStartEtcd, freshPrefix, layoutWith, sleep, until } from './helpers.js';
 
 describe.skipIf(!canStartEtcd)('renewal, on an injected clock', () => {

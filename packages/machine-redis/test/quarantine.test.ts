@@ -3,8 +3,8 @@
 import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
 import { type RedisMachineIdClaim, redisMachineId } from '../src/index.js';
-import { FakeScheduler } from './fake-scheduler.js';
 import { adminClient, freshPrefix, sleep } from './helpers.js';
 
 describe.skipIf(!hasRedis())('the unknown-past rule', () => {

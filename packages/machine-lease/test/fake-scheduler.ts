@@ -1,3 +1,4 @@
+// Shared by the lease tests of every store (machine-etcd, machine-redis import it by path).
 import { FakeClock } from '@ids/engine';
 import type { Scheduler } from '../src/keeper.js';
 
