@@ -67,9 +67,10 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
-// 42P07 duplicate_table and 23505 unique_violation (on pg_type): another process created the
-// same table or sequence at the same moment; IF NOT EXISTS alone does not cover that race.
-const CREATED_MEANWHILE = new Set(['42P07', '23505']);
+// 42P07 duplicate_table, 23505 unique_violation (on pg_type) and 42710 duplicate_object (the
+// table's row type, as newer servers report it): another session created the same table or
+// sequence at the same moment; IF NOT EXISTS alone does not cover that race.
+const CREATED_MEANWHILE = new Set(['42P07', '23505', '42710']);
 
 /** Runs a CREATE ... IF NOT EXISTS that many processes may run at once. */
 export async function createQuietly(sql: SqlClient, statement: string): Promise<void> {

@@ -99,6 +99,9 @@ describe.skipIf(!hasPostgres())('PostgreSQL', () => {
 
   it("a user's own pg Pool works and is left open", async () => {
     const pool = new pg.Pool({ connectionString: server.url });
+    // Like any pool a user owns, it needs its own 'error' listener: an idle client's error
+    // (the server stopping at the end of the suite) is passed on to the pool's 'error' event.
+    pool.on('error', () => undefined);
     pool.on('connect', (client) => client.on('error', () => undefined));
     const store = await postgresStore({ client: pool, table: 'own_alloc' });
     const segments = await Segments.create({ store, tag: 'own', createTag: true });

@@ -18,7 +18,9 @@ describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
     server = await startPostgres();
     pool = new pg.Pool({ connectionString: server.url, max: 20 });
     // Clients the pool lets go on end() are closed after end() resolves; the server stopping
-    // meanwhile must not raise an unhandled 'error' on them.
+    // meanwhile must not raise an unhandled 'error' on them. An idle client's error is passed on
+    // to the pool's 'error' event, which throws when the pool has no listener of its own.
+    pool.on('error', () => undefined);
     pool.on('connect', (client) => client.on('error', () => undefined));
   });
   afterAll(async () => {
