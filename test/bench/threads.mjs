@@ -63,7 +63,10 @@ function row(label, layout, { perThread, times, errors, wall }, cpuNs) {
   const all = perThread.flat().sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const { duplicates } = audit(all);
   const eachIncreasing = perThread.every((ids) => audit(ids).increasing);
+  // Read-only (it decomposes the IDs): closed at once, so the next row may make its own.
   const generator = new IdGenerator({ layout, machineId: 1 });
+  const share = ceilingShare(generator, all);
+  void generator.close();
   const ceiling = ((layout.maxSequence + 1) * 1000) / layout.timeUnitMs;
   const early = ahead(layout, perThread, times);
   return [
@@ -73,7 +76,7 @@ function row(label, layout, { perThread, times, errors, wall }, cpuNs) {
     fmt.int(all.length),
     perThread.map((ids) => fmt.int(ids.length)).join(' / '),
     fmt.int(all.length / wall),
-    fmt.pct(ceilingShare(generator, all)),
+    fmt.pct(share),
     duplicates,
     eachIncreasing ? 'yes' : 'NO',
     fmt.int(early.count),
