@@ -203,3 +203,77 @@ describe('waiting callers share one gate', () => {
     expect(outOfOrder(s.resolved)).toBe(0);
   });
 });
+
+describe('one clock reading per tick for callers served together', () => {
+  /** A FakeClock that counts its readings. */
+  class CountingClock extends FakeClock {
+    reads = 0;
+    override now(): number {
+      this.reads++;
+      return super.now();
+    }
+    /** The time without counting a reading (for the test's own checks). */
+    peek(): number {
+      return super.now();
+    }
+  }
+
+  /** IDs whose tick had not started at `atMs`. */
+  const aheadAt = (gen: IdGenerator, ids: bigint[], atMs: number): number =>
+    ids.filter((id) => tickStartMs(gen.layout, gen.decompose(id).time) > atMs).length;
+
+  it('a nextIds batch reads the clock once per tick it fills, not once per ID, and stays in ticks already started', async () => {
+    const clock = new CountingClock(T0, { autoAdvance: false });
+    const gen = new IdGenerator({ layout: sonyflake, machineId: 1, clock });
+    const before = clock.reads;
+    const batch = gen.nextIds(600); // 256 per tick: this tick, then two more
+    await new Promise((resolve) => setImmediate(resolve));
+    // The first tick is filled from one reading; the second needs the clock.
+    expect(clock.reads - before).toBe(2);
+    let ahead = -1;
+    let got: bigint[] = [];
+    const done = batch.then((ids) => {
+      ahead = aheadAt(gen, ids, clock.peek());
+      got = ids;
+    });
+    await drive(clock, done, 1);
+    expect(ahead).toBe(0);
+    expect(got).toHaveLength(600);
+    expect(outOfOrder(got)).toBe(0);
+    // Read per ID, the batch would cost 600 readings; here one per tick plus one per wake-up.
+    expect(clock.reads - before).toBeLessThan(40);
+  });
+
+  it("queued nextId callers drained together share the drain's reading, and none gets a tick the clock has not reached", async () => {
+    const clock = new CountingClock(T0, { autoAdvance: false });
+    const gen = new IdGenerator({ layout: sonyflake, machineId: 1, clock });
+    await Promise.all(Array.from({ length: 256 }, () => gen.nextId())); // the tick is used up
+    const resolved: bigint[] = [];
+    let ahead = 0;
+    const waiting = Promise.all(
+      Array.from({ length: 200 }, () =>
+        gen.nextId().then((id) => {
+          ahead += aheadAt(gen, [id], clock.peek());
+          resolved.push(id);
+        }),
+      ),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    const before = clock.reads;
+    clock.advance(7); // the gate opens: one drain serves all 200
+    await waiting;
+    expect(clock.reads - before).toBe(1);
+    expect(ahead).toBe(0);
+    expect(resolved).toHaveLength(200);
+    expect(outOfOrder(resolved)).toBe(0);
+  });
+
+  it('with a clock read per ID (the old way) the same drain would read 200 times: the count above can fail', async () => {
+    // Guard for the test above: a generator driven one nextIdSync at a time reads once per ID.
+    const clock = new CountingClock(T0 + 10, { autoAdvance: true });
+    const gen = new IdGenerator({ layout: sonyflake, machineId: 1, clock });
+    const before = clock.reads;
+    for (let i = 0; i < 200; i++) gen.nextIdSync();
+    expect(clock.reads - before).toBe(200);
+  });
+});

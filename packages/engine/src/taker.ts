@@ -1,0 +1,217 @@
+import type { Clock } from './clock.js';
+import { ClockMovedBackwardsError, ClockStalledError } from './errors.js';
+import { type Layout, tickStartMs } from './layout.js';
+import type { StateCell } from './options.js';
+import { initialState, type MutableSlot, nextSlot } from './state.js';
+
+/** What a taker consults before each slot: the claim watch, which throws while no ID may be issued. */
+export interface SlotGuard {
+  /** Throws why no ID may be issued now. */
+  check(): void;
+}
+
+/** The generator's own state when no cell is given: mutated in place, so a call allocates nothing. */
+interface LocalState {
+  elapsed: number;
+  sequence: number;
+}
+
+/**
+ * Takes slots from the state machine of `state.ts` with the clock's reading, from the
+ * generator's own state or from a state cell (then several slots per commit, see
+ * StateCell.reservation). It never takes a slot whose tick has not started: `take` says how long
+ * to wait instead, and fails when that wait means the clock went back further than allowed.
+ * Waiting itself (timers, queues, blocking) is the generator's business.
+ */
+export class SlotTaker {
+  /** The slot last taken: what the next ID is made of after `take()` returned 0. */
+  readonly slot: MutableSlot = { elapsed: 0, sequence: 0, waitMs: 0 };
+  /** Asked before every slot; the generator sets it to its claim watch. */
+  guard: SlotGuard = { check: () => undefined };
+  /** The clock's reading in the last `take`. */
+  lastNow = 0;
+  /** The tick the last wait was asked for, and the clock reading that wait ends at. */
+  waitTick = 0;
+  waitUntil = 0;
+  readonly #layout: Layout;
+  readonly #clock: Clock;
+  /** Longest wait allowed: one tick of normal roll-over plus the clock-back bound. */
+  readonly #waitBound: number;
+  readonly #maxClockBackwardMs: number;
+  readonly #randomBound: number;
+  readonly #cell: StateCell | null;
+  readonly #reservation: number;
+  readonly #local: LocalState;
+  readonly #scratch: MutableSlot = { elapsed: 0, sequence: 0, waitMs: 0 };
+  /** The last sequence reserved in the slot's tick (cells only); -1 when nothing is reserved. */
+  #reservedTo = -1;
+  /** The tick a claim's notBefore seeded the state at, and how much longer than the bound a wait for it may be. */
+  #seedTick = -1;
+  #seedLeadMs = 0;
+  /** Set while a caller waits for a tick it rolled over into: that tick starts at sequence 0, as in Go, not at a random one. */
+  #rolledOver = false;
+
+  constructor(
+    layout: Layout,
+    clock: Clock,
+    maxClockBackwardMs: number,
+    randomBound: number,
+    cell: StateCell | null,
+  ) {
+    this.#layout = layout;
+    this.#clock = clock;
+    this.#maxClockBackwardMs = maxClockBackwardMs;
+    this.#waitBound = layout.timeUnitMs + maxClockBackwardMs;
+    this.#randomBound = randomBound;
+    this.#cell = cell;
+    const reservation = cell?.reservation;
+    this.#reservation =
+      typeof reservation === 'number' && Number.isInteger(reservation) && reservation > 1 ? reservation : 1;
+    const start = initialState(layout);
+    this.#local = { elapsed: start.elapsed, sequence: start.sequence };
+  }
+
+  /**
+   * Reads the clock and takes the next slot into `slot`, returning 0, or returns how many ms to
+   * wait before trying again.
+   */
+  take(): number {
+    this.guard.check();
+    const now = this.#clock.now();
+    this.lastNow = now;
+    const slot = this.slot;
+    const cell = this.#cell;
+    if (cell === null) {
+      const local = this.#local;
+      nextSlot(local, now, this.#layout, this.#firstSequence(), slot);
+      if (slot.waitMs > 0) return this.#mustWait(slot.waitMs, slot.elapsed);
+      local.elapsed = slot.elapsed;
+      local.sequence = slot.sequence;
+      this.#rolledOver = false;
+      return 0;
+    }
+    // Fenced, or past the holder's trust deadline: nothing is handed out, reserved or not.
+    cell.check?.(now);
+    // A slot reserved earlier, once the clock is in its tick (a clock that went back since
+    // makes the reservation wait like any other slot: take afresh).
+    if (slot.sequence < this.#reservedTo && tickStartMs(this.#layout, slot.elapsed) <= now) {
+      slot.sequence++;
+      return 0;
+    }
+    return this.#reserve(cell, now);
+  }
+
+  /**
+   * Takes the slot after the last one in the same tick without reading the clock again, and
+   * says whether there was one. Only for callers served in the same synchronous run as a
+   * `take()` that returned 0 (the IDs of one `nextIds` batch, the queue served by one drain):
+   * that reading stands for all of them, so the tick has started, and a tick's worth of IDs
+   * costs one clock read instead of one per ID. Returns false when the tick is used up (or,
+   * with a cell, the reservation): call `take()`.
+   */
+  takeNext(): boolean {
+    this.guard.check();
+    const slot = this.slot;
+    const cell = this.#cell;
+    if (cell === null) {
+      const local = this.#local;
+      if (local.sequence >= this.#layout.maxSequence || local.elapsed !== slot.elapsed) return false;
+      local.sequence++;
+      slot.sequence = local.sequence;
+      return true;
+    }
+    if (slot.sequence >= this.#reservedTo) return false;
+    cell.check?.(this.lastNow);
+    slot.sequence++;
+    return true;
+  }
+
+  /** The latest tick any ID was (or may have been) issued in. */
+  lastTick(): number {
+    return this.#cell === null ? this.#local.elapsed : this.#cell.load().elapsed;
+  }
+
+  /** Drops the slots reserved from a cell (the machine ID changed, or the state was fenced). */
+  forgetReservation(): void {
+    this.#reservedTo = -1;
+  }
+
+  /** No ID for a tick at or before `notBeforeMs` (a claim's recorded time); waits for it may be `leadMs` longer. */
+  seed(notBeforeMs: number, leadMs: number): void {
+    const seeded = initialState(this.#layout, notBeforeMs);
+    this.#reservedTo = -1;
+    this.#seedTick = seeded.elapsed;
+    this.#seedLeadMs = leadMs;
+    const cell = this.#cell;
+    if (cell === null) {
+      if (seeded.elapsed >= this.#local.elapsed) {
+        this.#local.elapsed = seeded.elapsed;
+        this.#local.sequence = seeded.sequence;
+      }
+      return;
+    }
+    for (let prev = cell.load(); seeded.elapsed >= prev.elapsed; prev = cell.load()) {
+      if (cell.commit(prev, seeded)) break;
+    }
+  }
+
+  /**
+   * A wait ends with an error rather than going on for ever: when the clock has not moved
+   * although we slept more than the first wait and the bound (a clock that stands still would
+   * otherwise keep us sleeping). A clock gone back past the bound fails in `take`.
+   */
+  checkStall(slept: number, firstWait: number): void {
+    if (slept > firstWait + this.#waitBound) {
+      const tick = this.waitTick;
+      throw new ClockStalledError(
+        `the clock did not reach tick ${tick} (${new Date(tickStartMs(this.#layout, tick)).toISOString()}) after ${Math.round(slept)} ms of sleeping for a ${Math.ceil(firstWait)} ms wait; expected a clock that advances`,
+      );
+    }
+  }
+
+  /** Takes up to #reservation slots of the current tick from the cell in one commit. */
+  #reserve(cell: StateCell, now: number): number {
+    const scratch = this.#scratch;
+    for (;;) {
+      const prev = cell.load();
+      nextSlot(prev, now, this.#layout, this.#firstSequence(), scratch);
+      // Checked before the commit, so a refused call takes no slot.
+      if (scratch.waitMs > 0) return this.#mustWait(scratch.waitMs, scratch.elapsed);
+      const last = Math.min(scratch.sequence + this.#reservation - 1, this.#layout.maxSequence);
+      if (cell.commit(prev, { elapsed: scratch.elapsed, sequence: last })) {
+        this.slot.elapsed = scratch.elapsed;
+        this.slot.sequence = scratch.sequence;
+        this.#reservedTo = last;
+        this.#rolledOver = false;
+        return 0;
+      }
+    }
+  }
+
+  #firstSequence(): number {
+    return this.#randomBound === 0 || this.#rolledOver ? 0 : Math.floor(Math.random() * this.#randomBound);
+  }
+
+  /**
+   * A wait of one tick at most is a roll-over; more means the clock is behind the state (never
+   * queued callers: no slot is taken ahead of the clock), and past the bound that fails.
+   */
+  #mustWait(waitMs: number, tick: number): number {
+    // A wait for the first tick after a claim's notBefore may also cover the horizon the
+    // previous holder recorded ahead of its clock (a restart after kill -9 waits it out).
+    const bound = tick <= this.#seedTick + 1 ? this.#waitBound + this.#seedLeadMs : this.#waitBound;
+    if (waitMs > bound) throw this.#clockError(waitMs, tick);
+    this.#rolledOver = true;
+    this.waitTick = tick;
+    this.waitUntil = this.lastNow + waitMs;
+    return waitMs;
+  }
+
+  #clockError(waitMs: number, tick: number): ClockMovedBackwardsError {
+    const behindMs = waitMs - this.#layout.timeUnitMs;
+    return new ClockMovedBackwardsError(
+      `the clock is ${Math.ceil(behindMs)} ms behind the last tick used (tick ${tick} starts at ${new Date(tickStartMs(this.#layout, tick)).toISOString()}); expected at most maxClockBackwardMs = ${this.#maxClockBackwardMs} ms`,
+      behindMs,
+    );
+  }
+}
