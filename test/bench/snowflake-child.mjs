@@ -177,6 +177,26 @@ async function ours(kind, seconds) {
     const raw = rawCost(floor, 1000);
     return { name: 'floor: one clock read + one BigInt compose', duplicates: 0, ...raw };
   }
+  if (kind === 'async-floor') {
+    // The least one awaiting caller pays per ID: one clock read, one BigInt compose and one
+    // await, stored like the async case. Its rate bounds what any async generator reaches with
+    // a single caller on this machine.
+    const low = 1n << 12n;
+    const floor = () => Promise.resolve((BigInt(Math.floor(wallClock.now()) - TWITTER_EPOCH) << 22n) | low);
+    for (let i = 0; i < 200_000; i++) await floor();
+    const ids = new Collector(seconds * MAX_RATE);
+    const run = await timedAsync(async () => {
+      const until = performance.now() + seconds * 1000;
+      while (performance.now() < until) for (let i = 0; i < 256; i++) ids.push(await floor());
+    });
+    const idsPerSecond = ids.length / run.seconds;
+    return {
+      name: 'async floor: await of one clock read + one compose',
+      idsPerSecond,
+      cpuNsPerId: (run.cpuSeconds * 1e9) / ids.length,
+      share: idsPerSecond / 4_096_000,
+    };
+  }
   const idle = await idleLoop(1000);
   if (kind === 'async') {
     const warm = twitter(3);

@@ -26,6 +26,7 @@ export async function benchSnowflake({ seconds = 2 } = {}) {
   const sync = measure('ids-sync', seconds);
   const async_ = measure('ids-async', seconds);
   const batch = measure('ids-batch', seconds);
+  const asyncFloor = measure('ids-async-floor', seconds);
   const raw = measure('ids-raw', seconds);
   const floor = measure('ids-floor', seconds);
   const peers = PEERS.map((name) => measure(name, seconds));
@@ -80,6 +81,7 @@ export async function benchSnowflake({ seconds = 2 } = {}) {
   const verdict = [
     `nextIdSync(): ${fmt.pct(sync.share)} of the ceiling's slots (target >= 99%), ${sync.duplicates} duplicates,`,
     `${fmt.s(sync.cpuSecondsPerMillion)} CPU s per 1M IDs against flake-idgen's ${fmt.s(flake.cpuSecondsPerMillion)} (${(flake.cpuSecondsPerMillion / sync.cpuSecondsPerMillion).toFixed(1)}x less CPU).`,
+    `One awaiting caller can reach at most ${fmt.int(asyncFloor.idsPerSecond)} IDs/s here (${fmt.pct(asyncFloor.share)} of the ceiling; ${asyncFloor.cpuNsPerId.toFixed(1)} CPU ns per ID for an await of one clock read + one compose, no generator): nextId() reaches ${fmt.pct(async_.idsPerSecond / asyncFloor.idsPerSecond)} of that bound.`,
     `nextId(): ${fmt.pct(async_.share)}, nextIds(4096): ${fmt.pct(batch.share)} of the ceiling's slots (target >= 98%); longest event-loop gaps ${fmt.ms(async_.gapMs)} and ${fmt.ms(batch.gapMs)} ms against ${fmt.ms(async_.idleGapMs)} ms idle (target <= idle + 5 ms).`,
     `Raw cost against the floor measured in this run: ${raw.nsPerId.toFixed(1)} ns per ID against ${floor.nsPerId.toFixed(1)} ns (${(raw.nsPerId / floor.nsPerId).toFixed(2)}x; CPU ${raw.cpuNsPerId.toFixed(1)} vs ${floor.cpuNsPerId.toFixed(1)} ns, ${(raw.cpuNsPerId / floor.cpuNsPerId).toFixed(2)}x; target <= 1.4x).${fastestCorrect ? ` Fastest correct peer: ${fastestCorrect.name}, ${fastestCorrect.nsPerId.toFixed(1)} ns.` : ''}`,
     `Raw cost: ${raw.nsPerId.toFixed(1)} ns per ID (${raw.cpuNsPerId.toFixed(1)} CPU ns) against the fastest peer, ${fastest.name}, at ${fastest.nsPerId.toFixed(1)} ns (${fastest.cpuNsPerId.toFixed(1)} CPU ns${fastest.duplicates > 0 ? `; ${fmt.int(fastest.duplicates)} of its IDs repeat` : ''}).`,

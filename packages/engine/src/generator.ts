@@ -9,7 +9,7 @@ import { idOf } from './machine.js';
 import { DEFAULT_MAX_CLOCK_BACKWARD_MS, type GeneratorOptions } from './options.js';
 import { Waiter, WaitQueue } from './queue.js';
 import { enterLive, shareOf } from './registry.js';
-import { SlotTaker } from './taker.js';
+import { SlotTaker, type WaitTrack } from './taker.js';
 import type { GeneratorView } from './view.js';
 
 export { DEFAULT_RECORD_INTERVAL_MS } from './claim-watch.js';
@@ -159,20 +159,12 @@ export class IdGenerator {
     const taker = this.#taker;
     let wait = taker.take();
     if (wait > 0) {
-      let first = wait;
-      let until = taker.waitUntil;
-      let slept = 0;
+      const track: WaitTrack = { slept: 0, firstWait: 0, until: 0 };
       do {
-        taker.checkStall(slept, first);
+        taker.waitAgain(track, wait);
         this.#sleepSync(wait);
-        slept += wait;
+        track.slept += wait;
         wait = taker.take();
-        // The clock got where we waited for, but other threads took that tick: a new wait, not a stall.
-        if (wait > 0 && taker.lastNow >= until) {
-          first = wait;
-          until = taker.waitUntil;
-          slept = 0;
-        }
       } while (wait > 0);
     }
     return this.#id();

@@ -1,17 +1,17 @@
 import type { IdBits } from './id-bits.js';
 import { Pacer } from './pacer.js';
-import type { SlotTaker } from './taker.js';
+import type { SlotTaker, WaitTrack } from './taker.js';
 
 /**
  * An async call waiting its turn: `nextId()` (count 1, into `id`) or `nextIds(n)` (into `ids`).
  * One class for both keeps the queue monomorphic.
  */
-export class Waiter {
+export class Waiter implements WaitTrack {
   readonly count: number;
   readonly ids: bigint[] | null;
   id = 0n;
   filled = 0;
-  /** ms slept at gates while at the head of the queue since the clock last reached `until`, the wait asked then, and where it ends (for ClockStalledError). */
+  /** ms slept at gates while at the head of the queue, and the wait they belong to (see WaitTrack). */
   slept = 0;
   firstWait = 0;
   until = 0;
@@ -76,8 +76,7 @@ export class WaitQueue {
     const idle = this.#head === this.#queue.length;
     this.#queue.push(waiter);
     if (idle) {
-      waiter.firstWait = wait;
-      waiter.until = this.#taker.waitUntil;
+      if (wait > 0) this.#taker.waitAgain(waiter, wait);
       this.#arm(wait);
     }
     return promise;
@@ -134,14 +133,7 @@ export class WaitQueue {
       let wait: number;
       try {
         wait = this.fill(waiter, this.#fresh);
-        if (wait > 0) {
-          if (waiter.firstWait <= 0 || taker.lastNow >= waiter.until) {
-            waiter.firstWait = wait;
-            waiter.until = taker.waitUntil;
-            waiter.slept = 0;
-          }
-          taker.checkStall(waiter.slept, waiter.firstWait);
-        }
+        if (wait > 0) taker.waitAgain(waiter, wait);
       } catch (error) {
         this.#head++;
         waiter.reject(error);

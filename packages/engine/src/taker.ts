@@ -10,6 +10,15 @@ export interface SlotGuard {
   check(): void;
 }
 
+/** One caller's waits, for telling a clock that stalls from a tick that keeps being taken by others. */
+export interface WaitTrack {
+  /** ms slept since the clock last reached `until`. */
+  slept: number;
+  /** The wait asked then (0 before the first), and the clock reading it ends at. */
+  firstWait: number;
+  until: number;
+}
+
 /** The generator's own state when no cell is given: mutated in place, so a call allocates nothing. */
 interface LocalState {
   elapsed: number;
@@ -156,15 +165,24 @@ export class SlotTaker {
   }
 
   /**
-   * A wait ends with an error rather than going on for ever: when the clock has not moved
-   * although we slept more than the first wait and the bound (a clock that stands still would
-   * otherwise keep us sleeping). A clock gone back past the bound fails in `take`.
+   * Called each time `take` told a caller to wait `wait` ms (sync or async: the one rule for
+   * both). When the clock got where the caller's last wait ended, the tick was taken by others
+   * meanwhile: a new wait. Otherwise the wait ends with an error rather than going on for ever:
+   * when the clock has not moved although the caller slept more than the first wait and the
+   * bound (a clock that stands still would keep it sleeping). A clock gone back past the bound
+   * fails in `take` instead.
+   * @throws ClockStalledError
    */
-  checkStall(slept: number, firstWait: number): void {
-    if (slept > firstWait + this.#waitBound) {
+  waitAgain(track: WaitTrack, wait: number): void {
+    if (track.firstWait <= 0 || this.lastNow >= track.until) {
+      track.firstWait = wait;
+      track.until = this.waitUntil;
+      track.slept = 0;
+    }
+    if (track.slept > track.firstWait + this.#waitBound) {
       const tick = this.waitTick;
       throw new ClockStalledError(
-        `the clock did not reach tick ${tick} (${new Date(tickStartMs(this.#layout, tick)).toISOString()}) after ${Math.round(slept)} ms of sleeping for a ${Math.ceil(firstWait)} ms wait; expected a clock that advances`,
+        `the clock did not reach tick ${tick} (${new Date(tickStartMs(this.#layout, tick)).toISOString()}) after ${Math.round(track.slept)} ms of sleeping for a ${Math.ceil(track.firstWait)} ms wait; expected a clock that advances`,
       );
     }
   }
