@@ -233,3 +233,24 @@ describe('one machine ID shared by worker threads', () => {
     expect(readJson(join(dir, `${claim.machineId}.claim`)).state).toBe('released');
   });
 });
+
+describe('the default wall clock in worker threads', () => {
+  it('reads the same time in every thread (to well under a 1 ms tick), so no thread runs a shared state ahead of the others', async () => {
+    // Anchored on Date.now(), which is truncated to whole ms, each thread's clock was off by
+    // its own 0-1 ms: 8 threads then spread over most of a snowflake tick.
+    const offsets: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const worker = new Worker(fixture('clock-worker.mjs'));
+      offsets.push(
+        await new Promise<number>((resolve, reject) => {
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        }),
+      );
+      await worker.terminate();
+      // Starting the threads apart in time gives Date.now() different fractions of a ms to truncate.
+      await new Promise((resolve) => setTimeout(resolve, 13));
+    }
+    expect(max(offsets) - min(offsets)).toBeLessThan(0.1);
+  });
+});

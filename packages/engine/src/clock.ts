@@ -30,9 +30,20 @@ export interface TimeSources {
   wall(): number;
   /** Monotonic ms with sub-ms resolution, never steps (performance.now). */
   monotonic(): number;
+  /**
+   * Optional: the Unix ms at which `monotonic()` read 0, to sub-ms precision and the same in
+   * every thread of the process (performance.timeOrigin). Without it the clock anchors on
+   * `wall() - monotonic()`, which is off by up to a millisecond (wall is truncated), by a
+   * different amount in each thread.
+   */
+  origin?(): number;
 }
 
-const realSources: TimeSources = { wall: () => Date.now(), monotonic: () => performance.now() };
+const realSources: TimeSources = {
+  wall: () => Date.now(),
+  monotonic: () => performance.now(),
+  origin: () => performance.timeOrigin,
+};
 
 /**
  * A wall clock with sub-millisecond resolution. `Date.now()` alone is truncated to whole ms, so
@@ -43,7 +54,11 @@ const realSources: TimeSources = { wall: () => Date.now(), monotonic: () => perf
  * `date`), it jumps to the wall clock, forwards or backwards, like Go's `time.Now()` would.
  */
 export function hiResWallClock(sources: TimeSources = realSources): Clock {
-  let offset = sources.wall() - sources.monotonic();
+  // Threads sharing one generator state must agree on the time to well under a tick: anchored
+  // on Date.now() each thread's clock was off by its own 0-1 ms, so a thread whose clock ran
+  // ahead moved the shared state into a tick the others had to wait for. The time origin is
+  // one sub-ms anchor for the whole process; the check below still catches a stepped clock.
+  let offset = sources.origin?.() ?? sources.wall() - sources.monotonic();
   let checkedAt = Number.NEGATIVE_INFINITY;
   return Object.freeze({
     now(): number {

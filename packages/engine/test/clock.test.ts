@@ -82,6 +82,28 @@ describe('hiResWallClock', () => {
     expect(Math.abs(clock.now() - s.wall)).toBeLessThan(1);
   });
 
+  it("anchors on the sources' origin when they have one: the sub-ms time, not Date.now() truncated", () => {
+    // True time 1,000,000.7 ms; the wall clock says 1,000,000. Anchored on wall - monotonic the
+    // clock would read 0.7 ms late, each thread by its own amount; on the origin it is exact.
+    const s = { mono: 5000.25 };
+    const trueAt = (mono: number) => 1_000_000.7 + (mono - 5000.25);
+    const withOrigin = hiResWallClock({
+      wall: () => Math.floor(trueAt(s.mono)),
+      monotonic: () => s.mono,
+      origin: () => trueAt(0),
+    });
+    const withoutOrigin = hiResWallClock({ wall: () => Math.floor(trueAt(s.mono)), monotonic: () => s.mono });
+    expect(withOrigin.now()).toBeCloseTo(trueAt(s.mono), 6);
+    expect(withoutOrigin.now()).toBeCloseTo(trueAt(s.mono) - 0.7, 6);
+    // A stepped wall clock still wins over the origin.
+    const stepped = hiResWallClock({
+      wall: () => 2_000_000,
+      monotonic: () => s.mono,
+      origin: () => trueAt(0),
+    });
+    expect(Math.abs(stepped.now() - 2_000_000)).toBeLessThan(1);
+  });
+
   it('ignores disagreements under a millisecond instead of jittering', () => {
     const { s, clock, tick } = sources(1_000_000);
     const start = clock.now();
