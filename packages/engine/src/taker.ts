@@ -107,7 +107,7 @@ export class SlotTaker {
       slot.sequence++;
       return 0;
     }
-    return this.#reserve(cell, now);
+    return this.#reserve(cell);
   }
 
   /**
@@ -187,11 +187,18 @@ export class SlotTaker {
     }
   }
 
-  /** Takes up to #reservation slots of the current tick from the cell in one commit. */
-  #reserve(cell: StateCell, now: number): number {
+  /**
+   * Takes up to #reservation slots of the current tick from the cell in one commit. The clock is
+   * read after the state is loaded: a thread descheduled between an earlier reading and the
+   * load would find the state moved on by the others and wait out the whole time it was
+   * descheduled (tens of ms on a loaded machine) for a tick that has already started.
+   */
+  #reserve(cell: StateCell): number {
     const scratch = this.#scratch;
     for (;;) {
       const prev = cell.load();
+      const now = this.#clock.now();
+      this.lastNow = now;
       nextSlot(prev, now, this.#layout, this.#firstSequence(), scratch);
       // Checked before the commit, so a refused call takes no slot.
       if (scratch.waitMs > 0) return this.#mustWait(scratch.waitMs, scratch.elapsed);
