@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../src/clock.js';
-import { IdGenerator } from '../src/generator.js';
+import { IdGenerator, type StateCell } from '../src/generator.js';
 import { defineLayout, tickStartMs } from '../src/layout.js';
 import { createSharedState, sharedStateCell } from '../src/shared.js';
 import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
@@ -275,5 +275,40 @@ describe('one clock reading per tick for callers served together', () => {
     const before = clock.reads;
     for (let i = 0; i < 200; i++) gen.nextIdSync();
     expect(clock.reads - before).toBe(200);
+  });
+});
+
+describe('a thread descheduled while it takes from a shared state', () => {
+  it('does not wait out the time it was away: the clock is read after the state is loaded', () => {
+    const clock = new FakeClock(T0);
+    const shared = createSharedState(twitter, 3);
+    const other = sharedStateCell(shared);
+    const cell = sharedStateCell(shared);
+    let away = false;
+    // The first load after `away` is set plays the scheduler: 50 ms pass, and another thread
+    // takes a slot of the tick the clock is in by then.
+    const preempted: StateCell = {
+      reservation: cell.reservation,
+      load: () => {
+        if (away) {
+          away = false;
+          clock.advance(50);
+          const tick = Math.floor((clock.now() - twitter.epochMs) / twitter.timeUnitMs);
+          other.commit(other.load(), { elapsed: tick, sequence: 0 });
+        }
+        return cell.load();
+      },
+      commit: (prev, next) => cell.commit(prev, next),
+      check: (nowMs) => cell.check(nowMs),
+      attach: (layout, machineId) => cell.attach(layout, machineId),
+    };
+    const gen = new IdGenerator({ layout: twitter, machineId: 3, clock, state: preempted });
+    gen.nextIdSync();
+    away = true;
+    // Past the reservation: the next call loads the state again (and meets the "preemption").
+    for (let i = 0; i < 2 * cell.reservation; i++) gen.nextIdSync();
+    expect(away).toBe(false);
+    // With the reading taken before the load, the state looked 50 ms ahead: a 50 ms sleep.
+    expect(clock.sleeps).toEqual([]);
   });
 });
