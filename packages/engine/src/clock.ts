@@ -82,12 +82,14 @@ export function hiResWallClock(sources: TimeSources = realSources): Clock {
 export const wallClock: Clock = hiResWallClock();
 
 /**
- * A clock that reads the wall clock once and then advances with the monotonic timer, so system
- * time corrections (NTP steps, a manual `date`) do not move it. It drifts from the wall clock by
- * whatever those corrections were; prefer it for a long-lived process whose host clock is unruly.
+ * A clock that takes the wall time once, when the process started (`performance.timeOrigin`, to
+ * sub-ms, the same in every worker thread), and then advances with the monotonic timer, so
+ * system time corrections (NTP steps, a manual `date`) do not move it. It drifts from the wall
+ * clock by whatever those corrections were; prefer it for a long-lived process whose host clock
+ * is unruly. Threads sharing one generator state read the same time from it.
  */
 export function monotonicClock(): Clock {
-  const anchor = Date.now() - performance.now();
+  const anchor = performance.timeOrigin;
   return Object.freeze({ now: () => anchor + performance.now() });
 }
 
