@@ -238,11 +238,11 @@ describe('the default wall clock in worker threads', () => {
   it('wallClock and monotonicClock read the same time in every thread (to well under a 1 ms tick), so no thread runs a shared state ahead of the others', async () => {
     // Anchored on Date.now(), which is truncated to whole ms, each thread's clock was off by
     // its own 0-1 ms: 8 threads then spread over most of a snowflake tick.
-    const offsets: number[] = [];
+    const offsets: { wall: number; monotonic: number }[] = [];
     for (let i = 0; i < 8; i++) {
       const worker = new Worker(fixture('clock-worker.mjs'));
       offsets.push(
-        await new Promise<number>((resolve, reject) => {
+        await new Promise<{ wall: number; monotonic: number }>((resolve, reject) => {
           worker.once('message', resolve);
           worker.once('error', reject);
         }),
