@@ -228,8 +228,10 @@ describe('one clock reading per tick for callers served together', () => {
     const before = clock.reads;
     const batch = gen.nextIds(600); // 256 per tick: this tick, then two more
     await new Promise((resolve) => setImmediate(resolve));
-    // The first tick is filled from one reading; the second needs the clock.
-    expect(clock.reads - before).toBe(2);
+    // The first tick is filled from one reading; the second needs the clock (and on a slow
+    // machine the pacer may have asked for a turn of the loop on the way: one reading more).
+    expect(clock.reads - before).toBeGreaterThanOrEqual(2);
+    expect(clock.reads - before).toBeLessThanOrEqual(3);
     let ahead = -1;
     let got: bigint[] = [];
     const done = batch.then((ids) => {
