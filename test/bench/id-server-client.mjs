@@ -10,7 +10,9 @@
 // frames responses (status line, Content-Length) and keeps them; once its time is up it checks
 // every one of them: status 200, a JSON body with an ID (or `count` IDs) of the expected machine
 // ID, no ID dated after the moment its response arrived, IDs increasing on each connection, and
-// no ID seen before in this run.
+// no ID seen before in this run. Around each scenario it reads the server's own latency
+// histogram from /metrics, to tell time spent in the handler (the generator's waits included)
+// from time spent queued (in sockets, behind other requests, or for a CPU).
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { decompose, toTime } from '@ids/sonyflake';
@@ -37,6 +39,34 @@ function serverCpuMs() {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * The server's own latency histogram for one route's 200s (`ids_http_request_duration_seconds`:
+ * from the request's arrival in the handler to its response handed to the socket), as
+ * cumulative counts by upper bound in ms.
+ * @returns {Promise<Map<number, number>>}
+ */
+async function serverHistogram(route) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const counts = new Map();
+  for (const [, labels = '', count] of text.matchAll(
+    /^ids_http_request_duration_seconds_bucket\{(.*)\} (\d+)$/gm,
+  )) {
+    const label = Object.fromEntries([...labels.matchAll(/(\w+)="([^"]*)"/g)].map(([, k, v]) => [k, v]));
+    if (label.route !== route || label.method !== 'GET' || label.status !== '200') continue;
+    counts.set(label.le === '+Inf' ? Number.POSITIVE_INFINITY : Number(label.le) * 1000, Number(count));
+  }
+  return counts;
+}
+
+/** The smallest bucket bound (ms) under which 99% of the requests between two scrapes fall. */
+function serverP99(before, after) {
+  const total = (after.get(Number.POSITIVE_INFINITY) ?? 0) - (before.get(Number.POSITIVE_INFINITY) ?? 0);
+  for (const [bound, count] of [...after].sort((a, b) => a[0] - b[0])) {
+    if (count - (before.get(bound) ?? 0) >= 0.99 * total) return bound;
+  }
+  return Number.NaN;
 }
 
 /** IDs of every scenario so far: an ID seen twice anywhere in the run is a duplicate. */
@@ -201,11 +231,14 @@ function audit(received, count) {
 }
 
 for (const { path, connections, seconds, warmUp } of scenarios) {
+  const route = path.split('?')[0] ?? path;
+  const histogram0 = await serverHistogram(route);
   const cpu0 = process.cpuUsage();
   const server0 = serverCpuMs();
   const received = await load(path, connections, seconds);
   const cpu = process.cpuUsage(cpu0);
   const serverCpu = serverCpuMs() - server0;
+  const inServerP99 = serverP99(histogram0, await serverHistogram(route));
   const count = Number(/[?&]count=(\d+)/.exec(path)?.[1] ?? 1);
   const latencies = Float64Array.from(received.latencies).sort();
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
@@ -219,6 +252,7 @@ for (const { path, connections, seconds, warmUp } of scenarios) {
     p50: at(0.5),
     p99: at(0.99),
     max: latencies.at(-1) ?? Number.NaN,
+    inServerP99,
     errors: received.errors,
     timeouts: received.timeouts,
     clientCpuUs: (cpu.user + cpu.system) / Math.max(1, requests),
