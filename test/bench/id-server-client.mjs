@@ -60,13 +60,20 @@ async function serverHistogram(route) {
   return counts;
 }
 
-/** The smallest bucket bound (ms) under which 99% of the requests between two scrapes fall. */
+/**
+ * The smallest bucket bound under which 99% of the requests between two scrapes fall, for
+ * display: `≤ 5` (ms), `> 1000` past the largest bound, `–` when the histogram was not found.
+ */
 function serverP99(before, after) {
   const total = (after.get(Number.POSITIVE_INFINITY) ?? 0) - (before.get(Number.POSITIVE_INFINITY) ?? 0);
-  for (const [bound, count] of [...after].sort((a, b) => a[0] - b[0])) {
-    if (count - (before.get(bound) ?? 0) >= 0.99 * total) return bound;
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  if (total <= 0) return '–';
+  for (const bound of bounds) {
+    if ((after.get(bound) ?? 0) - (before.get(bound) ?? 0) >= 0.99 * total) {
+      return Number.isFinite(bound) ? `≤ ${bound}` : `> ${bounds.at(-2)}`;
+    }
   }
-  return Number.NaN;
+  return '–';
 }
 
 /** IDs of every scenario so far: an ID seen twice anywhere in the run is a duplicate. */

@@ -91,7 +91,7 @@ export async function benchIdServer({ seconds = 3 } = {}) {
     latency(r.p50),
     latency(r.p99),
     latency(r.max),
-    `≤ ${r.inServerP99}`,
+    r.inServerP99,
     `${r.non200} (${r.status503})`,
     r.errors + r.timeouts,
     cpu(r.serverCpuUs),
