@@ -158,8 +158,11 @@ describe('machine ID and shutdown', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ids-id-server-'));
     const server = await startExample({ env: { IDS_CLAIM_DIR: dir } });
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    // Shut down once the server has the request (a fixed delay may end before a loaded machine
+    // even accepts the connection, and closing the listener resets one not yet accepted).
+    const received = once(server.server, 'request');
     const batch = call(server.url, 'GET', '/ids?count=1000', agent);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await received;
     const stopped = server.shutdown();
     expect((await batch).json.ids).toHaveLength(1000);
     expect(await stopped).toEqual({ clean: true });
