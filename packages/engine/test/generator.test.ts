@@ -11,16 +11,9 @@ import {
 import { IdGenerator } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
 import { claimOf } from './claims.js';
-import { TWITTER_SPEC } from './layouts.js';
+import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
 
-const layout = defineLayout({
-  name: 'sonyflake',
-  timeBits: 39,
-  timeUnitMs: 10,
-  sequenceBits: 8,
-  machineBits: 16,
-  epochMs: Date.UTC(2014, 8, 1),
-});
+const layout = defineLayout(SONYFLAKE_SPEC);
 const T0 = Date.UTC(2026, 10, 22, 12); // tick-aligned
 
 function generator(clock: Clock, extra: Partial<ConstructorParameters<typeof IdGenerator>[0]> = {}) {
