@@ -6,21 +6,8 @@ import { type Issuer, serverForSuite, spawnIssuer, uniqueName } from '../../mach
 import { type EtcdMachineIdClaim, type EtcdMachineIdOptions, etcdMachineId } from '../src/index.js';
 import { type EtcdCluster, startEtcd } from '../src/testing.js';
 
-export {
-  aborted,
-  cleanupAfterEach,
-  duplicateCount,
-  FAST_LEASE,
-  failure,
-  generatorOn,
-  holderAndWaiter,
-  type Issuer,
-  layoutWith,
-  MARGIN_MS,
-  sleep,
-  TTL_MS,
-  until,
-} from '../../machine-lease/test/kit.js';
+// Everything the suites share with the other lease stores' tests.
+export * from '../../machine-lease/test/kit.js';
 
 /** Whether this machine can run etcd servers itself (scripts/ensure-services.mjs installs one). */
 export const canStartEtcd = spawnSync(process.env.ETCD_BIN ?? 'etcd', ['--version']).status === 0;

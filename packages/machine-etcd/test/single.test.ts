@@ -7,7 +7,6 @@ import {
   FakeClock,
   IdGenerator,
   MachineIdLostError,
-  MachineIdProviderError,
   MachineIdRejectedError,
   resolveMachineId,
   tickOf,
@@ -29,6 +28,7 @@ import {
   adminClient,
   claim,
   etcdForSuite,
+  expectFullField,
   failure,
   freshPrefix,
   generatorOn,
@@ -233,21 +233,10 @@ describe('etcdMachineId', () => {
 
   it('a full field: MachineIdSpaceFullError saying so', async () => {
     const prefix = freshPrefix('full');
-    const layout = layoutWith(2);
-    const four = await Promise.all(
-      [0, 1, 2, 3].map(() => claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast })),
+    await expectFullField(
+      (layout) => claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast }),
+      MachineIdSpaceFullError,
     );
-    try {
-      expect(new Set(four.map((c) => c.machineId))).toEqual(new Set([0, 1, 2, 3]));
-      const error = await failure(claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast }));
-      expect(error).toBeInstanceOf(MachineIdProviderError);
-      expect(error.cause).toBeInstanceOf(MachineIdSpaceFullError);
-      expect((error.cause as Error).message).toMatch(
-        /every machine ID is held: all 4 IDs of the 2-bit field/,
-      );
-    } finally {
-      await Promise.all(four.map((c) => c.release()));
-    }
   });
 
   it('garbage under the prefix (a value, a key name, a recorded time): CorruptClaimError naming the key', async () => {

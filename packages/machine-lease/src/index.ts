@@ -23,6 +23,7 @@ export {
   leaseSettings,
   ms,
   type OptionError,
+  readRecordedTime,
   recordedTime,
 } from './options.js';
 export { currentOwner, type Owner, readOwner } from './owner.js';

@@ -115,3 +115,22 @@ export function recordedTime(raw: string): number | undefined {
   const ms = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
   return Number.isSafeInteger(ms) ? ms : undefined;
 }
+
+/**
+ * A recorded time read back from `key`: its milliseconds, or the store's corrupt-key error
+ * (made by `corrupt`) saying what the key holds and what was expected.
+ */
+export function readRecordedTime(
+  key: string,
+  raw: string,
+  corrupt: (key: string, message: string) => Error,
+): number {
+  const ms = recordedTime(raw);
+  if (ms === undefined) {
+    throw corrupt(
+      key,
+      `the recorded time ${key} holds ${received(raw)}: expected decimal Unix milliseconds; remove the key or use another prefix`,
+    );
+  }
+  return ms;
+}

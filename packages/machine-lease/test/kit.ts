@@ -2,10 +2,12 @@
 // path, as they do fake-scheduler.ts): one copy, so the two suites cannot drift apart.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname } from 'node:path';
-import { IdGenerator, type Layout, type MachineIdClaim } from '@ids/engine';
+import { IdGenerator, type Layout, type MachineIdClaim, MachineIdProviderError } from '@ids/engine';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 
-export { testLayout as layoutWith } from './fixtures/lease-process.mjs';
+import { testLayout } from './fixtures/lease-process.mjs';
+
+export { testLayout as layoutWith };
 
 /** The short lease the fault tests run with: a 2 s TTL, fencing 500 ms before it, 1 s requests. */
 export const TTL_MS = 2000;
@@ -165,4 +167,27 @@ export async function holderAndWaiter(
   await sleep(300);
   expect(b.claimedAt, 'B claimed the ID A holds').toBeUndefined();
   return { a, b };
+}
+
+/**
+ * Fills a 2-bit field with four concurrent claims, then asks for a fifth: it must fail with the
+ * provider error whose cause is the store's `SpaceFull` error, saying every ID is held. Returns
+ * that cause; the four are released at the end.
+ */
+export async function expectFullField(
+  claimOne: (layout: Layout) => Promise<MachineIdClaim>,
+  SpaceFull: abstract new (...args: never[]) => Error,
+): Promise<Error> {
+  const layout = testLayout(2);
+  const four = await Promise.all([0, 1, 2, 3].map(() => claimOne(layout)));
+  try {
+    expect(new Set(four.map((c) => c.machineId))).toEqual(new Set([0, 1, 2, 3]));
+    const error = await failure(claimOne(layout));
+    expect(error).toBeInstanceOf(MachineIdProviderError);
+    expect(error.cause).toBeInstanceOf(SpaceFull);
+    expect((error.cause as Error).message).toMatch(/every machine ID is held: all 4 IDs of the 2-bit field/);
+    return error.cause as Error;
+  } finally {
+    await Promise.all(four.map((c) => c.release()));
+  }
 }

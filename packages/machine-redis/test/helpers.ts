@@ -5,21 +5,8 @@ import { Redis } from 'ioredis';
 import { type Issuer, serverForSuite, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import { type RedisMachineIdClaim, type RedisMachineIdOptions, redisMachineId } from '../src/index.js';
 
-export {
-  aborted,
-  cleanupAfterEach,
-  duplicateCount,
-  FAST_LEASE,
-  failure,
-  generatorOn,
-  holderAndWaiter,
-  type Issuer,
-  layoutWith,
-  MARGIN_MS,
-  sleep,
-  TTL_MS,
-  until,
-} from '../../machine-lease/test/kit.js';
+// Everything the suites share with the other lease stores' tests.
+export * from '../../machine-lease/test/kit.js';
 
 /** A prefix no other test (or run, against a shared Redis) uses. */
 export function freshPrefix(name: string): string {
