@@ -11,6 +11,7 @@ import {
 import { IdGenerator } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
 import { claimOf } from './claims.js';
+import { heartbeat } from './kit.js';
 import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
 
 const layout = defineLayout(SONYFLAKE_SPEC);
@@ -180,21 +181,14 @@ describe('the event loop under a saturated async caller', () => {
   // Real time on purpose: this is about the real event loop.
   it('keeps turning when no call ever has to wait (a ceiling that never binds)', async () => {
     const gen = new IdGenerator({ layout: unbound, machineId: 0 });
-    let beats = 0;
-    let last = performance.now();
-    let longestGap = 0;
-    const timer = setInterval(() => {
-      longestGap = Math.max(longestGap, performance.now() - last);
-      last = performance.now();
-      beats++;
-    }, 1);
+    const heart = heartbeat();
     const until = performance.now() + 300;
     let count = 0;
     while (performance.now() < until) {
       await gen.nextId();
       count++;
     }
-    clearInterval(timer);
+    const { beats, longestGap } = heart.stop();
     expect(count).toBeGreaterThan(10_000);
     expect(beats).toBeGreaterThan(30);
     expect(longestGap).toBeLessThan(50);
