@@ -11,7 +11,7 @@ import {
 import { IdGenerator } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
 import { claimOf } from './claims.js';
-import { heartbeat } from './kit.js';
+import { saturate } from './kit.js';
 import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
 
 const layout = defineLayout(SONYFLAKE_SPEC);
@@ -181,14 +181,7 @@ describe('the event loop under a saturated async caller', () => {
   // Real time on purpose: this is about the real event loop.
   it('keeps turning when no call ever has to wait (a ceiling that never binds)', async () => {
     const gen = new IdGenerator({ layout: unbound, machineId: 0 });
-    const heart = heartbeat();
-    const until = performance.now() + 300;
-    let count = 0;
-    while (performance.now() < until) {
-      await gen.nextId();
-      count++;
-    }
-    const { beats, longestGap } = heart.stop();
+    const { count, beats, longestGap } = await saturate(() => gen.nextId(), 300);
     expect(count).toBeGreaterThan(10_000);
     expect(beats).toBeGreaterThan(30);
     expect(longestGap).toBeLessThan(50);

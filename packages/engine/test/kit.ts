@@ -26,10 +26,14 @@ export function runningClock(startMs: number, stepMs = 0.02): Clock & { reads: n
 }
 
 /**
- * A 1 ms interval on the real event loop, counting its beats and the longest gap between two:
- * a generator that starved the loop would show as few beats and a long gap. `stop` ends it.
+ * Awaits `next` back to back for `ms` of real time beside a 1 ms interval on the event loop, and
+ * reports the IDs (all and distinct), the interval's beats and the longest gap between two: a
+ * generator that starved the loop would show few beats and a long gap.
  */
-export function heartbeat(): { stop(): { beats: number; longestGap: number } } {
+export async function saturate(
+  next: () => Promise<bigint>,
+  ms: number,
+): Promise<{ count: number; distinct: number; beats: number; longestGap: number }> {
   let beats = 0;
   let last = performance.now();
   let longestGap = 0;
@@ -39,12 +43,15 @@ export function heartbeat(): { stop(): { beats: number; longestGap: number } } {
     last = now;
     beats++;
   }, 1);
-  return {
-    stop() {
-      clearInterval(timer);
-      return { beats, longestGap };
-    },
-  };
+  const ids = new Set<bigint>();
+  let count = 0;
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    ids.add(await next());
+    count++;
+  }
+  clearInterval(timer);
+  return { count, distinct: ids.size, beats, longestGap };
 }
 
 /** Takes `count` IDs from `next` and says whether each was above the one before, and how many were distinct. */
