@@ -1,9 +1,8 @@
 import { InvalidMachineIdError, type MachineIdCheck } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { grantLease, type Lease } from '@ids/machine-lease';
+import { grantLease, type Lease, schedulerOf } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { EtcdLeaseLostError, MachineBitsMismatchError } from './errors.js';
-import { realScheduler, type Scheduler } from './keeper.js';
 import { type EtcdOptions, settings as validate } from './options.js';
 import { EtcdStore } from './store.js';
 
@@ -18,10 +17,6 @@ export interface EtcdMachineIdCheck extends MachineIdCheck {
   readonly signal: AbortSignal;
   /** Revokes the lease, which frees every ID this check took at once, and closes the client. Idempotent. */
   close(): Promise<void>;
-}
-
-interface Internal {
-  readonly scheduler?: Scheduler;
 }
 
 /**
@@ -47,7 +42,7 @@ interface Internal {
  */
 export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdCheck {
   const s = validate(options);
-  const scheduler = (options as Internal).scheduler ?? realScheduler;
+  const scheduler = schedulerOf(options);
   let store: EtcdStore | undefined;
   let lease: Promise<Lease> | undefined;
   let controller = new AbortController();

@@ -9,6 +9,7 @@ export {
   LeaseKeeper,
   realScheduler,
   type Scheduler,
+  schedulerOf,
 } from './keeper.js';
 export { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
 export {
