@@ -2,6 +2,7 @@
 // written once against a small LeaseStore interface. No I/O of its own and no dependency but
 // @ids/engine: each store package brings its client.
 export { type AllocateOptions, allocate, listTaken } from './allocate.js';
+export { bounded, StoreTimeout } from './bounded.js';
 export { Holder, type HolderSettings, type LeasedClaim } from './holder.js';
 export {
   type Keepalive,
