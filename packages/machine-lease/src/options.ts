@@ -93,17 +93,13 @@ export function holderOptions(
   o: HolderOptions,
   error: OptionError,
 ): { probes: number; recordIntervalMs: number } {
-  const probes = o.probes ?? DEFAULT_PROBES;
-  if (!Number.isInteger(probes) || probes < 0 || probes > 64) {
-    throw error('probes', `expected an integer from 0 to 64, received ${received(o.probes)}`);
-  }
-  const recordIntervalMs = o.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS;
-  if (typeof recordIntervalMs !== 'number' || !Number.isFinite(recordIntervalMs) || recordIntervalMs <= 0) {
-    throw error(
-      'recordIntervalMs',
-      `expected a number of ms above 0, received ${received(o.recordIntervalMs)}`,
-    );
-  }
+  const probes = integer(o.probes ?? DEFAULT_PROBES, 'probes', 0, 64, error);
+  const recordIntervalMs = ms(
+    o.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS,
+    'recordIntervalMs',
+    false,
+    error,
+  );
   return { probes, recordIntervalMs };
 }
 
