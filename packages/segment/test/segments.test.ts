@@ -236,7 +236,7 @@ describe('bad input and bad stores', () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(StepOutOfRangeError);
-    expect((error as Error).message).toMatch(/expected a whole number from \d+ to \d+, received/);
+    expect((error as Error).message).toMatch(/expected an integer from \d+ to \d+, received/);
   });
 
   it.each([
