@@ -1,6 +1,5 @@
-import { InvalidMachineIdError, type MachineIdCheck } from '@ids/engine';
-import { received } from '@ids/engine/internal';
-import { grantLease, type Lease, schedulerOf } from '@ids/machine-lease';
+import type { MachineIdCheck } from '@ids/engine';
+import { checkAskedId, grantLease, type Lease, schedulerOf } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { EtcdLeaseLostError, MachineBitsMismatchError } from './errors.js';
 import { type EtcdOptions, settings as validate } from './options.js';
@@ -64,11 +63,7 @@ export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdChec
 
   const check = async (machineId: number): Promise<boolean> => {
     if (closed) throw new EtcdLeaseLostError('released', 'the check was closed');
-    if (!Number.isInteger(machineId) || machineId < 0) {
-      throw new InvalidMachineIdError(
-        `checkMachineId: expected a machine ID, an integer 0 or more, received ${received(machineId)}`,
-      );
-    }
+    checkAskedId(machineId);
     if (s.bits !== undefined && machineId >= 2 ** s.bits) {
       throw new MachineBitsMismatchError(
         `machine ID ${machineId} does not fit the ${s.bits}-bit field this check was set up for (bits: ${s.bits})`,

@@ -14,6 +14,7 @@ export {
 } from './keeper.js';
 export { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
 export {
+  checkAskedId,
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,

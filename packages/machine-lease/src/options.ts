@@ -1,4 +1,4 @@
-import { checkInteger, DEFAULT_RECORD_INTERVAL_MS } from '@ids/engine';
+import { checkInteger, DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import type { LeaseTiming } from './lease.js';
 
@@ -129,4 +129,14 @@ export function readRecordedTime(
     );
   }
   return ms;
+}
+
+/** The ID a store's Go-style check is asked about. @throws InvalidMachineIdError unless an integer 0 or more. */
+export function checkAskedId(machineId: unknown): number {
+  if (typeof machineId !== 'number' || !Number.isInteger(machineId) || machineId < 0) {
+    throw new InvalidMachineIdError(
+      `checkMachineId: expected a machine ID, an integer 0 or more, received ${received(machineId)}`,
+    );
+  }
+  return machineId;
 }
