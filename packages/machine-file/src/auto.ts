@@ -3,6 +3,7 @@
 // (auto-steps.ts, or a caller's own) do.
 import {
   AsyncSettingError,
+  checkInteger,
   errorText,
   IdsError,
   InvalidArgumentError,
@@ -54,10 +55,7 @@ export class AutoMachineIdError extends IdsError {
 }
 
 function checkBits(bits: unknown): number {
-  if (typeof bits !== 'number' || !Number.isInteger(bits) || bits < 0 || bits > 30) {
-    throw new InvalidArgumentError(`bits: expected an integer from 0 to 30, received ${received(bits)}`);
-  }
-  return bits;
+  return checkInteger(bits, 'bits', 0, 30);
 }
 
 function optedIn(options: AutoMachineIdOptions, steps: readonly AutoChainStep[]): Set<string> {
