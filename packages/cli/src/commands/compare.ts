@@ -4,11 +4,10 @@ import { type Command, commandHelp, LAYOUT_HELP, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { DEFAULT_COMPARISON, parseLayout } from '../layouts.js';
 import { schemeRows, schemeTable } from '../schemes.js';
-import { columns, int } from '../table.js';
+import { columns, int, partsSuffix } from '../table.js';
 
 function machineCell(c: LayoutComparison): string {
-  const parts = c.machineParts ? ` (${c.machineParts.map((p) => `${p.name} ${p.bits}`).join(' + ')})` : '';
-  return `${c.machineBits} bits${parts}`;
+  return `${c.machineBits} bits${partsSuffix(c.machineParts)}`;
 }
 
 function digitsFrom(c: LayoutComparison, digits: number): string {

@@ -12,7 +12,7 @@ import { UsageError } from '../errors.js';
 import { print, readLineBatches } from '../io.js';
 import { parseLayout } from '../layouts.js';
 import { noteGuessedEncoding, warnImplausibleTime } from '../plausible.js';
-import { columns } from '../table.js';
+import { columns, partsSuffix } from '../table.js';
 
 interface Decomposed extends DecomposedId {
   readonly input: string;
@@ -22,9 +22,7 @@ interface Decomposed extends DecomposedId {
 }
 
 export function describeLayout(layout: Layout): string {
-  const parts = layout.machineParts
-    ? ` (${layout.machineParts.map((p) => `${p.name} ${p.bits}`).join(' + ')})`
-    : '';
+  const parts = partsSuffix(layout.machineParts);
   const fields =
     layout.fieldOrder === 'sequence-machine'
       ? `sequence ${layout.sequenceBits}, machine ${layout.machineBits}${parts}`
