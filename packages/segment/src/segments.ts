@@ -1,4 +1,4 @@
-import { type Clock, checkInteger, IdsError, InvalidArgumentError, wallClock } from '@ids/engine';
+import { type Clock, checkInteger, errorText, IdsError, InvalidArgumentError, wallClock } from '@ids/engine';
 import { checkClock, received } from '@ids/engine/internal';
 import {
   BufferEmptyError,
@@ -73,7 +73,7 @@ export interface SegmentsStats {
 
 function typed(error: unknown, tag: string): Error {
   if (error instanceof IdsError) return error;
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorText(error);
   return new StoreUnavailableError(
     `tag ${JSON.stringify(tag)}: both buffers are empty and the store gave no segment: ${reason}`,
     { cause: error },

@@ -1,7 +1,9 @@
 // Flags and environment to options. A flag wins over its variable; a value that cannot be read
 // is a ServerConfigError naming both.
+
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { errorText } from '@ids/engine';
 import { ServerConfigError } from './errors.js';
 import { SERVER_LAYOUTS } from './layouts.js';
 import type { IdServerOptions } from './server.js';
@@ -159,7 +161,7 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
       strict: true,
     }));
   } catch (error) {
-    throw new ServerConfigError(error instanceof Error ? error.message : String(error));
+    throw new ServerConfigError(errorText(error));
   }
   if (values.help) return { help: true };
   const get = (name: keyof typeof FLAGS): { value: string; what: string } | undefined => {
