@@ -172,7 +172,7 @@ export function acceptMachineId(
       throw error;
     });
   };
-  const id = isClaim(value) ? value.machineId : value;
+  const id = idOf(value);
   try {
     inRange(id);
   } catch (error) {

@@ -12,7 +12,7 @@ import {
   type MachineIdClaim,
   type MachineIdProvider,
 } from '@ids/engine';
-import { received } from '@ids/engine/internal';
+import { idOf, received, releaseQuietly } from '@ids/engine/internal';
 import type {
   AutoChainStep,
   AutoMachineIdOptions,
@@ -119,10 +119,10 @@ function runChain(
       return answer.outcome === 'failed' && answer.stop !== undefined ? stop(answer.stop) : undefined;
     }
     const { machineId } = answer;
-    const id = isClaim(machineId) ? machineId.machineId : machineId;
+    const id = idOf(machineId);
     if (!Number.isInteger(id) || id < 0 || id >= 2 ** bits) {
       // A step's own bug or a too-wide source: refused here rather than by the generator later.
-      if (isClaim(machineId)) Promise.resolve(machineId.release()).catch(() => undefined);
+      void releaseQuietly(machineId);
       const max = 2 ** bits - 1;
       return threw(
         step,
