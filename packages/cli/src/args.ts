@@ -1,13 +1,17 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { errorText } from '@ids/engine';
 import { UsageError } from './errors.js';
 
 /**
- * Runs a node:util parseArgs call (strict mode) and turns its errors into one short UsageError
- * line. Node's own messages go on about '--' after their first sentence; the first is the point.
+ * Parses a command's arguments with node:util parseArgs in strict mode, and turns its errors into
+ * one short UsageError line. Node's own messages go on about '--' after their first sentence; the
+ * first is the point.
  */
-export function parseCommandLine<T>(parse: () => T): T {
+export function parseCommandLine<const T extends Omit<ParseArgsConfig, 'strict'>>(
+  config: T,
+): ReturnType<typeof parseArgs<T & { strict: true }>> {
   try {
-    return parse();
+    return parseArgs({ ...config, strict: true });
   } catch (error) {
     throw new UsageError(errorText(error).split('. ')[0]!.replace(/\.$/, ''));
   }

@@ -51,3 +51,8 @@ export const LAYOUT_HELP = `  -l, --layout SPEC     the layout, one of:\n${pad(L
 export const FORMAT_HELP = `  -f, --format NAME     one of:\n${pad(ENCODING_NAMES.map((n) => `${n.padEnd(14)}${ENCODINGS[n].description}`))}`;
 
 export const EXIT_HELP = 'Exit codes: 0 done, 1 failed while running, 2 a mistake in the command line.';
+
+/** A command's `--help` text: `usage` (its usage line, description and options) with the lines every command ends with. */
+export function commandHelp(usage: string): string {
+  return `${usage}  -h, --help            this text\n\n${EXIT_HELP}\n`;
+}

@@ -1,3 +1,5 @@
+import type { MachinePart } from '@ids/engine';
+
 /** Rows of cells as aligned columns, two spaces apart, no trailing spaces. */
 export function columns(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
@@ -16,3 +18,8 @@ export function columns(rows: readonly (readonly string[])[]): string {
 }
 
 export const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+/** A split machine field's parts after its width, ` (datacenter 5 + worker 5)`; '' for a single field. */
+export function partsSuffix(parts: readonly MachinePart[] | undefined): string {
+  return parts ? ` (${parts.map((p) => `${p.name} ${p.bits}`).join(' + ')})` : '';
+}

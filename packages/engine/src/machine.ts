@@ -1,3 +1,4 @@
+import { errorText } from './check.js';
 import {
   AsyncSettingError,
   InvalidArgumentError,
@@ -121,7 +122,7 @@ export function afterValue<T, U>(value: T | Promise<T>, next: (v: T) => U | Prom
 }
 
 function providerError(error: unknown): MachineIdProviderError {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorText(error);
   return new MachineIdProviderError(`the machine ID provider failed: ${reason}`, { cause: error });
 }
 
@@ -171,7 +172,7 @@ export function acceptMachineId(
       throw error;
     });
   };
-  const id = isClaim(value) ? value.machineId : value;
+  const id = idOf(value);
   try {
     inRange(id);
   } catch (error) {

@@ -11,16 +11,10 @@ import {
 import { IdGenerator } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
 import { claimOf } from './claims.js';
-import { TWITTER_SPEC } from './layouts.js';
+import { saturate } from './kit.js';
+import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
 
-const layout = defineLayout({
-  name: 'sonyflake',
-  timeBits: 39,
-  timeUnitMs: 10,
-  sequenceBits: 8,
-  machineBits: 16,
-  epochMs: Date.UTC(2014, 8, 1),
-});
+const layout = defineLayout(SONYFLAKE_SPEC);
 const T0 = Date.UTC(2026, 10, 22, 12); // tick-aligned
 
 function generator(clock: Clock, extra: Partial<ConstructorParameters<typeof IdGenerator>[0]> = {}) {
@@ -187,21 +181,7 @@ describe('the event loop under a saturated async caller', () => {
   // Real time on purpose: this is about the real event loop.
   it('keeps turning when no call ever has to wait (a ceiling that never binds)', async () => {
     const gen = new IdGenerator({ layout: unbound, machineId: 0 });
-    let beats = 0;
-    let last = performance.now();
-    let longestGap = 0;
-    const timer = setInterval(() => {
-      longestGap = Math.max(longestGap, performance.now() - last);
-      last = performance.now();
-      beats++;
-    }, 1);
-    const until = performance.now() + 300;
-    let count = 0;
-    while (performance.now() < until) {
-      await gen.nextId();
-      count++;
-    }
-    clearInterval(timer);
+    const { count, beats, longestGap } = await saturate(() => gen.nextId(), 300);
     expect(count).toBeGreaterThan(10_000);
     expect(beats).toBeGreaterThan(30);
     expect(longestGap).toBeLessThan(50);

@@ -19,16 +19,9 @@ import {
   toTime,
 } from '../src/id.js';
 import { defineLayout, type Layout, tickStartMs } from '../src/layout.js';
-import { TWITTER_SPEC } from './layouts.js';
+import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
 
-const sonyflake = defineLayout({
-  name: 'sonyflake',
-  timeBits: 39,
-  timeUnitMs: 10,
-  sequenceBits: 8,
-  machineBits: 16,
-  epochMs: Date.UTC(2014, 8, 1),
-});
+const sonyflake = defineLayout(SONYFLAKE_SPEC);
 
 // The vector of the seed documents: time 1, sequence 1, machine 1.
 const SEED_VECTOR = { time: 1, sequence: 1, machine: 1, id: 16_842_753n };

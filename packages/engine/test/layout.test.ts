@@ -8,16 +8,7 @@ import {
   InvalidTimeUnitError,
 } from '../src/errors.js';
 import { defineLayout, type LayoutSpec, layoutLimits, tickOf, tickStartMs } from '../src/layout.js';
-import { TWITTER_SPEC } from './layouts.js';
-
-const SONYFLAKE_2014: LayoutSpec = {
-  name: 'sonyflake',
-  timeBits: 39,
-  timeUnitMs: 10,
-  sequenceBits: 8,
-  machineBits: 16,
-  epochMs: Date.UTC(2014, 8, 1),
-};
+import { SONYFLAKE_SPEC as SONYFLAKE_2014, TWITTER_SPEC } from './layouts.js';
 
 describe('defineLayout', () => {
   it('derives the constants of the Sonyflake layout', () => {

@@ -10,18 +10,12 @@ import { IdGenerator, type StateCell } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
 import { createSharedState, SharedStateCell, sharedStateCell } from '../src/shared.js';
 import { claimOf } from './claims.js';
+import { SONYFLAKE_SPEC } from './layouts.js';
 
 // Worker threads are exercised in test/threads.test.ts against the built packages; here the
 // cell's rules are checked in one thread, with races forced at the seam between load and commit.
 
-const layout = defineLayout({
-  name: 'sonyflake',
-  timeBits: 39,
-  timeUnitMs: 10,
-  sequenceBits: 8,
-  machineBits: 16,
-  epochMs: Date.UTC(2014, 8, 1),
-});
+const layout = defineLayout(SONYFLAKE_SPEC);
 const T0 = Date.UTC(2026, 10, 22, 12);
 
 describe('shared state cell', () => {

@@ -2,16 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { OverTimeLimitError } from '../src/errors.js';
 import { defineLayout, tickStartMs } from '../src/layout.js';
 import { advance, type GeneratorState, initialState, nextSlot } from '../src/state.js';
+import { SONYFLAKE_SPEC } from './layouts.js';
 
-// Sonyflake's default layout with the 2014 epoch: 39-bit time in 10 ms units, 8 + 16 bits.
-const EPOCH = Date.UTC(2014, 8, 1);
-const layout = defineLayout({
-  timeBits: 39,
-  timeUnitMs: 10,
-  sequenceBits: 8,
-  machineBits: 16,
-  epochMs: EPOCH,
-});
+const EPOCH = SONYFLAKE_SPEC.epochMs;
+const layout = defineLayout(SONYFLAKE_SPEC);
 const at = (tick: number, offsetMs = 0) => tickStartMs(layout, tick) + offsetMs;
 const HOUR = 3_600_000;
 const YEAR_365 = 365 * 24 * HOUR;

@@ -1,9 +1,7 @@
-import { InvalidMachineIdError, type MachineIdCheck } from '@ids/engine';
-import { received } from '@ids/engine/internal';
-import { grantLease, type Lease } from '@ids/machine-lease';
+import type { MachineIdCheck } from '@ids/engine';
+import { checkAskedId, grantLease, type Lease, schedulerOf } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { EtcdLeaseLostError, MachineBitsMismatchError } from './errors.js';
-import { realScheduler, type Scheduler } from './keeper.js';
 import { type EtcdOptions, settings as validate } from './options.js';
 import { EtcdStore } from './store.js';
 
@@ -18,10 +16,6 @@ export interface EtcdMachineIdCheck extends MachineIdCheck {
   readonly signal: AbortSignal;
   /** Revokes the lease, which frees every ID this check took at once, and closes the client. Idempotent. */
   close(): Promise<void>;
-}
-
-interface Internal {
-  readonly scheduler?: Scheduler;
 }
 
 /**
@@ -47,7 +41,7 @@ interface Internal {
  */
 export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdCheck {
   const s = validate(options);
-  const scheduler = (options as Internal).scheduler ?? realScheduler;
+  const scheduler = schedulerOf(options);
   let store: EtcdStore | undefined;
   let lease: Promise<Lease> | undefined;
   let controller = new AbortController();
@@ -69,11 +63,7 @@ export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdChec
 
   const check = async (machineId: number): Promise<boolean> => {
     if (closed) throw new EtcdLeaseLostError('released', 'the check was closed');
-    if (!Number.isInteger(machineId) || machineId < 0) {
-      throw new InvalidMachineIdError(
-        `checkMachineId: expected a machine ID, an integer 0 or more, received ${received(machineId)}`,
-      );
-    }
+    checkAskedId(machineId);
     if (s.bits !== undefined && machineId >= 2 ** s.bits) {
       throw new MachineBitsMismatchError(
         `machine ID ${machineId} does not fit the ${s.bits}-bit field this check was set up for (bits: ${s.bits})`,

@@ -1,8 +1,7 @@
 import type { MachineIdContext } from '@ids/engine';
-import { Holder, holderOptions, integer, type LeasedClaim } from '@ids/machine-lease';
+import { Holder, holderOptions, integer, type LeasedClaim, schedulerOf } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { EtcdOptionError, MachineBitsMismatchError } from './errors.js';
-import { realScheduler, type Scheduler } from './keeper.js';
 import { type EtcdOptions, settings as validate } from './options.js';
 import { EtcdStore } from './store.js';
 
@@ -57,11 +56,6 @@ export interface EtcdMachineIdClaim extends LeasedClaim {
 /** What etcdMachineId returns: a MachineIdProvider whose result is always an EtcdMachineIdClaim. */
 export type EtcdMachineIdProvider = (context: MachineIdContext) => Promise<EtcdMachineIdClaim>;
 
-/** Undocumented test seam: where the keeper reads time and sets timers. */
-interface Internal {
-  readonly scheduler?: Scheduler;
-}
-
 /**
  * A machine-ID provider that claims a free ID in [0, 2^bits) from etcd and holds it with a
  * lease, for generators across a fleet:
@@ -84,7 +78,7 @@ export function etcdMachineId(options: EtcdMachineIdOptions = {}): EtcdMachineId
   const s = validate(options);
   const optionError = (option: string, message: string) => new EtcdOptionError(option, message);
   const { probes, recordIntervalMs } = holderOptions(options, optionError);
-  const scheduler = (options as Internal).scheduler ?? realScheduler;
+  const scheduler = schedulerOf(options);
   const only = options.machineId;
   if (only !== undefined) integer(only, 'machineId', 0, 2 ** 30 - 1, optionError);
   return async ({ bits }: MachineIdContext) => {

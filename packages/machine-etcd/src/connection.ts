@@ -1,4 +1,5 @@
 import { errorText } from '@ids/engine';
+import { bounded, StoreTimeout } from '@ids/machine-lease';
 import {
   castGrpcError,
   Etcd3,
@@ -35,9 +36,8 @@ function isBrokenCircuit(error: unknown): boolean {
  */
 const KEEPALIVE_PING_MS = 6000;
 
-/** Our own stand-ins for "no answer": a timer that ran out, a stream that closed early. */
+/** Our own stand-in for "no answer" from a stream that closed early (a call that ran out of time is StoreTimeout). */
 class NoAnswer extends Error {}
-class Timeout extends NoAnswer {}
 
 /**
  * One etcd client plus the rules for talking to it: every call is bounded by `timeoutMs` (a
@@ -89,27 +89,23 @@ export class Connection {
     budgetMs = this.timeoutMs,
   ): Promise<T> {
     const ms = Math.max(1, Math.min(this.timeoutMs, budgetMs));
-    let cancel: () => void = () => undefined;
-    const timer = new Promise<never>((_, reject) => {
-      const t = setTimeout(() => reject(new Timeout()), ms + 50);
-      cancel = () => clearTimeout(t);
-    });
     try {
-      return await Promise.race([fn({ deadline: new Date(Date.now() + ms) }), timer]);
+      return await bounded(ms, () => fn({ deadline: new Date(Date.now() + ms) }));
     } catch (error) {
       throw this.translate(what, error, ms);
-    } finally {
-      cancel();
     }
   }
 
   translate(what: string, raw: unknown, ms: number): Error {
     if (raw instanceof EtcdLeaseLostError || raw instanceof EtcdUnavailableError) return raw;
-    if (raw instanceof Timeout) {
+    if (raw instanceof StoreTimeout) {
       return new EtcdUnavailableError(`${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)`);
     }
     // Unary calls come back typed; errors on streams come as gRPC's plain Error with a status code.
-    const error = raw instanceof Error && !(raw instanceof NoAnswer) ? castGrpcError(raw) : raw;
+    const error =
+      raw instanceof Error && !(raw instanceof NoAnswer || raw instanceof StoreTimeout)
+        ? castGrpcError(raw)
+        : raw;
     if (error instanceof EtcdLeaseInvalidError) {
       return new EtcdLeaseLostError(
         'lease-expired',
@@ -129,6 +125,7 @@ export class Connection {
     }
     if (
       error instanceof NoAnswer ||
+      error instanceof StoreTimeout ||
       isBrokenCircuit(error) ||
       (error instanceof Error && isRecoverableError(error))
     ) {

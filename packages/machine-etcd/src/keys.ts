@@ -1,5 +1,5 @@
 import { received } from '@ids/engine/internal';
-import { type Owner, readOwner, recordedTime } from '@ids/machine-lease';
+import { type Owner, readOwner, readRecordedTime } from '@ids/machine-lease';
 import { CorruptClaimError } from './errors.js';
 
 /**
@@ -62,19 +62,7 @@ export function parseOwner(key: string, value: Uint8Array): Owner {
   return { host: o.host, pid: o.pid, started: o.started };
 }
 
-/** Reads a recorded time (decimal Unix ms). */
+/** Reads a recorded time (decimal Unix ms); anything else is CorruptClaimError. */
 export function parseTime(key: string, value: Uint8Array): number {
-  const raw = text(value);
-  const ms = recordedTime(raw);
-  if (ms === undefined) {
-    throw new CorruptClaimError(
-      key,
-      `the recorded time ${key} holds ${received(raw)}: expected decimal Unix milliseconds; remove the key or use another prefix`,
-    );
-  }
-  return ms;
-}
-
-export function describeOwner(owner: Owner): string {
-  return `pid ${owner.pid} on ${owner.host} (started ${owner.started})`;
+  return readRecordedTime(key, text(value), (at, message) => new CorruptClaimError(at, message));
 }

@@ -1,36 +1,35 @@
 // Go's check path against a paused holder, as separate processes: A takes machine ID 0, is
 // SIGSTOPped past the TTL, B takes ID 0, A resumes. Every ID of both is compared.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEtcd } from '../src/testing.js';
-import { canStartEtcd, freshPrefix, sleep, until } from './helpers.js';
-import { type Issuer, type IssuerMode, startIssuer } from './processes.js';
+import {
+  canStartEtcd,
+  cleanupAfterEach,
+  duplicateCount,
+  freshPrefix,
+  holderAndWaiter,
+  type Issuer,
+  type IssuerMode,
+  sleep,
+  startIssuer,
+  until,
+} from './helpers.js';
 
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.reverse()) await step().catch(() => undefined);
-  cleanup = [];
-});
+const cleanup = cleanupAfterEach();
 
 async function pausedHolder(mode: IssuerMode) {
   const etcd = await startEtcd();
   cleanup.push(() => etcd.stop());
   const prefix = freshPrefix(`paused-${mode}`);
-  const a = startIssuer(mode, etcd.endpoints, prefix);
-  cleanup.push(() => a.stop());
-  await until(() => a.ids.length > 50, 15_000, 'A issuing');
-  const b = startIssuer(mode, etcd.endpoints, prefix);
-  cleanup.push(() => b.stop());
-  await sleep(300);
-  expect(b.claimedAt).toBeUndefined(); // ID 0 is A's
+  const { a, b } = await holderAndWaiter(() => startIssuer(mode, etcd.endpoints, prefix), cleanup);
   a.child.kill('SIGSTOP');
   await until(() => b.ids.length > 50, 15_000, 'B issuing after A stopped');
   a.child.kill('SIGCONT');
   const resumedAt = Date.now();
   await sleep(1500);
   await Promise.all([a.stop(), b.stop()]);
-  const all = [...a.ids, ...b.ids].map((x) => x.id);
   return {
-    duplicates: all.length - new Set(all).size,
+    duplicates: duplicateCount(a, b),
     aAfter: a.ids.filter((x) => x.at >= resumedAt).length,
     a,
     b,

@@ -3,9 +3,8 @@
 // killed at the end, so only a separate process shows whether anything was left running.)
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { Etcd3 } from 'etcd3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, freshPrefix, singleEtcd } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { etcdForSuite, freshPrefix } from './helpers.js';
 
 const fixture = join(__dirname, 'fixtures', 'claim-then-exit.mjs');
 
@@ -56,37 +55,28 @@ function run(mode: 'close' | 'no-close', endpoints: string[], prefix: string, wa
 }
 
 describe('close() in a child process', () => {
-  let etcd: Awaited<ReturnType<typeof singleEtcd>>;
-  let admin: Etcd3;
-  beforeAll(async () => {
-    etcd = await singleEtcd();
-    admin = adminClient(etcd.endpoints);
-  });
-  afterAll(async () => {
-    admin?.close();
-    await etcd?.stop();
-  });
+  const suite = etcdForSuite();
 
   it('exits by itself, and the key is gone at once (revoked, not expired)', async () => {
     const prefix = freshPrefix('child-close');
-    const result = await run('close', etcd.endpoints, prefix, 3000);
+    const result = await run('close', suite.server.endpoints, prefix, 3000);
     result.kill();
     expect(result.held.ids).toBe(10);
     expect(result.exitAfterMs, 'the process did not exit within 3 s of closing').toBeDefined();
     expect(result.code).toBe(0);
-    expect(await admin.get(result.held.key).string()).toBeNull();
-    const lease = await admin.leaseClient.leaseTimeToLive({ ID: result.held.leaseId, keys: false });
+    expect(await suite.admin.get(result.held.key).string()).toBeNull();
+    const lease = await suite.admin.leaseClient.leaseTimeToLive({ ID: result.held.leaseId, keys: false });
     expect(Number(lease.TTL)).toBe(-1);
     console.log(`child with close(): exited ${Math.round(result.exitAfterMs!)} ms after printing`);
   });
 
   it('without close(), the key outlives the process until the lease expires (what close() prevents)', async () => {
     const prefix = freshPrefix('child-no-close');
-    const result = await run('no-close', etcd.endpoints, prefix, 1000);
+    const result = await run('no-close', suite.server.endpoints, prefix, 1000);
     result.kill();
-    expect(await admin.get(result.held.key).string()).not.toBeNull();
-    const lease = await admin.leaseClient.leaseTimeToLive({ ID: result.held.leaseId, keys: false });
+    expect(await suite.admin.get(result.held.key).string()).not.toBeNull();
+    const lease = await suite.admin.leaseClient.leaseTimeToLive({ ID: result.held.leaseId, keys: false });
     expect(Number(lease.TTL)).toBeGreaterThan(50);
-    await admin.leaseClient.leaseRevoke({ ID: result.held.leaseId });
+    await suite.admin.leaseClient.leaseRevoke({ ID: result.held.leaseId });
   });
 });

@@ -1,8 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { defineLayout, IdGenerator, type Layout, type MachineIdClaim, resolveMachineId } from '@ids/engine';
+import { join } from 'node:path';
+import { type Layout, resolveMachineId } from '@ids/engine';
 import { Etcd3 } from 'etcd3';
+import { type Issuer, serverForSuite, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import { type EtcdMachineIdClaim, type EtcdMachineIdOptions, etcdMachineId } from '../src/index.js';
 import { type EtcdCluster, startEtcd } from '../src/testing.js';
+
+// Everything the suites share with the other lease stores' tests.
+export * from '../../machine-lease/test/kit.js';
 
 /** Whether this machine can run etcd servers itself (scripts/ensure-services.mjs installs one). */
 export const canStartEtcd = spawnSync(process.env.ETCD_BIN ?? 'etcd', ['--version']).status === 0;
@@ -21,22 +26,21 @@ export async function singleEtcd(): Promise<Pick<EtcdCluster, 'endpoints' | 'sto
   );
 }
 
-let prefixes = 0;
-/** A prefix no other test (or run, against a shared etcd) uses. */
-export function freshPrefix(name: string): string {
-  return `/ids-test/${name}-${process.pid}-${Date.now().toString(36)}-${prefixes++}`;
+/** singleEtcd() for the tests of the enclosing describe, with an admin client on it. */
+export function etcdForSuite() {
+  return serverForSuite(
+    singleEtcd,
+    (etcd) => adminClient(etcd.endpoints),
+    async (etcd, admin) => {
+      admin?.close();
+      await etcd.stop();
+    },
+  );
 }
 
-/** A sonyflake-like layout with the given machine bits. */
-export function layoutWith(machineBits: number): Layout {
-  return defineLayout({
-    name: `test-${machineBits}`,
-    timeBits: 39,
-    timeUnitMs: 10,
-    sequenceBits: 8,
-    machineBits,
-    epochMs: Date.UTC(2014, 8, 1),
-  });
+/** A prefix no other test (or run, against a shared etcd) uses. */
+export function freshPrefix(name: string): string {
+  return `/ids-test/${uniqueName(name)}`;
 }
 
 /** Runs the provider the way Sonyflake.create does (range check included) and returns the claim. */
@@ -44,46 +48,15 @@ export async function claim(layout: Layout, options: EtcdMachineIdOptions): Prom
   return (await resolveMachineId(layout, etcdMachineId(options))) as EtcdMachineIdClaim;
 }
 
-export function generatorOn(
-  layout: Layout,
-  machineId: MachineIdClaim,
-  extra: { onError?: (e: unknown) => void } = {},
-) {
-  return new IdGenerator({ layout, machineId, onError: extra.onError ?? (() => undefined) });
-}
-
 /** A plain client for looking at and meddling with keys, as an operator with etcdctl would. */
 export function adminClient(endpoints: string[]): Etcd3 {
   return new Etcd3({ hosts: endpoints });
 }
 
-/** Resolves when `signal` aborts, with the time it did (performance.now()). */
-export function aborted(signal: AbortSignal): Promise<number> {
-  if (signal.aborted) return Promise.resolve(performance.now());
-  return new Promise((resolve) =>
-    signal.addEventListener('abort', () => resolve(performance.now()), { once: true }),
-  );
-}
+/** How the issuer takes machine ID 0: Go's check, or a held claim of exactly that ID. */
+export type IssuerMode = 'check' | 'fixed';
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `fn` every 10 ms until it returns true, failing after `ms`. */
-export async function until(fn: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = performance.now() + ms;
-  while (!(await fn())) {
-    if (performance.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
-/** The error a promise rejects with; fails the test if it resolves. */
-export async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection, but the promise resolved');
+/** Starts an issuer of machine ID 0 (test/fixtures/issuer.mjs) on etcd under `prefix`. */
+export function startIssuer(mode: IssuerMode, endpoints: string[], prefix: string): Issuer {
+  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [mode, endpoints.join(','), prefix]);
 }

@@ -1,7 +1,7 @@
 // etcd stopped mid-run, and a partition between one client and etcd: the generator fences
 // within the TTL budget, and a second holder gets the ID only after the first has fenced.
 import { GeneratorClosedError, IdGenerator, MachineIdLostError } from '@ids/engine';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   EtcdLeaseLostError,
   type EtcdMachineIdClaim,
@@ -9,11 +9,20 @@ import {
   etcdMachineId,
 } from '../src/index.js';
 import { type ProxyMode, startEtcd, TcpProxy } from '../src/testing.js';
-import { aborted, canStartEtcd, claim, failure, freshPrefix, layoutWith, sleep, until } from './helpers.js';
-
-const TTL_MS = 2000;
-const MARGIN_MS = 500;
-const timing = { ttlSeconds: TTL_MS / 1000, fenceMarginMs: MARGIN_MS, timeoutMs: 1000 } as const;
+import {
+  aborted,
+  canStartEtcd,
+  claim,
+  cleanupAfterEach,
+  failure,
+  freshPrefix,
+  layoutWith,
+  MARGIN_MS,
+  sleep,
+  TTL_MS,
+  FAST_LEASE as timing,
+  until,
+} from './helpers.js';
 
 interface Issued {
   at: number;
@@ -46,11 +55,7 @@ function pump(gen: IdGenerator) {
   };
 }
 
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.reverse()) await step().catch(() => undefined);
-  cleanup = [];
-});
+const cleanup = cleanupAfterEach();
 
 describe.skipIf(!canStartEtcd)('etcd stopped mid-run', () => {
   it('fences within TTL minus the margin, refuses meanwhile, and resumes when etcd returns', async () => {

@@ -2,17 +2,13 @@
 // cancel gets no reply), and that stream used to keep the process alive for 15 s and more.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEtcd, TcpProxy } from '../src/testing.js';
-import { canStartEtcd, freshPrefix } from './helpers.js';
+import { canStartEtcd, cleanupAfterEach, freshPrefix } from './helpers.js';
 
 const fixture = join(__dirname, 'fixtures', 'close-behind-partition.mjs');
 
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.reverse()) await step().catch(() => undefined);
-  cleanup = [];
-});
+const cleanup = cleanupAfterEach();
 
 describe.skipIf(!canStartEtcd)('close() behind a partition (blackhole)', () => {
   it('the process exits within 10 s of close(), bounded by gRPC keepalive pings (6 s) plus timeoutMs', async () => {

@@ -7,7 +7,6 @@ import {
   FakeClock,
   IdGenerator,
   MachineIdLostError,
-  MachineIdProviderError,
   MachineIdRejectedError,
   resolveMachineId,
   tickOf,
@@ -28,41 +27,33 @@ import {
   aborted,
   adminClient,
   claim,
+  etcdForSuite,
+  expectFullField,
   failure,
   freshPrefix,
   generatorOn,
   layoutWith,
-  singleEtcd,
   until,
 } from './helpers.js';
 
-let etcd: Awaited<ReturnType<typeof singleEtcd>>;
-let admin: Etcd3;
-beforeAll(async () => {
-  etcd = await singleEtcd();
-  admin = adminClient(etcd.endpoints);
-});
-afterAll(async () => {
-  admin?.close();
-  await etcd?.stop();
-});
+const suite = etcdForSuite();
 
 const fast = { ttlSeconds: 2, fenceMarginMs: 500 } as const;
 const identity = () => JSON.stringify({ host: 'elsewhere', pid: 1, started: '2020-01-01T00:00:00.000Z' });
 
 async function leaseOf(key: string): Promise<string | undefined> {
-  const reply = await admin.get(key).exec();
+  const reply = await suite.admin.get(key).exec();
   return reply.kvs[0]?.lease;
 }
 
 describe('etcdCheckMachineId', () => {
   it('creates <prefix>/<id> under a lease with host, pid and start time; true for its own key, false for another owner', async () => {
     const prefix = freshPrefix('check');
-    const a = etcdCheckMachineId({ endpoints: etcd.endpoints, prefix, ...fast });
-    const b = etcdCheckMachineId({ endpoints: etcd.endpoints, prefix, ...fast });
+    const a = etcdCheckMachineId({ endpoints: suite.server.endpoints, prefix, ...fast });
+    const b = etcdCheckMachineId({ endpoints: suite.server.endpoints, prefix, ...fast });
     try {
       expect(await a(7)).toBe(true);
-      const value = JSON.parse((await admin.get(`${prefix}/7`).string())!);
+      const value = JSON.parse((await suite.admin.get(`${prefix}/7`).string())!);
       expect(value).toEqual({ host: hostname(), pid: process.pid, started: expect.any(String) });
       expect(Math.abs(Date.parse(value.started) - (Date.now() - process.uptime() * 1000))).toBeLessThan(1000);
       expect(await leaseOf(`${prefix}/7`)).not.toBe('0');
@@ -70,7 +61,7 @@ describe('etcdCheckMachineId', () => {
       expect(await b(7)).toBe(false);
       expect(await b(8)).toBe(true);
       await a.close();
-      expect(await admin.get(`${prefix}/7`).string()).toBeNull(); // freed at once
+      expect(await suite.admin.get(`${prefix}/7`).string()).toBeNull(); // freed at once
       expect(await b(7)).toBe(true);
     } finally {
       await a.close();
@@ -80,8 +71,8 @@ describe('etcdCheckMachineId', () => {
 
   it('refuses an ID held elsewhere the way Go does: the generator is not built', async () => {
     const prefix = freshPrefix('check-gen');
-    const other = etcdCheckMachineId({ endpoints: etcd.endpoints, prefix, ...fast });
-    const mine = etcdCheckMachineId({ endpoints: etcd.endpoints, prefix, ...fast });
+    const other = etcdCheckMachineId({ endpoints: suite.server.endpoints, prefix, ...fast });
+    const mine = etcdCheckMachineId({ endpoints: suite.server.endpoints, prefix, ...fast });
     try {
       await other(12);
       await expect(resolveMachineId(layoutWith(16), 12, mine)).rejects.toBeInstanceOf(MachineIdRejectedError);
@@ -95,7 +86,7 @@ describe('etcdCheckMachineId', () => {
   it('keeps its lease alive past the TTL, and aborts its signal when the lease is revoked behind its back', async () => {
     const prefix = freshPrefix('check-lease');
     const check = etcdCheckMachineId({
-      endpoints: etcd.endpoints,
+      endpoints: suite.server.endpoints,
       prefix,
       ...fast,
     });
@@ -106,7 +97,7 @@ describe('etcdCheckMachineId', () => {
       const lease = await leaseOf(`${prefix}/3`);
       expect(lease).toBeDefined();
       const signal = check.signal;
-      await admin.leaseClient.leaseRevoke({ ID: lease! });
+      await suite.admin.leaseClient.leaseRevoke({ ID: lease! });
       await aborted(signal);
       expect(signal.reason).toBeInstanceOf(EtcdLeaseLostError);
       expect((signal.reason as EtcdLeaseLostError).kind).toBe('lease-expired');
@@ -120,8 +111,8 @@ describe('etcdCheckMachineId', () => {
 
   it('a key holding garbage: CorruptClaimError naming the key and what it holds', async () => {
     const prefix = freshPrefix('check-garbage');
-    await admin.put(`${prefix}/9`).value('banana');
-    const check = etcdCheckMachineId({ endpoints: etcd.endpoints, prefix, ...fast });
+    await suite.admin.put(`${prefix}/9`).value('banana');
+    const check = etcdCheckMachineId({ endpoints: suite.server.endpoints, prefix, ...fast });
     try {
       const error = await failure(check(9));
       expect(error).toBeInstanceOf(CorruptClaimError);
@@ -141,7 +132,7 @@ describe('etcdMachineId', () => {
     const prefix = freshPrefix('claim');
     const layout = layoutWith(10);
     const held = await claim(layout, {
-      endpoints: etcd.endpoints,
+      endpoints: suite.server.endpoints,
       prefix,
       ...fast,
     });
@@ -158,11 +149,11 @@ describe('etcdMachineId', () => {
     expect(gen.decompose(later).machine).toBe(held.machineId);
     expect(later).toBeGreaterThan(first.at(-1)!);
     await gen.close();
-    expect(await admin.get(held.key).string()).toBeNull();
-    const ttl = await admin.leaseClient.leaseTimeToLive({ ID: held.leaseId, keys: false });
+    expect(await suite.admin.get(held.key).string()).toBeNull();
+    const ttl = await suite.admin.leaseClient.leaseTimeToLive({ ID: held.leaseId, keys: false });
     expect(Number(ttl.TTL)).toBe(-1); // revoked, not waiting to expire
     // The time reached stays for the next holder.
-    const recorded = Number(await admin.get(`${prefix}/time/${held.machineId}`).string());
+    const recorded = Number(await suite.admin.get(`${prefix}/time/${held.machineId}`).string());
     expect(recorded).toBeGreaterThanOrEqual(tickStartMs(layout, gen.decompose(later).time + 1) - 1);
   });
 
@@ -173,32 +164,32 @@ describe('etcdMachineId', () => {
     // longer than a 2 s lease can be trusted before their keepalives get through.
     const claims = await Promise.all(
       Array.from({ length: 200 }, () =>
-        claim(layout, { endpoints: etcd.endpoints, prefix, timeoutMs: 20_000 }),
+        claim(layout, { endpoints: suite.server.endpoints, prefix, timeoutMs: 20_000 }),
       ),
     );
     try {
       const ids = claims.map((c) => c.machineId);
       expect(new Set(ids).size).toBe(200);
       expect(Math.max(...ids)).toBeLessThan(256);
-      const keys = await admin.getAll().prefix(`${prefix}/`).keys();
+      const keys = await suite.admin.getAll().prefix(`${prefix}/`).keys();
       expect(keys.filter((k) => !k.includes('/time/'))).toHaveLength(200);
     } finally {
       await Promise.all(claims.map((c) => c.release()));
     }
-    expect(await admin.getAll().prefix(`${prefix}/`).count()).toBe(0);
+    expect(await suite.admin.getAll().prefix(`${prefix}/`).count()).toBe(0);
   });
 
   it('a nearly full field takes a listing, not thousands of probes: the last of 1,024 IDs in a few requests', async () => {
     const prefix = freshPrefix('dense');
-    const lease = await admin.leaseClient.leaseGrant({ TTL: 60, ID: 0 });
+    const lease = await suite.admin.leaseClient.leaseGrant({ TTL: 60, ID: 0 });
     const free = 777;
     const puts = [];
     for (let id = 0; id < 1024; id++) {
-      if (id !== free) puts.push(admin.put(`${prefix}/${id}`).value(identity()).lease(lease.ID).exec());
+      if (id !== free) puts.push(suite.admin.put(`${prefix}/${id}`).value(identity()).lease(lease.ID).exec());
     }
     await Promise.all(puts);
     // Count what the claimer asks etcd, through a client that tallies transactions and listings.
-    const client = adminClient(etcd.endpoints);
+    const client = adminClient(suite.server.endpoints);
     const tally = { txn: 0, range: 0 };
     const counting = new Proxy(client, {
       get(target, property, receiver) {
@@ -235,45 +226,36 @@ describe('etcdMachineId', () => {
       // A client given to us is not closed by release.
       expect(await client.get(`${prefix}/0`).string()).toBe(identity());
     } finally {
-      await admin.leaseClient.leaseRevoke({ ID: lease.ID });
+      await suite.admin.leaseClient.leaseRevoke({ ID: lease.ID });
       client.close();
     }
   });
 
   it('a full field: MachineIdSpaceFullError saying so', async () => {
     const prefix = freshPrefix('full');
-    const layout = layoutWith(2);
-    const four = await Promise.all(
-      [0, 1, 2, 3].map(() => claim(layout, { endpoints: etcd.endpoints, prefix, ...fast })),
+    await expectFullField(
+      (layout) => claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast }),
+      MachineIdSpaceFullError,
     );
-    try {
-      expect(new Set(four.map((c) => c.machineId))).toEqual(new Set([0, 1, 2, 3]));
-      const error = await failure(claim(layout, { endpoints: etcd.endpoints, prefix, ...fast }));
-      expect(error).toBeInstanceOf(MachineIdProviderError);
-      expect(error.cause).toBeInstanceOf(MachineIdSpaceFullError);
-      expect((error.cause as Error).message).toMatch(
-        /every machine ID is held: all 4 IDs of the 2-bit field/,
-      );
-    } finally {
-      await Promise.all(four.map((c) => c.release()));
-    }
   });
 
   it('garbage under the prefix (a value, a key name, a recorded time): CorruptClaimError naming the key', async () => {
     const layout = layoutWith(1);
     const valueGarbage = freshPrefix('garbage-value');
-    await admin.put(`${valueGarbage}/0`).value('{"not":"an owner"}');
-    await admin.put(`${valueGarbage}/1`).value(identity());
-    const e1 = await failure(claim(layout, { endpoints: etcd.endpoints, prefix: valueGarbage, ...fast }));
+    await suite.admin.put(`${valueGarbage}/0`).value('{"not":"an owner"}');
+    await suite.admin.put(`${valueGarbage}/1`).value(identity());
+    const e1 = await failure(
+      claim(layout, { endpoints: suite.server.endpoints, prefix: valueGarbage, ...fast }),
+    );
     expect(e1.cause).toBeInstanceOf(CorruptClaimError);
     expect((e1.cause as CorruptClaimError).key).toBe(`${valueGarbage}/0`);
     expect((e1.cause as Error).message).toMatch(/holds "\{\\"not\\":\\"an owner\\"\}"/);
 
     const nameGarbage = freshPrefix('garbage-name');
-    await admin.put(`${nameGarbage}/00`).value(identity());
+    await suite.admin.put(`${nameGarbage}/00`).value(identity());
     const e2 = await failure(
       claim(layoutWith(0), {
-        endpoints: etcd.endpoints,
+        endpoints: suite.server.endpoints,
         prefix: nameGarbage,
         probes: 0,
       }),
@@ -282,21 +264,25 @@ describe('etcdMachineId', () => {
     expect((e2.cause as Error).message).toMatch(/is not <prefix>\/<machine id>.*received "00"/);
 
     const timeGarbage = freshPrefix('garbage-time');
-    await admin.put(`${timeGarbage}/time/0`).value('yesterday');
-    const e3 = await failure(claim(layoutWith(0), { endpoints: etcd.endpoints, prefix: timeGarbage }));
+    await suite.admin.put(`${timeGarbage}/time/0`).value('yesterday');
+    const e3 = await failure(
+      claim(layoutWith(0), { endpoints: suite.server.endpoints, prefix: timeGarbage }),
+    );
     expect(e3.cause).toBeInstanceOf(CorruptClaimError);
     expect((e3.cause as Error).message).toMatch(
       /recorded time .*time\/0 holds "yesterday".*decimal Unix milliseconds/,
     );
     // Nothing is left claimed after a failed claim.
-    expect(await admin.get(`${timeGarbage}/0`).string()).toBeNull();
+    expect(await suite.admin.get(`${timeGarbage}/0`).string()).toBeNull();
   });
 
   it('a claim under the prefix wider than the field: MachineBitsMismatchError', async () => {
     const prefix = freshPrefix('wider');
-    for (const id of [0, 1, 2, 3]) await admin.put(`${prefix}/${id}`).value(identity());
-    await admin.put(`${prefix}/5000`).value(identity());
-    const error = await failure(claim(layoutWith(2), { endpoints: etcd.endpoints, prefix, probes: 0 }));
+    for (const id of [0, 1, 2, 3]) await suite.admin.put(`${prefix}/${id}`).value(identity());
+    await suite.admin.put(`${prefix}/5000`).value(identity());
+    const error = await failure(
+      claim(layoutWith(2), { endpoints: suite.server.endpoints, prefix, probes: 0 }),
+    );
     expect(error.cause).toBeInstanceOf(MachineBitsMismatchError);
     expect((error.cause as Error).message).toMatch(
       /machine ID 5000, which does not fit a 2-bit machine field/,
@@ -307,13 +293,13 @@ describe('etcdMachineId', () => {
     const prefix = freshPrefix('record');
     const layout = layoutWith(0); // one ID: the next holder gets the same one
     const ahead = new FakeClock(Date.now() + 3_600_000); // the first holder's clock is an hour ahead
-    const first = await claim(layout, { endpoints: etcd.endpoints, prefix, ...fast });
+    const first = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
     const gen1 = new IdGenerator({ layout, machineId: first, clock: ahead });
     const last = (await gen1.nextIds(1000)).at(-1)!;
     await gen1.close();
     const lastTick = gen1.decompose(last).time;
 
-    const second = await claim(layout, { endpoints: etcd.endpoints, prefix, ...fast });
+    const second = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
     expect(second.machineId).toBe(0);
     expect(second.notBefore).toBe(tickStartMs(layout, lastTick + 1) - 1);
     // With a true clock, an hour behind the recorded time: refuses rather than reissue.
@@ -322,7 +308,7 @@ describe('etcdMachineId', () => {
     await gen2.close();
 
     // A holder whose clock is just behind waits for the recorded tick to pass, then continues above it.
-    const third = await claim(layout, { endpoints: etcd.endpoints, prefix, ...fast });
+    const third = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
     const behind = new FakeClock(tickStartMs(layout, lastTick) - 5);
     const gen3 = new IdGenerator({ layout, machineId: third, clock: behind });
     const next = await gen3.nextId();
@@ -335,10 +321,10 @@ describe('etcdMachineId', () => {
   it('an operator deleting the claim key fences the generator, which then resumes under a new claim', async () => {
     const prefix = freshPrefix('deleted');
     const layout = layoutWith(4);
-    const held = await claim(layout, { endpoints: etcd.endpoints, prefix, ...fast });
+    const held = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
     const gen = generatorOn(layout, held);
     const before = await gen.nextId();
-    await admin.delete().key(held.key);
+    await suite.admin.delete().key(held.key);
     await aborted(held.signal);
     expect((held.signal.reason as EtcdLeaseLostError).kind).toBe('key-lost');
     const refused = await failure(gen.nextId());
@@ -355,9 +341,9 @@ describe('etcdMachineId', () => {
     );
     expect(after).toBeGreaterThan(before);
     const now = gen.machine;
-    expect(await admin.get(`${prefix}/${now}`).string()).not.toBeNull();
+    expect(await suite.admin.get(`${prefix}/${now}`).string()).not.toBeNull();
     await gen.close();
-    expect(await admin.getAll().prefix(`${prefix}/`).keys()).toEqual(
+    expect(await suite.admin.getAll().prefix(`${prefix}/`).keys()).toEqual(
       expect.not.arrayContaining([`${prefix}/${now}`]),
     );
   });
@@ -365,7 +351,7 @@ describe('etcdMachineId', () => {
   it('a thread that never yields (a nextIdSync loop) is fenced at the deadline all the same', async () => {
     const prefix = freshPrefix('busy');
     const layout = layoutWith(10);
-    const held = await claim(layout, { endpoints: etcd.endpoints, prefix, ...fast });
+    const held = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
     const gen = generatorOn(layout, held);
     const start = performance.now();
     // No keepalive can be sent or confirmed from here on: the event loop is never free.
@@ -391,10 +377,10 @@ describe('etcdMachineId', () => {
   it('a lease revoked behind its back: fenced at the next keepalive, then resumes', async () => {
     const prefix = freshPrefix('revoked');
     const layout = layoutWith(4);
-    const held = await claim(layout, { endpoints: etcd.endpoints, prefix, ...fast });
+    const held = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
     const gen = generatorOn(layout, held);
     await gen.nextId();
-    await admin.leaseClient.leaseRevoke({ ID: held.leaseId });
+    await suite.admin.leaseClient.leaseRevoke({ ID: held.leaseId });
     await aborted(held.signal);
     expect(['lease-expired', 'key-lost']).toContain((held.signal.reason as EtcdLeaseLostError).kind);
     await until(async () => (await gen.nextId().catch(() => 0n)) > 0n, 5000, 'the generator to resume');

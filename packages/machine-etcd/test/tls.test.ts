@@ -1,72 +1,21 @@
 // etcd over TLS with a self-signed CA made here by openssl: trusted, the claim works; not
 // trusted, the error is EtcdTlsError (a setup error), not EtcdUnavailableError ("wait").
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MachineIdProviderError } from '@ids/engine';
+import { hasOpenssl, selfSignedTls, type TestTls } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdTlsError } from '../src/index.js';
 import { freePort } from '../src/testing.js';
 import { canStartEtcd, claim, failure, freshPrefix, layoutWith, sleep } from './helpers.js';
 
-const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
-
-describe.skipIf(!canStartEtcd || !hasOpenssl)('etcd over TLS', () => {
-  let dir: string;
+describe.skipIf(!canStartEtcd || !hasOpenssl())('etcd over TLS', () => {
+  let tls: TestTls;
   let etcd: ChildProcess;
   let endpoint: string;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'ids-etcd-tls-'));
-    const run = (...args: string[]) => {
-      const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
-    };
-    run(
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=ids-test-ca',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.crt',
-    );
-    run(
-      'req',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-keyout',
-      'server.key',
-      '-out',
-      'server.csr',
-    );
-    writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
-    run(
-      'x509',
-      '-req',
-      '-in',
-      'server.csr',
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-days',
-      '1',
-      '-extfile',
-      'ext.cnf',
-      '-out',
-      'server.crt',
-    );
+    tls = selfSignedTls();
     const [client, peer] = [await freePort(), await freePort()];
     endpoint = `https://127.0.0.1:${client}`;
     const peerUrl = `http://127.0.0.1:${peer}`;
@@ -76,7 +25,7 @@ describe.skipIf(!canStartEtcd || !hasOpenssl)('etcd over TLS', () => {
         '--name',
         'tls',
         '--data-dir',
-        join(dir, 'data'),
+        join(tls.dir, 'data'),
         '--listen-client-urls',
         endpoint,
         '--advertise-client-urls',
@@ -88,9 +37,9 @@ describe.skipIf(!canStartEtcd || !hasOpenssl)('etcd over TLS', () => {
         '--initial-cluster',
         `tls=${peerUrl}`,
         '--cert-file',
-        join(dir, 'server.crt'),
+        tls.certFile,
         '--key-file',
-        join(dir, 'server.key'),
+        tls.keyFile,
       ],
       { stdio: 'ignore' },
     );
@@ -98,12 +47,12 @@ describe.skipIf(!canStartEtcd || !hasOpenssl)('etcd over TLS', () => {
   });
   afterAll(() => {
     etcd?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    tls?.remove();
   });
 
   it('trusted CA: claims; untrusted: EtcdTlsError (ERR_IDS_ETCD_TLS) within the timeout, not EtcdUnavailableError', async () => {
     const layout = layoutWith(4);
-    const rootCertificate = readFileSync(join(dir, 'ca.crt'));
+    const rootCertificate = readFileSync(tls.caFile);
     const held = await claim(layout, {
       endpoints: endpoint,
       credentials: { rootCertificate },

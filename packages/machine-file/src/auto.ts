@@ -3,6 +3,7 @@
 // (auto-steps.ts, or a caller's own) do.
 import {
   AsyncSettingError,
+  checkInteger,
   errorText,
   IdsError,
   InvalidArgumentError,
@@ -11,7 +12,7 @@ import {
   type MachineIdClaim,
   type MachineIdProvider,
 } from '@ids/engine';
-import { received } from '@ids/engine/internal';
+import { idOf, received, releaseQuietly } from '@ids/engine/internal';
 import type {
   AutoChainStep,
   AutoMachineIdOptions,
@@ -54,10 +55,7 @@ export class AutoMachineIdError extends IdsError {
 }
 
 function checkBits(bits: unknown): number {
-  if (typeof bits !== 'number' || !Number.isInteger(bits) || bits < 0 || bits > 30) {
-    throw new InvalidArgumentError(`bits: expected an integer from 0 to 30, received ${received(bits)}`);
-  }
-  return bits;
+  return checkInteger(bits, 'bits', 0, 30);
 }
 
 function optedIn(options: AutoMachineIdOptions, steps: readonly AutoChainStep[]): Set<string> {
@@ -121,10 +119,10 @@ function runChain(
       return answer.outcome === 'failed' && answer.stop !== undefined ? stop(answer.stop) : undefined;
     }
     const { machineId } = answer;
-    const id = isClaim(machineId) ? machineId.machineId : machineId;
+    const id = idOf(machineId);
     if (!Number.isInteger(id) || id < 0 || id >= 2 ** bits) {
       // A step's own bug or a too-wide source: refused here rather than by the generator later.
-      if (isClaim(machineId)) Promise.resolve(machineId.release()).catch(() => undefined);
+      void releaseQuietly(machineId);
       const max = 2 ** bits - 1;
       return threw(
         step,

@@ -2,6 +2,7 @@
 // written once against a small LeaseStore interface. No I/O of its own and no dependency but
 // @ids/engine: each store package brings its client.
 export { type AllocateOptions, allocate, listTaken } from './allocate.js';
+export { bounded, StoreTimeout } from './bounded.js';
 export { Holder, type HolderSettings, type LeasedClaim } from './holder.js';
 export {
   type Keepalive,
@@ -9,9 +10,11 @@ export {
   LeaseKeeper,
   realScheduler,
   type Scheduler,
+  schedulerOf,
 } from './keeper.js';
 export { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
 export {
+  checkAskedId,
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,
@@ -23,6 +26,7 @@ export {
   leaseSettings,
   ms,
   type OptionError,
+  readRecordedTime,
   recordedTime,
 } from './options.js';
 export { currentOwner, type Owner, readOwner } from './owner.js';

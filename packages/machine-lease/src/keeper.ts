@@ -22,6 +22,14 @@ export const realScheduler: Scheduler = {
   },
 };
 
+/**
+ * The scheduler a provider's keeper runs on: `realScheduler`, unless a test passed its own as
+ * `scheduler` in the provider's options (an undocumented seam, so that tests need not sleep).
+ */
+export function schedulerOf(options: object): Scheduler {
+  return (options as { readonly scheduler?: Scheduler }).scheduler ?? realScheduler;
+}
+
 /** The four durations a keeper works with, in ms. */
 export interface KeeperTiming {
   /** The lease's TTL as granted, in ms. */

@@ -1,4 +1,4 @@
-import { checkInteger, DEFAULT_RECORD_INTERVAL_MS } from '@ids/engine';
+import { checkInteger, DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import type { LeaseTiming } from './lease.js';
 
@@ -93,17 +93,13 @@ export function holderOptions(
   o: HolderOptions,
   error: OptionError,
 ): { probes: number; recordIntervalMs: number } {
-  const probes = o.probes ?? DEFAULT_PROBES;
-  if (!Number.isInteger(probes) || probes < 0 || probes > 64) {
-    throw error('probes', `expected an integer from 0 to 64, received ${received(o.probes)}`);
-  }
-  const recordIntervalMs = o.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS;
-  if (typeof recordIntervalMs !== 'number' || !Number.isFinite(recordIntervalMs) || recordIntervalMs <= 0) {
-    throw error(
-      'recordIntervalMs',
-      `expected a number of ms above 0, received ${received(o.recordIntervalMs)}`,
-    );
-  }
+  const probes = integer(o.probes ?? DEFAULT_PROBES, 'probes', 0, 64, error);
+  const recordIntervalMs = ms(
+    o.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS,
+    'recordIntervalMs',
+    false,
+    error,
+  );
   return { probes, recordIntervalMs };
 }
 
@@ -114,4 +110,33 @@ export function holderOptions(
 export function recordedTime(raw: string): number | undefined {
   const ms = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
   return Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+/**
+ * A recorded time read back from `key`: its milliseconds, or the store's corrupt-key error
+ * (made by `corrupt`) saying what the key holds and what was expected.
+ */
+export function readRecordedTime(
+  key: string,
+  raw: string,
+  corrupt: (key: string, message: string) => Error,
+): number {
+  const ms = recordedTime(raw);
+  if (ms === undefined) {
+    throw corrupt(
+      key,
+      `the recorded time ${key} holds ${received(raw)}: expected decimal Unix milliseconds; remove the key or use another prefix`,
+    );
+  }
+  return ms;
+}
+
+/** The ID a store's Go-style check is asked about. @throws InvalidMachineIdError unless an integer 0 or more. */
+export function checkAskedId(machineId: unknown): number {
+  if (typeof machineId !== 'number' || !Number.isInteger(machineId) || machineId < 0) {
+    throw new InvalidMachineIdError(
+      `checkMachineId: expected a machine ID, an integer 0 or more, received ${received(machineId)}`,
+    );
+  }
+  return machineId;
 }

@@ -1,6 +1,6 @@
-import { InvalidMachineIdError, type MachineIdCheck } from '@ids/engine';
+import type { MachineIdCheck } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease';
+import { checkAskedId, DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { RedisOptionError } from './errors.js';
 import { connectionUrl, parsePrefix, type RedisConnectionOptions } from './options.js';
@@ -61,11 +61,7 @@ export function redisCheckMachineId(options: RedisCheckOptions = {}): RedisMachi
 
   const check = async (machineId: number): Promise<boolean> => {
     if (closed) throw new RedisOptionError('check', 'the check was closed');
-    if (!Number.isInteger(machineId) || machineId < 0) {
-      throw new InvalidMachineIdError(
-        `checkMachineId: expected a machine ID, an integer 0 or more, received ${received(machineId)}`,
-      );
-    }
+    checkAskedId(machineId);
     conn ??= new Connection(options, url, timeoutMs);
     const reply = await conn.call(`adding ${machineId} to ${key}`, (c) => c.sadd(key, String(machineId)));
     if (reply === 1) added.add(machineId);

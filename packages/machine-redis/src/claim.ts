@@ -1,12 +1,5 @@
 import type { MachineIdContext } from '@ids/engine';
-import {
-  Holder,
-  type HolderOptions,
-  holderOptions,
-  type LeasedClaim,
-  realScheduler,
-  type Scheduler,
-} from '@ids/machine-lease';
+import { Holder, type HolderOptions, holderOptions, type LeasedClaim, schedulerOf } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { RedisBitsMismatchError, RedisOptionError } from './errors.js';
 import { type RedisLeaseOptions, settings as validate } from './options.js';
@@ -36,11 +29,6 @@ export interface RedisMachineIdClaim extends LeasedClaim {
 /** What redisMachineId returns: a MachineIdProvider whose result is always a RedisMachineIdClaim. */
 export type RedisMachineIdProvider = (context: MachineIdContext) => Promise<RedisMachineIdClaim>;
 
-/** Undocumented test seam: where the keeper reads time and sets timers. */
-interface Internal {
-  readonly scheduler?: Scheduler;
-}
-
 /**
  * A machine-ID provider that claims a free ID in [0, 2^bits) in Redis and holds it with a key
  * that expires unless kept alive, for generators across a fleet:
@@ -67,7 +55,7 @@ export function redisMachineId(options: RedisMachineIdOptions = {}): RedisMachin
     options,
     (option, message) => new RedisOptionError(option, message),
   );
-  const scheduler = (options as Internal).scheduler ?? realScheduler;
+  const scheduler = schedulerOf(options);
   return async ({ bits }: MachineIdContext) => {
     if (s.bits !== undefined && s.bits !== bits) {
       throw new RedisBitsMismatchError(

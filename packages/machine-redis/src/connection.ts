@@ -1,10 +1,8 @@
 import { errorText } from '@ids/engine';
+import { bounded, StoreTimeout } from '@ids/machine-lease';
 import { type Cluster, Redis } from 'ioredis';
 import { RedisRequestError, RedisUnavailableError } from './errors.js';
 import { type RedisConnectionOptions, redact } from './options.js';
-
-/** Our stand-in for "no answer in time". */
-class Timeout extends Error {}
 
 /** Replies and client errors that waiting will not fix: credentials, permissions, TLS. */
 const PERMANENT = /^(WRONGPASS|NOAUTH|NOPERM|ERR AUTH|ERR invalid password|ERR Client sent AUTH)/;
@@ -100,7 +98,7 @@ export class Connection {
       const onError = (error: unknown) => {
         if (isPermanent(error)) done(error);
       };
-      const timer = setTimeout(() => done(new Timeout()), ms);
+      const timer = setTimeout(() => done(new StoreTimeout()), ms);
       client.on('ready', onReady);
       client.on('error', onError);
       if (client.status === 'wait') (client as Redis).connect().catch(onError);
@@ -118,27 +116,21 @@ export class Connection {
   ): Promise<T> {
     const ms = Math.max(1, Math.min(this.timeoutMs, budgetMs));
     const start = performance.now();
-    let cancel: () => void = () => undefined;
-    const timer = new Promise<never>((_, reject) => {
-      const t = setTimeout(() => reject(new Timeout()), ms + 50);
-      cancel = () => clearTimeout(t);
-    });
     try {
-      await Promise.race([this.#ready(ms), timer]);
-      const left = ms - (performance.now() - start);
-      if (left <= 0) throw new Timeout();
-      return await Promise.race([fn(this.client), timer]);
+      return await bounded(ms, async (timeUp) => {
+        await Promise.race([this.#ready(ms), timeUp]);
+        if (performance.now() - start >= ms) throw new StoreTimeout();
+        return fn(this.client);
+      });
     } catch (error) {
       throw this.translate(what, error, ms);
-    } finally {
-      cancel();
     }
   }
 
   /** Sorts a failure into RedisRequestError (waiting will not help) or RedisUnavailableError. */
   translate(what: string, raw: unknown, ms: number): Error {
     if (raw instanceof RedisUnavailableError || raw instanceof RedisRequestError) return raw;
-    if (raw instanceof Timeout) {
+    if (raw instanceof StoreTimeout) {
       const last = this.#lastError === undefined ? '' : ` (last error: ${errorText(this.#lastError)})`;
       return new RedisUnavailableError(
         `${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)${last}`,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { received } from '@ids/engine/internal';
-import { currentOwner, readOwner, recordedTime } from '@ids/machine-lease';
+import { currentOwner, readOwner, readRecordedTime } from '@ids/machine-lease';
 import { RedisCorruptClaimError } from './errors.js';
 
 /**
@@ -66,14 +66,7 @@ export function parseOwner(key: string, raw: string): Owner {
   return { token: o.token, host: o.host, pid: o.pid, started: o.started };
 }
 
-/** Reads a recorded time (decimal Unix ms). */
+/** Reads a recorded time (decimal Unix ms); anything else is RedisCorruptClaimError. */
 export function parseTime(key: string, raw: string): number {
-  const ms = recordedTime(raw);
-  if (ms === undefined) {
-    throw new RedisCorruptClaimError(
-      key,
-      `the recorded time ${key} holds ${received(raw)}: expected decimal Unix milliseconds; remove the key or use another prefix`,
-    );
-  }
-  return ms;
+  return readRecordedTime(key, raw, (at, message) => new RedisCorruptClaimError(at, message));
 }

@@ -1,48 +1,38 @@
 // redisCheckMachineId: Go's SADD check, with SREM on close and typed errors.
 import { MachineIdRejectedError } from '@ids/engine';
 import { Sonyflake } from '@ids/sonyflake';
-import { freePort, hasRedis, type RedisServer, startRedis } from '@ids/test-services';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, hasRedis } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import { RedisRequestError, RedisUnavailableError, redisCheckMachineId } from '../src/index.js';
-import { adminClient, failure, freshPrefix } from './helpers.js';
+import { failure, freshPrefix, redisForSuite } from './helpers.js';
 
 describe.skipIf(!hasRedis())('redisCheckMachineId', () => {
-  let redis: RedisServer;
-  let admin: Redis;
-  beforeAll(async () => {
-    redis = await startRedis();
-    admin = adminClient(redis.url);
-  });
-  afterAll(async () => {
-    admin?.disconnect();
-    await redis?.close();
-  });
+  const suite = redisForSuite();
 
   it('SADD: true for the first caller, false after; close() removes only the IDs it added', async () => {
     const key = freshPrefix('check');
-    const a = redisCheckMachineId({ url: redis.url, key });
-    const b = redisCheckMachineId({ url: redis.url, key });
+    const a = redisCheckMachineId({ url: suite.server.url, key });
+    const b = redisCheckMachineId({ url: suite.server.url, key });
     try {
       expect(await a(7)).toBe(true);
-      expect(await admin.smembers(key)).toEqual(['7']);
+      expect(await suite.admin.smembers(key)).toEqual(['7']);
       expect(await b(7)).toBe(false);
       expect(await a(7)).toBe(false); // Go's pattern: a second SADD of the same ID is refused
       expect(await b(8)).toBe(true);
       await a.close();
-      expect(await admin.smembers(key)).toEqual(['8']);
+      expect(await suite.admin.smembers(key)).toEqual(['8']);
       expect(await b(7)).toBe(true);
     } finally {
       await a.close();
       await b.close();
     }
-    expect(await admin.exists(key)).toBe(0);
+    expect(await suite.admin.exists(key)).toBe(0);
   });
 
   it('refuses an ID held elsewhere the way Go does: the generator is not built', async () => {
     const key = freshPrefix('check-gen');
-    const other = redisCheckMachineId({ url: redis.url, key });
-    const mine = redisCheckMachineId({ url: redis.url, key });
+    const other = redisCheckMachineId({ url: suite.server.url, key });
+    const mine = redisCheckMachineId({ url: suite.server.url, key });
     try {
       expect(await other(5)).toBe(true);
       await expect(Sonyflake.create({ machineId: 5, checkMachineId: mine })).rejects.toBeInstanceOf(
@@ -64,18 +54,18 @@ describe.skipIf(!hasRedis())('redisCheckMachineId', () => {
     expect(error).toBeInstanceOf(RedisUnavailableError);
     await down.close();
     const key = freshPrefix('check-wrongtype');
-    await admin.set(key, 'not a set');
-    const wrong = redisCheckMachineId({ url: redis.url, key });
+    await suite.admin.set(key, 'not a set');
+    const wrong = redisCheckMachineId({ url: suite.server.url, key });
     const e2 = await failure(wrong(1));
     expect(e2).toBeInstanceOf(RedisRequestError);
     expect(e2.message).toMatch(/WRONGTYPE/);
-    expect(await admin.get(key)).toBe('not a set');
+    expect(await suite.admin.get(key)).toBe('not a set');
     await wrong.close();
   });
 
   it('bad input: an ID that is not a non-negative integer, a bad key', async () => {
     expect(() => redisCheckMachineId({ key: 'a b' })).toThrow(/key: expected a key prefix/);
-    const check = redisCheckMachineId({ url: redis.url, key: freshPrefix('check-bad') });
+    const check = redisCheckMachineId({ url: suite.server.url, key: freshPrefix('check-bad') });
     await expect(check(-1)).rejects.toThrow(/expected a machine ID/);
     await expect(check(1.5)).rejects.toThrow(/expected a machine ID/);
     await check.close();

@@ -1,29 +1,31 @@
 // A Redis that is down, frozen, killed mid-run, or refuses us: typed errors within timeoutMs,
 // never a hang; a running holder fences within the TTL and resumes when Redis returns.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { MachineIdLostError, MachineIdProviderError } from '@ids/engine';
-import { freePort, hasRedis, startRedis } from '@ids/test-services';
-import { afterEach, describe, expect, it } from 'vitest';
+import { freePort, hasOpenssl, hasRedis, selfSignedTls, startRedis } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import {
   RedisLeaseLostError,
   RedisRequestError,
   RedisUnavailableError,
   redisMachineId,
 } from '../src/index.js';
-import { aborted, claim, failure, freshPrefix, generatorOn, layoutWith, sleep, until } from './helpers.js';
+import {
+  aborted,
+  claim,
+  cleanupAfterEach,
+  failure,
+  FAST_LEASE as fast,
+  freshPrefix,
+  generatorOn,
+  layoutWith,
+  MARGIN_MS,
+  sleep,
+  TTL_MS,
+  until,
+} from './helpers.js';
 
-const TTL_MS = 2000;
-const MARGIN_MS = 500;
-const fast = { ttlSeconds: TTL_MS / 1000, fenceMarginMs: MARGIN_MS, timeoutMs: 1000 } as const;
-
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.reverse()) await step().catch(() => undefined);
-  cleanup = [];
-});
+const cleanup = cleanupAfterEach();
 
 describe.skipIf(!hasRedis())(
   'a Redis that cannot answer: RedisUnavailableError within timeoutMs, never a hang',
@@ -128,62 +130,11 @@ describe.skipIf(!hasRedis())('credentials and TLS', () => {
     }
   });
 
-  const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
-  it.skipIf(!hasOpenssl)(
+  it.skipIf(!hasOpenssl())(
     'rediss:// to a TLS redis-server with a self-signed CA: accepted with the CA, RedisRequestError (certificate) without it',
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'ids-redis-tls-'));
-      cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
-      const run = (...args: string[]) => {
-        const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-        if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
-      };
-      run(
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=ids-test-ca',
-        '-keyout',
-        'ca.key',
-        '-out',
-        'ca.crt',
-      );
-      run(
-        'req',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-keyout',
-        'server.key',
-        '-out',
-        'server.csr',
-      );
-      const ext = join(dir, 'ext.cnf');
-      (await import('node:fs')).writeFileSync(ext, 'subjectAltName=IP:127.0.0.1\n');
-      run(
-        'x509',
-        '-req',
-        '-in',
-        'server.csr',
-        '-CA',
-        'ca.crt',
-        '-CAkey',
-        'ca.key',
-        '-CAcreateserial',
-        '-days',
-        '1',
-        '-extfile',
-        ext,
-        '-out',
-        'server.crt',
-      );
+      const tls = selfSignedTls();
+      cleanup.push(async () => tls.remove());
       const tlsPort = await freePort();
       const redis = await startRedis({
         allowExternal: false,
@@ -191,11 +142,11 @@ describe.skipIf(!hasRedis())('credentials and TLS', () => {
           '--tls-port',
           String(tlsPort),
           '--tls-cert-file',
-          join(dir, 'server.crt'),
+          tls.certFile,
           '--tls-key-file',
-          join(dir, 'server.key'),
+          tls.keyFile,
           '--tls-ca-cert-file',
-          join(dir, 'ca.crt'),
+          tls.caFile,
           '--tls-auth-clients',
           'no',
         ],
@@ -205,7 +156,7 @@ describe.skipIf(!hasRedis())('credentials and TLS', () => {
       const layout = layoutWith(4);
       const held = await claim(layout, {
         url,
-        redisOptions: { tls: { ca: readFileSync(join(dir, 'ca.crt')) } },
+        redisOptions: { tls: { ca: readFileSync(tls.caFile) } },
         prefix: freshPrefix('tls'),
         ...fast,
       });

@@ -1,23 +1,16 @@
-import { defineLayout, IdGenerator, type Layout, type MachineIdClaim, resolveMachineId } from '@ids/engine';
+import { join } from 'node:path';
+import { type Layout, resolveMachineId } from '@ids/engine';
+import { type RedisServer, startRedis } from '@ids/test-services';
 import { Redis } from 'ioredis';
+import { type Issuer, serverForSuite, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import { type RedisMachineIdClaim, type RedisMachineIdOptions, redisMachineId } from '../src/index.js';
 
-let prefixes = 0;
+// Everything the suites share with the other lease stores' tests.
+export * from '../../machine-lease/test/kit.js';
+
 /** A prefix no other test (or run, against a shared Redis) uses. */
 export function freshPrefix(name: string): string {
-  return `ids-test:${name}-${process.pid}-${Date.now().toString(36)}-${prefixes++}`;
-}
-
-/** A sonyflake-like layout with the given machine bits. */
-export function layoutWith(machineBits: number): Layout {
-  return defineLayout({
-    name: `test-${machineBits}`,
-    timeBits: 39,
-    timeUnitMs: 10,
-    sequenceBits: 8,
-    machineBits,
-    epochMs: Date.UTC(2014, 8, 1),
-  });
+  return `ids-test:${uniqueName(name)}`;
 }
 
 /** Runs the provider the way Sonyflake.create does (range check included) and returns the claim. */
@@ -25,43 +18,29 @@ export async function claim(layout: Layout, options: RedisMachineIdOptions): Pro
   return (await resolveMachineId(layout, redisMachineId(options))) as RedisMachineIdClaim;
 }
 
-/** A generator whose errors go nowhere (the tests look at what it refuses instead). */
-export function generatorOn(layout: Layout, machineId: MachineIdClaim) {
-  return new IdGenerator({ layout, machineId, onError: () => undefined });
-}
-
 /** A plain client for looking at and meddling with keys, as an operator with redis-cli would. */
 export function adminClient(url: string): Redis {
   return new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
 }
 
-/** Resolves when `signal` aborts, with the time it did (performance.now()). */
-export function aborted(signal: AbortSignal): Promise<number> {
-  if (signal.aborted) return Promise.resolve(performance.now());
-  return new Promise((resolve) =>
-    signal.addEventListener('abort', () => resolve(performance.now()), { once: true }),
+/** startRedis() for the tests of the enclosing describe, with an admin client on it. */
+export function redisForSuite(): { readonly server: RedisServer; readonly admin: Redis } {
+  return serverForSuite(
+    () => startRedis(),
+    (redis) => adminClient(redis.url),
+    async (redis, admin) => {
+      admin?.disconnect();
+      await redis.close();
+    },
   );
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `fn` every 10 ms until it returns true, failing after `ms`. */
-export async function until(fn: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = performance.now() + ms;
-  while (!(await fn())) {
-    if (performance.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
-/** The error a promise rejects with; fails the test if it resolves. */
-export async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection, but the promise resolved');
+/** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `url` under `prefix`. */
+export function startIssuer(url: string, prefix: string, ttlSeconds: number, bits = 0): Issuer {
+  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [
+    url,
+    prefix,
+    String(ttlSeconds),
+    String(bits),
+  ]);
 }

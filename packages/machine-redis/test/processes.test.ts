@@ -2,41 +2,33 @@
 // Redis restarted without persistence under two running holders. Every ID of every process is
 // collected and compared.
 import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
-import { afterEach, describe, expect, it } from 'vitest';
-import { freshPrefix, sleep, until } from './helpers.js';
-import { type Issuer, startIssuer } from './processes.js';
+import { describe, expect, it } from 'vitest';
+import {
+  cleanupAfterEach,
+  duplicateCount as duplicates,
+  freshPrefix,
+  holderAndWaiter,
+  sleep,
+  startIssuer,
+  until,
+} from './helpers.js';
 
 const TTL_S = 2;
 
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of cleanup.reverse()) await step().catch(() => undefined);
-  cleanup = [];
-});
-
-function duplicates(...issuers: Issuer[]): number {
-  const all = issuers.flatMap((i) => i.ids.map((x) => x.id));
-  return all.length - new Set(all).size;
-}
+const cleanup = cleanupAfterEach();
 
 describe.skipIf(!hasRedis())('processes sharing a one-ID field in a real Redis', () => {
   let redis: RedisServer;
-  const start = async () => {
+  /** A fresh Redis, and two issuers of its one ID: A issuing, B waiting. */
+  async function twoIssuers(name: string) {
     redis = await startRedis({ allowExternal: false });
     cleanup.push(() => redis.close());
-  };
+    const prefix = freshPrefix(name);
+    return holderAndWaiter(() => startIssuer(redis.url, prefix, TTL_S), cleanup);
+  }
 
   it('a holder SIGSTOPped past the TTL issues nothing after it resumes, while another process claims the ID and issues: 0 duplicates', async () => {
-    await start();
-    const prefix = freshPrefix('sigstop');
-    const a = startIssuer(redis.url, prefix, TTL_S);
-    cleanup.push(() => a.stop());
-    // The first claim of a fresh ID waits out the unknown past (one TTL).
-    await until(() => a.ids.length > 50, 15_000, 'A issuing');
-    const b = startIssuer(redis.url, prefix, TTL_S);
-    cleanup.push(() => b.stop());
-    await sleep(300);
-    expect(b.claimedAt).toBeUndefined(); // B waits: the only ID is A's
+    const { a, b } = await twoIssuers('sigstop');
 
     a.child.kill('SIGSTOP');
     const stoppedAt = Date.now();
@@ -59,15 +51,7 @@ describe.skipIf(!hasRedis())('processes sharing a one-ID field in a real Redis',
   });
 
   it('Redis restarted without persistence under two running processes: their issuing windows for the one ID never overlap', async () => {
-    await start();
-    const prefix = freshPrefix('forget');
-    const a = startIssuer(redis.url, prefix, TTL_S);
-    cleanup.push(() => a.stop());
-    await until(() => a.ids.length > 50, 15_000, 'A issuing');
-    const b = startIssuer(redis.url, prefix, TTL_S);
-    cleanup.push(() => b.stop());
-    await sleep(300);
-    expect(b.claimedAt).toBeUndefined();
+    const { a, b } = await twoIssuers('forget');
 
     // Forget everything at once, while A is paused for a moment (a GC pause, a slow disk): B,
     // retrying every 50 ms, claims the ID in the empty Redis while A still trusts its claim

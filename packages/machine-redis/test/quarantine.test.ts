@@ -1,29 +1,19 @@
 // "A Redis that forgets", on an injected clock: an ID whose recorded time is unknown is held but
 // not handed to the generator until one full TTL has passed; a known past costs no wait.
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasRedis } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
 import { type RedisMachineIdClaim, redisMachineId } from '../src/index.js';
-import { adminClient, freshPrefix, sleep } from './helpers.js';
+import { freshPrefix, redisForSuite, sleep } from './helpers.js';
 
 describe.skipIf(!hasRedis())('the unknown-past rule', () => {
-  let redis: RedisServer;
-  let admin: Redis;
-  beforeAll(async () => {
-    redis = await startRedis();
-    admin = adminClient(redis.url);
-  });
-  afterAll(async () => {
-    admin?.disconnect();
-    await redis?.close();
-  });
+  const suite = redisForSuite();
 
   it('no recorded time: the claim is held at once, handed out only after one TTL of fake time, and records now + TTL', async () => {
     const scheduler = new FakeScheduler();
     const prefix = freshPrefix('quarantine');
     const provider = redisMachineId({
-      url: redis.url,
+      url: suite.server.url,
       prefix,
       ttlSeconds: 10,
       scheduler,
@@ -34,9 +24,9 @@ describe.skipIf(!hasRedis())('the unknown-past rule', () => {
       claim = c;
     });
     // The key is taken at once (nobody else can claim the ID meanwhile)...
-    for (let i = 0; i < 200 && (await admin.exists(`{${prefix}}:0`)) === 0; i++) await sleep(10);
-    expect(await admin.exists(`{${prefix}}:0`)).toBe(1);
-    const recorded = Number(await admin.get(`{${prefix}}:time:0`));
+    for (let i = 0; i < 200 && (await suite.admin.exists(`{${prefix}}:0`)) === 0; i++) await sleep(10);
+    expect(await suite.admin.exists(`{${prefix}}:0`)).toBe(1);
+    const recorded = Number(await suite.admin.get(`{${prefix}}:time:0`));
     expect(recorded).toBeGreaterThanOrEqual(before + 10_000);
     // ...but not handed out before a full TTL of (fake) time.
     // Fake time in steps, with real time between them for the keepalives' real round trips.
@@ -55,8 +45,8 @@ describe.skipIf(!hasRedis())('the unknown-past rule', () => {
   it('a recorded time in the past: handed out at once', async () => {
     const scheduler = new FakeScheduler();
     const prefix = freshPrefix('known');
-    await admin.set(`{${prefix}}:time:0`, String(Date.now() - 60_000));
-    const claim = await redisMachineId({ url: redis.url, prefix, scheduler } as Parameters<
+    await suite.admin.set(`{${prefix}}:time:0`, String(Date.now() - 60_000));
+    const claim = await redisMachineId({ url: suite.server.url, prefix, scheduler } as Parameters<
       typeof redisMachineId
     >[0])({
       bits: 0,

@@ -1,9 +1,8 @@
 // Against one real redis-server: claims, the recorded time, release, dense and full fields,
 // garbage under the prefix, and a Redis that cannot be reached or refuses us.
-import { IdGenerator, MachineIdLostError, MachineIdProviderError } from '@ids/engine';
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdGenerator, MachineIdLostError } from '@ids/engine';
+import { hasRedis } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import {
   RedisBitsMismatchError,
   RedisCorruptClaimError,
@@ -13,12 +12,13 @@ import {
 } from '../src/index.js';
 import {
   aborted,
-  adminClient,
   claim,
+  expectFullField,
   failure,
   freshPrefix,
   generatorOn,
   layoutWith,
+  redisForSuite,
   until,
 } from './helpers.js';
 
@@ -27,32 +27,23 @@ const identity = (token = 'ab'.repeat(16)) =>
   JSON.stringify({ token, host: 'elsewhere', pid: 1, started: '2020-01-01T00:00:00.000Z' });
 
 describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
-  let redis: RedisServer;
-  let admin: Redis;
-  beforeAll(async () => {
-    redis = await startRedis();
-    admin = adminClient(redis.url);
-  });
-  afterAll(async () => {
-    admin?.disconnect();
-    await redis?.close();
-  });
+  const suite = redisForSuite();
 
   /** Seeds a recorded time so the first claim of an ID does not wait out the unknown past. */
   async function seedTimes(prefix: string, ids: number[]): Promise<void> {
-    for (const id of ids) await admin.set(`{${prefix}}:time:${id}`, String(Date.now() - 60_000));
+    for (const id of ids) await suite.admin.set(`{${prefix}}:time:${id}`, String(Date.now() - 60_000));
   }
 
   it('claims a free ID (SET NX PX with a token), keeps it past the TTL, generates under it, and deletes only its own key on close', async () => {
     const prefix = freshPrefix('claim');
     const layout = layoutWith(4);
     await seedTimes(prefix, [...Array(16).keys()]);
-    const held = await claim(layout, { url: redis.url, prefix, ...fast });
+    const held = await claim(layout, { url: suite.server.url, prefix, ...fast });
     const key = `{${prefix}}:${held.machineId}`;
     expect(held.key).toBe(key);
-    const value = JSON.parse((await admin.get(key))!);
+    const value = JSON.parse((await suite.admin.get(key))!);
     expect(value).toMatchObject({ token: held.leaseId, pid: process.pid });
-    const ttl = await admin.pttl(key);
+    const ttl = await suite.admin.pttl(key);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(2000);
     const gen = generatorOn(layout, held);
@@ -61,18 +52,20 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     const id = await gen.nextId();
     expect(gen.decompose(id).machine).toBe(held.machineId);
     await gen.close();
-    expect(await admin.get(key)).toBeNull();
-    expect(Number(await admin.get(`{${prefix}}:time:${held.machineId}`))).toBeGreaterThan(Date.now() - 5000);
+    expect(await suite.admin.get(key)).toBeNull();
+    expect(Number(await suite.admin.get(`{${prefix}}:time:${held.machineId}`))).toBeGreaterThan(
+      Date.now() - 5000,
+    );
   });
 
   it('close() deletes only its own key: a key re-taken by another token is left alone', async () => {
     const prefix = freshPrefix('own-key');
     await seedTimes(prefix, [0]);
-    const held = await claim(layoutWith(0), { url: redis.url, prefix, ...fast });
+    const held = await claim(layoutWith(0), { url: suite.server.url, prefix, ...fast });
     const other = identity();
-    await admin.set(held.key, other, 'PX', 60_000); // an operator hands the ID to someone else
+    await suite.admin.set(held.key, other, 'PX', 60_000); // an operator hands the ID to someone else
     await held.release();
-    expect(await admin.get(held.key)).toBe(other);
+    expect(await suite.admin.get(held.key)).toBe(other);
   });
 
   it('200 concurrent claimers (each with its own client) get 200 distinct IDs of a 256-ID field', async () => {
@@ -81,13 +74,13 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     await seedTimes(prefix, [...Array(256).keys()]);
     const claims = await Promise.all(
       Array.from({ length: 200 }, () =>
-        claim(layout, { url: redis.url, prefix, ttlSeconds: 10, timeoutMs: 5000 }),
+        claim(layout, { url: suite.server.url, prefix, ttlSeconds: 10, timeoutMs: 5000 }),
       ),
     );
     try {
       const ids = claims.map((c) => c.machineId);
       expect(new Set(ids).size).toBe(200);
-      const keys = await admin.keys(`{${prefix}}:[0-9]*`);
+      const keys = await suite.admin.keys(`{${prefix}}:[0-9]*`);
       expect(keys.length).toBe(200);
     } finally {
       await Promise.all(claims.map((c) => c.release()));
@@ -97,55 +90,51 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
   it('a full field: RedisSpaceFullError saying so, nothing taken', async () => {
     const prefix = freshPrefix('full');
     await seedTimes(prefix, [0, 1, 2, 3]);
-    const layout = layoutWith(2);
-    const four = await Promise.all(
-      [0, 1, 2, 3].map(() => claim(layout, { url: redis.url, prefix, ...fast })),
+    const cause = await expectFullField(
+      (layout) => claim(layout, { url: suite.server.url, prefix, ...fast }),
+      RedisSpaceFullError,
     );
-    try {
-      const error = await failure(claim(layout, { url: redis.url, prefix, ...fast }));
-      expect(error).toBeInstanceOf(MachineIdProviderError);
-      expect(error.cause).toBeInstanceOf(RedisSpaceFullError);
-      expect((error.cause as RedisSpaceFullError).code).toBe('ERR_IDS_REDIS_SPACE_FULL');
-      expect((error.cause as Error).message).toMatch(
-        /every machine ID is held: all 4 IDs of the 2-bit field/,
-      );
-    } finally {
-      await Promise.all(four.map((c) => c.release()));
-    }
+    expect((cause as RedisSpaceFullError).code).toBe('ERR_IDS_REDIS_SPACE_FULL');
   });
 
   it('garbage under the prefix (a value, a hash, a recorded time, the index): RedisCorruptClaimError naming the key, never taken or overwritten', async () => {
     const layout = layoutWith(0);
     const cases: { name: string; put: (prefix: string) => Promise<unknown>; key: (p: string) => string }[] = [
-      { name: 'value', put: (p) => admin.set(`{${p}}:0`, 'hello'), key: (p) => `{${p}}:0` },
-      { name: 'hash', put: (p) => admin.hset(`{${p}}:0`, 'a', '1'), key: (p) => `{${p}}:0` },
-      { name: 'time', put: (p) => admin.set(`{${p}}:time:0`, 'yesterday'), key: (p) => `{${p}}:time:0` },
+      { name: 'value', put: (p) => suite.admin.set(`{${p}}:0`, 'hello'), key: (p) => `{${p}}:0` },
+      { name: 'hash', put: (p) => suite.admin.hset(`{${p}}:0`, 'a', '1'), key: (p) => `{${p}}:0` },
+      {
+        name: 'time',
+        put: (p) => suite.admin.set(`{${p}}:time:0`, 'yesterday'),
+        key: (p) => `{${p}}:time:0`,
+      },
     ];
     for (const c of cases) {
       const prefix = freshPrefix(`garbage-${c.name}`);
       await c.put(prefix);
-      const before = await admin.dump(c.key(prefix));
-      const error = await failure(claim(layout, { url: redis.url, prefix, ...fast }));
+      const before = await suite.admin.dump(c.key(prefix));
+      const error = await failure(claim(layout, { url: suite.server.url, prefix, ...fast }));
       expect(error.cause, c.name).toBeInstanceOf(RedisCorruptClaimError);
       expect((error.cause as RedisCorruptClaimError).code).toBe('ERR_IDS_REDIS_CORRUPT_KEY');
       expect((error.cause as RedisCorruptClaimError).key).toBe(c.key(prefix));
-      expect(await admin.dump(c.key(prefix)), `${c.name} left as it was`).toEqual(before);
-      expect(await admin.exists(`{${prefix}}:0`)).toBe(c.name === 'time' ? 0 : 1);
+      expect(await suite.admin.dump(c.key(prefix)), `${c.name} left as it was`).toEqual(before);
+      expect(await suite.admin.exists(`{${prefix}}:0`)).toBe(c.name === 'time' ? 0 : 1);
     }
     const indexGarbage = freshPrefix('garbage-index');
-    await admin.set(`{${indexGarbage}}:time:0`, '1');
-    await admin.set(`{${indexGarbage}}:0`, identity());
-    await admin.zadd(`{${indexGarbage}}:claims`, Date.now() + 60_000, 'x7');
-    const error = await failure(claim(layout, { url: redis.url, prefix: indexGarbage, ...fast, probes: 0 }));
+    await suite.admin.set(`{${indexGarbage}}:time:0`, '1');
+    await suite.admin.set(`{${indexGarbage}}:0`, identity());
+    await suite.admin.zadd(`{${indexGarbage}}:claims`, Date.now() + 60_000, 'x7');
+    const error = await failure(
+      claim(layout, { url: suite.server.url, prefix: indexGarbage, ...fast, probes: 0 }),
+    );
     expect(error.cause).toBeInstanceOf(RedisCorruptClaimError);
     expect((error.cause as Error).message).toMatch(/claim index .* holds "x7"/);
   });
 
   it('a claim in the index wider than the field: RedisBitsMismatchError', async () => {
     const prefix = freshPrefix('wider');
-    for (const id of [0, 1, 2, 3]) await admin.set(`{${prefix}}:${id}`, identity());
-    await admin.zadd(`{${prefix}}:claims`, Date.now() + 60_000, '5000');
-    const error = await failure(claim(layoutWith(2), { url: redis.url, prefix, probes: 0, ...fast }));
+    for (const id of [0, 1, 2, 3]) await suite.admin.set(`{${prefix}}:${id}`, identity());
+    await suite.admin.zadd(`{${prefix}}:claims`, Date.now() + 60_000, '5000');
+    const error = await failure(claim(layoutWith(2), { url: suite.server.url, prefix, probes: 0, ...fast }));
     expect(error.cause).toBeInstanceOf(RedisBitsMismatchError);
     expect((error.cause as Error).message).toMatch(
       /machine ID 5000, which does not fit a 2-bit machine field/,
@@ -156,11 +145,11 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     const prefix = freshPrefix('record');
     await seedTimes(prefix, [0]);
     const layout = layoutWith(0);
-    const first = await claim(layout, { url: redis.url, prefix, ...fast });
+    const first = await claim(layout, { url: suite.server.url, prefix, ...fast });
     const gen = generatorOn(layout, first);
     const last = await gen.nextId();
     await gen.close();
-    const second = await claim(layout, { url: redis.url, prefix, ...fast });
+    const second = await claim(layout, { url: suite.server.url, prefix, ...fast });
     expect(second.notBefore).toBeGreaterThanOrEqual(gen.decompose(last).time);
     const gen2 = generatorOn(layout, second);
     expect(await gen2.nextId()).toBeGreaterThan(last);
@@ -171,10 +160,10 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     const prefix = freshPrefix('deleted');
     await seedTimes(prefix, [0, 1]);
     const layout = layoutWith(1);
-    const held = await claim(layout, { url: redis.url, prefix, ...fast });
+    const held = await claim(layout, { url: suite.server.url, prefix, ...fast });
     const gen = generatorOn(layout, held);
     await gen.nextId();
-    await admin.del(held.key);
+    await suite.admin.del(held.key);
     await aborted(held.signal);
     expect(held.signal.reason).toBeInstanceOf(RedisLeaseLostError);
     expect((held.signal.reason as RedisLeaseLostError).kind).toBe('key-lost');
@@ -196,7 +185,7 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     const prefix = freshPrefix('sync');
     await seedTimes(prefix, [0]);
     const layout = layoutWith(0);
-    const held = await claim(layout, { url: redis.url, prefix, ...fast });
+    const held = await claim(layout, { url: suite.server.url, prefix, ...fast });
     const gen = new IdGenerator({ layout, machineId: held, onError: () => undefined });
     const start = performance.now();
     let error: unknown;

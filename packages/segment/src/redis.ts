@@ -1,6 +1,6 @@
 // The Redis store: INCRBY on one key per tag. ioredis is imported inside the factory, so
 // importing @ids/segment does not load it.
-import { InvalidArgumentError } from '@ids/engine';
+import { errorText, InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { StoreCorruptError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
@@ -97,7 +97,7 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
       try {
         value = await redis.eval(ALLOCATE, 1, prefix + tag, step);
       } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
+        const reason = errorText(error);
         if (/not an integer|overflow/i.test(reason)) {
           throw new StoreCorruptError(
             `${where}: expected an integer from 0 with room for the step; Redis refused: ${reason}`,

@@ -1,4 +1,4 @@
-import { type Clock, IdsError, InvalidArgumentError, wallClock } from '@ids/engine';
+import { type Clock, checkInteger, errorText, IdsError, InvalidArgumentError, wallClock } from '@ids/engine';
 import { checkClock, received } from '@ids/engine/internal';
 import {
   BufferEmptyError,
@@ -73,7 +73,7 @@ export interface SegmentsStats {
 
 function typed(error: unknown, tag: string): Error {
   if (error instanceof IdsError) return error;
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorText(error);
   return new StoreUnavailableError(
     `tag ${JSON.stringify(tag)}: both buffers are empty and the store gave no segment: ${reason}`,
     { cause: error },
@@ -230,15 +230,11 @@ export class Segments {
 
   /**
    * The next `count` IDs, in increasing order.
-   * @throws (rejects) InvalidArgumentError unless `count` is a whole number from 1 to 1,000,000;
+   * @throws (rejects) InvalidArgumentError unless `count` is an integer from 1 to 1,000,000;
    * otherwise what `next()` rejects with (IDs taken before the failure are not returned, and not reissued).
    */
   async nextIds(count: number): Promise<bigint[]> {
-    if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_IDS_PER_CALL) {
-      throw new InvalidArgumentError(
-        `count: expected a whole number from 1 to ${MAX_IDS_PER_CALL}, received ${received(count)}`,
-      );
-    }
+    checkInteger(count, 'count', 1, MAX_IDS_PER_CALL);
     const ids = new Array<bigint>(count);
     for (let i = 0; i < count; ) {
       const id = this.#take();

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '@ids/engine';
+import { errorText, InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { StoreCorruptError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
@@ -86,7 +86,7 @@ export async function createQuietly(sql: SqlClient, statement: string): Promise<
 const CORRUPT = new Set(['22P02', '22003', '42883', '42804']);
 
 function corrupt(error: unknown, where: string): StoreCorruptError {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorText(error);
   return new StoreCorruptError(
     `${where}: expected max_id to be a bigint from 0 to ${MAX_ID} with room for the step; the store refused: ${reason}`,
     { cause: error },

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '@ids/engine';
+import { checkInteger, InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { StepOutOfRangeError } from './errors.js';
 
@@ -33,14 +33,9 @@ export function nextStep(step: number, lastedMs: number | undefined, rule: StepR
   return step;
 }
 
-/** @throws StepOutOfRangeError unless `value` is a whole number from `min` to `max`. */
+/** @throws StepOutOfRangeError unless `value` is an integer from `min` to `max` (the engine's check). */
 export function checkStep(value: unknown, what: string, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new StepOutOfRangeError(
-      `${what}: expected a whole number from ${min} to ${max}, received ${received(value)}`,
-    );
-  }
-  return value;
+  return checkInteger(value, what, min, max, (at, expected) => new StepOutOfRangeError(`${at}: ${expected}`));
 }
 
 /** @throws InvalidArgumentError unless `value` is finite and in [min, max]. */

@@ -11,6 +11,7 @@ import {
   type SegmentStore,
   Segments,
   SegmentsClosedError,
+  type SegmentsOptions,
   type SqlSegmentStore,
   StepOutOfRangeError,
   StoreCorruptError,
@@ -60,17 +61,14 @@ function faulty(real: SegmentStore) {
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 let tags = 0;
 const freshTag = () => `t${tags++}`;
+/** Segments on a new tag of `on`, the step fixed at `step` unless `options` says otherwise. */
+const onFreshTag = (on: SegmentStore, step: number, options: Partial<SegmentsOptions> = {}) =>
+  Segments.create({ store: on, tag: freshTag(), createTag: true, step, maxStep: step, ...options });
 
 describe('the double buffer', () => {
   it('fetches the next segment once 10% of the current is used, and serves both from memory', async () => {
     const { store: s, state } = faulty(store);
-    const segments = await Segments.create({
-      store: s,
-      tag: freshTag(),
-      createTag: true,
-      step: 100,
-      maxStep: 100,
-    });
+    const segments = await onFreshTag(s, 100);
     expect(state.calls.length).toBe(1);
     for (let i = 1; i <= 10; i++) expect(segments.nextSync()).toBe(BigInt(i));
     expect(state.calls.length).toBe(1);
@@ -86,13 +84,7 @@ describe('the double buffer', () => {
 
   it('a steady stream through 100 segments never finds the buffer empty', async () => {
     const { store: s, state } = faulty(store);
-    const segments = await Segments.create({
-      store: s,
-      tag: freshTag(),
-      createTag: true,
-      step: 100,
-      maxStep: 100,
-    });
+    const segments = await onFreshTag(s, 100);
     let last = 0n;
     for (let i = 0; i < 10_000; i++) {
       const id = segments.nextSync(); // throws BufferEmptyError if the prefetch had not landed
@@ -107,13 +99,7 @@ describe('the double buffer', () => {
   });
 
   it('20,000 concurrent next() calls get 20,000 distinct IDs, 1 to 20,000', async () => {
-    const segments = await Segments.create({
-      store,
-      tag: freshTag(),
-      createTag: true,
-      step: 100,
-      maxStep: 100,
-    });
+    const segments = await onFreshTag(store, 100);
     const ids = await Promise.all(Array.from({ length: 20_000 }, () => segments.next()));
     const sorted = [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     expect(new Set(ids).size).toBe(20_000);
@@ -123,7 +109,7 @@ describe('the double buffer', () => {
   });
 
   it('nextIds returns increasing IDs across segments', async () => {
-    const segments = await Segments.create({ store, tag: freshTag(), createTag: true, step: 7, maxStep: 7 });
+    const segments = await onFreshTag(store, 7);
     const ids = await segments.nextIds(100);
     expect(ids).toEqual(Array.from({ length: 100 }, (_, i) => BigInt(i + 1)));
     await expect(segments.nextIds(0)).rejects.toBeInstanceOf(InvalidArgumentError);
@@ -135,13 +121,7 @@ describe('the double buffer', () => {
 describe('a store that cannot answer', () => {
   it('issues every ID of both buffers, then StoreUnavailableError (and BufferEmptyError from nextSync); recovers without a duplicate', async () => {
     const { store: s, state } = faulty(store);
-    const segments = await Segments.create({
-      store: s,
-      tag: freshTag(),
-      createTag: true,
-      step: 100,
-      maxStep: 100,
-    });
+    const segments = await onFreshTag(s, 100);
     for (let i = 1; i <= 11; i++) await segments.next();
     await turn();
     await turn(); // the second segment (101-200) has landed
@@ -164,13 +144,7 @@ describe('a store that cannot answer', () => {
 
   it('a store slower than a segment lasts: callers wait for the one fetch in flight, nextSync does not wait', async () => {
     const { store: s, state } = faulty(store);
-    const segments = await Segments.create({
-      store: s,
-      tag: freshTag(),
-      createTag: true,
-      step: 10,
-      maxStep: 10,
-    });
+    const segments = await onFreshTag(s, 10);
     let release!: () => void;
     state.hold = new Promise<void>((resolve) => {
       release = resolve;
@@ -210,15 +184,7 @@ describe('the dynamic step', () => {
   it('grows while segments go fast and shrinks when they go slow, on the injected clock', async () => {
     const clock = new FakeClock(1_000_000);
     const { store: s, state } = faulty(store);
-    const segments = await Segments.create({
-      store: s,
-      tag: freshTag(),
-      createTag: true,
-      step: 100,
-      maxStep: 800,
-      targetMs: 1000,
-      clock,
-    });
+    const segments = await onFreshTag(s, 100, { maxStep: 800, targetMs: 1000, clock });
     const drain = async (ms: number) => {
       const target = state.calls.length + 1;
       while (state.calls.length < target) {
@@ -270,7 +236,7 @@ describe('bad input and bad stores', () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(StepOutOfRangeError);
-    expect((error as Error).message).toMatch(/expected a whole number from \d+ to \d+, received/);
+    expect((error as Error).message).toMatch(/expected an integer from \d+ to \d+, received/);
   });
 
   it.each([

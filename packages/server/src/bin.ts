@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // `ids-server`: see `ids-server --help`.
+import { errorText } from '@ids/engine';
 import { serve } from './serve.js';
 
 // exit() rather than letting the loop drain: shutdown closed the claims' timers and the Redis
@@ -7,7 +8,7 @@ import { serve } from './serve.js';
 serve(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error) => {
-    process.stderr.write(`ids-server: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`ids-server: ${errorText(error)}\n`);
     process.exit(1);
   },
 );

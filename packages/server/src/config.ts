@@ -1,11 +1,13 @@
 // Flags and environment to options. A flag wins over its variable; a value that cannot be read
 // is a ServerConfigError naming both.
+
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { errorText } from '@ids/engine';
 import { ServerConfigError } from './errors.js';
 import { SERVER_LAYOUTS } from './layouts.js';
 import type { IdServerOptions } from './server.js';
-import { machineIdSources, splitList } from './sources.js';
+import { machineIdList, machineIdSources, splitList } from './sources.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -159,7 +161,7 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
       strict: true,
     }));
   } catch (error) {
-    throw new ServerConfigError(error instanceof Error ? error.message : String(error));
+    throw new ServerConfigError(errorText(error));
   }
   if (values.help) return { help: true };
   const get = (name: keyof typeof FLAGS): { value: string; what: string } | undefined => {
@@ -174,16 +176,7 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
     return got === undefined ? undefined : integer(got.value.trim(), got.what);
   };
   const ids = get('machine-id');
-  const machineIds = ids
-    ? (splitList(ids.value) ?? []).map((part) => {
-        if (!/^[0-9]{1,10}$/.test(part)) {
-          throw new ServerConfigError(
-            `${ids.what}: expected machine IDs as whole numbers, comma-separated, received ${JSON.stringify(ids.value)}`,
-          );
-        }
-        return Number(part);
-      })
-    : undefined;
+  const machineIds = ids ? (machineIdList(ids.value, ids.what) ?? []) : undefined;
   let authToken = env.IDS_AUTH_TOKEN || undefined;
   const tokenFile = get('auth-token-file');
   if (tokenFile) {

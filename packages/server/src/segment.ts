@@ -1,6 +1,7 @@
 // Segment IDs by tag (Meituan Leaf's `/api/segment/get/{tag}`), as a plugin of the server. The
 // segment package, and through it PGlite, pg or ioredis, is imported only when a store is
 // configured, so a server without one starts without loading them.
+import { errorText } from '@ids/engine';
 import { HttpError, ServerConfigError } from './errors.js';
 import { error, json } from './openapi.js';
 import type { ServerPlugin, ServerRoute } from './routes.js';
@@ -21,7 +22,7 @@ export interface SegmentRoutesOptions {
 // the service's state and answers 503 through the HTTP layer's rule.
 function asHttpError(error: unknown): unknown {
   const code = (error as { code?: unknown })?.code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorText(error);
   if (code === 'ERR_IDS_SEGMENT_INVALID_TAG') return new HttpError(400, code, message);
   if (code === 'ERR_IDS_SEGMENT_UNKNOWN_TAG') return new HttpError(404, code, message);
   if (code === 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE') {

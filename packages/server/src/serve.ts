@@ -1,5 +1,6 @@
 // What `ids-server` and `ids serve` run: configure, start, print where, wait for a signal, shut
 // down gracefully, and answer with the exit code.
+import { errorText } from '@ids/engine';
 import { parseServerArgs, serverHelp } from './config.js';
 import { ServerConfigError } from './errors.js';
 import { type IdServerOptions, startIdServer } from './server.js';
@@ -24,6 +25,12 @@ export interface ServeIo {
   readonly extra?: IdServerOptions;
 }
 
+/** `<command>: <code>: <message>` (no code part for an error without one): how every error is printed. */
+function errorLine(command: string, error: unknown): string {
+  const tag = (error as { code?: unknown } | null)?.code;
+  return `${command}: ${tag ? `${String(tag)}: ` : ''}${errorText(error)}`;
+}
+
 /**
  * Runs the server until SIGTERM or SIGINT, then shuts it down gracefully. Resolves with the exit
  * code: 0 stopped cleanly (or `--help`), 1 could not start or the shutdown was cut short, 2 bad
@@ -43,19 +50,13 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
     }
     // Background events (a claim lost, a record not written) as one line each, for the logs.
     const onError = (error: unknown) => {
-      const tag = (error as { code?: unknown }).code;
-      err.write(
-        `${command}: ${tag ? `${String(tag)}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`,
-      );
+      err.write(`${errorLine(command, error)}\n`);
     };
     running = await startIdServer({ onError, ...parsed.options, ...io.extra });
   } catch (error) {
     const code = error instanceof ServerConfigError ? 2 : 1;
     const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    const tag = (error as { code?: unknown }).code;
-    err.write(
-      `${command}: ${tag ? `${String(tag)}: ` : ''}${error instanceof Error ? error.message : String(error)}${cause}\n`,
-    );
+    err.write(`${errorLine(command, error)}${cause}\n`);
     return code;
   }
   const machines = running.pool.slots.map((slot) => slot.generator.machine).join(', ');

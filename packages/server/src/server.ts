@@ -2,7 +2,7 @@
 // server; and its graceful shutdown.
 import { createServer, type Server } from 'node:http';
 import { isIPv4, isIPv6, Server as NetServer } from 'node:net';
-import type { Clock, Layout } from '@ids/engine';
+import { type Clock, checkInteger, type Layout } from '@ids/engine';
 import type { Env } from '@ids/machine-file';
 import type { InterfaceSource } from '@ids/machine-ip';
 import packageJson from '../package.json';
@@ -131,13 +131,9 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
+/** An integer option from `low` to `high` (the engine's check), else ServerConfigError. */
 function whole(value: unknown, what: string, low: number, high: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < low || value > high) {
-    throw new ServerConfigError(
-      `${what}: expected an integer from ${low} to ${high}, received ${JSON.stringify(value)}`,
-    );
-  }
-  return value;
+  return checkInteger(value, what, low, high, (at, expected) => new ServerConfigError(`${at}: ${expected}`));
 }
 
 /** The options checked and completed. */

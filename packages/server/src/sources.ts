@@ -85,13 +85,18 @@ export function machineIdSourceNamed(name: string): MachineIdSourceDefinition {
 /** The explicit IDs: the option, else IDS_MACHINE_ID of the environment (a comma-separated list). */
 function explicitIds(context: MachineIdSourceContext): readonly number[] | undefined {
   if (context.machineIds) return context.machineIds;
-  const raw = context.env.IDS_MACHINE_ID;
-  const parts = splitList(raw);
-  if (!parts) return undefined;
-  return parts.map((part) => {
+  return machineIdList(context.env.IDS_MACHINE_ID, 'IDS_MACHINE_ID');
+}
+
+/**
+ * A comma-separated list of machine IDs (`0,1,7`), or undefined when `value` is empty.
+ * @throws ServerConfigError naming `what` unless every entry is a whole number in digits.
+ */
+export function machineIdList(value: string | undefined, what: string): number[] | undefined {
+  return splitList(value)?.map((part) => {
     if (!/^[0-9]{1,10}$/.test(part)) {
       throw new ServerConfigError(
-        `IDS_MACHINE_ID: expected machine IDs as whole numbers, comma-separated, received ${JSON.stringify(raw)}`,
+        `${what}: expected machine IDs as whole numbers, comma-separated, received ${JSON.stringify(value)}`,
       );
     }
     return Number(part);

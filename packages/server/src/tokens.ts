@@ -1,6 +1,7 @@
 // Idempotency tokens on Redis: a client asks for a token before a payment-style call, sends it
 // with the call, and the service consumes it once. The consume is one Lua script, so two
 // consumers racing on one token cannot both see it unused: Redis runs scripts one at a time.
+import { errorText } from '@ids/engine';
 import type { Redis as RedisClient } from 'ioredis';
 import { TokenStoreError } from './errors.js';
 
@@ -42,7 +43,7 @@ export interface RedisTokenStoreOptions {
 }
 
 function storeError(what: string, error: unknown): TokenStoreError {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorText(error);
   return new TokenStoreError(`the token store (Redis) could not ${what}: ${reason}`, { cause: error });
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { runningClock, saturate, takeInOrder } from '../../engine/test/kit.js';
 import {
   AsyncSettingError,
   ClockMovedBackwardsError,
@@ -40,20 +41,6 @@ const NOW = Date.UTC(2026, 10, 22, 12);
 const DISCORD_DOCS_ID = 175928847299117063n;
 // bwmarrin/snowflake's TestParseBase32 vector, an ID of its default (Twitter) layout.
 const BWMARRIN_BASE32_ID = 1427970479175499776n;
-
-/** A clock that moves forward a little on every read; its sleeps move it instead of waiting. */
-function runningClock(startMs: number, stepMs: number) {
-  let now = startMs;
-  return {
-    now: () => (now += Math.random() * stepMs),
-    sleepSync: (ms: number) => {
-      if (ms > 0) now += ms;
-    },
-    sleep: async (ms: number) => {
-      if (ms > 0) now += ms;
-    },
-  };
-}
 
 describe('presets', () => {
   it("twitter by default: 41-bit ms time, datacenter 5 + worker 5 above a 12-bit sequence, Twitter's epoch", () => {
@@ -304,16 +291,7 @@ describe('generating', () => {
 
   it('1,000,000 IDs are strictly increasing and unique', () => {
     const sf = new Snowflake({ machineId: 1023, clock: runningClock(NOW, 0.0002) });
-    const ids = new Array<bigint>(1_000_000);
-    let increasing = true;
-    let previous = -1n;
-    for (let i = 0; i < ids.length; i++) {
-      const id = sf.nextIdSync();
-      if (id <= previous) increasing = false;
-      ids[i] = previous = id;
-    }
-    expect(increasing).toBe(true);
-    expect(new Set(ids).size).toBe(1_000_000);
+    expect(takeInOrder(() => sf.nextIdSync(), 1_000_000)).toEqual({ increasing: true, distinct: 1_000_000 });
   });
 
   it('a layout with no sequence bits issues one ID per millisecond', () => {
@@ -414,22 +392,7 @@ describe('the event loop', () => {
   // Real time on purpose: a busy-waiting generator would starve the 1 ms interval.
   it('keeps turning while nextId() is saturated at 4096 IDs per ms', async () => {
     const sf = new Snowflake({ machineId: 9 });
-    let beats = 0;
-    let last = performance.now();
-    let longestGap = 0;
-    const timer = setInterval(() => {
-      const now = performance.now();
-      longestGap = Math.max(longestGap, now - last);
-      last = now;
-      beats++;
-    }, 1);
-    let count = 0;
-    const until = performance.now() + 300;
-    while (performance.now() < until) {
-      await sf.nextId();
-      count++;
-    }
-    clearInterval(timer);
+    const { count, beats, longestGap } = await saturate(() => sf.nextId(), 300);
     expect(count).toBeGreaterThan(10_000);
     expect(beats).toBeGreaterThan(20);
     expect(longestGap).toBeLessThan(100);

@@ -1,5 +1,6 @@
 import { lower16BitPrivateIP, NoPrivateAddressError } from '@ids/machine-ip';
 import { describe, expect, it, vi } from 'vitest';
+import { saturate, takeInOrder } from '../../engine/test/kit.js';
 import {
   AsyncSettingError,
   ClockMovedBackwardsError,
@@ -269,16 +270,7 @@ describe('random sequence start (randomSequenceBound)', () => {
 describe('volume', () => {
   it('1,000,000 IDs are strictly increasing and unique', () => {
     const sf = new Sonyflake({ machineId: 5, clock: runningClock(NOW, 0.01) });
-    const ids = new Array<bigint>(1_000_000);
-    let increasing = true;
-    let previous = -1n;
-    for (let i = 0; i < ids.length; i++) {
-      const id = sf.nextIdSync();
-      if (id <= previous) increasing = false;
-      ids[i] = previous = id;
-    }
-    expect(increasing).toBe(true);
-    expect(new Set(ids).size).toBe(1_000_000);
+    expect(takeInOrder(() => sf.nextIdSync(), 1_000_000)).toEqual({ increasing: true, distinct: 1_000_000 });
   });
 });
 
@@ -287,19 +279,8 @@ describe('the event loop', () => {
   // starve the 1 ms interval for the whole run; ours waits for the next tick with a timer.
   it('keeps turning while nextId() is saturated', async () => {
     const sf = new Sonyflake({ machineId: 9 });
-    let beats = 0;
-    let last = performance.now();
-    let longestGap = 0;
-    const timer = setInterval(() => {
-      const now = performance.now();
-      longestGap = Math.max(longestGap, now - last);
-      last = now;
-      beats++;
-    }, 1);
     const ids = new Set<bigint>();
-    const until = performance.now() + 400;
-    while (performance.now() < until) ids.add(await sf.nextId());
-    clearInterval(timer);
+    const { beats, longestGap } = await saturate(async () => ids.add(await sf.nextId()), 400);
     // 400 ms at 25,600/s is about 10,000 IDs; the interval should have beaten dozens of times.
     expect(ids.size).toBeGreaterThan(5000);
     expect(beats).toBeGreaterThan(40);

@@ -13,3 +13,4 @@ export {
 } from './postgres.js';
 export { accepts, freePort } from './process.js';
 export { hasRedis, type RedisServer, type StartRedisOptions, startRedis } from './redis.js';
+export { hasOpenssl, selfSignedTls, type TestTls } from './tls.js';

@@ -1,15 +1,13 @@
-import { parseArgs } from 'node:util';
 import { compareLayouts, type LayoutComparison } from '@ids/engine';
 import { parseCommandLine } from '../args.js';
-import { type Command, EXIT_HELP, LAYOUT_HELP, OPTIONS } from '../command.js';
+import { type Command, commandHelp, LAYOUT_HELP, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { DEFAULT_COMPARISON, parseLayout } from '../layouts.js';
 import { schemeRows, schemeTable } from '../schemes.js';
-import { columns, int } from '../table.js';
+import { columns, int, partsSuffix } from '../table.js';
 
 function machineCell(c: LayoutComparison): string {
-  const parts = c.machineParts ? ` (${c.machineParts.map((p) => `${p.name} ${p.bits}`).join(' + ')})` : '';
-  return `${c.machineBits} bits${parts}`;
+  return `${c.machineBits} bits${partsSuffix(c.machineParts)}`;
 }
 
 function digitsFrom(c: LayoutComparison, digits: number): string {
@@ -41,7 +39,7 @@ export function comparisonRows(table: readonly LayoutComparison[]): string[][] {
 export const compare: Command = {
   name: 'compare',
   summary: 'compare layouts side by side: lifetime, end, IDs/s, machines',
-  help: `Usage: ids compare [--layout SPEC]... [--json]
+  help: commandHelp(`Usage: ids compare [--layout SPEC]... [--json]
 
 Shows, for Sonyflake (2014 and 2025 epochs), Twitter and Discord, and each layout given with
 --layout: the field sizes, how long the layout lasts and the instant it ends, IDs per second per
@@ -55,23 +53,17 @@ ${LAYOUT_HELP}
       --schemes         the second table instead: every scheme (UUIDv4, UUIDv7, ULID,
                         segment, Sonyflake, snowflake): bits, order, IDs/s, coordination,
                         what an ID reveals, lifetime, fits BIGINT
-  -h, --help            this text
-
-${EXIT_HELP}
-`,
+`),
   async run(args, io) {
-    const { values } = parseCommandLine(() =>
-      parseArgs({
-        args,
-        options: {
-          layout: { type: 'string', short: 'l', multiple: true },
-          json: OPTIONS.json,
-          schemes: { type: 'boolean' },
-        },
-        allowPositionals: false,
-        strict: true,
-      }),
-    );
+    const { values } = parseCommandLine({
+      args,
+      options: {
+        layout: { type: 'string', short: 'l', multiple: true },
+        json: OPTIONS.json,
+        schemes: { type: 'boolean' },
+      },
+      allowPositionals: false,
+    });
     if (values.schemes) {
       const schemes = schemeTable();
       await print(

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import {
   type DecomposedId,
   decodeAnyId,
@@ -8,12 +7,12 @@ import {
   toTime,
 } from '@ids/engine';
 import { parseCommandLine } from '../args.js';
-import { type Command, EXIT_HELP, FORMAT_HELP, LAYOUT_HELP, OPTIONS, parseFormat } from '../command.js';
+import { type Command, commandHelp, FORMAT_HELP, LAYOUT_HELP, OPTIONS, parseFormat } from '../command.js';
 import { UsageError } from '../errors.js';
 import { print, readLineBatches } from '../io.js';
 import { parseLayout } from '../layouts.js';
 import { noteGuessedEncoding, warnImplausibleTime } from '../plausible.js';
-import { columns } from '../table.js';
+import { columns, partsSuffix } from '../table.js';
 
 interface Decomposed extends DecomposedId {
   readonly input: string;
@@ -23,9 +22,7 @@ interface Decomposed extends DecomposedId {
 }
 
 export function describeLayout(layout: Layout): string {
-  const parts = layout.machineParts
-    ? ` (${layout.machineParts.map((p) => `${p.name} ${p.bits}`).join(' + ')})`
-    : '';
+  const parts = partsSuffix(layout.machineParts);
   const fields =
     layout.fieldOrder === 'sequence-machine'
       ? `sequence ${layout.sequenceBits}, machine ${layout.machineBits}${parts}`
@@ -68,7 +65,7 @@ function textItem(r: Decomposed, layout: Layout): string {
 export const decompose: Command = {
   name: 'decompose',
   summary: 'take IDs apart: time, sequence, machine',
-  help: `Usage: ids decompose [--layout SPEC] [--format NAME] [--json] ID...
+  help: commandHelp(`Usage: ids decompose [--layout SPEC] [--format NAME] [--json] ID...
 
 Prints the fields of each ID: the time (start of its tick) as an ISO date, the sequence, the
 machine ID and its parts, and the layout used. IDs come from the arguments, or one per line from
@@ -82,23 +79,17 @@ ${LAYOUT_HELP}
                         (default sonyflake)
 ${FORMAT_HELP}
       --json            print a JSON array, IDs as decimal strings
-  -h, --help            this text
-
-${EXIT_HELP}
-`,
+`),
   async run(args, io) {
-    const { values, positionals } = parseCommandLine(() =>
-      parseArgs({
-        args,
-        options: {
-          layout: OPTIONS.layout,
-          format: OPTIONS.format,
-          json: OPTIONS.json,
-        },
-        allowPositionals: true,
-        strict: true,
-      }),
-    );
+    const { values, positionals } = parseCommandLine({
+      args,
+      options: {
+        layout: OPTIONS.layout,
+        format: OPTIONS.format,
+        json: OPTIONS.json,
+      },
+      allowPositionals: true,
+    });
     const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
     const format = values.format === undefined ? undefined : parseFormat(values.format);
     const row = (input: string): Decomposed => {

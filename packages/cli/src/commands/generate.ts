@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util';
 import { ENCODINGS } from '@ids/engine';
 import { parseCommandLine, parseCount } from '../args.js';
 import {
   type Command,
-  EXIT_HELP,
+  commandHelp,
   FORMAT_HELP,
   LAYOUT_HELP,
   machineIdFor,
@@ -25,7 +24,7 @@ const BATCH = 4096;
 export const generate: Command = {
   name: 'generate',
   summary: 'write new IDs to stdout, one per line',
-  help: `Usage: ids generate [-n N] [--layout SPEC] [--machine-id N] [--format NAME]
+  help: commandHelp(`Usage: ids generate [-n N] [--layout SPEC] [--machine-id N] [--format NAME]
 
 Writes N new IDs to stdout, one per line, in increasing order. With N of ${PROGRESS_MIN.toLocaleString('en-US')} or more
 and stderr on a terminal, a progress bar is drawn on stderr. A count that takes a second or more
@@ -43,27 +42,21 @@ ${FORMAT_HELP}
       --json            one JSON object: { "layout", "machineId", "ids": [...] }, IDs as strings
       --no-progress     never draw the progress bar
 ${SCHEME_HELP}
-  -h, --help            this text
-
-${EXIT_HELP}
-`,
+`),
   async run(args, io) {
-    const { values } = parseCommandLine(() =>
-      parseArgs({
-        args,
-        options: {
-          count: { type: 'string', short: 'n' },
-          layout: OPTIONS.layout,
-          'machine-id': OPTIONS['machine-id'],
-          format: OPTIONS.format,
-          'no-progress': { type: 'boolean' },
-          ...SCHEME_OPTIONS,
-          json: OPTIONS.json,
-        },
-        allowPositionals: false,
-        strict: true,
-      }),
-    );
+    const { values } = parseCommandLine({
+      args,
+      options: {
+        count: { type: 'string', short: 'n' },
+        layout: OPTIONS.layout,
+        'machine-id': OPTIONS['machine-id'],
+        format: OPTIONS.format,
+        'no-progress': { type: 'boolean' },
+        ...SCHEME_OPTIONS,
+        json: OPTIONS.json,
+      },
+      allowPositionals: false,
+    });
     const count = parseCount(values.count ?? '1', '--count', 1, MAX_COUNT);
     if (values.scheme !== undefined || values.store !== undefined || values.tag !== undefined) {
       return generateScheme(values, count, io);

@@ -1,14 +1,13 @@
-import { parseArgs } from 'node:util';
 import { inspectorHtml } from '@ids/inspector';
 import { parseCommandLine } from '../args.js';
-import { type Command, EXIT_HELP } from '../command.js';
+import { type Command, commandHelp } from '../command.js';
 import { UsageError } from '../errors.js';
 import { print } from '../io.js';
 
 export const inspect: Command = {
   name: 'inspect',
   summary: 'write the ID inspector and layout comparison page (--html > layouts.html)',
-  help: `Usage: ids inspect --html > layouts.html
+  help: commandHelp(`Usage: ids inspect --html > layouts.html
 
 Writes the ID inspector as one self-contained HTML file: paste IDs (decimal, hex, base32,
 base58, base36) to see their 64 bits grouped by field, their decoded values and the start of
@@ -18,14 +17,13 @@ machines). The file needs no network: open it from disk, or serve it.
 
 Options:
       --html            write the page to stdout (refused when stdout is a terminal)
-  -h, --help            this text
-
-${EXIT_HELP}
-`,
+`),
   async run(args, io) {
-    const { values } = parseCommandLine(() =>
-      parseArgs({ args, options: { html: { type: 'boolean' } }, allowPositionals: false, strict: true }),
-    );
+    const { values } = parseCommandLine({
+      args,
+      options: { html: { type: 'boolean' } },
+      allowPositionals: false,
+    });
     if (!values.html) {
       throw new UsageError(
         'expected --html: the page is the only output (ids inspect --html > layouts.html)',

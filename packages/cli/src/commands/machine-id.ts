@@ -1,13 +1,12 @@
-import { parseArgs } from 'node:util';
 import { parseCommandLine } from '../args.js';
-import { type Command, EXIT_HELP, LAYOUT_HELP, machineIdFor, OPTIONS } from '../command.js';
+import { type Command, commandHelp, LAYOUT_HELP, machineIdFor, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { parseLayout } from '../layouts.js';
 
 export const machineId: Command = {
   name: 'machine-id',
   summary: 'print the machine ID the other commands would use (--explain: and why)',
-  help: `Usage: ids machine-id [--layout SPEC] [--machine-id N] [--explain] [--json]
+  help: commandHelp(`Usage: ids machine-id [--layout SPEC] [--machine-id N] [--explain] [--json]
 
 Prints the machine ID \`ids generate\` would use. The steps, in order:
   --machine-id        the flag
@@ -32,24 +31,18 @@ ${LAYOUT_HELP}
   -m, --machine-id N    an explicit machine ID
       --explain         say which step produced the ID and why the earlier ones did not
       --json            print a JSON object with the ID and the trail of steps
-  -h, --help            this text
-
-${EXIT_HELP}
-`,
+`),
   async run(args, io) {
-    const { values } = parseCommandLine(() =>
-      parseArgs({
-        args,
-        options: {
-          layout: OPTIONS.layout,
-          'machine-id': OPTIONS['machine-id'],
-          explain: { type: 'boolean' },
-          json: OPTIONS.json,
-        },
-        allowPositionals: false,
-        strict: true,
-      }),
-    );
+    const { values } = parseCommandLine({
+      args,
+      options: {
+        layout: OPTIONS.layout,
+        'machine-id': OPTIONS['machine-id'],
+        explain: { type: 'boolean' },
+        json: OPTIONS.json,
+      },
+      allowPositionals: false,
+    });
     const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
     const auto = await machineIdFor(layout, values['machine-id'], io);
     // Only shown, not used: a claim taken to show it is given back at once.

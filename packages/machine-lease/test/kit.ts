@@ -1,0 +1,193 @@
+// The scaffolding every lease store's tests share (machine-etcd and machine-redis import it by
+// path, as they do fake-scheduler.ts): one copy, so the two suites cannot drift apart.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { dirname } from 'node:path';
+import { IdGenerator, type Layout, type MachineIdClaim, MachineIdProviderError } from '@ids/engine';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+
+import { testLayout } from './fixtures/lease-process.mjs';
+
+export { testLayout as layoutWith };
+
+/** The short lease the fault tests run with: a 2 s TTL, fencing 500 ms before it, 1 s requests. */
+export const TTL_MS = 2000;
+/** How long before the TTL runs out a holder fences (the fenceMarginMs of FAST_LEASE). */
+export const MARGIN_MS = 500;
+/** Options for a short lease: TTL_MS, MARGIN_MS, and a 1 s request timeout. */
+export const FAST_LEASE = { ttlSeconds: TTL_MS / 1000, fenceMarginMs: MARGIN_MS, timeoutMs: 1000 } as const;
+
+let names = 0;
+/** `name` made unique to this process and call, for a prefix no other test (or run) uses. */
+export function uniqueName(name: string): string {
+  return `${name}-${process.pid}-${Date.now().toString(36)}-${names++}`;
+}
+
+/** A generator on a held claim; its errors go to `onError`, or nowhere (tests look at what it refuses). */
+export function generatorOn(
+  layout: Layout,
+  machineId: MachineIdClaim,
+  extra: { onError?: (e: unknown) => void } = {},
+): IdGenerator {
+  return new IdGenerator({ layout, machineId, onError: extra.onError ?? (() => undefined) });
+}
+
+/** Resolves when `signal` aborts, with the time it did (performance.now()). */
+export function aborted(signal: AbortSignal): Promise<number> {
+  if (signal.aborted) return Promise.resolve(performance.now());
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(performance.now()), { once: true }),
+  );
+}
+
+/** Resolves after `ms` of wall time. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `fn` every 10 ms until it returns true, failing after `ms`. */
+export async function until(fn: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const end = performance.now() + ms;
+  while (!(await fn())) {
+    if (performance.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** The error a promise rejects with; fails the test if it resolves. */
+export async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a rejection, but the promise resolved');
+}
+
+/** Steps to undo after each test of the file, run last-pushed first; a step that fails is ignored. */
+export function cleanupAfterEach(): { push(step: () => Promise<void>): void } {
+  let steps: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const step of steps.reverse()) await step().catch(() => undefined);
+    steps = [];
+  });
+  return { push: (step) => void steps.push(step) };
+}
+
+/**
+ * A server started before the tests of the enclosing `describe` and stopped after them, with an
+ * admin client on it (for looking at and meddling with keys as an operator would). Read the
+ * fields inside the tests: they are set by beforeAll.
+ */
+export function serverForSuite<S, A>(
+  start: () => Promise<S>,
+  connect: (server: S) => A,
+  stop: (server: S, admin: A | undefined) => Promise<void>,
+): { readonly server: S; readonly admin: A } {
+  const suite = {} as { server: S; admin: A };
+  beforeAll(async () => {
+    suite.server = await start();
+    suite.admin = connect(suite.server);
+  });
+  afterAll(async () => {
+    if (suite.server !== undefined) await stop(suite.server, suite.admin);
+  });
+  return suite;
+}
+
+/** One issuer process (a fixture built on fixtures/lease-process.mjs) and what it printed. */
+export interface Issuer {
+  readonly child: ChildProcess;
+  /** Every ID it printed, with the wall time it came back. */
+  readonly ids: { id: bigint; at: number }[];
+  /** Wall time it said it held its claim, once it has. */
+  claimedAt: number | undefined;
+  /** SIGTERM, then resolves when it has closed and exited. */
+  stop(): Promise<void>;
+}
+
+/** Starts `fixture` (in a package's test/fixtures) with `args`, from the package's folder. */
+export function spawnIssuer(fixture: string, args: string[]): Issuer {
+  const child = spawn(process.execPath, [fixture, ...args], {
+    cwd: dirname(dirname(dirname(fixture))),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let buffer = '';
+  let err = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const issuer: Issuer = {
+    child,
+    ids: [],
+    claimedAt: undefined,
+    async stop() {
+      child.kill('SIGCONT');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+      if (child.exitCode !== 0)
+        throw new Error(`issuer exited with ${child.exitCode ?? child.signalCode}: ${err}`);
+    },
+  };
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    const lines = buffer.split('\n');
+    buffer = lines.pop()!;
+    for (const line of lines) {
+      const [a, b, c] = line.split(' ');
+      if (a === 'claimed') issuer.claimedAt = Number(c);
+      else if (a !== 'closed' && a) issuer.ids.push({ id: BigInt(a), at: Number(b) });
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+  });
+  return issuer;
+}
+
+/** How many IDs the issuers printed more than once, across all of them. */
+export function duplicateCount(...issuers: Issuer[]): number {
+  const all = issuers.flatMap((issuer) => issuer.ids.map((x) => x.id));
+  return all.length - new Set(all).size;
+}
+
+/**
+ * Two issuers of the one ID in a field: A, issuing, and then B, started beside it and left
+ * waiting (the only ID is A's). Both are stopped by `cleanup` at the end of the test.
+ */
+export async function holderAndWaiter(
+  start: () => Issuer,
+  cleanup: { push(step: () => Promise<void>): void },
+): Promise<{ a: Issuer; b: Issuer }> {
+  const a = start();
+  cleanup.push(() => a.stop());
+  // The first claim of a fresh ID may wait out the unknown past (one TTL).
+  await until(() => a.ids.length > 50, 15_000, 'A issuing');
+  const b = start();
+  cleanup.push(() => b.stop());
+  await sleep(300);
+  expect(b.claimedAt, 'B claimed the ID A holds').toBeUndefined();
+  return { a, b };
+}
+
+/**
+ * Fills a 2-bit field with four concurrent claims, then asks for a fifth: it must fail with the
+ * provider error whose cause is the store's `SpaceFull` error, saying every ID is held. Returns
+ * that cause; the four are released at the end.
+ */
+export async function expectFullField(
+  claimOne: (layout: Layout) => Promise<MachineIdClaim>,
+  SpaceFull: abstract new (...args: never[]) => Error,
+): Promise<Error> {
+  const layout = testLayout(2);
+  const four = await Promise.all([0, 1, 2, 3].map(() => claimOne(layout)));
+  try {
+    expect(new Set(four.map((c) => c.machineId))).toEqual(new Set([0, 1, 2, 3]));
+    const error = await failure(claimOne(layout));
+    expect(error).toBeInstanceOf(MachineIdProviderError);
+    expect(error.cause).toBeInstanceOf(SpaceFull);
+    expect((error.cause as Error).message).toMatch(/every machine ID is held: all 4 IDs of the 2-bit field/);
+    return error.cause as Error;
+  } finally {
+    await Promise.all(four.map((c) => c.release()));
+  }
+}
