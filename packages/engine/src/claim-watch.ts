@@ -1,7 +1,7 @@
 import { GeneratorClosedError, InvalidArgumentError, MachineIdLostError, received } from './errors.js';
 import { checkMachineId } from './id.js';
 import { type Layout, tickStartMs } from './layout.js';
-import { isClaim, type MachineIdClaim } from './machine.js';
+import { idOf, isClaim, type MachineIdClaim, releaseQuietly } from './machine.js';
 
 /** Default for a claim's `recordIntervalMs`. */
 export const DEFAULT_RECORD_INTERVAL_MS = 1000;
@@ -103,12 +103,12 @@ export class ClaimWatch {
 
   #adopt(source: number | MachineIdClaim): void {
     if (this.#closed) {
-      if (isClaim(source)) Promise.resolve(source.release()).catch(this.#onError);
+      void releaseQuietly(source, this.#onError);
       return;
     }
     // A machine ID that does not fit would spill into the sequence field and collide with other
     // machines' IDs, so it is checked here and not only by the generators built on the engine.
-    checkMachineId(this.#host.layout, isClaim(source) ? source.machineId : source);
+    checkMachineId(this.#host.layout, idOf(source));
     if (!isClaim(source)) {
       this.#host.useMachine(source);
       return;
@@ -161,7 +161,7 @@ export class ClaimWatch {
             this.#adopt(next);
           } catch (error) {
             // A renewed claim this generator cannot use (e.g. its shared state is fenced) must not stay held.
-            Promise.resolve(next.release()).catch(this.#onError);
+            void releaseQuietly(next, this.#onError);
             throw error;
           }
         })

@@ -1,8 +1,8 @@
 import { GeneratorClosedError, InvalidArgumentError, MachineIdLostError, received } from './errors.js';
-import type { StateCell } from './generator.js';
 import { checkMachineId } from './id.js';
 import type { Layout } from './layout.js';
-import { isClaim, type MachineIdClaim } from './machine.js';
+import { idOf, isClaim, type MachineIdClaim } from './machine.js';
+import type { StateCell } from './options.js';
 import { type GeneratorState, initialState } from './state.js';
 
 // The buffer: one 64-bit word of state, a fence reason, the holder's trust deadline, and the
@@ -62,7 +62,7 @@ export function createSharedState(layout: Layout, machineId: number | MachineIdC
       `layout: expected a layout from defineLayout, received ${received(layout)}`,
     );
   }
-  const id = isClaim(machineId) ? machineId.machineId : machineId;
+  const id = idOf(machineId);
   checkMachineId(layout, id);
   const buffer = new SharedArrayBuffer(BYTES);
   new Float64Array(buffer, 16, 1)[0] = Number.POSITIVE_INFINITY;
