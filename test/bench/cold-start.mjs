@@ -61,7 +61,9 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
+/** @returns {Array<[string, 'esm' | 'cjs', string[]]>} each case's subject, mode and node arguments */
 function allCases() {
+  /** @type {Array<[string, 'esm' | 'cjs', string[]]>} */
   const cases = [
     ['bare', 'esm', ['--input-type=module', '-e', REPORT]],
     ['bare', 'cjs', ['-e', REPORT]],
@@ -118,8 +120,8 @@ async function benchInstructions() {
   const counts = new Map();
   let next = 0;
   const worker = async () => {
-    while (next < cases.length) {
-      const [name, mode, args] = cases[next++];
+    for (let item = cases[next++]; item !== undefined; item = cases[next++]) {
+      const [name, mode, args] = item;
       counts.set(`${name}/${mode}`, await countInstructions(args));
     }
   };
