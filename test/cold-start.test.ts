@@ -7,6 +7,7 @@
 // `process.moduleLoadList` (Node's own record of every built-in it has loaded).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { closedLoopbackEndpoint } from '@ids/machine-ip/testing';
 import { describe, expect, it } from 'vitest';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -38,9 +39,9 @@ interface Loaded {
 }
 
 /**
- * Runs `load` (statements that bind `m` to the module) and then `after` in a fresh node, from
- * this directory (so the workspace's built packages resolve), and returns the ID `after` leaves
- * in `id` and the built-ins loaded since just before `load`.
+ * Loads `specifier` as `m` (import or require) and then runs `after` (statements, in an async
+ * function) in a fresh node, from this directory (so the workspace's built packages resolve),
+ * and returns the ID `after` leaves in `id` and the built-ins loaded since just before the load.
  */
 function coldRun(mode: Mode, specifier: string, after: string): Loaded {
   const load =
@@ -48,12 +49,14 @@ function coldRun(mode: Mode, specifier: string, after: string): Loaded {
       ? `const m = await import(${JSON.stringify(specifier)});`
       : `const m = require(${JSON.stringify(specifier)});`;
   const script = [
+    '(async () => {',
     'const before = new Set(process.moduleLoadList);',
     load,
     'let id = "";',
     after,
     'const builtins = process.moduleLoadList.filter((e) => !before.has(e) && e.startsWith("NativeModule ")).map((e) => e.slice(13));',
     'process.stdout.write(JSON.stringify({ id: String(id), builtins }));',
+    '})().catch((error) => { console.error(error); process.exit(1); });',
   ].join('\n');
   const args = mode === 'esm' ? ['--input-type=module', '-e', script] : ['-e', script];
   const run = spawnSync(process.execPath, args, { cwd: here, encoding: 'utf8', timeout: 30_000 });
@@ -78,7 +81,7 @@ describe.each<Mode>(['esm', 'cjs'])('a fresh process (%s)', (mode) => {
 
   // The same probe sees a heavy built-in when one is loaded, so the checks above can fail: the
   // providers load theirs on first use, and @ids/machine-ip/testing (a loopback server) at import.
-  it('sees node:os loaded when the private-IPv4 provider runs, and node:http with the testing entry', () => {
+  it('sees node:os loaded when the private-IPv4 provider runs, node:http when the EC2 one does, and with the testing entry', async () => {
     const provider = coldRun(
       mode,
       '@ids/machine-ip',
@@ -91,6 +94,18 @@ describe.each<Mode>(['esm', 'cjs'])('a fresh process (%s)', (mode) => {
     );
     // node:fs is loaded by Node's own startup, so only the route table read shows it works lazily.
     expect(heavyIn(provider.builtins)).toEqual(['os']);
+    // Off EC2 (a closed loopback port): the provider loads node:http for its request and fails.
+    const endpoint = await closedLoopbackEndpoint();
+    const ec2 = coldRun(
+      mode,
+      '@ids/machine-ip',
+      [
+        `try { await m.ec2PrivateIPv4({ endpoint: ${JSON.stringify(endpoint)}, timeoutMs: 5000 }); }`,
+        'catch (error) { if (!(error instanceof m.MetadataUnavailableError)) throw error; }',
+        'id = 1n;',
+      ].join('\n'),
+    );
+    expect(heavyIn(ec2.builtins)).toEqual(expect.arrayContaining(['http', 'net', 'stream']));
     const testing = coldRun(mode, '@ids/machine-ip/testing', 'id = 1n;');
     expect(heavyIn(testing.builtins)).toEqual(expect.arrayContaining(['http', 'net', 'stream']));
   });
