@@ -2,7 +2,8 @@
 // over a bare `node -e` start, in CPU time (the child's own user + system time when it has the ID), for ESM (`import`) and CJS (`require`), ours and the peers'.
 // Runs are interleaved (bare, then each subject, round after round) so that a slow stretch of
 // this shared machine hits every subject alike; each figure is a median.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatTable } from './lib/measure.mjs';
@@ -60,7 +61,9 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-export async function benchColdStart({ rounds = Number(process.env.IDS_BENCH_COLD_ROUNDS ?? 21) } = {}) {
+/** @returns {Array<[string, 'esm' | 'cjs', string[]]>} each case's subject, mode and node arguments */
+function allCases() {
+  /** @type {Array<[string, 'esm' | 'cjs', string[]]>} */
   const cases = [
     ['bare', 'esm', ['--input-type=module', '-e', REPORT]],
     ['bare', 'cjs', ['-e', REPORT]],
@@ -69,6 +72,86 @@ export async function benchColdStart({ rounds = Number(process.env.IDS_BENCH_COL
     cases.push([name, 'esm', ['--input-type=module', '-e', script('esm', subject)]]);
     cases.push([name, 'cjs', ['-e', script('cjs', subject)]]);
   }
+  return cases;
+}
+
+// CPU time on a shared machine moves with the load of its neighbours (under load the medians of
+// 31 runs still disagree by several ms); the instructions a process executes do not. With
+// IDS_BENCH_COLD_COUNT=instructions each case runs once under valgrind's callgrind with V8's
+// random seed fixed (a random hash seed varies startup by a few million instructions; fixing
+// --hash-seed instead would also void Node's code cache for its own modules), which repeats to
+// within a few thousand instructions. Slow (about 15 s a case) and needs valgrind on PATH.
+function countInstructions(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'valgrind',
+      [
+        '--tool=callgrind',
+        '--callgrind-out-file=/dev/null',
+        '--smc-check=all-non-file',
+        process.execPath,
+        '--random-seed=7',
+        ...args,
+      ],
+      { cwd: here, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('error', (error) =>
+      reject(
+        new Error(
+          `valgrind could not be started (install it, e.g. apt-get install valgrind): ${error.message}`,
+        ),
+      ),
+    );
+    child.on('close', (code) => {
+      const collected = /Collected : (\d+)/.exec(stderr);
+      if (code !== 0 || !collected)
+        reject(new Error(`callgrind of ${args.join(' ')} failed (${code}): ${stderr.slice(-500)}`));
+      else resolve(Number(collected[1]));
+    });
+  });
+}
+
+async function benchInstructions() {
+  const cases = allCases();
+  const counts = new Map();
+  let next = 0;
+  const worker = async () => {
+    for (let item = cases[next++]; item !== undefined; item = cases[next++]) {
+      const [name, mode, args] = item;
+      counts.set(`${name}/${mode}`, await countInstructions(args));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(availableParallelism(), cases.length) }, worker));
+  const over = (name, mode) => (counts.get(`${name}/${mode}`) - counts.get(`bare/${mode}`)) / 1e6;
+  const rows = Object.keys(SUBJECTS).map((name) => [
+    name,
+    `${over(name, 'esm').toFixed(1)} M`,
+    `${(over(name, 'esm') / over('@sapphire/snowflake', 'esm')).toFixed(2)}x`,
+    `${over(name, 'cjs').toFixed(1)} M`,
+    `${(over(name, 'cjs') / over('@sapphire/snowflake', 'cjs')).toFixed(2)}x`,
+  ]);
+  return {
+    title: 'Cold start: instructions for import + first ID in a fresh process, over a bare node start',
+    table: `${formatTable(
+      [
+        'package',
+        'ESM, instructions over bare',
+        'vs @sapphire',
+        'CJS, instructions over bare',
+        'vs @sapphire',
+      ],
+      rows,
+    )}\n\nOne callgrind run per case (node --random-seed=7); bare node: ${(counts.get('bare/esm') / 1e6).toFixed(1)} M instructions (ESM), ${(counts.get('bare/cjs') / 1e6).toFixed(1)} M (CJS). Goal: @ids/sonyflake within 1.5x of @sapphire/snowflake.`,
+  };
+}
+
+export async function benchColdStart({ rounds = Number(process.env.IDS_BENCH_COLD_ROUNDS ?? 21) } = {}) {
+  if (process.env.IDS_BENCH_COLD_COUNT === 'instructions') return benchInstructions();
+  const cases = allCases();
   /** @type {Map<string, number[]>} */
   const times = new Map(cases.map(([name, mode]) => [`${name}/${mode}`, []]));
   const of = (/** @type {string} */ key) => /** @type {number[]} */ (times.get(key));

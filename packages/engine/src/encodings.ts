@@ -142,54 +142,80 @@ const BWMARRIN_32 = 'ybndrfg8ejkmcpqxot1uwisza345h769';
 /** bwmarrin/snowflake's base58 digits: no 0, I, O or l; lower case before upper case. */
 const BWMARRIN_58 = '123456789abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ';
 
-/** Every text encoding, by name, in the order auto-detection reports candidates. */
-export const ENCODINGS: Readonly<Record<EncodingName, IdEncoding>> = Object.freeze({
-  decimal: positional({
+// The specs, in the order auto-detection reports candidates.
+const SPECS: Readonly<Record<EncodingName, PositionalSpec>> = {
+  decimal: {
     name: 'decimal',
     description: 'decimal digits, no leading zeros (JSON, logs, URLs)',
     alphabet: '0123456789',
     fixedWidth: false,
-  }),
-  'decimal-fixed': positional({
+  },
+  'decimal-fixed': {
     name: 'decimal-fixed',
     description: '19 decimal digits, zero-padded: sorts as text in ID order',
     alphabet: '0123456789',
     fixedWidth: true,
-  }),
-  hex: positional({
+  },
+  hex: {
     name: 'hex',
     description: '16 lower-case hex digits, zero-padded: sorts as text in ID order',
     alphabet: '0123456789abcdef',
     fixedWidth: true,
     foldCase: true,
-  }),
-  crockford32: positional({
+  },
+  crockford32: {
     name: 'crockford32',
     description: "13 characters of Crockford's base32, zero-padded: sorts as text in ID order",
     alphabet: CROCKFORD,
     fixedWidth: true,
     foldCase: true,
     aliases: { I: '1', L: '1', O: '0' },
-  }),
-  bwmarrin32: positional({
+  },
+  bwmarrin32: {
     name: 'bwmarrin32',
     description: "bwmarrin/snowflake's Base32() for Go interop (does not sort)",
     alphabet: BWMARRIN_32,
     fixedWidth: false,
-  }),
-  bwmarrin58: positional({
+  },
+  bwmarrin58: {
     name: 'bwmarrin58',
     description: "bwmarrin/snowflake's Base58() for Go interop (does not sort)",
     alphabet: BWMARRIN_58,
     fixedWidth: false,
-  }),
-  base36: positional({
+  },
+  base36: {
     name: 'base36',
     description: 'lower-case base36, as bwmarrin/snowflake Base36() and BigInt toString(36)',
     alphabet: '0123456789abcdefghijklmnopqrstuvwxyz',
     fixedWidth: false,
-  }),
-});
+  },
+};
+
+// Each encoding is built the first time it is read, not at import: building all seven (digit
+// maps, bigint powers) is CPU that every importer of the engine would pay at startup, although
+// most never write an ID as text (test/bench/cold-start.mjs measures that startup).
+const built = new Map<EncodingName, IdEncoding>();
+function encodingFor(name: EncodingName): IdEncoding {
+  let encoding = built.get(name);
+  if (encoding === undefined) {
+    encoding = positional(SPECS[name]);
+    built.set(name, encoding);
+  }
+  return encoding;
+}
+
+/** Every text encoding, by name, in the order auto-detection reports candidates. */
+export const ENCODINGS: Readonly<Record<EncodingName, IdEncoding>> = Object.freeze(
+  Object.defineProperties(
+    {} as Record<EncodingName, IdEncoding>,
+    Object.fromEntries(
+      (Object.keys(SPECS) as EncodingName[]).map((name) => [
+        name,
+        { enumerable: true, get: () => encodingFor(name) },
+      ]),
+    ),
+  ),
+);
 
 /** The names of the text encodings. */
 export const ENCODING_NAMES = Object.freeze(Object.keys(ENCODINGS) as EncodingName[]);

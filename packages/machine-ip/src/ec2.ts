@@ -1,9 +1,9 @@
 // Go's helper for EC2 (awsutil.AmazonEC2MachineID): the instance's private IPv4 from the
 // instance metadata service, low 16 bits. Spoken in IMDSv2: a PUT for a session token, then a
 // GET that carries it. The endpoint is a setting, so tests point it at a loopback server.
-import { request } from 'node:http';
 import { InvalidArgumentError, type MachineIdProvider } from '@ids/engine';
 import { dotted } from './address.js';
+import { builtin } from './builtins.js';
 import { MetadataAnswerError, MetadataRefusedError, MetadataUnavailableError, received } from './errors.js';
 import { ipv4MachineId, isPrivateIPv4 } from './ipv4.js';
 
@@ -57,7 +57,7 @@ function call(
   timeoutMs: number,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers, signal, agent: false }, (res) => {
+    const req = builtin('node:http').request(url, { method, headers, signal, agent: false }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {

@@ -1,9 +1,9 @@
 // The rule shared by the IPv4 and IPv6 providers: which interface addresses are candidates,
 // which are never taken (loopback, well-known virtual bridges), and which candidate wins when
 // there are several. Each answer says what was seen and why the winner won.
-import { networkInterfaces } from 'node:os';
 import { errorText, InvalidArgumentError } from '@ids/engine';
 import { isAddress, isLoopback } from './address.js';
+import { builtin } from './builtins.js';
 import { InterfaceListError, received } from './errors.js';
 import { defaultRouteInterfaces, procRoutes, type RouteFamily, type RouteSource } from './routes.js';
 
@@ -75,9 +75,12 @@ export interface AddressRule {
   none(found: string): Error;
 }
 
+/** The host's interfaces, as `os.networkInterfaces()` lists them (node:os is loaded on first use). */
+const hostInterfaces: InterfaceSource = () => builtin('node:os').networkInterfaces();
+
 /** Checks the options at once, so a bad one fails where it is written rather than later. */
 export function checkAddressOptions(options: AddressOptions): Required<AddressOptions> {
-  const { interfaces = networkInterfaces, routes = procRoutes, includeBridges = false } = options;
+  const { interfaces = hostInterfaces, routes = procRoutes, includeBridges = false } = options;
   if (typeof interfaces !== 'function') {
     throw new InvalidArgumentError(
       `interfaces: expected a function returning an interface list, received ${received(interfaces)}`,

@@ -1,7 +1,7 @@
 // Which interface carries the default route, read from the kernel's route tables in /proc: a
 // file read of a few hundred bytes, no subprocess and no dependency. It is read only when a
 // host has several candidate addresses, so the usual one-address host never touches it.
-import { readFileSync } from 'node:fs';
+import { builtin } from './builtins.js';
 
 /** Which route table: the IPv4 one (/proc/net/route) or the IPv6 one (/proc/net/ipv6_route). */
 export type RouteFamily = 'IPv4' | 'IPv6';
@@ -11,7 +11,7 @@ export type RouteSource = (family: RouteFamily) => string;
 
 /** Reads /proc/net/route or /proc/net/ipv6_route (Linux); elsewhere it throws, and the caller says so. */
 export const procRoutes: RouteSource = (family) =>
-  readFileSync(family === 'IPv4' ? '/proc/net/route' : '/proc/net/ipv6_route', 'utf8');
+  builtin('node:fs').readFileSync(family === 'IPv4' ? '/proc/net/route' : '/proc/net/ipv6_route', 'utf8');
 
 const RTF_UP = 0x1;
 const RTF_REJECT = 0x200;
