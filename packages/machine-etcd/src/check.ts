@@ -2,7 +2,7 @@ import type { MachineIdCheck } from '@ids/engine';
 import { checkAskedId, grantLease, type Lease, schedulerOf } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { EtcdLeaseLostError, MachineBitsMismatchError } from './errors.js';
-import { type EtcdOptions, settings as validate } from './options.js';
+import { type EtcdOptions, checkEtcdOptions as validate } from './options.js';
 import { EtcdStore } from './store.js';
 
 /** Go's `CheckMachineID`, answered by etcd, plus what a held lease needs. */

@@ -2,7 +2,7 @@ import type { MachineIdContext } from '@ids/engine';
 import { Holder, holderOptions, integer, type LeasedClaim, schedulerOf } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { EtcdOptionError, MachineBitsMismatchError } from './errors.js';
-import { type EtcdOptions, settings as validate } from './options.js';
+import { type EtcdOptions, checkEtcdOptions as validate } from './options.js';
 import { EtcdStore } from './store.js';
 
 /** The options of `etcdMachineId`: how to reach etcd (EtcdOptions), and how to pick and record an ID. */

@@ -23,7 +23,7 @@ function isTlsFailure(error: unknown): boolean {
   return TLS_FAILURE.test(`${error.message} ${details} ${code}`);
 }
 
-import type { EtcdOptions, Settings } from './options.js';
+import type { CheckedEtcdOptions, EtcdOptions } from './options.js';
 
 /** etcd3's BrokenCircuitError (from cockatiel) carries this flag; both it and gRPC's UNAVAILABLE mean "etcd is down". */
 function isBrokenCircuit(error: unknown): boolean {
@@ -51,7 +51,7 @@ export class Connection {
   readonly timeoutMs: number;
   #closed = false;
 
-  constructor(options: EtcdOptions, settings: Settings) {
+  constructor(options: EtcdOptions, settings: CheckedEtcdOptions) {
     this.timeoutMs = settings.timeoutMs;
     if (options.client) {
       this.client = options.client;

@@ -1,10 +1,10 @@
 import { received } from '@ids/engine/internal';
 import {
+  type CheckedLeaseOptions,
+  checkLeaseOptions,
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,
-  type LeaseSettings,
-  leaseSettings,
 } from '@ids/machine-lease';
 import type { Etcd3, IOptions } from 'etcd3';
 import { EtcdOptionError } from './errors.js';
@@ -65,7 +65,7 @@ export interface EtcdOptions {
   readonly bits?: number;
 }
 
-export interface Settings extends LeaseSettings {
+export interface CheckedEtcdOptions extends CheckedLeaseOptions {
   readonly hosts: string[];
   readonly prefix: string;
 }
@@ -151,7 +151,7 @@ export function parsePrefix(value: unknown): string {
 const optionError = (option: string, message: string) => new EtcdOptionError(option, message);
 
 /** Validates everything but the client, in the order the options are documented. */
-export function settings(options: unknown): Settings {
+export function checkEtcdOptions(options: unknown): CheckedEtcdOptions {
   if (options === undefined) options = {};
   if (!isRecord(options)) {
     throw new EtcdOptionError('options', `expected an object, received ${received(options)}`);
@@ -171,5 +171,5 @@ export function settings(options: unknown): Settings {
   }
   const hosts = o.client === undefined ? parseEndpoints(o.endpoints) : [];
   const prefix = parsePrefix(o.prefix);
-  return { hosts, prefix, ...leaseSettings(o, optionError) };
+  return { hosts, prefix, ...checkLeaseOptions(o, optionError) };
 }

@@ -6,7 +6,7 @@ import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js'
 import type { LeaseLost, LeaseStore, Watch } from './store.js';
 
 /** What a holder needs beyond the lease timing: how to find and record an ID. */
-export interface HolderSettings extends LeaseTiming {
+export interface CheckedHolderOptions extends LeaseTiming {
   /** Random IDs tried before listing the taken ones. */
   readonly probes: number;
   /** How often, in ms, the generator records the time reached. */
@@ -54,7 +54,7 @@ const never = new Promise<never>(() => undefined);
  */
 export class Holder {
   readonly #store: LeaseStore;
-  readonly #settings: HolderSettings;
+  readonly #settings: CheckedHolderOptions;
   readonly #scheduler: Scheduler;
   #lease: Lease | undefined;
   #id = -1;
@@ -71,7 +71,7 @@ export class Holder {
   #wake: () => void = () => undefined;
 
   /** A holder of nothing yet: `acquire()` claims. The holder closes `store` on release. */
-  constructor(store: LeaseStore, settings: HolderSettings, scheduler: Scheduler) {
+  constructor(store: LeaseStore, settings: CheckedHolderOptions, scheduler: Scheduler) {
     this.#store = store;
     this.#settings = settings;
     this.#scheduler = scheduler;
@@ -315,3 +315,6 @@ export class Holder {
     return this.#released;
   }
 }
+
+/** @deprecated Renamed CheckedHolderOptions ("Settings" is kept for a generator's user-facing settings). */
+export type HolderSettings = CheckedHolderOptions;

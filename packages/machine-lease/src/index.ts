@@ -3,7 +3,7 @@
 // @ids/engine: each store package brings its client.
 export { type AllocateOptions, allocate, listTaken } from './allocate.js';
 export { bounded, StoreTimeout } from './bounded.js';
-export { Holder, type HolderSettings, type LeasedClaim } from './holder.js';
+export { type CheckedHolderOptions, Holder, type HolderSettings, type LeasedClaim } from './holder.js';
 export {
   type Keepalive,
   type KeeperTiming,
@@ -14,7 +14,9 @@ export {
 } from './keeper.js';
 export { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
 export {
+  type CheckedLeaseOptions,
   checkAskedId,
+  checkLeaseOptions,
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,

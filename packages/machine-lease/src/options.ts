@@ -57,7 +57,7 @@ export function ms(value: unknown, option: string, allowZero: boolean, error: Op
 }
 
 /** The validated lease timing, and `bits` when given. */
-export interface LeaseSettings extends LeaseTiming {
+export interface CheckedLeaseOptions extends LeaseTiming {
   /** The fleet's machine-field width, when the user fixed it. */
   readonly bits: number | undefined;
 }
@@ -66,7 +66,7 @@ export interface LeaseSettings extends LeaseTiming {
  * Validates the timing options in the order they are documented: the TTL, a margin under it,
  * a keepalive interval that leaves room for two failures before the deadline, the timeout, bits.
  */
-export function leaseSettings(o: LeaseOptions, error: OptionError): LeaseSettings {
+export function checkLeaseOptions(o: LeaseOptions, error: OptionError): CheckedLeaseOptions {
   const ttlSeconds = integer(o.ttlSeconds ?? DEFAULT_TTL_SECONDS, 'ttlSeconds', 1, 86_400, error);
   const ttlMs = ttlSeconds * 1000;
   const marginMs = ms(o.fenceMarginMs ?? ttlMs / 5, 'fenceMarginMs', true, error);
@@ -140,3 +140,10 @@ export function checkAskedId(machineId: unknown): number {
   }
   return machineId;
 }
+
+// Former names. "Settings" now means only a generator's user-facing settings (Go's word); a
+// validated internal form is Checked...Options in every package.
+/** @deprecated Renamed CheckedLeaseOptions. */
+export type LeaseSettings = CheckedLeaseOptions;
+/** @deprecated Renamed checkLeaseOptions. */
+export const leaseSettings = checkLeaseOptions;

@@ -2,7 +2,7 @@ import type { MachineIdContext } from '@ids/engine';
 import { Holder, type HolderOptions, holderOptions, type LeasedClaim, schedulerOf } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { RedisBitsMismatchError, RedisOptionError } from './errors.js';
-import { type RedisLeaseOptions, settings as validate } from './options.js';
+import { type RedisLeaseOptions, checkRedisOptions as validate } from './options.js';
 import { RedisStore } from './store.js';
 
 /** The options of `redisMachineId`: how to reach Redis, hold a claim there, and pick and record an ID. */

@@ -1,5 +1,5 @@
 import { received } from '@ids/engine/internal';
-import { type LeaseOptions, type LeaseSettings, leaseSettings } from '@ids/machine-lease';
+import { type CheckedLeaseOptions, checkLeaseOptions, type LeaseOptions } from '@ids/machine-lease';
 import type { Cluster, RedisOptions as IoRedisOptions, Redis } from 'ioredis';
 import { RedisOptionError } from './errors.js';
 
@@ -43,7 +43,7 @@ export interface RedisLeaseOptions extends RedisConnectionOptions, LeaseOptions 
 }
 
 /** Validated connection and lease settings. */
-export interface Settings extends LeaseSettings {
+export interface CheckedRedisOptions extends CheckedLeaseOptions {
   /** The URL to dial (undefined with a client of the user's). */
   readonly url: string | undefined;
   /** The prefix, validated. */
@@ -138,7 +138,7 @@ export function connectionUrl(
 }
 
 /** Validates everything but the client's own options, in the order they are documented. */
-export function settings(options: unknown): Settings {
+export function checkRedisOptions(options: unknown): CheckedRedisOptions {
   if (options === undefined) options = {};
   if (!isRecord(options)) {
     throw new RedisOptionError('options', `expected an object, received ${received(options)}`);
@@ -146,5 +146,5 @@ export function settings(options: unknown): Settings {
   const o = options as RedisLeaseOptions;
   const url = connectionUrl(o);
   const prefix = parsePrefix(o.prefix);
-  return { url, prefix, ...leaseSettings(o, (option, message) => new RedisOptionError(option, message)) };
+  return { url, prefix, ...checkLeaseOptions(o, (option, message) => new RedisOptionError(option, message)) };
 }
