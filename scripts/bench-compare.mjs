@@ -50,13 +50,17 @@ function bench(tree, suite) {
     encoding: 'utf8',
     maxBuffer: 1 << 24,
   });
-  if (result.status !== 0) return `(failed, exit ${result.status}: ${result.stderr.trim().split('\n').at(-1)})`;
+  if (result.status !== 0)
+    return `(failed, exit ${result.status}: ${result.stderr.trim().split('\n').at(-1)})`;
   // Drop run.mjs's first line (node version and date): it is printed once for the whole run.
   return result.stdout.split('\n').slice(1).join('\n').trim();
 }
 
 const sha = spawnSync('git', ['rev-parse', '--short', ref], { cwd: root, encoding: 'utf8' }).stdout.trim();
-const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout.trim();
+const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], {
+  cwd: root,
+  encoding: 'utf8',
+}).stdout.trim();
 if (!sha) {
   console.error(`bench-compare: ${ref} is not a commit of this repository`);
   process.exit(2);
@@ -68,7 +72,9 @@ try {
   must('corepack', ['pnpm', 'exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], earlier, 'build');
   const common = suitesOf(root).filter((suite) => suitesOf(earlier).includes(suite));
   const suites = wanted.length > 0 ? wanted.filter((suite) => common.includes(suite)) : common;
-  console.log(`node ${process.version}, ${new Date().toISOString()}: ${sha} (earlier) against ${head} (this tree)`);
+  console.log(
+    `node ${process.version}, ${new Date().toISOString()}: ${sha} (earlier) against ${head} (this tree)`,
+  );
   for (const suite of suites) {
     console.log(`\n# ${suite}\n\n## ${sha} (earlier)\n${bench(earlier, suite)}`);
     console.log(`\n## ${head} (this tree)\n${bench(root, suite)}`);
