@@ -9,13 +9,20 @@ import { type ChangedCopy, copyWithOneFileChanged } from './lib/one-file-change.
 import { root } from './lib/workspace.js';
 
 const copies: ChangedCopy[] = [];
+
+/** `text` with `from` replaced by `to`; throws when `from` is not there, so a fixture edit never silently does nothing. */
+function edit(text: string, from: string, to: string): string {
+  if (!text.includes(from)) throw new Error(`fixture edit: ${JSON.stringify(from)} not found in the file`);
+  return text.replace(from, to);
+}
 afterAll(() => {
   for (const copy of copies) copy.remove();
 });
 
 describe('a new snowflake preset', () => {
   const copy = copyWithOneFileChanged(join(root, 'packages', 'snowflake'), 'presets.ts', (text) =>
-    text.replace(
+    edit(
+      text,
       'export const SNOWFLAKE_PRESETS = {',
       `/** A fixture's preset: Twitter's bits from 2020. */
 export const FIXTURE_LAYOUT: Layout = defineLayout({ ...TWITTER_LAYOUT, name: 'fixture', epochMs: Date.UTC(2020, 0, 1) });
@@ -50,15 +57,16 @@ export const SNOWFLAKE_PRESETS = {
 
 describe('a new encoding', () => {
   const copy = copyWithOneFileChanged(join(root, 'packages', 'engine'), 'encodings.ts', (text) =>
-    text.replace("  | 'base36';", "  | 'base36'\n  | 'base36upper';").replace(
-      '  base36: positional({',
-      `  base36upper: positional({
+    edit(
+      edit(text, "  | 'base36';", "  | 'base36'\n  | 'base36upper';"),
+      '  base36: {',
+      `  base36upper: {
     name: 'base36upper',
     description: 'upper-case base36',
     alphabet: '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ',
     fixedWidth: false,
-  }),
-  base36: positional({`,
+  },
+  base36: {`,
     ),
   );
   copies.push(copy);

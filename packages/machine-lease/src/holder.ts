@@ -316,5 +316,8 @@ export class Holder {
   }
 }
 
-/** @deprecated Renamed CheckedHolderOptions ("Settings" is kept for a generator's user-facing settings). */
+/**
+ * The former name of CheckedHolderOptions ("Settings" is kept for a generator's user-facing settings).
+ * @deprecated Use CheckedHolderOptions.
+ */
 export type HolderSettings = CheckedHolderOptions;

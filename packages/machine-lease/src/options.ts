@@ -143,7 +143,13 @@ export function checkAskedId(machineId: unknown): number {
 
 // Former names. "Settings" now means only a generator's user-facing settings (Go's word); a
 // validated internal form is Checked...Options in every package.
-/** @deprecated Renamed CheckedLeaseOptions. */
+/**
+ * The former name of CheckedLeaseOptions.
+ * @deprecated Use CheckedLeaseOptions.
+ */
 export type LeaseSettings = CheckedLeaseOptions;
-/** @deprecated Renamed checkLeaseOptions. */
+/**
+ * The former name of checkLeaseOptions.
+ * @deprecated Use checkLeaseOptions.
+ */
 export const leaseSettings = checkLeaseOptions;
