@@ -5,29 +5,11 @@ import { cpus, loadavg } from 'node:os';
 import { etcdMachineId } from '@ids/machine-etcd';
 import { startEtcd } from '@ids/machine-etcd/testing';
 import { Etcd3 } from 'etcd3';
-import { fmt, formatTable } from './lib/measure.mjs';
+import { claimLatencies, fmt, formatTable } from './lib/measure.mjs';
 
 /** @param {number[]} sorted @param {number} p */
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
-
-/**
- * `count` claims one after another, each held until the end (as a fleet holds them), so the
- * field fills up to count / 1,024 meanwhile; then all are released.
- * @param {import('@ids/machine-etcd').EtcdMachineIdOptions} options @param {number} count
- */
-async function latency(options, count) {
-  const provider = etcdMachineId(options);
-  const times = [];
-  const held = [];
-  for (let i = 0; i < count; i++) {
-    const t0 = performance.now();
-    held.push(await provider({ bits: 10 }));
-    times.push(performance.now() - t0);
-  }
-  await Promise.all(held.map((claim) => claim.release()));
-  return times.sort((a, b) => a - b);
 }
 
 export async function benchEtcd({ claims = 300, claimers = 1000 } = {}) {
@@ -41,7 +23,7 @@ export async function benchEtcd({ claims = 300, claimers = 1000 } = {}) {
   try {
     const base = { ttlSeconds: 10, timeoutMs: 30_000 };
     // Warm up the server and the shared client.
-    await latency({ ...base, client: shared, prefix: prefix() }, 20);
+    await claimLatencies(etcdMachineId({ ...base, client: shared, prefix: prefix() }), 20);
 
     // What the machine itself costs: a bare etcd read, and a bare write, in the same run.
     const reads = [];
@@ -64,15 +46,15 @@ export async function benchEtcd({ claims = 300, claimers = 1000 } = {}) {
       '',
     ]);
 
-    const warm = await latency({ ...base, client: shared, prefix: prefix() }, claims);
+    const warm = await claimLatencies(etcdMachineId({ ...base, client: shared, prefix: prefix() }), claims);
     rows.push([
       `claim latency, one client for all (${claims} claims, held: the field fills to ${fmt.pct(claims / 1024)})`,
       `p50 ${fmt.ms(percentile(warm, 50))} ms, p99 ${fmt.ms(percentile(warm, 99))} ms, max ${fmt.ms(percentile(warm, 100))} ms`,
       'p99 < 20 ms',
       percentile(warm, 99) < 20 ? 'met' : 'MISSED',
     ]);
-    const cold = await latency(
-      { ...base, endpoints: etcd.endpoints, prefix: prefix() },
+    const cold = await claimLatencies(
+      etcdMachineId({ ...base, endpoints: etcd.endpoints, prefix: prefix() }),
       Math.min(claims, 100),
     );
     rows.push([

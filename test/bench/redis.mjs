@@ -13,7 +13,7 @@ import { redisMachineId } from '@ids/machine-redis';
 import { startRedis } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
-import { fmt, formatTable } from './lib/measure.mjs';
+import { claimLatencies, fmt, formatTable } from './lib/measure.mjs';
 
 /** @param {number[]} sorted @param {number} p */
 function percentile(sorted, p) {
@@ -29,23 +29,6 @@ function summary(times) {
     max: percentile(sorted, 100),
     text: `p50 ${fmt.ms(percentile(sorted, 50))} ms, p99 ${fmt.ms(percentile(sorted, 99))} ms, max ${fmt.ms(percentile(sorted, 100))} ms`,
   };
-}
-
-/**
- * `count` claims one after another with one provider, each held until the end, then released.
- * @param {(context: { bits: number }) => Promise<{ release(): Promise<void> }>} provider
- * @param {number} count
- */
-async function latency(provider, count) {
-  const times = [];
-  const held = [];
-  for (let i = 0; i < count; i++) {
-    const t0 = performance.now();
-    held.push(await provider({ bits: 10 }));
-    times.push(performance.now() - t0);
-  }
-  await Promise.all(held.map((claim) => claim.release()));
-  return times;
 }
 
 /**
@@ -97,7 +80,7 @@ export async function benchRedis({ claims = 300, claimers = 1000 } = {}) {
     await shared.connect();
     await shared.ping();
     // Warm up.
-    await latency(redisMachineId({ ...base, client: shared, prefix: await redisPrefix() }), 20);
+    await claimLatencies(redisMachineId({ ...base, client: shared, prefix: await redisPrefix() }), 20);
 
     const pings = [];
     for (let i = 0; i < claims; i++) {
@@ -108,7 +91,7 @@ export async function benchRedis({ claims = 300, claimers = 1000 } = {}) {
     rows.push([`baseline: a bare Redis round trip (PING, ${claims})`, summary(pings).text, '', '']);
 
     const warm = summary(
-      await latency(redisMachineId({ ...base, client: shared, prefix: await redisPrefix() }), claims),
+      await claimLatencies(redisMachineId({ ...base, client: shared, prefix: await redisPrefix() }), claims),
     );
     rows.push([
       `Redis claim latency, one client for all (${claims} claims, held)`,
@@ -117,7 +100,7 @@ export async function benchRedis({ claims = 300, claimers = 1000 } = {}) {
       warm.p99 < 10 ? 'met' : 'MISSED',
     ]);
     const cold = summary(
-      await latency(
+      await claimLatencies(
         redisMachineId({ ...base, url: redis.url, prefix: await redisPrefix() }),
         Math.min(claims, 100),
       ),
@@ -130,7 +113,7 @@ export async function benchRedis({ claims = 300, claimers = 1000 } = {}) {
     ]);
 
     const etcdWarm = summary(
-      await latency(etcdMachineId({ ...base, client: etcdClient, prefix: etcdPrefix() }), claims),
+      await claimLatencies(etcdMachineId({ ...base, client: etcdClient, prefix: etcdPrefix() }), claims),
     );
     rows.push([
       `etcd claim latency, one client for all, same run (${claims} claims, held)`,

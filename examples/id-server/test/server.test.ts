@@ -96,24 +96,7 @@ describe('under load', () => {
       await Promise.all(
         Array.from({ length: 128 }, async () => {
           for (const path of ['/ids?count=250', '/id', '/ids?count=250']) {
-            const reply = await new Promise<Reply>((resolve, reject) => {
-              httpRequest(`${server.url}${path}`, { agent }, (res) => {
-                let text = '';
-                res.setEncoding('utf8').on('data', (chunk: string) => {
-                  text += chunk;
-                });
-                res.on('end', () =>
-                  resolve({
-                    status: res.statusCode ?? 0,
-                    headers: res.headers,
-                    text,
-                    json: JSON.parse(text),
-                  }),
-                );
-              })
-                .on('error', reject)
-                .end();
-            });
+            const reply = await call(server.url, 'GET', path, agent);
             // Date.now() is truncated to the ms: allow that one ms.
             const arrived = Date.now() + 1;
             statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);

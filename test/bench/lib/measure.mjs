@@ -102,3 +102,21 @@ export const fmt = {
   ms: (n) => n.toFixed(1),
   s: (n) => n.toFixed(3),
 };
+
+/**
+ * `count` claims one after another with one provider, each held until the end (as a fleet holds
+ * them, so the field fills meanwhile), then all released; the claim times in ms, sorted.
+ * @param {(context: { bits: number }) => Promise<{ release(): unknown }>} provider
+ * @param {number} count
+ */
+export async function claimLatencies(provider, count) {
+  const times = [];
+  const held = [];
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    held.push(await provider({ bits: 10 }));
+    times.push(performance.now() - t0);
+  }
+  await Promise.all(held.map((claim) => claim.release()));
+  return times.sort((a, b) => a - b);
+}
