@@ -227,7 +227,7 @@ export class IdGenerator {
   /** The ID of the slot just taken. */
   #id(): bigint {
     const slot = this.#taker.slot;
-    return this.#bits.of(slot.elapsed, slot.sequence);
+    return this.#bits.of(slot.tick, slot.sequence);
   }
 
   /** `await using generator = ...` closes it (and releases a claimed machine ID) at the end of the scope. */

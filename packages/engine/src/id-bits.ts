@@ -33,11 +33,11 @@ export class IdBits {
     this.#lowBitsBySequence = size > LOW_TABLE_LIMIT ? undefined : new Array<bigint>(size);
   }
 
-  /** The ID of tick `elapsed`, sequence `sequence`. */
-  of(elapsed: number, sequence: number): bigint {
-    if (elapsed !== this.#tickOfTimeBits) {
-      this.#tickOfTimeBits = elapsed;
-      this.#timeBitsOfTick = BigInt(elapsed) << this.#layout.timeShift;
+  /** The ID of the given tick and sequence. */
+  of(tick: number, sequence: number): bigint {
+    if (tick !== this.#tickOfTimeBits) {
+      this.#tickOfTimeBits = tick;
+      this.#timeBitsOfTick = BigInt(tick) << this.#layout.timeShift;
     }
     const table = this.#lowBitsBySequence;
     if (table === undefined) {

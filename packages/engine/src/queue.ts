@@ -99,8 +99,8 @@ export class WaitQueue {
         this.#fresh = true;
       }
       const slot = taker.slot;
-      if (ids === null) waiter.id = bits.of(slot.elapsed, slot.sequence);
-      else ids[waiter.filled] = bits.of(slot.elapsed, slot.sequence);
+      if (ids === null) waiter.id = bits.of(slot.tick, slot.sequence);
+      else ids[waiter.filled] = bits.of(slot.tick, slot.sequence);
       waiter.filled++;
     }
     return 0;

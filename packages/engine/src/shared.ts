@@ -9,7 +9,7 @@ import { type GeneratorState, initialState } from './state.js';
 // layout and machine ID the state belongs to (written once before the buffer is handed to
 // other threads).
 //
-//   bytes 0..7    BigInt64  state: elapsed << sequenceBits | sequence; bit 63 set = fenced
+//   bytes 0..7    BigInt64  state: tick << sequenceBits | sequence; bit 63 set = fenced
 //   bytes 8..11   Int32     why it was fenced (FENCE_LOST or FENCE_CLOSED), written before bit 63
 //   bytes 16..23  Float64   until when (Unix ms) the holder's claim is trusted; +Infinity if it does not lapse by time
 //   bytes 24..79  Float64   version, timeBits, timeUnitMs, sequenceBits, machineBits, epochMs, machineId
@@ -83,7 +83,7 @@ export function createSharedState(layout: Layout, machineId: number | MachineIdC
 }
 
 function pack(state: GeneratorState, shift: bigint): bigint {
-  return (BigInt(state.elapsed) << shift) | BigInt(state.sequence);
+  return (BigInt(state.tick) << shift) | BigInt(state.sequence);
 }
 
 /**
@@ -164,7 +164,7 @@ export class SharedStateCell implements StateCell {
     const word = Atomics.load(this.#word, 0) & LOW_63;
     if (word !== this.#lastWord || this.#lastState === undefined) {
       this.#lastWord = word;
-      this.#lastState = { elapsed: Number(word >> this.#shift), sequence: Number(word & this.#mask) };
+      this.#lastState = { tick: Number(word >> this.#shift), sequence: Number(word & this.#mask) };
     }
     return this.#lastState;
   }

@@ -7,22 +7,25 @@ import { type Layout, tickOf, tickStartMs } from './layout.js';
  * rules below be tested as a table of (state, now) -> next.
  */
 export interface GeneratorState {
-  /** The tick last used, counted from the layout's epoch: from 0 to 2^timeBits - 1. */
-  readonly elapsed: number;
+  /**
+   * The tick last used, counted from the layout's epoch: from 0 to 2^timeBits - 1 (Go's
+   * `elapsedTime`; one name, tick, for the concept everywhere in this engine).
+   */
+  readonly tick: number;
   /** The sequence last given in that tick: from 0 to 2^sequenceBits - 1. */
   readonly sequence: number;
 }
 
 /** The next state, which is also the slot the next ID is made of, and how long to wait before handing it out. */
 export interface Slot extends GeneratorState {
-  /** ms from `now` until tick `elapsed` starts; 0 when the ID may be returned at once. */
+  /** ms from `now` until the slot's tick starts; 0 when the ID may be returned at once. */
   readonly waitMs: number;
 }
 
 /** A Slot the generator reuses for every call, so that taking a slot allocates nothing. */
 export interface MutableSlot {
   /** See Slot. */
-  elapsed: number;
+  tick: number;
   /** See Slot. */
   sequence: number;
   /** See Slot. */
@@ -31,15 +34,15 @@ export interface MutableSlot {
 
 /**
  * The state a new generator starts in. As in Go, the sequence starts at its maximum so that
- * the first ID of any fresh tick has sequence 0, and a call within tick `elapsed` itself rolls
+ * the first ID of any fresh tick has sequence 0, and a call within that tick itself rolls
  * over into the next tick.
  *
  * With `notBeforeMs` (the last instant a previous holder of this machine ID recorded), the
  * state starts in that instant's tick, so no ID is issued for a tick at or before it.
  */
 export function initialState(layout: Layout, notBeforeMs?: number): GeneratorState {
-  const elapsed = notBeforeMs === undefined ? 0 : Math.max(0, tickOf(layout, notBeforeMs));
-  return { elapsed, sequence: layout.maxSequence };
+  const tick = notBeforeMs === undefined ? 0 : Math.max(0, tickOf(layout, notBeforeMs));
+  return { tick, sequence: layout.maxSequence };
 }
 
 /**
@@ -67,7 +70,7 @@ export function nextSlot(
   now: number,
   layout: Layout,
   firstSequence = 0,
-  out: MutableSlot = { elapsed: 0, sequence: 0, waitMs: 0 },
+  out: MutableSlot = { tick: 0, sequence: 0, waitMs: 0 },
 ): Slot {
   if (!Number.isFinite(now)) {
     throw new InvalidArgumentError(
@@ -75,25 +78,25 @@ export function nextSlot(
     );
   }
   const current = tickOf(layout, now);
-  let elapsed = state.elapsed;
+  let tick = state.tick;
   let sequence: number;
-  if (elapsed < current) {
-    elapsed = current;
+  if (tick < current) {
+    tick = current;
     sequence = firstSequence;
   } else {
     // maxSequence < 2^30, so the mask is a safe 32-bit operation.
     sequence = (state.sequence + 1) & layout.maxSequence;
-    if (sequence === 0) elapsed += 1;
+    if (sequence === 0) tick += 1;
   }
-  if (elapsed >= layout.tickLimit) {
+  if (tick >= layout.tickLimit) {
     throw new OverTimeLimitError(
-      `over the time limit: tick ${elapsed} does not fit the ${layout.timeBits}-bit time field of the ${layout.name} layout, which ended at ${new Date(tickStartMs(layout, layout.tickLimit)).toISOString()}`,
+      `over the time limit: tick ${tick} does not fit the ${layout.timeBits}-bit time field of the ${layout.name} layout, which ended at ${new Date(tickStartMs(layout, layout.tickLimit)).toISOString()}`,
     );
   }
-  out.elapsed = elapsed;
+  out.tick = tick;
   out.sequence = sequence;
   // A float wait (not a Smi that turns into a double) keeps the slot's shape stable for V8.
-  out.waitMs = elapsed > current ? tickStartMs(layout, elapsed) - now : 0;
+  out.waitMs = tick > current ? tickStartMs(layout, tick) - now : 0;
   return out;
 }
 

@@ -21,7 +21,7 @@ export interface WaitTrack {
 
 /** The generator's own state when no cell is given: mutated in place, so a call allocates nothing. */
 interface LocalState {
-  elapsed: number;
+  tick: number;
   sequence: number;
 }
 
@@ -34,7 +34,7 @@ interface LocalState {
  */
 export class SlotTaker {
   /** The slot last taken: what the next ID is made of after `take()` returned 0. */
-  readonly slot: MutableSlot = { elapsed: 0, sequence: 0, waitMs: 0 };
+  readonly slot: MutableSlot = { tick: 0, sequence: 0, waitMs: 0 };
   /** Asked before every slot; the generator sets it to its claim watch. */
   guard: SlotGuard = { check: () => undefined };
   /** The clock's reading in the last `take`. */
@@ -51,7 +51,7 @@ export class SlotTaker {
   readonly #cell: StateCell | null;
   readonly #reservation: number;
   readonly #local: LocalState;
-  readonly #scratch: MutableSlot = { elapsed: 0, sequence: 0, waitMs: 0 };
+  readonly #scratch: MutableSlot = { tick: 0, sequence: 0, waitMs: 0 };
   /** The last sequence reserved in the slot's tick (cells only); -1 when nothing is reserved. */
   #reservedTo = -1;
   /** The tick a claim's notBefore seeded the state at, and how much longer than the bound a wait for it may be. */
@@ -77,7 +77,7 @@ export class SlotTaker {
     this.#reservation =
       typeof reservation === 'number' && Number.isInteger(reservation) && reservation > 1 ? reservation : 1;
     const start = initialState(layout);
-    this.#local = { elapsed: start.elapsed, sequence: start.sequence };
+    this.#local = { tick: start.tick, sequence: start.sequence };
   }
 
   /**
@@ -93,8 +93,8 @@ export class SlotTaker {
     if (cell === null) {
       const local = this.#local;
       nextSlot(local, now, this.#layout, this.#firstSequence(), slot);
-      if (slot.waitMs > 0) return this.#mustWait(slot.waitMs, slot.elapsed);
-      local.elapsed = slot.elapsed;
+      if (slot.waitMs > 0) return this.#mustWait(slot.waitMs, slot.tick);
+      local.tick = slot.tick;
       local.sequence = slot.sequence;
       this.#rolledOver = false;
       return 0;
@@ -103,7 +103,7 @@ export class SlotTaker {
     cell.check?.(now);
     // A slot reserved earlier, once the clock is in its tick (a clock that went back since
     // makes the reservation wait like any other slot: take afresh).
-    if (slot.sequence < this.#reservedTo && tickStartMs(this.#layout, slot.elapsed) <= now) {
+    if (slot.sequence < this.#reservedTo && tickStartMs(this.#layout, slot.tick) <= now) {
       slot.sequence++;
       return 0;
     }
@@ -124,7 +124,7 @@ export class SlotTaker {
     const cell = this.#cell;
     if (cell === null) {
       const local = this.#local;
-      if (local.sequence >= this.#layout.maxSequence || local.elapsed !== slot.elapsed) return false;
+      if (local.sequence >= this.#layout.maxSequence || local.tick !== slot.tick) return false;
       local.sequence++;
       slot.sequence = local.sequence;
       return true;
@@ -137,7 +137,7 @@ export class SlotTaker {
 
   /** The latest tick any ID was (or may have been) issued in. */
   lastTick(): number {
-    return this.#cell === null ? this.#local.elapsed : this.#cell.load().elapsed;
+    return this.#cell === null ? this.#local.tick : this.#cell.load().tick;
   }
 
   /** Drops the slots reserved from a cell (the machine ID changed, or the state was fenced). */
@@ -149,17 +149,17 @@ export class SlotTaker {
   seed(notBeforeMs: number, leadMs: number): void {
     const seeded = initialState(this.#layout, notBeforeMs);
     this.#reservedTo = -1;
-    this.#seedTick = seeded.elapsed;
+    this.#seedTick = seeded.tick;
     this.#seedLeadMs = leadMs;
     const cell = this.#cell;
     if (cell === null) {
-      if (seeded.elapsed >= this.#local.elapsed) {
-        this.#local.elapsed = seeded.elapsed;
+      if (seeded.tick >= this.#local.tick) {
+        this.#local.tick = seeded.tick;
         this.#local.sequence = seeded.sequence;
       }
       return;
     }
-    for (let prev = cell.load(); seeded.elapsed >= prev.elapsed; prev = cell.load()) {
+    for (let prev = cell.load(); seeded.tick >= prev.tick; prev = cell.load()) {
       if (cell.commit(prev, seeded)) break;
     }
   }
@@ -201,10 +201,10 @@ export class SlotTaker {
       this.lastNow = now;
       nextSlot(prev, now, this.#layout, this.#firstSequence(), scratch);
       // Checked before the commit, so a refused call takes no slot.
-      if (scratch.waitMs > 0) return this.#mustWait(scratch.waitMs, scratch.elapsed);
+      if (scratch.waitMs > 0) return this.#mustWait(scratch.waitMs, scratch.tick);
       const last = Math.min(scratch.sequence + this.#reservation - 1, this.#layout.maxSequence);
-      if (cell.commit(prev, { elapsed: scratch.elapsed, sequence: last })) {
-        this.slot.elapsed = scratch.elapsed;
+      if (cell.commit(prev, { tick: scratch.tick, sequence: last })) {
+        this.slot.tick = scratch.tick;
         this.slot.sequence = scratch.sequence;
         this.#reservedTo = last;
         this.#rolledOver = false;

@@ -296,7 +296,7 @@ describe('a thread descheduled while it takes from a shared state', () => {
           away = false;
           clock.advance(50);
           const tick = Math.floor((clock.now() - twitter.epochMs) / twitter.timeUnitMs);
-          other.commit(other.load(), { elapsed: tick, sequence: 0 });
+          other.commit(other.load(), { tick: tick, sequence: 0 });
         }
         return cell.load();
       },

@@ -221,14 +221,14 @@ describe('the event loop under a saturated async caller', () => {
 describe('state cells', () => {
   it('retries when another taker moved a shared cell first, so no two takers share a slot', () => {
     // A cell whose first commit loses a race: another thread took sequence 0 meanwhile.
-    let state = { elapsed: 0, sequence: 255 };
+    let state = { tick: 0, sequence: 255 };
     let raced = false;
     const cell = {
       load: () => state,
       commit: (prev: typeof state, next: typeof state) => {
         if (!raced) {
           raced = true;
-          state = { elapsed: next.elapsed, sequence: next.sequence };
+          state = { tick: next.tick, sequence: next.sequence };
           return false;
         }
         if (prev !== state) return false;

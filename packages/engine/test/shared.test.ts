@@ -64,7 +64,7 @@ describe('shared state cell', () => {
     expect(races).toBe(3);
     expect(gen.decompose(id).sequence).toBe(48);
     // A cell without `reservation` is taken one slot per commit.
-    expect(inner.load()).toEqual({ elapsed: tickOf(layout, T0), sequence: 48 });
+    expect(inner.load()).toEqual({ tick: tickOf(layout, T0), sequence: 48 });
   });
 
   it('a thread that keeps losing each new tick to others waits on, with no ClockStalledError, while the clock advances', () => {
@@ -139,7 +139,7 @@ describe('shared state cell', () => {
     await closing;
     // Nothing was issued: the record is the state the holder started from (tick 0).
     expect(recorded).toEqual([tickStartMs(layout, 1) - 1]);
-    expect(inner.load()).toEqual({ elapsed: 0, sequence: 255 });
+    expect(inner.load()).toEqual({ tick: 0, sequence: 255 });
   });
 
   it("fences every thread at the holder claim's trust deadline, though the holder's thread never noticed it lapse", () => {
@@ -227,7 +227,7 @@ describe('shared state cell', () => {
     const wide = defineLayout({ timeBits: 41, timeUnitMs: 1, sequenceBits: 22, machineBits: 0, epochMs: 0 });
     const shared = createSharedState(wide, 0);
     const cell = sharedStateCell(shared);
-    const top = { elapsed: 2 ** 41 - 1, sequence: 2 ** 22 - 1 };
+    const top = { tick: 2 ** 41 - 1, sequence: 2 ** 22 - 1 };
     expect(cell.commit(cell.load(), top)).toBe(true);
     expect(cell.load()).toEqual(top);
     expect(cell.fenced).toBe(false);
