@@ -45,21 +45,47 @@ function keyOf(layout: Layout, machineId: number): string {
   return `${epochMs}/${timeBits}/${timeUnitMs}/${sequenceBits}/${machineBits}/${fieldOrder}#${machineId}`;
 }
 
-// Frames of the @ids packages themselves (source or built, in the workspace or installed) and of
-// Node are skipped: the site worth naming is the caller's.
-const OWN_FRAME =
-  /[\\/](?:@ids[\\/][^\\/]+|packages[\\/](?:engine|sonyflake|snowflake))[\\/](?:src|dist)[\\/]|node:internal|\(<anonymous>\)/;
-/[\\/](?:@ids[\\/]|packages[\\/](?:engine|sonyflake|snowflake)[\\/])|node:internal|\(<anonymous>\)/;
+// Frames of the @ids packages themselves (source or built, in the workspace or installed), of
+// Node, and of built-ins without a file are skipped: the site worth naming is the caller's.
+const OWN_DIR = String.raw`[\\/](?:@ids[\\/][^\\/]+|packages[\\/](?:engine|sonyflake|snowflake))[\\/](?:src|dist)[\\/]`;
+/** An own frame, as a line of a formatted stack. */
+const OWN_FRAME = new RegExp(`${OWN_DIR}|node:internal|\\(<anonymous>\\)`);
+/** An own frame's file, as a call site names it. */
+const OWN_FILE = new RegExp(`${OWN_DIR}|^node:internal`);
+
+function isOwn(frame: string | NodeJS.CallSite): boolean {
+  if (typeof frame === 'string') return OWN_FRAME.test(frame);
+  const file = frame.getFileName();
+  return file ? OWN_FILE.test(file) : !frame.isEval();
+}
+
+// The call sites as V8 records them rather than the formatted stack: formatting every frame
+// (Node's formatter, and the source positions of each frame's function, which V8 computes by
+// parsing the function again) cost more than the rest of a cold start's first ID. Only the frame
+// named is formatted, as the stack would show it. Where stacks are source-mapped
+// (--enable-source-maps, tsx), the formatted stack is read as before: it names the source line.
+const callSites = (_error: Error, sites: NodeJS.CallSite[]) => sites;
 
 function creationSite(): string {
-  // The default limit (10) can end inside create()'s own frames, before the caller's.
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 40;
-  const stack = new Error().stack ?? '';
-  Error.stackTraceLimit = limit;
-  const frames = stack.split('\n').slice(1);
-  const outside = frames.find((frame) => !OWN_FRAME.test(frame)) ?? frames[0] ?? '';
-  return outside.trim().replace(/^at /, '') || 'an unknown place';
+  const { prepareStackTrace, stackTraceLimit } = Error;
+  const mapped = globalThis.process?.sourceMapsEnabled === true;
+  let stack: unknown;
+  try {
+    // The default limit (10) can end inside create()'s own frames, before the caller's.
+    Error.stackTraceLimit = 40;
+    if (!mapped) Error.prepareStackTrace = callSites;
+    stack = new Error().stack;
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+    Error.prepareStackTrace = prepareStackTrace;
+  }
+  const frames: Array<string | NodeJS.CallSite> = Array.isArray(stack)
+    ? stack
+    : String(stack ?? '')
+        .split('\n')
+        .slice(1);
+  const outside = frames.find((frame) => !isOwn(frame)) ?? frames[0] ?? '';
+  return String(outside).trim().replace(/^at /, '') || 'an unknown place';
 }
 
 function describeLayout(layout: Layout): string {
