@@ -1,7 +1,6 @@
-import { checkGeneratorSettings, checkOnError } from './check.js';
+import { checkGeneratorSettings, checkInteger, checkOnError } from './check.js';
 import { ClaimWatch, checkNonNegative } from './claim-watch.js';
 import { checkClock, SLEEP_POLL_TAIL_MS, sleep, sleepSync, wallClock } from './clock.js';
-import { InvalidArgumentError, received } from './errors.js';
 import { compose, type DecomposedId, decompose, type IdInput, toTime } from './id.js';
 import { IdBits } from './id-bits.js';
 import type { Layout } from './layout.js';
@@ -61,12 +60,12 @@ export class IdGenerator {
       options.maxClockBackwardMs ?? DEFAULT_MAX_CLOCK_BACKWARD_MS,
       'maxClockBackwardMs',
     );
-    const bound = options.randomSequenceBound ?? 0;
-    if (!Number.isInteger(bound) || bound < 0 || bound > layout.maxSequence + 1) {
-      throw new InvalidArgumentError(
-        `randomSequenceBound: expected an integer from 0 (off) to ${layout.maxSequence + 1}, received ${received(bound)}`,
-      );
-    }
+    const bound = checkInteger(
+      options.randomSequenceBound ?? 0,
+      'randomSequenceBound (0 = off)',
+      0,
+      layout.maxSequence + 1,
+    );
     const onError = checkOnError(options.onError);
     const cell = options.state ?? null;
     const taker = new SlotTaker(layout, clock, maxClockBackwardMs, bound, cell);
@@ -177,10 +176,10 @@ export class IdGenerator {
    * (2^24), and otherwise as `nextId()` does.
    */
   nextIds(n: number): Promise<bigint[]> {
-    if (!Number.isInteger(n) || n < 0 || n > MAX_BATCH) {
-      return Promise.reject(
-        new InvalidArgumentError(`nextIds: expected a count from 0 to ${MAX_BATCH}, received ${received(n)}`),
-      );
+    try {
+      checkInteger(n, 'nextIds count', 0, MAX_BATCH);
+    } catch (error) {
+      return Promise.reject(error);
     }
     const queue = this.#queue;
     const waiter = new Waiter(n, new Array<bigint>(n));

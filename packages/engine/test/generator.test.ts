@@ -275,7 +275,7 @@ describe('options', () => {
     expect(() => generator({ now: () => Number.NaN })).toThrow(/clock.now\(\): expected finite/);
     expect(() => generator(new FakeClock(T0), { maxClockBackwardMs: -1 })).toThrow(InvalidArgumentError);
     expect(() => generator(new FakeClock(T0), { randomSequenceBound: 257 })).toThrow(
-      /0 \(off\) to 256, received 257/,
+      /randomSequenceBound \(0 = off\): expected an integer from 0 to 256, received 257/,
     );
   });
 

@@ -262,7 +262,7 @@ describe('random sequence start (randomSequenceBound)', () => {
     expect(inTick).toBe(256 - sequence);
     expect(sf.decompose(id)).toMatchObject({ time: time + 1, sequence: 0 });
     expect(() => new Sonyflake({ machineId: 1, clock, randomSequenceBound: 257 })).toThrow(
-      /0 \(off\) to 256, received 257/,
+      /randomSequenceBound \(0 = off\): expected an integer from 0 to 256, received 257/,
     );
   });
 });
