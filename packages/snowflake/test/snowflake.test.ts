@@ -237,7 +237,7 @@ describe('bad settings fail at construction with typed errors', () => {
       'a random bound past 4096',
       { machineId: 1, randomSequenceBound: 4097 },
       InvalidArgumentError,
-      /0 \(off\) to 4096, received 4097/,
+      /randomSequenceBound \(0 = off\): expected an integer from 0 to 4096, received 4097/,
     ],
   ];
 
