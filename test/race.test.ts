@@ -54,7 +54,7 @@ async function race(dir: string, minId: number, maxId: number): Promise<Outcome[
   const outcomes = await Promise.all(lines.map(async (l) => JSON.parse(await l.next()) as Outcome));
   for (const child of racers) child.stdin.end();
   const codes = await Promise.all(lines.map((l) => l.exited));
-  lines.forEach((l, i) => expect(codes[i], l.stderr()).toBe(0));
+  for (const [i, l] of lines.entries()) expect(codes[i], l.stderr()).toBe(0);
   return outcomes;
 }
 
