@@ -5,7 +5,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { compareSchemes, type SchemeComparison } from '@ids/engine';
 import { UsageError } from './errors.js';
-import { drained, type Io } from './io.js';
+import { type Io, print } from './io.js';
 import { parseLayout } from './layouts.js';
 import { int } from './table.js';
 
@@ -125,10 +125,11 @@ export async function generateScheme(
   const generator = await generatorOf(scheme, values, io);
   try {
     let text = '';
-    for (let done = 0; done < count; done++) {
+    let open = true;
+    for (let done = 0; done < count && open; done++) {
       text += `${await generator.next()}\n`;
       if (text.length >= 65_536 || done === count - 1) {
-        if (!io.stdout.write(text)) await drained(io.stdout);
+        open = await print(io.stdout, text); // false once the reader has gone: stop quietly
         text = '';
       }
     }

@@ -71,11 +71,21 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       throw asHttpError(error);
     }
   };
+  // What a HEAD can check without issuing: the tag's name. Whether the store knows the tag is
+  // not asked, since finding out would take a range of it.
+  const checkTagName = (tag: string | undefined) => {
+    try {
+      checkTag(tag);
+    } catch (error) {
+      throw asHttpError(error);
+    }
+  };
   const routes: ServerRoute[] = [
     {
       method: 'GET',
       path: '/api/segment/get/{tag}',
       pattern: /^\/api\/segment\/get\/([^/]+)$/,
+      checkHead: ({ params }) => checkTagName(params[0]),
       async handle({ params }) {
         const id = await guarded(() => tags.next(params[0] as string));
         return { json: { id: id.toString() } };
@@ -86,6 +96,10 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       path: '/api/segment/ids/{tag}',
       pattern: /^\/api\/segment\/ids\/([^/]+)$/,
       query: ['count'],
+      checkHead({ params, query }) {
+        countOf(query, options.maxCount);
+        checkTagName(params[0]);
+      },
       async handle({ params, query }) {
         const count = countOf(query, options.maxCount);
         const ids = await guarded(() => tags.nextIds(params[0] as string, count));
