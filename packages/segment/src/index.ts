@@ -37,6 +37,13 @@ export {
   sqlSegmentStore,
 } from './sql.js';
 export { DEFAULT_MAX_STEP, DEFAULT_TARGET_MS, nextStep, STEP_LIMIT, type StepRule } from './step.js';
-export { checkAfter, checkTag, type CreateTagOptions, MAX_ID, type SegmentRange, type SegmentStore } from './store.js';
+export {
+  type CreateTagOptions,
+  checkAfter,
+  checkTag,
+  MAX_ID,
+  type SegmentRange,
+  type SegmentStore,
+} from './store.js';
 export { SegmentTags, type SegmentTagsOptions } from './tags.js';
 export { type SqlMachineIdOptions, sqlMachineId } from './worker.js';

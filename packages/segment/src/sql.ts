@@ -241,9 +241,12 @@ function sequenceStore(
       } catch (error) {
         const state = sqlState(error);
         if (state === '42P01')
-          throw new UnknownTagError(`${where}: no such sequence; create the tag first (createTag, ids segment create-tag)`, {
-            cause: error,
-          });
+          throw new UnknownTagError(
+            `${where}: no such sequence; create the tag first (createTag, ids segment create-tag)`,
+            {
+              cause: error,
+            },
+          );
         if (CORRUPT.has(state ?? '') || state === '2200H') throw corrupt(error, where);
         throw error;
       }
