@@ -18,8 +18,8 @@ export const COMMANDS: readonly Command[] = [
   compare,
   machineId,
   inspect,
-  segment,
   serve,
+  segment,
 ];
 
 const HELP = `Usage: ids <command> [options]
