@@ -281,7 +281,7 @@ describe.skipIf(!hasRedis() || process.env.REDIS_URL)(
       run = await startBin({ IDS_CLAIM_DIR: scratch() }, args());
       const before = await load([run], 'orders');
       let last = 0n;
-    for (const id of before) if (id > last) last = id;
+      for (const id of before) if (id > last) last = id;
       expect(last).toBeGreaterThanOrEqual(BigInt(before.length));
       expect(await run.stop()).toBe(0);
       await redis.stop();
