@@ -6,12 +6,21 @@ import { decompose } from './commands/decompose.js';
 import { generate } from './commands/generate.js';
 import { inspect } from './commands/inspect.js';
 import { machineId } from './commands/machine-id.js';
+import { segment } from './commands/segment.js';
 import { serve } from './commands/serve.js';
 import { errorLine, exitCodeOf, UsageError } from './errors.js';
 import { checkOutput, type Io, print, processIo } from './io.js';
 
 /** The commands of `ids`, in the order `ids --help` lists them. */
-export const COMMANDS: readonly Command[] = [generate, decompose, compare, machineId, inspect, serve];
+export const COMMANDS: readonly Command[] = [
+  generate,
+  decompose,
+  compare,
+  machineId,
+  inspect,
+  serve,
+  segment,
+];
 
 const HELP = `Usage: ids <command> [options]
 
