@@ -61,6 +61,15 @@ export class RedisSpaceFullError extends IdsError {
 }
 
 /**
+ * The time recorded for the claimed ID lies further ahead of this host's clock than
+ * `maxNotBeforeWaitMs`: the claim was given up rather than waited for.
+ */
+export class RedisRecordedTimeAheadError extends IdsError {
+  readonly code = 'ERR_IDS_REDIS_TIME_AHEAD';
+  override readonly name = 'RedisRecordedTimeAheadError';
+}
+
+/**
  * The claim behind a generator can no longer be trusted: the generator stops issuing IDs (it
  * reports MachineIdLostError with this as `cause`) until the claim is renewed.
  */
@@ -83,6 +92,7 @@ export const redisErrors: LeaseErrors = {
   isLost: (error): error is RedisLeaseLostError => error instanceof RedisLeaseLostError,
   unavailable: (message, options) => new RedisUnavailableError(message, options),
   spaceFull: (message) => new RedisSpaceFullError(message),
+  timeAhead: (message) => new RedisRecordedTimeAheadError(message),
   bitsMismatch: (message) => new RedisBitsMismatchError(message),
   option: (option, message) => new RedisOptionError(option, message),
   transient: (error) =>

@@ -1,5 +1,7 @@
 // @ids/machine-redis: machine IDs for a fleet through Redis. The only package of @ids that
 // depends on a Redis client (ioredis).
+
+export { RecordedTimeWait } from '@ids/machine-lease';
 export {
   type RedisAutoStep,
   type RedisAutoStepAnswer,
@@ -24,6 +26,7 @@ export {
   RedisCorruptClaimError,
   RedisLeaseLostError,
   RedisOptionError,
+  RedisRecordedTimeAheadError,
   RedisRequestError,
   RedisSpaceFullError,
   RedisUnavailableError,
