@@ -35,6 +35,25 @@ export class RedisRequestError extends IdsError {
   override readonly name = 'RedisRequestError';
 }
 
+/**
+ * The database a URL names cannot be selected: the server has fewer (its `databases` setting),
+ * or refuses SELECT. Waiting will not fix it.
+ */
+export class RedisDatabaseError extends IdsError {
+  readonly code = 'ERR_IDS_REDIS_DATABASE';
+  override readonly name = 'RedisDatabaseError';
+  constructor(
+    /** The database asked for. */
+    readonly database: number,
+    /** How many databases the server has (0 to this minus 1), when it said. */
+    readonly databases: number | undefined,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** A key under the prefix that this package did not write: its value is not a claim, a time or an ID. */
 export class RedisCorruptClaimError extends IdsError {
   readonly code = 'ERR_IDS_REDIS_CORRUPT_KEY';

@@ -24,6 +24,7 @@ export {
   type LeaseLossKind,
   RedisBitsMismatchError,
   RedisCorruptClaimError,
+  RedisDatabaseError,
   RedisLeaseLostError,
   RedisOptionError,
   RedisRecordedTimeAheadError,
@@ -38,3 +39,4 @@ export {
   type RedisConnectionOptions,
   type RedisLeaseOptions,
 } from './options.js';
+export { openRedisClient, parseRedisUrl, type RedisUrl } from './url.js';
