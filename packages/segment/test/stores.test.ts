@@ -159,7 +159,7 @@ describe.skipIf(!hasRedis())('Redis', () => {
 
   it('a database the server has: the tag lives there', async () => {
     const store = await openSegmentStore(`${server.url}/5`);
-    await store.createTag('in-db-5', { after: 41n });
+    await store.createTag('in-db-5', { after: 41n, step: 1 });
     const db5 = new Redis(`${server.url}/5`);
     expect(await db5.get('ids:segment:in-db-5')).toBe('41');
     expect(await redis.exists('ids:segment:in-db-5')).toBe(0);
