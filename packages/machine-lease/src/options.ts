@@ -109,9 +109,13 @@ export function checkLeaseOptions(o: LeaseOptions, error: OptionError): CheckedL
 
 /** The validated HolderOptions. */
 export interface CheckedHolderChoices {
+  /** Random IDs tried before listing the taken ones. */
   readonly probes: number;
+  /** How often, in ms, the generator records the time it reached. */
   readonly recordIntervalMs: number;
+  /** The longest wait, in ms, for a recorded time ahead of the clock (the default filled in). */
   readonly maxNotBeforeWaitMs: number;
+  /** Receives the RecordedTimeWait notice (a process warning by default). */
   readonly onError: (error: unknown) => void;
 }
 

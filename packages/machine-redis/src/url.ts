@@ -13,7 +13,9 @@ const MAX_DATABASE = 2 ** 31 - 1;
 
 /** A checked URL: the text to dial and the database it names (0 when it names none). */
 export interface RedisUrl {
+  /** The URL as given, trimmed. */
   readonly url: string;
+  /** The database it names: 0 when it names none. */
   readonly database: number;
 }
 
