@@ -2,6 +2,8 @@
 // segment package, and through it PGlite, pg or ioredis, is imported only when a store is
 // configured, so a server without one starts without loading them.
 import { errorText } from '@ids/engine';
+import type { SegmentStore, Segments } from '@ids/segment';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { HttpError, ServerConfigError } from './errors.js';
 import { error, json } from './openapi.js';
 import type { ServerPlugin, ServerRoute } from './routes.js';
@@ -15,6 +17,93 @@ export interface SegmentRoutesOptions {
   readonly tags?: readonly string[];
   /** Bound on `count` of the batch route. */
   readonly maxCount: number;
+  /** The registry the per-tag metrics go to (the server's). */
+  readonly registry: Registry;
+}
+
+/**
+ * Per-tag metrics, Leaf's monitor page as Prometheus series: IDs served, segment switches, the
+ * store's fetch latency, and each tag's step and IDs held. The step and the IDs held are read
+ * from the tag's Segments at each scrape, not kept up to date per request.
+ */
+function segmentMetrics(registry: Registry, open: ReadonlyMap<string, Segments>) {
+  const registers = [registry];
+  const labelNames = ['tag'] as const;
+  const seen = new Map<string, number>();
+  const metrics = {
+    served: new Counter({
+      name: 'ids_segment_ids_served_total',
+      help: 'Segment IDs answered, by tag',
+      labelNames,
+      registers,
+    }),
+    switches: new Counter({
+      name: 'ids_segment_switches_total',
+      help: "Times a tag's current segment was used up and the next one took its place",
+      labelNames,
+      registers,
+      collect() {
+        // Counted by the tag's Segments; added here as the difference since the last scrape.
+        for (const [tag, segments] of open) {
+          const now = segments.stats.switches;
+          this.inc({ tag }, now - (seen.get(tag) ?? 0));
+          seen.set(tag, now);
+        }
+      },
+    }),
+    fetchSeconds: new Histogram({
+      name: 'ids_segment_fetch_seconds',
+      help: 'Duration of the store calls that take a segment (failed ones too), by tag',
+      labelNames,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    step: new Gauge({
+      name: 'ids_segment_step',
+      help: "The step (IDs per segment) a tag's next fetch asks for",
+      labelNames,
+      registers,
+      collect() {
+        for (const [tag, segments] of open) this.set({ tag }, segments.stats.step);
+      },
+    }),
+    remaining: new Gauge({
+      name: 'ids_segment_remaining',
+      help: 'IDs of a tag held in memory and not yet answered (current and next segment)',
+      labelNames,
+      registers,
+      collect() {
+        for (const [tag, segments] of open) this.set({ tag }, Number(segments.stats.remaining));
+      },
+    }),
+  };
+  return {
+    ...metrics,
+    /** Every series of `tag` at 0, so that alerts see it before its first request. */
+    zero(tag: string) {
+      metrics.served.inc({ tag }, 0);
+      metrics.switches.inc({ tag }, 0);
+      metrics.fetchSeconds.zero({ tag });
+      metrics.remaining.set({ tag }, 0);
+    },
+  };
+}
+
+/** The store, with each `allocate` timed into the fetch histogram. */
+function timedStore(store: SegmentStore, seconds: Histogram<'tag'>): SegmentStore {
+  return {
+    kind: store.kind,
+    createTag: (tag, options) => store.createTag(tag, options),
+    async allocate(tag, step) {
+      const t0 = performance.now();
+      try {
+        return await store.allocate(tag, step);
+      } finally {
+        seconds.observe({ tag }, (performance.now() - t0) / 1000);
+      }
+    },
+    close: () => store.close(),
+  };
 }
 
 // The segment errors a client can act on, by their stable codes (the classes are not imported
@@ -63,7 +152,24 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
     await store.close();
     throw error;
   }
-  const tags = new SegmentTags({ store });
+  // The tags that have served, for the metrics read at each scrape. Bounded by the tags the
+  // store holds: a tag it lacks fails to open and is not kept.
+  const open = new Map<string, Segments>();
+  const metrics = segmentMetrics(options.registry, open);
+  for (const tag of options.tags ?? []) metrics.zero(tag);
+  const tags = new SegmentTags({ store: timedStore(store, metrics.fetchSeconds) });
+  const segmentsOf = async (tag: string): Promise<Segments> => {
+    try {
+      const segments = await tags.get(tag);
+      if (!open.has(tag)) {
+        metrics.zero(tag);
+        open.set(tag, segments);
+      }
+      return segments;
+    } catch (error) {
+      throw asHttpError(error);
+    }
+  };
   const guarded = async <T>(run: () => Promise<T>): Promise<T> => {
     try {
       return await run();
@@ -77,7 +183,10 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       path: '/api/segment/get/{tag}',
       pattern: /^\/api\/segment\/get\/([^/]+)$/,
       async handle({ params }) {
-        const id = await guarded(() => tags.next(params[0] as string));
+        const tag = params[0] as string;
+        const segments = await segmentsOf(tag);
+        const id = await guarded(() => segments.next());
+        metrics.served.inc({ tag });
         return { json: { id: id.toString() } };
       },
     },
@@ -88,7 +197,10 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       query: ['count'],
       async handle({ params, query }) {
         const count = countOf(query, options.maxCount);
-        const ids = await guarded(() => tags.nextIds(params[0] as string, count));
+        const tag = params[0] as string;
+        const segments = await segmentsOf(tag);
+        const ids = await guarded(() => segments.nextIds(count));
+        metrics.served.inc({ tag }, count);
         return { json: { ids: ids.map(String) } };
       },
     },
