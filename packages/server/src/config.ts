@@ -127,7 +127,7 @@ export function serverHelp(
 
 Serves IDs over HTTP: GET /id, /ids?count=N, /ids/{id}, /layout, /health/live, /health/ready,
 /metrics, /openapi.json, the inspector page at / (and /tokens with Redis, /api/segment/... with
-a segment store). Stops gracefully on SIGTERM or SIGINT.
+a segment store). On SIGTERM: drains (--drain), then stops gracefully; SIGINT skips the drain.
 
 Options (flag, environment variable; a flag wins):
 ${lines.join('\n')}
