@@ -184,7 +184,7 @@ describe('node index.mjs', () => {
     expect(out).toMatch(
       /SIGTERM: shutting down\ndraining for 5000 ms: readiness answers 503, requests are still served\nclosing: no new connections; requests in flight finish\nstopped\n/,
     );
-  });
+  }, 60_000);
 
   it('exits 2 with a message for a bad PORT or IDS_MACHINE_ID', async () => {
     for (const env of [{ PORT: 'eighty' }, { PORT: '0', IDS_MACHINE_ID: 'x' }]) {
