@@ -81,17 +81,26 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
   for (const slot of slots) {
     log.info(`  slot ${slot.index}: ${slot.how}`, { slot: slot.index, machineId: slot.generator.machine });
   }
-  const { clean } = await new Promise<{ clean: boolean }>((resolve) => {
+  const { clean } = await new Promise<{ clean: boolean }>((resolve, reject) => {
     let first: string | undefined;
     const on = (signal: 'SIGTERM' | 'SIGINT') => () => {
       if (first === undefined) {
         first = signal;
         log.info(`${signal}: shutting down`, { signal });
-        running.shutdown({ drain: signal === 'SIGTERM' }).then((result) => {
+        const done = () => {
           process.off('SIGTERM', term);
           process.off('SIGINT', int);
-          resolve(result);
-        });
+        };
+        running.shutdown({ drain: signal === 'SIGTERM' }).then(
+          (result) => {
+            done();
+            resolve(result);
+          },
+          (error: unknown) => {
+            done();
+            reject(error);
+          },
+        );
       } else {
         // An operator who does not want to wait: the drain (if still under way) ends now.
         log.info(`${signal}: ending the drain`, { signal });

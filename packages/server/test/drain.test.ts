@@ -22,9 +22,9 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((server) => server.shutdown({ drain: false })));
 });
 
-/** Lets the event loop turn until `done()` holds (no time limit: the test's own bounds it). */
+/** Waits until `done()` holds, looking every few ms (no time limit: the test's own bounds it). */
 async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setImmediate(resolve));
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 /** A server on a FakeClock that moves only when told, with a route that answers when `release()` is called. */
