@@ -4,6 +4,7 @@
 
 /** A generator's claim was found lost: it issues nothing until it claims again. */
 export interface ClaimLostEvent {
+  /** What happened: `claim-lost`. */
   readonly kind: 'claim-lost';
   /** The generator's slot. */
   readonly slot: number;
@@ -15,6 +16,7 @@ export interface ClaimLostEvent {
 
 /** A generator whose claim was lost holds one again and issues again. */
 export interface ClaimRecoveredEvent {
+  /** What happened: `claim-recovered`. */
   readonly kind: 'claim-recovered';
   /** The generator's slot. */
   readonly slot: number;
@@ -26,6 +28,7 @@ export interface ClaimRecoveredEvent {
 
 /** A shutdown began with a drain: readiness answers 503, requests are still served. */
 export interface DrainingEvent {
+  /** What happened: `draining`. */
   readonly kind: 'draining';
   /** How long requests are still served, in ms. */
   readonly drainMs: number;
@@ -33,11 +36,13 @@ export interface DrainingEvent {
 
 /** The drain is over (or there was none): no new connections; requests in flight finish. */
 export interface ClosingEvent {
+  /** What happened: `closing`. */
   readonly kind: 'closing';
 }
 
 /** One request answered (only with the access log on). */
 export interface RequestEvent {
+  /** What happened: `request`. */
   readonly kind: 'request';
   /** The method. */
   readonly method: string;
