@@ -1,4 +1,5 @@
 import { errorText } from '@ids/engine';
+import { setLongTimeout } from '@ids/engine/internal';
 import type { LeaseErrors, LeaseLost } from './store.js';
 
 /**
@@ -16,9 +17,7 @@ export interface Scheduler {
 export const realScheduler: Scheduler = {
   now: () => performance.now(),
   setTimer(fn, ms) {
-    const timer = setTimeout(fn, Math.max(0, ms));
-    timer.unref();
-    return () => clearTimeout(timer);
+    return setLongTimeout(fn, Math.max(0, ms), { unref: true });
   },
 };
 
