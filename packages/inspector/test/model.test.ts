@@ -51,9 +51,9 @@ describe('parseInput', () => {
     });
     expect(parseInput('zz', 'base36').items[0]).toMatchObject({ id: 35n * 36n + 35n, encoding: 'base36' });
     // Either letter case, as Go's ParseBase36 reads.
-    expect(parseInput('ZZ zZ', 'base36').items.map((item) => item.id)).toEqual([
-      35n * 36n + 35n,
-      35n * 36n + 35n,
+    expect(parseInput('ZZ zZ', 'base36').items).toMatchObject([
+      { id: 35n * 36n + 35n, encoding: 'base36' },
+      { id: 35n * 36n + 35n, encoding: 'base36' },
     ]);
     expect(parseInput('zz', 'hex').items[0]).toMatchObject({ error: expect.stringMatching(/hex/) });
   });
