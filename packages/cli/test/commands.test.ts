@@ -313,6 +313,26 @@ describe('ids decompose', () => {
     });
   });
 
+  it('--format base36 reads upper and mixed case as Go does', async () => {
+    const result = await ids([
+      'decompose',
+      '--json',
+      '--format',
+      'base36',
+      '2y8',
+      '2Y8',
+      'AUKDADXVWDMO',
+      'aUkDaDxVwDmO',
+    ]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).map((row: { id: string }) => row.id)).toEqual([
+      '3824',
+      '3824',
+      '1427970479175499776',
+      '1427970479175499776',
+    ]);
+  });
+
   it('reads IDs from stdin when none are given', async () => {
     const generated = await ids(['generate', '-n', '3', '-m', '9']);
     const result = await ids(['decompose', '--json'], { stdin: generated.stdout });

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, received } from './errors.js';
+import { realTimerHost, setLongTimeout, type TimerHost } from './timer.js';
 
 /**
  * Where a generator reads the time, and how it waits for it to pass. A fake clock supplies its
@@ -114,28 +115,54 @@ export function sleepSync(ms: number): void {
  */
 export const SLEEP_POLL_TAIL_MS = 1.5;
 
+/** Options of `sleep`. */
+export interface SleepOptions {
+  /** Aborting it ends the sleep: the promise rejects with the signal's reason and no timer stays armed. */
+  readonly signal?: AbortSignal | undefined;
+  /** Where the time is read and timers are armed (default: performance.now and setTimeout); tests pass a fake. */
+  readonly timers?: TimerHost;
+}
+
 /**
- * Resolves after `ms` (fractions honoured): a timer for the bulk of the wait, then a
- * setImmediate poll of `performance.now()` for the last `pollTailMs` (default
- * SLEEP_POLL_TAIL_MS; 0 for a timer alone, which may oversleep by about a millisecond). The
- * event loop keeps turning meanwhile (the poll runs once per loop iteration); `ms` <= 0 resolves
- * after one turn.
+ * Resolves after `ms` (fractions honoured): a timer for the bulk of the wait (armed in pieces
+ * past the timer maximum, see setLongTimeout), then a setImmediate poll of the time for the last
+ * `pollTailMs` (default SLEEP_POLL_TAIL_MS; 0 for a timer alone, which may oversleep by about a
+ * millisecond). The event loop keeps turning meanwhile (the poll runs once per loop iteration);
+ * `ms` <= 0 resolves after one turn.
  */
-export function sleep(ms: number, pollTailMs: number = SLEEP_POLL_TAIL_MS): Promise<void> {
-  return new Promise((resolve) => {
-    const until = performance.now() + ms;
-    const poll = (): void => {
-      if (performance.now() >= until) resolve();
-      else setImmediate(poll);
+export function sleep(
+  ms: number,
+  pollTailMs: number = SLEEP_POLL_TAIL_MS,
+  options: SleepOptions = {},
+): Promise<void> {
+  const { signal, timers = realTimerHost } = options;
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const until = timers.now() + ms;
+    let cancel = (): void => undefined;
+    const onAbort = (): void => {
+      cancel();
+      reject(signal?.reason);
     };
+    const poll = (): void => {
+      if (signal?.aborted) return;
+      if (timers.now() >= until) {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      } else setImmediate(poll);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
     if (pollTailMs <= 0) {
       // A timer alone: rounded up, since a timer may fire up to a millisecond early by
       // performance.now(), and polling that last fraction would spin.
-      setTimeout(poll, Math.max(1, Math.ceil(ms)));
+      cancel = setLongTimeout(poll, Math.max(1, Math.ceil(ms)), { host: timers });
       return;
     }
     const bulk = ms - pollTailMs;
-    if (bulk >= 1) setTimeout(poll, bulk);
+    if (bulk >= 1) cancel = setLongTimeout(poll, bulk, { host: timers });
     else setImmediate(poll);
   });
 }

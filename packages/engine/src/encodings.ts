@@ -1,6 +1,6 @@
 // Text and byte forms of an ID, for both layouts (an encoding sees only the 63-bit integer).
-// Every decoder accepts exactly what its encoder writes (hex and Crockford also accept the other
-// letter case, and Crockford its I/L/O aliases) and rejects anything else with InvalidIdError.
+// Every decoder accepts exactly what its encoder writes (hex, Crockford and base36 also accept the
+// other letter case, and Crockford its I/L/O aliases) and rejects anything else with InvalidIdError.
 import { AmbiguousIdError, InvalidArgumentError, InvalidIdError, received } from './errors.js';
 import { type IdInput, MAX_ID, parseId } from './id.js';
 
@@ -27,8 +27,8 @@ export interface IdEncoding {
   /** The ID as text. @throws InvalidIdError for an ID that `parseId` refuses. */
   encode(id: IdInput): string;
   /**
-   * Reads text this encoding writes (hex and Crockford in either letter case, Crockford's I, L
-   * and O as 1, 1 and 0).
+   * Reads text this encoding writes (hex, Crockford and base36 in either letter case, Crockford's
+   * I, L and O as 1, 1 and 0).
    * @throws InvalidIdError for a wrong character, a wrong length or a value past 2^63 - 1.
    */
   decode(text: string): bigint;
@@ -42,6 +42,13 @@ interface PositionalSpec {
   readonly fixedWidth: boolean;
   /** Decode letters of either case (the alphabet is written in one). */
   readonly foldCase?: boolean;
+  /**
+   * decodeAnyId reads text in the other letter case as this encoding only when no encoding
+   * reads it as written. Base36 folds case to read what Go reads, but nearly every bwmarrin58
+   * text and many Crockford ones would then also read as a different base36 ID: guesses that
+   * were unique before would turn ambiguous.
+   */
+  readonly guessFoldedLast?: boolean;
   /** Extra characters read as a digit (Crockford reads I and L as 1, O as 0). */
   readonly aliases?: Readonly<Record<string, string>>;
 }
@@ -188,6 +195,10 @@ const SPECS: Readonly<Record<EncodingName, PositionalSpec>> = {
     description: 'lower-case base36, as bwmarrin/snowflake Base36() and BigInt toString(36)',
     alphabet: '0123456789abcdefghijklmnopqrstuvwxyz',
     fixedWidth: false,
+    // Go's ParseBase36 (strconv.ParseInt, base 36) reads either case, so text a Go service
+    // upper-cased must read here too.
+    foldCase: true,
+    guessFoldedLast: true,
   },
 };
 
@@ -256,10 +267,16 @@ export interface DetectedId {
 
 const DIGITS = /^[0-9]+$/;
 
+/** Whether `text` has a letter in the case `spec`'s alphabet is not written in. */
+function otherCase(spec: PositionalSpec, text: string): boolean {
+  return /[a-z]/.test(spec.alphabet) ? /[A-Z]/.test(text) : /[a-z]/.test(text);
+}
+
 /**
  * Reads an ID in whichever encoding it is written. Digits alone are always decimal (19 digits
  * with leading zeros: 'decimal-fixed'); otherwise the encodings that accept the text are tried,
- * and they must agree on one value.
+ * and they must agree on one value. Text with upper-case letters is read as base36 only when no
+ * other encoding reads it (`decodeId(text, 'base36')` reads either case).
  *
  * @throws InvalidIdError when no encoding accepts the text; AmbiguousIdError when several read
  * it as different IDs (its `candidates` list them: pass the encoding explicitly).
@@ -272,15 +289,12 @@ export function decodeAnyId(text: string): DetectedId {
     const encoding = text.length === 19 && text[0] === '0' ? 'decimal-fixed' : 'decimal';
     return { id: ENCODINGS[encoding].decode(text), encoding };
   }
-  const candidates: DetectedId[] = [];
-  for (const encoding of ENCODING_NAMES) {
-    try {
-      const id = ENCODINGS[encoding].decode(text);
-      if (!candidates.some((c) => c.id === id)) candidates.push({ id, encoding });
-    } catch {
-      // Not this encoding: the next one may read it.
-    }
-  }
+  const folded = ENCODING_NAMES.filter((name) => SPECS[name].guessFoldedLast && otherCase(SPECS[name], text));
+  let candidates = readings(
+    text,
+    ENCODING_NAMES.filter((name) => !folded.includes(name)),
+  );
+  if (candidates.length === 0) candidates = readings(text, folded);
   if (candidates.length === 1) return candidates[0]!;
   if (candidates.length === 0) {
     throw new InvalidIdError(
@@ -291,6 +305,20 @@ export function decodeAnyId(text: string): DetectedId {
     `the ID ${JSON.stringify(text)} reads differently in ${candidates.map((c) => `${c.encoding} (${c.id})`).join(', ')}; name its encoding`,
     candidates,
   );
+}
+
+/** The distinct IDs `encodings` read `text` as, each with the first encoding that reads it so. */
+function readings(text: string, encodings: readonly EncodingName[]): DetectedId[] {
+  const candidates: DetectedId[] = [];
+  for (const encoding of encodings) {
+    try {
+      const id = ENCODINGS[encoding].decode(text);
+      if (!candidates.some((c) => c.id === id)) candidates.push({ id, encoding });
+    } catch {
+      // Not this encoding: the next one may read it.
+    }
+  }
+  return candidates;
 }
 
 /** An ID as 8 bytes, big-endian (byte order = ID order, as in bwmarrin's IntBytes). */

@@ -95,7 +95,10 @@ export class InvalidSequenceError extends IdsError {
   override readonly name = 'InvalidSequenceError';
 }
 
-/** Go: ErrOverTimeLimit: the time field no longer fits its bits (the layout's lifetime is over). */
+/**
+ * Go: ErrOverTimeLimit: the time field no longer fits its bits (the layout's lifetime is over).
+ * A generator that failed with it keeps failing with it, as Go's does.
+ */
 export class OverTimeLimitError extends IdsError {
   readonly code = 'ERR_IDS_OVER_TIME_LIMIT';
   override readonly name = 'OverTimeLimitError';

@@ -127,7 +127,8 @@ export class IdGenerator {
    * The next ID, waiting with a timer when the tick is used up: never blocks the event loop.
    * Concurrent calls resolve in the order of their IDs, each no earlier than its ID's tick.
    *
-   * Rejects with OverTimeLimitError once the layout's lifetime is over; ClockMovedBackwardsError
+   * Rejects with OverTimeLimitError once the layout's lifetime is over (and on every call after
+   * that, even when the clock reads lower again, as in Go); ClockMovedBackwardsError
    * when the clock is further behind than `maxClockBackwardMs`; ClockStalledError when it stops
    * advancing during a wait; MachineIdLostError while the claim is lost; GeneratorClosedError
    * after `close()`.

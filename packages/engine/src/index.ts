@@ -20,6 +20,7 @@ export {
   type FakeClockOptions,
   hiResWallClock,
   monotonicClock,
+  type SleepOptions,
   sleep,
   sleepSync,
   type TimeSources,
@@ -123,4 +124,5 @@ export {
   sharedStateCell,
 } from './shared.js';
 export type { GeneratorState, Slot } from './state.js';
+export { TIMER_MAX_MS, type TimerHost } from './timer.js';
 export type { GeneratorView } from './view.js';

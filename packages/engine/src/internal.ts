@@ -6,3 +6,4 @@ export { createWithMachineId, type MachineIdRequest } from './construct.js';
 export { received } from './errors.js';
 export { toMs } from './id.js';
 export { acceptMachineId, afterValue, idOf, type ResolveMode, releaseQuietly } from './machine.js';
+export { type LongTimeoutOptions, setLongTimeout } from './timer.js';

@@ -62,7 +62,11 @@ export interface LayoutSpec {
 export interface Layout extends LayoutSpec {
   readonly name: string;
   readonly fieldOrder: FieldOrder;
-  /** floor(epochMs / timeUnitMs): ticks are counted from Unix time 0, then offset (as in Go). */
+  /**
+   * epochMs / timeUnitMs truncated toward zero: ticks are counted from Unix time 0, then offset,
+   * as Go does (`UnixNano() / timeUnit`, an integer division that truncates toward zero, also for
+   * the negative instants before 1970). See tickOf.
+   */
   readonly epochTick: number;
   /** 2^timeBits: the first tick that no longer fits. */
   readonly tickLimit: number;
@@ -111,11 +115,11 @@ export function checkFieldBits(sequenceBits: unknown, machineBits: unknown, time
  * tick is still an instant a JS Date holds (year 275760); 0 when not even one tick fits.
  */
 export function maxTimeBits(epochMs: number, timeUnitMs: number): number {
-  const ticksLeft = Math.floor(DATE_LIMIT_MS / timeUnitMs) - Math.floor(epochMs / timeUnitMs);
+  const ticksLeft = Math.floor(DATE_LIMIT_MS / timeUnitMs) - Math.trunc(epochMs / timeUnitMs);
   if (!(ticksLeft >= 2)) return 0;
   let bits = Math.min(63, Math.floor(Math.log2(ticksLeft)));
   // log2 of a float may round up at a power of two: step down until the end really fits.
-  while (bits > 0 && (Math.floor(epochMs / timeUnitMs) + 2 ** bits) * timeUnitMs > DATE_LIMIT_MS) bits--;
+  while (bits > 0 && (Math.trunc(epochMs / timeUnitMs) + 2 ** bits) * timeUnitMs > DATE_LIMIT_MS) bits--;
   return bits;
 }
 
@@ -152,7 +156,8 @@ export function defineLayout(spec: LayoutSpec): Layout {
       `sequence and machine bits together must be at most 53, received ${sequenceBits} + ${machineBits}`,
     );
   }
-  const epochTick = Math.floor(epochMs / timeUnitMs);
+  // `|| 0`: an epoch within a unit before 1970 truncates to -0, which would leak into ticks.
+  const epochTick = Math.trunc(epochMs / timeUnitMs) || 0;
   const tickLimit = 2 ** timeBits;
   const endMs = (epochTick + tickLimit) * timeUnitMs;
   if (endMs > DATE_LIMIT_MS) {
@@ -217,12 +222,22 @@ function validateParts(parts: readonly MachinePart[], machineBits: number): read
   return Object.freeze(parts.map((p) => Object.freeze({ name: p.name, bits: p.bits })));
 }
 
-/** The tick a Unix-ms instant falls in (may be negative before the epoch). */
+/**
+ * The tick a Unix-ms instant falls in (may be negative before the epoch): Go's
+ * `t.UnixNano()/timeUnit - startTime/timeUnit`, both divisions truncated toward zero. From 1970
+ * on that is the floor; before 1970 it rounds up, so with a start time that is not a whole
+ * number of units before 1970 the ticks (and IDs) differ by one from a floored count, and the
+ * unit around 1970-01-01T00:00:00Z (from -unit to +unit, exclusive) is one tick of two units.
+ */
 export function tickOf(layout: Layout, ms: number): number {
-  return Math.floor(ms / layout.timeUnitMs) - layout.epochTick;
+  return Math.trunc(ms / layout.timeUnitMs) - layout.epochTick;
 }
 
-/** The Unix-ms instant a tick starts at. */
+/**
+ * The Unix-ms instant of a tick as Go's ToTime gives it: (tick + epochTick) * timeUnitMs. From
+ * 1970 on that is where the tick starts; for the ticks before 1970 (see tickOf) it is their last
+ * instant, which makes a wait for such a tick longer than needed, never shorter.
+ */
 export function tickStartMs(layout: Layout, tick: number): number {
   return (tick + layout.epochTick) * layout.timeUnitMs;
 }

@@ -47,7 +47,9 @@ export interface StateCell {
   /**
    * Called when the generator stops holding its claim (the claim was lost, or the generator was
    * closed), before it records its last tick. A shared cell then fails every other taker's
-   * commit, so no thread issues an ID under a machine ID that is no longer held.
+   * commit, so no thread issues an ID under a machine ID that is no longer held. Also called
+   * with the OverTimeLimitError when a taker reads a time past the layout's end: every taker
+   * fails from then on, as Go does (without `fence`, the state moves to the layout's last slot).
    */
   fence?(error: Error): void;
 }

@@ -1,4 +1,10 @@
-import { GeneratorClosedError, InvalidArgumentError, MachineIdLostError, received } from './errors.js';
+import {
+  GeneratorClosedError,
+  InvalidArgumentError,
+  MachineIdLostError,
+  OverTimeLimitError,
+  received,
+} from './errors.js';
 import { checkMachineId } from './id.js';
 import type { Layout } from './layout.js';
 import { idOf, isClaim, type MachineIdClaim } from './machine.js';
@@ -10,7 +16,7 @@ import { type GeneratorState, initialState } from './state.js';
 // other threads).
 //
 //   bytes 0..7    BigInt64  state: tick << sequenceBits | sequence; bit 63 set = fenced
-//   bytes 8..11   Int32     why it was fenced (FENCE_LOST or FENCE_CLOSED), written before bit 63
+//   bytes 8..11   Int32     why it was fenced (FENCE_LOST, FENCE_CLOSED, FENCE_OVER_LIMIT), written before bit 63
 //   bytes 16..23  Float64   until when (Unix ms) the holder's claim is trusted; +Infinity if it does not lapse by time
 //   bytes 24..79  Float64   version, timeBits, timeUnitMs, sequenceBits, machineBits, epochMs, machineId
 const VERSION = 2;
@@ -30,6 +36,8 @@ const FENCE_BIT = 1n << 63n;
 const LOW_63 = FENCE_BIT - 1n;
 const FENCE_LOST = 1;
 const FENCE_CLOSED = 2;
+/** A taker read a time past the layout's end: as in Go, no taker issues another ID. */
+const FENCE_OVER_LIMIT = 3;
 /** Slots per commit at most: enough that four threads rarely contend, few enough that none hoards a tick. */
 const MAX_RESERVATION = 64;
 
@@ -218,7 +226,13 @@ export class SharedStateCell implements StateCell {
   /** Sets the fence bit in the same word as the state, so no taker commits a slot after it. */
   fence(error: Error): void {
     if (this.fenced) return;
-    Atomics.store(this.#reason, 0, error instanceof GeneratorClosedError ? FENCE_CLOSED : FENCE_LOST);
+    const reason =
+      error instanceof GeneratorClosedError
+        ? FENCE_CLOSED
+        : error instanceof OverTimeLimitError
+          ? FENCE_OVER_LIMIT
+          : FENCE_LOST;
+    Atomics.store(this.#reason, 0, reason);
     for (;;) {
       const word = Atomics.load(this.#word, 0);
       if (word < 0n) return;
@@ -232,7 +246,13 @@ export class SharedStateCell implements StateCell {
   }
 
   #fenceError(): Error {
-    return Atomics.load(this.#reason, 0) === FENCE_CLOSED
+    const reason = Atomics.load(this.#reason, 0);
+    if (reason === FENCE_OVER_LIMIT) {
+      return new OverTimeLimitError(
+        `over the time limit: a generator on this shared state read a time past the end of its layout; as in Go, no more IDs are issued under machine ID ${this.machineId}, even if the clock reads lower again`,
+      );
+    }
+    return reason === FENCE_CLOSED
       ? new GeneratorClosedError(
           `the generator holding machine ID ${this.machineId} for this shared state was closed; create a new shared state to issue IDs`,
         )

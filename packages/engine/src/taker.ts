@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import { ClockMovedBackwardsError, ClockStalledError } from './errors.js';
+import { ClockMovedBackwardsError, ClockStalledError, OverTimeLimitError } from './errors.js';
 import { type Layout, tickStartMs } from './layout.js';
 import type { StateCell } from './options.js';
 import { initialState, type MutableSlot, nextSlot } from './state.js';
@@ -59,6 +59,8 @@ export class SlotTaker {
   #seedLeadMs = 0;
   /** Set while a caller waits for a tick it rolled over into: that tick starts at sequence 0, as in Go, not at a random one. */
   #rolledOver = false;
+  /** The last tick an ID was taken in before the state was set past the time limit (see #passLimit); -1 before. */
+  #lastTickInLimit = -1;
 
   constructor(
     layout: Layout,
@@ -92,7 +94,12 @@ export class SlotTaker {
     const cell = this.#cell;
     if (cell === null) {
       const local = this.#local;
-      nextSlot(local, now, this.#layout, this.#firstSequence(), slot);
+      try {
+        nextSlot(local, now, this.#layout, this.#firstSequence(), slot);
+      } catch (error) {
+        this.#passLimit(error, null);
+        throw error;
+      }
       if (slot.waitMs > 0) return this.#mustWait(slot.waitMs, slot.tick);
       local.tick = slot.tick;
       local.sequence = slot.sequence;
@@ -137,6 +144,7 @@ export class SlotTaker {
 
   /** The latest tick any ID was (or may have been) issued in. */
   lastTick(): number {
+    if (this.#lastTickInLimit >= 0) return this.#lastTickInLimit;
     return this.#cell === null ? this.#local.tick : this.#cell.load().tick;
   }
 
@@ -199,7 +207,12 @@ export class SlotTaker {
       const prev = cell.load();
       const now = this.#clock.now();
       this.lastNow = now;
-      nextSlot(prev, now, this.#layout, this.#firstSequence(), scratch);
+      try {
+        nextSlot(prev, now, this.#layout, this.#firstSequence(), scratch);
+      } catch (error) {
+        this.#passLimit(error, cell);
+        throw error;
+      }
       // Checked before the commit, so a refused call takes no slot.
       if (scratch.waitMs > 0) return this.#mustWait(scratch.waitMs, scratch.tick);
       const last = Math.min(scratch.sequence + this.#reservation - 1, this.#layout.maxSequence);
@@ -210,6 +223,34 @@ export class SlotTaker {
         this.#rolledOver = false;
         return 0;
       }
+    }
+  }
+
+  /**
+   * Once a slot is past the time limit, every later call fails too, even if the clock reads
+   * lower again: Go stores the over-limit tick in its state before it returns ErrOverTimeLimit,
+   * and keeps failing. Here the state moves to the last slot of the layout (nextSlot then fails
+   * from it at any clock reading), and a shared cell is fenced, which also stops the other
+   * takers' reserved slots. The try around nextSlot that calls this costs nothing per ID
+   * (unlike a flag tested on every take). The claim still records the last tick an ID was
+   * really taken in (a fenced cell keeps its state).
+   */
+  #passLimit(error: unknown, cell: StateCell | null): void {
+    if (!(error instanceof OverTimeLimitError)) return;
+    this.#reservedTo = -1;
+    if (cell?.fence) {
+      cell.fence(error);
+      return;
+    }
+    const last = { tick: this.#layout.tickLimit - 1, sequence: this.#layout.maxSequence };
+    if (this.#lastTickInLimit < 0) this.#lastTickInLimit = this.lastTick();
+    if (cell === null) {
+      this.#local.tick = last.tick;
+      this.#local.sequence = last.sequence;
+      return;
+    }
+    for (let prev = cell.load(); prev.tick < last.tick || prev.sequence < last.sequence; prev = cell.load()) {
+      if (cell.commit(prev, last)) break;
     }
   }
 

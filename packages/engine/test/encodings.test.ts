@@ -111,13 +111,38 @@ describe('parsers reject bad input with InvalidIdError', () => {
     ['14 bwmarrin32 digits', 'bwmarrin32', 'bbbbbbbbbbbbbb', /1 to 13 characters/],
     ['a leading bwmarrin32 zero', 'bwmarrin32', 'yb', /without leading zero digits \("y"\)/],
     ['past 2^63 in bwmarrin58', 'bwmarrin58', 'ZZZZZZZZZZZ', /at most 2\^63 - 1/],
-    ['upper-case base36', 'base36', '1Y2P0IJ32E8E7', /"Y" at position 2/],
     ['2^63 in base36', 'base36', '1y2p0ij32e8e8', /which is 9223372036854775808/],
+    ['2^63 in upper-case base36', 'base36', '1Y2P0IJ32E8E8', /which is 9223372036854775808/],
+    ['a leading base36 zero, upper case', 'base36', '0A', /without leading zero digits \("0"\)/],
+    ['a plus sign in base36', 'base36', '+2Y8', /"\+" at position 1/],
+    ['a minus sign in base36', 'base36', '-2Y8', /"-" at position 1/],
+    ['empty base36', 'base36', '', /1 to 13 characters/],
   ];
 
   it.each(bad)('%s', (_name, encoding, text, message) => {
     expect(() => decodeId(text, encoding)).toThrow(InvalidIdError);
     expect(() => decodeId(text, encoding)).toThrow(message);
+  });
+
+  // Go's ParseBase36 is strconv.ParseInt(text, 36, 64), which reads letters of either case.
+  it('base36 reads upper and mixed case as the same ID as lower case, as Go does', () => {
+    expect(decodeId('2y8', 'base36')).toBe(3824n);
+    expect(decodeId('2Y8', 'base36')).toBe(3824n);
+    expect(decodeId('1Y2P0IJ32E8E7', 'base36')).toBe(MAX_ID);
+    expect(decodeId('1y2P0iJ32e8E7', 'base36')).toBe(MAX_ID);
+    expect(decodeId('AUKDADXVWDMO', 'base36')).toBe(1427970479175499776n);
+    // What it writes stays lower case.
+    expect(encodeId(3824n, 'base36')).toBe('2y8');
+  });
+
+  it('decodeAnyId reads upper-case base36 when no encoding reads the text as written', () => {
+    // O is no bwmarrin58 digit, and the text is too short for hex or Crockford: only base36 reads it.
+    expect(decodeAnyId('AUKDADXVWDMO')).toEqual({ id: 1427970479175499776n, encoding: 'base36' });
+    // Text an encoding reads as written keeps that reading: base58 (mixed case is its mark) and
+    // Crockford (written in upper case), which base36 would read as other IDs.
+    expect(decodeAnyId('2Y8')).toEqual({ id: decodeId('2Y8', 'bwmarrin58'), encoding: 'bwmarrin58' });
+    expect(decodeAnyId(BWMARRIN_BASE58_TEXT)).toEqual({ id: BWMARRIN_BASE58_ID, encoding: 'bwmarrin58' });
+    expect(decodeAnyId('17M9BJQ4G0000')).toEqual({ id: 1427970479175499776n, encoding: 'crockford32' });
   });
 
   it('a number or another type is refused, not coerced', () => {

@@ -7,6 +7,7 @@ import {
   InvalidArgumentError,
   InvalidMachineIdError,
   MachineIdLostError,
+  OverTimeLimitError,
 } from '../src/errors.js';
 import { IdGenerator } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
@@ -360,6 +361,20 @@ describe('claims', () => {
     expect(gen.machine).toBe(12);
     expect(gen.decompose(after).machine).toBe(12);
     expect(after).toBeGreaterThan(before);
+  });
+
+  it('over the time limit: keeps failing when the clock reads lower, and the claim records the last tick used, not the limit', async () => {
+    const { claim, recorded } = claimOf(3);
+    const clock = new FakeClock(T0);
+    const gen = new IdGenerator({ layout, machineId: claim, clock });
+    const id = gen.nextIdSync();
+    clock.set(tickStartMs(layout, 2 ** 39) + 5);
+    expect(() => gen.nextIdSync()).toThrow(OverTimeLimitError);
+    clock.set(T0 + 20);
+    expect(() => gen.nextIdSync()).toThrow(OverTimeLimitError);
+    await expect(gen.nextId()).rejects.toThrow(OverTimeLimitError);
+    await gen.close();
+    expect(recorded).toEqual([tickStartMs(layout, gen.decompose(id).time + 1) - 1]);
   });
 
   it('honours notBefore: no ID for a tick at or before the recorded instant', () => {

@@ -203,10 +203,33 @@ describe('ticks', () => {
   const layout = defineLayout({ ...SONYFLAKE_2014, epochMs: 1_000_005 });
 
   it('truncates both the instant and the epoch to whole units, as Go does', () => {
-    // Go: floor(now / unit) - floor(start / unit). The epoch 1,000,005 ms sits in unit 100,000.
+    // Go: now / unit - start / unit, integer divisions. The epoch 1,000,005 ms sits in unit 100,000.
     expect(tickOf(layout, 1_000_000)).toBe(0);
     expect(tickOf(layout, 1_000_009)).toBe(0);
     expect(tickOf(layout, 1_000_010)).toBe(1);
     expect(tickStartMs(layout, 1)).toBe(1_000_010);
+  });
+
+  // Go divides UnixNano by the unit in int64, which truncates toward zero: before 1970 that
+  // rounds up, where Math.floor rounds down. Expected values worked out by Go's rule.
+  it('before 1970, truncates toward zero as Go does, not down', () => {
+    // Start 1969-12-31T23:59:59.995Z (-5 ms) in 10 ms units: Go's start is -5 / 10 = 0, not -1.
+    const pre = defineLayout({ ...SONYFLAKE_2014, epochMs: Date.parse('1969-12-31T23:59:59.995Z') });
+    expect(pre.epochTick).toBe(0);
+    expect(tickOf(pre, Date.parse('1970-01-01T00:00:00.005Z'))).toBe(0);
+    expect(tickOf(pre, Date.parse('1970-01-01T00:00:00.015Z'))).toBe(1);
+    expect(tickOf(pre, Date.parse('1970-01-01T00:00:01.000Z'))).toBe(100);
+    // -1 ms / 10 ms truncates to 0: the unit around 1970 spans -10 to +10 ms, exclusive. (JS
+    // gives -0 there, which every comparison and BigInt() take as 0; the hot path does not
+    // spend an operation on normalising it.)
+    expect(tickOf(pre, Date.parse('1969-12-31T23:59:59.999Z')) + 0).toBe(0);
+    expect(tickOf(pre, Date.parse('1969-12-31T23:59:59.990Z'))).toBe(-1);
+    // Go's ToTime: (start + tick) * unit.
+    expect(new Date(tickStartMs(pre, 100)).toISOString()).toBe('1970-01-01T00:00:01.000Z');
+    // A start further back: 1969-07-20T20:17:40.123Z is -1,418,293,987.7 units, which Go takes as -1,418,293,987.
+    const moon = defineLayout({ ...SONYFLAKE_2014, epochMs: Date.parse('1969-07-20T20:17:40.123Z') });
+    expect(moon.epochTick).toBe(-1_418_293_987);
+    expect(tickOf(moon, Date.parse('2026-11-22T12:00:00.007Z'))).toBe(180_953_173_987);
+    expect(new Date(tickStartMs(moon, 180_953_173_987)).toISOString()).toBe('2026-11-22T12:00:00.000Z');
   });
 });

@@ -5,6 +5,7 @@ import {
   InvalidArgumentError,
   InvalidMachineIdError,
   MachineIdLostError,
+  OverTimeLimitError,
 } from '../src/errors.js';
 import { IdGenerator, type StateCell } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
@@ -38,6 +39,27 @@ describe('shared state cell', () => {
     expect([...ticks.values()]).toEqual([256, 256, 256]);
     // Two roll-overs, each waited out by whichever generator took the tick's first slot.
     expect(clock.sleeps).toEqual([10, 10]);
+  });
+
+  it('once one generator on the state is over the time limit, every one is, whatever its clock reads', async () => {
+    const shared = createSharedState(layout, 5);
+    const clock = new FakeClock(T0);
+    const [a, b] = [0, 1].map(
+      () => new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+    ) as [IdGenerator, IdGenerator];
+    a.nextIdSync();
+    b.nextIdSync(); // each holds slots reserved in this tick
+    clock.set(tickStartMs(layout, 2 ** 39));
+    // a hands out what it reserved before the clock jumped, then reads the clock: over the limit.
+    let served = 0;
+    expect(() => {
+      for (; served <= 64; served++) a.nextIdSync();
+    }).toThrow(OverTimeLimitError);
+    expect(served).toBeLessThan(64);
+    clock.set(T0);
+    expect(() => a.nextIdSync()).toThrow(OverTimeLimitError);
+    expect(() => b.nextIdSync()).toThrow(OverTimeLimitError);
+    await Promise.all([a.close(), b.close()]);
   });
 
   it('retries when another thread committed between its load and its commit', () => {

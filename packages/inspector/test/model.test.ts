@@ -50,6 +50,11 @@ describe('parseInput', () => {
       error: expect.stringMatching(/reads differently in .*: choose its encoding/),
     });
     expect(parseInput('zz', 'base36').items[0]).toMatchObject({ id: 35n * 36n + 35n, encoding: 'base36' });
+    // Either letter case, as Go's ParseBase36 reads.
+    expect(parseInput('ZZ zZ', 'base36').items).toMatchObject([
+      { id: 35n * 36n + 35n, encoding: 'base36' },
+      { id: 35n * 36n + 35n, encoding: 'base36' },
+    ]);
     expect(parseInput('zz', 'hex').items[0]).toMatchObject({ error: expect.stringMatching(/hex/) });
   });
 

@@ -1,3 +1,4 @@
+import { setLongTimeout } from '@ids/engine/internal';
 import type { Attempt, Granted, LeaseStore, Watch } from '@ids/machine-lease';
 import type { Connection } from './connection.js';
 import { etcdErrors } from './errors.js';
@@ -141,13 +142,12 @@ export class EtcdStore implements LeaseStore {
       // A real timer, like every other bound on a request: the scheduler is for lease timing.
       cancel: () =>
         new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.#conn.timeoutMs);
-          timer.unref();
+          const cancelTimer = setLongTimeout(resolve, this.#conn.timeoutMs, { unref: true });
           watcher
             .cancel()
             .catch(() => undefined)
             .then(() => {
-              clearTimeout(timer);
+              cancelTimer();
               resolve();
             });
         }),

@@ -1,3 +1,5 @@
+import { setLongTimeout } from '@ids/engine/internal';
+
 /** What a call bounded by `bounded` rejects with when its time is up; each store turns it into its unavailable error. */
 export class StoreTimeout extends Error {
   override readonly name = 'StoreTimeout';
@@ -12,8 +14,8 @@ export class StoreTimeout extends Error {
 export async function bounded<T>(ms: number, fn: (timeUp: Promise<never>) => Promise<T>): Promise<T> {
   let cancel: () => void = () => undefined;
   const timeUp = new Promise<never>((_, reject) => {
-    const timer = setTimeout(() => reject(new StoreTimeout()), ms + 50);
-    cancel = () => clearTimeout(timer);
+    // A long timer: a timeoutMs past 24.8 days would otherwise time out after 1 ms.
+    cancel = setLongTimeout(() => reject(new StoreTimeout()), ms + 50);
   });
   try {
     return await Promise.race([fn(timeUp), timeUp]);

@@ -1,4 +1,5 @@
 import { errorText } from '@ids/engine';
+import { setLongTimeout } from '@ids/engine/internal';
 import type { LeaseErrors, LeaseLost } from './store.js';
 
 /**
@@ -19,9 +20,7 @@ export const realScheduler: Scheduler = {
   now: () => performance.now(),
   wallNow: () => Date.now(),
   setTimer(fn, ms) {
-    const timer = setTimeout(fn, Math.max(0, ms));
-    timer.unref();
-    return () => clearTimeout(timer);
+    return setLongTimeout(fn, Math.max(0, ms), { unref: true });
   },
 };
 

@@ -79,6 +79,14 @@ describe('bounded', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  // Node fires a timer of more than 2^31 - 1 ms after 1 ms: the limit timed out before an
+  // answer that comes after a few ms. Real timers: the order in which they fire is the test.
+  it('a limit past the timer maximum does not time out at once', async () => {
+    const answer = () => new Promise<string>((resolve) => setTimeout(() => resolve('answer'), 20));
+    expect(await bounded(2 ** 31, answer)).toBe('answer');
+    expect(await bounded(1e15, answer)).toBe('answer');
+  });
+
   it('hands the time limit to the call, so steps inside it can race it; the timer is cleared when it settles', async () => {
     vi.useFakeTimers();
     const inner = bounded(10, (timeUp) => Promise.race([new Promise<never>(() => undefined), timeUp]));

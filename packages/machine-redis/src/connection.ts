@@ -1,4 +1,5 @@
 import { errorText } from '@ids/engine';
+import { setLongTimeout } from '@ids/engine/internal';
 import { bounded, StoreTimeout } from '@ids/machine-lease';
 import { type Cluster, Redis } from 'ioredis';
 import { RedisDatabaseError, RedisRequestError, RedisUnavailableError } from './errors.js';
@@ -88,7 +89,7 @@ export class Connection {
     }
     return new Promise<void>((resolve, reject) => {
       const done = (error?: unknown) => {
-        clearTimeout(timer);
+        cancelTimer();
         client.off('ready', onReady);
         client.off('error', onError);
         if (error === undefined) resolve();
@@ -101,7 +102,7 @@ export class Connection {
       const onError = (error: unknown) => {
         if (isPermanent(error)) done(error);
       };
-      const timer = setTimeout(() => done(new StoreTimeout()), ms);
+      const cancelTimer = setLongTimeout(() => done(new StoreTimeout()), ms);
       client.on('ready', onReady);
       client.on('error', onError);
       if (client.status === 'wait') (client as Redis).connect().catch(onError);

@@ -29,6 +29,21 @@ describe.skipIf(!hasRedis())('redisCheckMachineId', () => {
     expect(await suite.admin.exists(key)).toBe(0);
   });
 
+  // Node fires a timer of more than 2^31 - 1 ms after 1 ms: the wait for the connection to be
+  // ready then failed at once, before Redis could answer.
+  it('a timeoutMs past the timer maximum waits for Redis instead of failing at once', async () => {
+    const check = redisCheckMachineId({
+      url: suite.server.url,
+      key: freshPrefix('check-long'),
+      timeoutMs: 2 ** 31,
+    });
+    try {
+      expect(await check(3)).toBe(true);
+    } finally {
+      await check.close();
+    }
+  });
+
   it('refuses an ID held elsewhere the way Go does: the generator is not built', async () => {
     const key = freshPrefix('check-gen');
     const other = redisCheckMachineId({ url: suite.server.url, key });

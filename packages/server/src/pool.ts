@@ -13,6 +13,7 @@ import {
   sleep,
   wallClock,
 } from '@ids/engine';
+import { setLongTimeout } from '@ids/engine/internal';
 import { HttpError } from './errors.js';
 import type { ServerEvent } from './events.js';
 import { type ServerMetrics, zeroSlot } from './metrics.js';
@@ -304,7 +305,7 @@ export class MachinePool {
         return isClaim(got.machineId) ? got.machineId : { machineId: got.machineId, release() {} };
       } catch (error) {
         this.#options.onError(error);
-        await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+        await new Promise<void>((resolve) => setLongTimeout(resolve, delayMs, { unref: true }));
         delayMs = Math.min(delayMs * 2, 5000);
       }
     }

@@ -3,6 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import { isIPv4, isIPv6, Server as NetServer } from 'node:net';
 import { type Clock, checkInteger, type Layout } from '@ids/engine';
+import { setLongTimeout } from '@ids/engine/internal';
 import type { Env } from '@ids/machine-file';
 import type { InterfaceSource } from '@ids/machine-ip';
 import packageJson from '../package.json';
@@ -394,20 +395,20 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
           const bound = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
           let clean = true;
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => {
+            const cancelCut = setLongTimeout(() => {
               clean = false;
               http.closeAllConnections();
             }, bound);
             // Stop listening through net.Server's close: node:http's own also closes idle
             // connections at once, and one whose request was sent but not yet read looks idle.
             NetServer.prototype.close.call(http, () => {
-              clearTimeout(timer);
+              cancelCut();
               resolve();
             });
             // Give requests already sent a moment to be read, then close idle connections
             // (each response sent meanwhile closes its own).
             let sweep: ReturnType<typeof setInterval> | undefined;
-            const grace = setTimeout(
+            const cancelGrace = setLongTimeout(
               () => {
                 http.closeIdleConnections();
                 sweep = setInterval(() => http.closeIdleConnections(), 20);
@@ -415,7 +416,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
               Math.min(SHUTDOWN_GRACE_MS, bound / 2),
             );
             http.once('close', () => {
-              clearTimeout(grace);
+              cancelGrace();
               clearInterval(sweep);
             });
           });

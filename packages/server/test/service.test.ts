@@ -286,27 +286,38 @@ describe('slow and broken requests', () => {
 });
 
 describe('shutdown', () => {
-  it('readiness goes false at once; a request in flight finishes; the claims are released', async () => {
-    const source = gatedSource('test-gated-3');
-    const server = await start({ machineIdSource: 'test-gated-3' });
-    const agent = new Agent({ keepAlive: true, maxSockets: 2 });
-    // Two keep-alive connections: one for the batch, one to ask for readiness after the
-    // listening socket closed.
-    const first = await Promise.all([0, 1].map(() => call(server.url, 'GET', '/health/ready', { agent })));
-    expect(first.map((r) => r.status)).toEqual([200, 200]);
-    const batch = call(server.url, 'GET', '/ids?count=1000', { agent });
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const stopping = server.shutdown();
-    expect(server.ready).toBe(false);
-    const ready = await call(server.url, 'GET', '/health/ready', { agent });
-    expect(ready.status).toBe(503);
-    expect(ready.json.shuttingDown).toBe(true);
-    expect(ready.headers.connection).toBe('close');
-    expect((await batch).json.ids).toHaveLength(1000);
-    expect(await stopping).toEqual({ clean: true });
-    expect(source.claims[0]?.released).toBe(true);
-    agent.destroy();
-  });
+  // A bound past the timer maximum (2^31 - 1 ms) used to fire after 1 ms, as Node does with
+  // such a timer, and cut the request in flight.
+  it.each([
+    ['the default bound', 'test-gated-3', undefined],
+    ['a bound past the timer maximum', 'test-gated-4', 2 ** 31],
+  ])(
+    '%s: readiness goes false at once; a request in flight finishes; the claims are released',
+    async (_name, sourceName, shutdownTimeoutMs) => {
+      const source = gatedSource(sourceName);
+      const server = await start({
+        machineIdSource: sourceName,
+        ...(shutdownTimeoutMs ? { shutdownTimeoutMs } : {}),
+      });
+      const agent = new Agent({ keepAlive: true, maxSockets: 2 });
+      // Two keep-alive connections: one for the batch, one to ask for readiness after the
+      // listening socket closed.
+      const first = await Promise.all([0, 1].map(() => call(server.url, 'GET', '/health/ready', { agent })));
+      expect(first.map((r) => r.status)).toEqual([200, 200]);
+      const batch = call(server.url, 'GET', '/ids?count=1000', { agent });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const stopping = server.shutdown();
+      expect(server.ready).toBe(false);
+      const ready = await call(server.url, 'GET', '/health/ready', { agent });
+      expect(ready.status).toBe(503);
+      expect(ready.json.shuttingDown).toBe(true);
+      expect(ready.headers.connection).toBe('close');
+      expect((await batch).json.ids).toHaveLength(1000);
+      expect(await stopping).toEqual({ clean: true });
+      expect(source.claims[0]?.released).toBe(true);
+      agent.destroy();
+    },
+  );
 });
 
 describe('machine IDs from the environment', () => {

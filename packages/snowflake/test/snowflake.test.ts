@@ -265,6 +265,18 @@ describe('generating', () => {
     for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true);
   });
 
+  // bwmarrin/snowflake has no time limit (its time silently runs into the sign bit), so Go has
+  // nothing to match here; the engine's rule, Go sonyflake's, holds for every layout.
+  it('once over the time limit, keeps failing when the clock reads lower again', () => {
+    const clock = new FakeClock(NOW);
+    const sf = new Snowflake({ machineId: 5, clock });
+    sf.nextIdSync();
+    clock.set(layoutLimits(TWITTER_LAYOUT).endsAt);
+    expect(() => sf.nextIdSync()).toThrow(/over the time limit/);
+    clock.set(NOW + 1);
+    expect(() => sf.nextIdSync()).toThrow(/over the time limit/);
+  });
+
   it('nextId and nextIds give the same kind of IDs, never ahead of the clock', async () => {
     const clock = new FakeClock(NOW);
     const sf = new Snowflake({ machineId: 5, clock });

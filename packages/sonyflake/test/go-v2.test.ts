@@ -127,6 +127,27 @@ describe('GO_V2 TestNextID_ReturnsError', () => {
   });
 });
 
+describe('GO_V2 NextID after ErrOverTimeLimit', () => {
+  // Go stores the over-limit tick in its state before it fails, so a clock that reads lower
+  // again does not bring IDs back (found by running Go and this package on the same clock).
+  it('keeps failing with the over-limit error once the clock is back below the limit', async () => {
+    const clock = new FakeClock(NOW);
+    const sf = new Sonyflake({ startTime: NOW, clock, machineId: 1 });
+    clock.advance(174 * YEAR);
+    sf.nextIdSync();
+    clock.advance(1 * YEAR);
+    expect(() => sf.nextIdSync()).toThrow(OverTimeLimitError);
+    clock.advance(-1 * YEAR);
+    expect(() => sf.nextIdSync()).toThrow(OverTimeLimitError);
+    await expect(sf.nextId()).rejects.toThrow(OverTimeLimitError);
+    await expect(sf.nextIds(3)).rejects.toThrow(OverTimeLimitError);
+    // Even a clock back at the start time.
+    clock.set(NOW);
+    expect(() => sf.nextIdSync()).toThrow(/over the time limit/);
+    await sf.close();
+  });
+});
+
 describe('GO_V2 TestToTime', () => {
   it('toTime lies within one unit at or before the instant the ID was taken', () => {
     const clock = new FakeClock(NOW);

@@ -214,6 +214,26 @@ describe('IDs in and out', () => {
   });
 });
 
+describe('a start time before 1970 that is not a whole number of units', () => {
+  // Go computes both sides with UnixNano() / timeUnit, which truncates toward zero: the start
+  // 1969-12-31T23:59:59.995Z is internal time 0 (floored it would be -1), so the instant
+  // 1970-01-01T00:00:01Z is tick 100 (not 101) and tick 100 is that instant again.
+  const startTime = new Date('1969-12-31T23:59:59.995Z');
+  const at = Date.parse('1970-01-01T00:00:01.000Z');
+
+  it("issues Go's tick and gives Go's toTime", () => {
+    const clock = new FakeClock(at);
+    const sf = new Sonyflake({ startTime, clock, machineId: 1 });
+    const id = sf.nextIdSync();
+    expect(sf.decompose(id)).toMatchObject({ time: 100, sequence: 0, machine: 1 });
+    expect(id).toBe((100n << 24n) | 1n);
+    expect(sf.toTime(id).toISOString()).toBe('1970-01-01T00:00:01.000Z');
+    expect(sf.compose(at, 0, 1)).toBe(id);
+    // Between the ticks: 1970-01-01T00:00:01.005Z is still tick 100.
+    expect(sf.toTime(sf.compose(at + 5, 3, 1)).toISOString()).toBe('1970-01-01T00:00:01.000Z');
+  });
+});
+
 describe('a clock that steps back', () => {
   it('never yields a duplicate, and a step past the bound is a typed error instead of a hang', async () => {
     const clock = new FakeClock(NOW);
