@@ -167,7 +167,9 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
   const segmentsOf = async (tag: string): Promise<Segments> => {
     const segments = await tags.get(tag);
     if (!open.has(tag)) {
-      metrics.zero(tag);
+      // Not zero(): the fetch that opened it is already in the histogram, and zero() resets it.
+      metrics.served.inc({ tag }, 0);
+      metrics.switches.inc({ tag }, 0);
       open.set(tag, segments);
     }
     return segments;

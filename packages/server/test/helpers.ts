@@ -5,6 +5,7 @@ import { type Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openSegmentStore } from '@ids/segment';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'vitest';
 
@@ -179,4 +180,14 @@ export function matchesSpec(
     ok,
     `${method} ${path} ${reply.status}: ${JSON.stringify(validate.errors)} for ${reply.text.slice(0, 300)}`,
   ).toBe(true);
+}
+
+/** The operator's one explicit act: creates `tags` in `store` (first ID `after + 1`). */
+export async function createTags(store: string, tags: readonly string[], after = 0n): Promise<void> {
+  const opened = await openSegmentStore(store);
+  try {
+    for (const tag of tags) await opened.createTag(tag, { after });
+  } finally {
+    await opened.close();
+  }
 }

@@ -1,7 +1,7 @@
 // Segment IDs by tag through the bin, on the three stores: PGlite in a temporary directory, and
 // a real PostgreSQL and Redis started on free loopback ports.
 import { readFileSync } from 'node:fs';
-import { openSegmentStore, TagExistsError } from '@ids/segment';
+import { TagExistsError } from '@ids/segment';
 import {
   hasPostgres,
   hasRedis,
@@ -16,6 +16,7 @@ import {
   BIN,
   type BinRun,
   call,
+  createTags,
   expectError,
   matchesSpec,
   type Reply,
@@ -23,16 +24,6 @@ import {
   scratch,
   startBin,
 } from './helpers.js';
-
-/** The operator's one explicit act: creates `tags` in `store` (first ID `after + 1`). */
-async function createTags(store: string, tags: readonly string[], after = 0n): Promise<void> {
-  const opened = await openSegmentStore(store);
-  try {
-    for (const tag of tags) await opened.createTag(tag, { after });
-  } finally {
-    await opened.close();
-  }
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by key
 async function checked(run: BinRun, doc: any, path: string): Promise<Reply> {
