@@ -50,6 +50,12 @@ export {
 } from './errors.js';
 export { type AsyncFile, type FileSystem, MAX_FILE_BYTES, nodeFileSystem } from './files.js';
 export { type KeptMachineIdOptions, keptMachineId } from './kept.js';
-export { DEFAULT_LOCK_RENEW_INTERVAL_MS, FileLock, type FileLockOptions, lockFile } from './lock.js';
+export {
+  DEFAULT_LOCK_RECORD_AHEAD_MS,
+  DEFAULT_LOCK_RENEW_INTERVAL_MS,
+  FileLock,
+  type FileLockOptions,
+  lockFile,
+} from './lock.js';
 export { FOREIGN_CLAIM_GRACE_MS, type ProcessTable, systemProcesses } from './process.js';
 export type { ClaimRecord } from './record.js';

@@ -36,22 +36,31 @@ import { type Context, newNonce, replace, sweepTokens, take } from './takeover.j
 export const DEFAULT_LOCK_RENEW_INTERVAL_MS = 1000;
 
 /**
- * A lock not renewed for this long renews synchronously in `verify` before it is trusted: half
- * the time after which a process of another PID namespace may judge it abandoned.
+ * Default `recordAheadMs` of a lock file: long, because what a lock guards may block the event
+ * loop, and with it every renewal, for a long time (PGlite creating a database: 20 s and more on
+ * a loaded machine).
  */
-const VERIFY_AFTER_MS = FOREIGN_CLAIM_GRACE_MS / 2;
+export const DEFAULT_LOCK_RECORD_AHEAD_MS = 60_000;
 
 /** How `lockFile` locks. */
 export interface FileLockOptions {
   /** What the lock guards, for messages (e.g. "the PGlite directory /srv/ids"). Default: the lock file's path. */
   readonly what?: string;
   /**
-   * How often, in ms, the holder renews the time in its lock file. Only a process of another PID
-   * namespace (another container sharing the directory and host name) judges the lock by it: it
-   * cannot see the holder's pid, so a lock not renewed for FOREIGN_CLAIM_GRACE_MS counts as
-   * abandoned. Default 1000; an integer from 10 to 5000, else InvalidArgumentError.
+   * How often, in ms, the holder renews the time in its lock file. Default 1000; an integer from
+   * 10 to 3,600,000 (an hour), else InvalidArgumentError.
    */
   readonly renewIntervalMs?: number;
+  /**
+   * How far ahead of the clock, in ms, each renewal records. Only a process of another PID
+   * namespace (another container sharing the directory and the host name) judges the lock by
+   * this record, since it cannot see the holder's pid: a lock whose record lapsed more than
+   * FOREIGN_CLAIM_GRACE_MS ago counts as abandoned there. So a holder may go this long plus the
+   * grace without a renewal (its event loop blocked) and keep its lock, and a new container waits
+   * as long after its predecessor was killed. Default 60,000; an integer from `renewIntervalMs`
+   * to 86,400,000 (a day), else InvalidArgumentError.
+   */
+  readonly recordAheadMs?: number;
   /** The clock of the renewals (Unix ms). Default: the engine's wall clock. */
   readonly clock?: Clock;
   /** Receives errors of the periodic renewal and of sweeping. Default: a process warning. */
@@ -67,7 +76,7 @@ export interface FileLockOptions {
 /**
  * Takes the lock file at `path` (creating its directory if needed) for this process, or throws.
  * A lock file whose holder is gone (a dead pid, a pid now used by a later process, a boot ago, or
- * of another PID namespace and not renewed for FOREIGN_CLAIM_GRACE_MS) is taken over; one of
+ * of another PID namespace with a record lapsed by more than FOREIGN_CLAIM_GRACE_MS) is taken over; one of
  * another host is never judged. A second `lockFile` of the same path in the holding process is
  * refused too: a lock is held once.
  *
@@ -86,7 +95,13 @@ export function lockFile(path: string, options: FileLockOptions = {}): FileLock 
     options.renewIntervalMs ?? DEFAULT_LOCK_RENEW_INTERVAL_MS,
     'renewIntervalMs',
     10,
-    VERIFY_AFTER_MS,
+    3_600_000,
+  );
+  const aheadMs = checkInteger(
+    options.recordAheadMs ?? Math.max(DEFAULT_LOCK_RECORD_AHEAD_MS, intervalMs),
+    'recordAheadMs',
+    intervalMs,
+    86_400_000,
   );
   const onError = checkOnError(options.onError);
   const files = options.files ?? nodeFileSystem;
@@ -111,7 +126,13 @@ export function lockFile(path: string, options: FileLockOptions = {}): FileLock 
     names.filter((each) => each.startsWith(`${name}~`)),
     onError,
   );
-  const mine: ClaimRecord = { v: 1, state: 'held', ...ctx.me, nonce: newNonce(), recordedMs: clock.now() };
+  const mine: ClaimRecord = {
+    v: 1,
+    state: 'held',
+    ...ctx.me,
+    nonce: newNonce(),
+    recordedMs: clock.now() + aheadMs,
+  };
   let outcome: ReturnType<typeof take>;
   try {
     outcome = take(ctx, target, () => mine);
@@ -140,14 +161,16 @@ export function lockFile(path: string, options: FileLockOptions = {}): FileLock 
   return new FileLock(ctx, target, what, mine, outcome.previous, {
     clock,
     intervalMs,
+    aheadMs,
     onError,
     atExit: options.releaseOnExit ?? true,
   });
 }
 
 /**
- * A lock file held by this process (see `lockFile`). It renews its time every `renewIntervalMs`,
- * checking each time that the file is still its own; if not, `signal` aborts with LockLostError.
+ * A lock file held by this process (see `lockFile`). It renews its record every `renewIntervalMs`
+ * to `recordAheadMs` past the clock, checking each time that the file is still its own; if not,
+ * `signal` aborts with LockLostError.
  */
 export class FileLock implements ReleasedAtExit {
   /** The lock file. */
@@ -160,10 +183,11 @@ export class FileLock implements ReleasedAtExit {
   readonly #what: string;
   readonly #mine: ClaimRecord;
   readonly #clock: Clock;
+  readonly #aheadMs: number;
   readonly #onError: (error: unknown) => void;
   readonly #abort = new AbortController();
   readonly #timer: ReturnType<typeof setInterval>;
-  /** The time the file holds: the last renewal that reached the disk. */
+  /** The record the file holds: of the last renewal that reached the disk. */
   #recorded: number;
   #renewing: Promise<void> | undefined;
   #done = false;
@@ -175,13 +199,20 @@ export class FileLock implements ReleasedAtExit {
     what: string,
     mine: ClaimRecord,
     previous: ClaimRecord | undefined,
-    settings: { clock: Clock; intervalMs: number; onError: (e: unknown) => void; atExit: boolean },
+    settings: {
+      clock: Clock;
+      intervalMs: number;
+      aheadMs: number;
+      onError: (e: unknown) => void;
+      atExit: boolean;
+    },
   ) {
     this.#ctx = ctx;
     this.path = path;
     this.#what = what;
     this.#mine = mine;
     this.#clock = settings.clock;
+    this.#aheadMs = settings.aheadMs;
     this.#onError = settings.onError;
     this.#recorded = mine.recordedMs ?? Number.NEGATIVE_INFINITY;
     this.signal = this.#abort.signal;
@@ -197,12 +228,13 @@ export class FileLock implements ReleasedAtExit {
   /**
    * Call before each use of what the lock guards. Throws LockLostError when the lock was lost or
    * released. When the timer's renewals fell behind (the process was stopped, or its event loop
-   * blocked) it renews now, synchronously, so that what it guards is never used on a lock that
-   * a process of another PID namespace may have judged abandoned.
+   * blocked) by half of `recordAheadMs`, it renews now, synchronously, so that what it guards is
+   * never used on a lock that a process of another PID namespace may have judged abandoned.
    */
   verify(): void {
-    if (!this.#done && this.#clock.now() - this.#recorded >= VERIFY_AFTER_MS) {
-      const recordedMs = this.#clock.now();
+    const now = this.#clock.now();
+    if (!this.#done && this.#recorded - now < this.#aheadMs / 2) {
+      const recordedMs = now + this.#aheadMs;
       let temp: string | undefined;
       try {
         temp = writeTempSync(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
@@ -260,7 +292,7 @@ export class FileLock implements ReleasedAtExit {
     if (this.signal.aborted) return; // Not ours any more: nothing to write.
     // Never overwrite another's holding, should it have been taken without our noticing yet.
     if (readRecord(this.#ctx.files, this.path)?.nonce !== this.#mine.nonce) return;
-    replace(this.#ctx, this.path, { ...this.#mine, state: 'released', recordedMs: this.#clock.now() });
+    replace(this.#ctx, this.path, { ...this.#mine, state: 'released', recordedMs: null });
   }
 
   #text(recordedMs: number): string {
@@ -268,7 +300,7 @@ export class FileLock implements ReleasedAtExit {
   }
 
   async #renewAsync(): Promise<void> {
-    const recordedMs = this.#clock.now();
+    const recordedMs = this.#clock.now() + this.#aheadMs;
     let temp: string;
     try {
       temp = await writeTemp(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
@@ -321,7 +353,7 @@ export class FileLock implements ReleasedAtExit {
     const lateMs = this.#clock.now() - lapsed;
     if (lateMs > FOREIGN_CLAIM_GRACE_MS) {
       this.#lose(
-        `it was renewed ${Math.round(lateMs)} ms after its last renewal (more than ${FOREIGN_CLAIM_GRACE_MS} ms: the process was stopped or starved), so another PID namespace may have taken it over`,
+        `it was renewed ${Math.round(lateMs)} ms after its record lapsed (more than ${FOREIGN_CLAIM_GRACE_MS} ms: the process was stopped or starved), so another PID namespace may have taken it over`,
       );
     }
   }

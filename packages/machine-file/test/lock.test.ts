@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { FakeClock } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_LOCK_RECORD_AHEAD_MS,
+  type FileLockOptions,
   FileWriteError,
   FOREIGN_CLAIM_GRACE_MS,
-  type FileLockOptions,
   LockFileCorruptError,
   LockHeldError,
   LockLostError,
@@ -17,6 +18,8 @@ import {
   type ProcessTable,
 } from '../src/index.js';
 import { errno, fakeTable, faultyFs, readRecordAt, record, T0, tempDir, writeRecord } from './helpers.js';
+
+const AHEAD = DEFAULT_LOCK_RECORD_AHEAD_MS;
 
 function lockIn(dir: string, extra: FileLockOptions = {}) {
   return lockFile(join(dir, 'ids.lock'), {
@@ -44,13 +47,18 @@ function inNamespace(ns: string, pid: number, alive: Record<number, string> = {}
 }
 
 describe('lockFile', () => {
-  it('creates its directory and writes a held record naming this process', () => {
+  it('creates its directory and writes a held record naming this process, ahead of the clock', () => {
     const dir = join(tempDir(), 'a', 'b');
     const lock = lockIn(dir);
     expect(lock.tookOver).toBeUndefined();
-    expect(readRecordAt(dir, 'ids.lock')).toMatchObject({ state: 'held', pid: 100, host: 'test-host' });
+    expect(readRecordAt(dir, 'ids.lock')).toMatchObject({
+      state: 'held',
+      pid: 100,
+      host: 'test-host',
+      recordedMs: T0 + AHEAD,
+    });
     lock.release();
-    expect(readRecordAt(dir, 'ids.lock')).toMatchObject({ state: 'released', pid: 100 });
+    expect(readRecordAt(dir, 'ids.lock')).toMatchObject({ state: 'released', pid: 100, recordedMs: null });
   });
 
   it("a second lock in the holding process is refused, saying it is this process's", () => {
@@ -60,7 +68,9 @@ describe('lockFile', () => {
     expect(error.code).toBe('ERR_IDS_LOCK_HELD');
     expect(error.pid).toBe(100);
     expect(error.host).toBe('test-host');
-    expect(error.message).toMatch(/^the test directory is already open in this process \(pid 100; lock file /);
+    expect(error.message).toMatch(
+      /^the test directory is already open in this process \(pid 100; lock file /,
+    );
     lock.release();
     lockIn(dir).release(); // free again once released
   });
@@ -98,17 +108,17 @@ describe('lockFile', () => {
     expect(error.message).toMatch(/pid 999 on host other-host .*which this host cannot check/);
   });
 
-  it('another PID namespace: kept while renewed, taken once not renewed for FOREIGN_CLAIM_GRACE_MS', () => {
+  it('another PID namespace: kept until its record lapsed by more than FOREIGN_CLAIM_GRACE_MS, then taken', () => {
     const dir = tempDir();
     const clock = new FakeClock(T0);
     const holder = lockIn(dir, { clock, processes: inNamespace('222', 999) });
-    clock.advance(FOREIGN_CLAIM_GRACE_MS); // not renewed since T0, but within the grace
+    clock.advance(AHEAD + FOREIGN_CLAIM_GRACE_MS); // not renewed since T0: lapsed, but within the grace
     expect(heldError(() => lockIn(dir, { clock, processes: inNamespace('111', 100) })).pid).toBe(999);
     clock.advance(1);
     const taken = lockIn(dir, { clock, processes: inNamespace('111', 100) });
     expect(taken.tookOver).toEqual({ state: 'abandoned', pid: 999 });
     // The old holder learns it on its next renewal or use, and stops.
-    // Its last renewal is 10 s old: verify renews, finds the file replaced.
+    // Its record lapsed: verify renews, and finds the file replaced.
     expect(() => holder.verify()).toThrow(/was lost: the file now holds pid 100's held record/);
     expect(holder.signal.reason).toBeInstanceOf(LockLostError);
   });
@@ -117,18 +127,20 @@ describe('lockFile', () => {
     const dir = tempDir();
     const clock = new FakeClock(T0);
     const holder = lockIn(dir, { clock, processes: inNamespace('222', 999) });
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < 80; i++) {
       clock.advance(1000);
       await holder.renew();
     }
-    expect(readRecordAt(dir, 'ids.lock').recordedMs).toBe(T0 + 12_000);
+    expect(readRecordAt(dir, 'ids.lock').recordedMs).toBe(T0 + 80_000 + AHEAD);
     expect(heldError(() => lockIn(dir, { clock, processes: inNamespace('111', 100) })).pid).toBe(999);
     writeRecord(dir, 'ids.lock', record({ pid: 555 }));
     clock.advance(1000);
     await holder.renew();
     expect(holder.signal.aborted).toBe(true);
     expect(holder.signal.reason).toBeInstanceOf(LockLostError);
-    expect(() => holder.verify()).toThrow(/the test directory: its lock .* was lost: the file now holds pid 555/);
+    expect(() => holder.verify()).toThrow(
+      /the test directory: its lock .* was lost: the file now holds pid 555/,
+    );
     holder.release(); // never overwrites the new holder's file
     expect(readRecordAt(dir, 'ids.lock').pid).toBe(555);
   });
@@ -137,12 +149,12 @@ describe('lockFile', () => {
     const dir = tempDir();
     const clock = new FakeClock(T0);
     const lock = lockIn(dir, { clock });
-    clock.advance(4000);
-    lock.verify(); // recent enough: nothing written
-    expect(readRecordAt(dir, 'ids.lock').recordedMs).toBe(T0);
-    clock.advance(2000);
+    clock.advance(AHEAD / 2);
+    lock.verify(); // half the record still ahead: nothing written
+    expect(readRecordAt(dir, 'ids.lock').recordedMs).toBe(T0 + AHEAD);
+    clock.advance(1);
     lock.verify();
-    expect(readRecordAt(dir, 'ids.lock').recordedMs).toBe(T0 + 6000);
+    expect(readRecordAt(dir, 'ids.lock').recordedMs).toBe(T0 + AHEAD / 2 + 1 + AHEAD);
     lock.release();
     expect(() => lock.verify()).toThrow(LockLostError);
   });
@@ -159,7 +171,9 @@ describe('lockFile', () => {
     })();
     expect(error).toBeInstanceOf(LockFileCorruptError);
     expect(error?.code).toBe('ERR_IDS_LOCK_FILE_CORRUPT');
-    expect(error?.message).toMatch(/ids\.lock is not a lock file: expected a JSON object, found "pid=12"; it is never taken over/);
+    expect(error?.message).toMatch(
+      /ids\.lock is not a lock file: expected a JSON object, found "pid=12"; it is never taken over/,
+    );
     expect(readFileSync(join(dir, 'ids.lock'), 'utf8')).toBe('pid=12\n');
     writeRecord(dir, 'ids.lock', { ...record(), pid: -4 });
     expect(() => lockIn(dir)).toThrow(/expected "pid" a positive integer/);
@@ -196,7 +210,12 @@ describe('lockFile', () => {
   it('bad options are InvalidArgumentError before anything is written', () => {
     const dir = tempDir();
     expect(() => lockFile('')).toThrow(/path: expected a file path, received ""/);
-    expect(() => lockIn(dir, { renewIntervalMs: 0 })).toThrow(/renewIntervalMs: expected an integer from 10 to 5000/);
+    expect(() => lockIn(dir, { renewIntervalMs: 0 })).toThrow(
+      /renewIntervalMs: expected an integer from 10 to /,
+    );
+    expect(() => lockIn(dir, { renewIntervalMs: 2000, recordAheadMs: 1000 })).toThrow(
+      /recordAheadMs: expected an integer from 2000 to .*, received 1000/,
+    );
     expect(readdirSync(dir)).toEqual([]);
   });
 });
