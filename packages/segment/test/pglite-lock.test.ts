@@ -1,6 +1,6 @@
 // One store at a time on a PGlite directory, enforced by its lock file: real PGlite directories,
 // real child processes (test/fixtures/draw.mjs), kill -9 of the holder.
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileWriteError, LockFileCorruptError, LockHeldError } from '@ids/machine-file';
@@ -9,7 +9,12 @@ import { pgliteStore, Segments } from '../src/index.js';
 import { draw, scratch, union } from './helpers.js';
 
 const tmp = scratch();
-afterAll(() => tmp.remove());
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  tmp.remove();
+});
 let n = 0;
 const fresh = (name: string) => join(tmp.dir, `${name}-${n++}`);
 const lockOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'ids.lock'), 'utf8'));
@@ -20,10 +25,12 @@ describe('PGlite directory lock: processes', () => {
     const store = `pglite:${dir}`;
     // Paced to about one ID per ms: the holder keeps drawing without taking a core.
     const holder = draw({ store, tag: 'orders', createTag: true, paceEvery: 1 }, fresh('ids'));
+    children.push(holder.child);
     await holder.started;
     expect(lockOf(dir)).toMatchObject({ state: 'held', pid: holder.child.pid });
 
     const second = draw({ store, tag: 'orders', count: 10 }, fresh('ids'));
+    children.push(second.child);
     const refused = await second.started.then(
       () => 'started',
       (error: Error) => error.message,
