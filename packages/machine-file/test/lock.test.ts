@@ -145,6 +145,14 @@ describe('lockFile', () => {
     expect(readRecordAt(dir, 'ids.lock').pid).toBe(555);
   });
 
+  it('release never overwrites a holding that replaced it before any renewal noticed', () => {
+    const dir = tempDir();
+    const lock = lockIn(dir);
+    writeRecord(dir, 'ids.lock', record({ pid: 555 }));
+    lock.release();
+    expect(readRecordAt(dir, 'ids.lock')).toMatchObject({ state: 'held', pid: 555 });
+  });
+
   it('verify renews synchronously when the timer fell behind, and throws once released', () => {
     const dir = tempDir();
     const clock = new FakeClock(T0);
