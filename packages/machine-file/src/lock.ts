@@ -175,8 +175,15 @@ export function lockFile(path: string, options: FileLockOptions = {}): FileLock 
 export class FileLock implements ReleasedAtExit {
   /** The lock file. */
   readonly path: string;
-  /** The holder this lock replaced (dead, or released), if any. */
-  readonly tookOver: { readonly state: 'released' | 'abandoned'; readonly pid: number } | undefined;
+  /** The holder this lock replaced, if any. */
+  readonly tookOver:
+    | {
+        /** `released` by its holder, or `abandoned`: its holder is gone. */
+        readonly state: 'released' | 'abandoned';
+        /** The pid of the process that held it. */
+        readonly pid: number;
+      }
+    | undefined;
   /** Aborts with LockLostError once the file was found replaced or removed. */
   readonly signal: AbortSignal;
   readonly #ctx: Context;
