@@ -1,9 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { systemProcesses } from '@ids/machine-file';
 import { describe, expect, it } from 'vitest';
-import { listDir, readJson, run, tempDir } from './helpers.js';
+import { fixture, listDir, readJson, tempDir } from './helpers.js';
 
 // Real processes racing for claims in one directory: never two owners of one machine ID.
 const RACERS = 6;
@@ -18,20 +18,44 @@ interface Outcome {
 }
 
 async function race(dir: string, minId: number, maxId: number): Promise<Outcome[]> {
-  // Long enough for every racer to start and reach the line on a busy 2-core machine.
-  const startAt = Date.now() + 1000;
-  const runs = Array.from({ length: RACERS }, () =>
-    run('race-claim.mjs', {
-      CLAIM_DIR: dir,
-      MIN: String(minId),
-      MAX: String(maxId),
-      START_AT: String(startAt),
-      HOLD_UNTIL: String(startAt + 700),
+  // The racers are lined up by message, not by the clock: all are loaded before any claims, and
+  // each holds its outcome until all have one, however busy the machine is.
+  const racers = Array.from({ length: RACERS }, () =>
+    spawn(process.execPath, [fixture('race-claim.mjs')], {
+      env: { ...process.env, CLAIM_DIR: dir, MIN: String(minId), MAX: String(maxId) },
+      stdio: ['pipe', 'pipe', 'pipe'],
     }),
   );
-  const results = await Promise.all(runs);
-  for (const r of results) expect(r.code, r.stderr).toBe(0);
-  return results.map((r) => JSON.parse(r.stdout));
+  const lines = racers.map((child) => {
+    const queue: string[] = [];
+    const waiters: ((line: string) => void)[] = [];
+    let rest = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() ?? '';
+      for (const line of parts) (waiters.shift() ?? ((l) => queue.push(l)))(line);
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const next = (): Promise<string> =>
+      queue.length > 0
+        ? Promise.resolve(queue.shift() as string)
+        : new Promise<string>((resolve, reject) => {
+            waiters.push(resolve);
+            void exited.then((code) => reject(new Error(`racer exited (${code}): ${stderr}`)));
+          });
+    return { next, exited, stderr: () => stderr };
+  });
+  expect(await Promise.all(lines.map((l) => l.next()))).toEqual(Array(RACERS).fill('ready'));
+  for (const child of racers) child.stdin.write('go\n');
+  const outcomes = await Promise.all(lines.map(async (l) => JSON.parse(await l.next()) as Outcome));
+  for (const child of racers) child.stdin.end();
+  const codes = await Promise.all(lines.map((l) => l.exited));
+  for (const [i, l] of lines.entries()) expect(codes[i], l.stderr()).toBe(0);
+  return outcomes;
 }
 
 /** A pid that was just used and is gone now. */

@@ -34,9 +34,14 @@ const p = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.le
 
 async function segment(store) {
   const tag = `bench-${process.pid}`;
+  // Each case's tag is new: created once, as an operator would, before it is drawn from.
+  const created = async (name) => {
+    await store.createTag(name, { after: 0n });
+    return name;
+  };
   // 1. Steady state, dynamic step from Leaf's defaults: a caller awaiting next(), letting the
   //    event loop turn once per 100 IDs (as a service answering requests does).
-  const steady = await Segments.create({ store, tag: `${tag}-steady`, createTag: true });
+  const steady = await Segments.create({ store, tag: await created(`${tag}-steady`) });
   for (let i = 0; i < 200_000; i++) {
     await steady.next();
     if (i % 100 === 99) await turn();
@@ -58,8 +63,7 @@ async function segment(store) {
   // 2. nextSync() from memory: a fixed step of 1,000,000, chunks of 50,000 between turns.
   const big = await Segments.create({
     store,
-    tag: `${tag}-memory`,
-    createTag: true,
+    tag: await created(`${tag}-memory`),
     step: 1_000_000,
     maxStep: 1_000_000,
   });
@@ -88,8 +92,7 @@ async function segment(store) {
   const latency = async (name, pause, every, count) => {
     const small = await Segments.create({
       store,
-      tag: `${tag}-${name}`,
-      createTag: true,
+      tag: await created(`${tag}-${name}`),
       step: 1000,
       maxStep: 1000,
     });

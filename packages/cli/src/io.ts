@@ -33,7 +33,7 @@ export function processIo(): Io {
 }
 
 /** Resolves once the stream can take more (or can take nothing more: closed or failed). */
-export function drained(stream: Writable): Promise<void> {
+function drained(stream: Writable): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       stream.off('drain', done);
@@ -47,9 +47,14 @@ export function drained(stream: Writable): Promise<void> {
   });
 }
 
+/** The error a stream failed with, EPIPE included; null while it works. */
+function erroredOf(stream: Writable): Error | null {
+  return (stream as Writable & { errored?: Error | null }).errored ?? null;
+}
+
 /** The error a stream failed with, unless it is EPIPE: a reader that left (`ids ... | head`) is not a failure. */
 function failureOf(stream: Writable): Error | null {
-  const error = (stream as Writable & { errored?: Error | null }).errored ?? null;
+  const error = erroredOf(stream);
   return error && (error as NodeJS.ErrnoException).code !== 'EPIPE' ? error : null;
 }
 
@@ -58,24 +63,32 @@ function outputError(error: Error): OutputError {
 }
 
 /**
- * Writes text and waits for the stream to flush it if it is backed up.
- * @throws OutputError when the stream failed (a full disk, /dev/full), so the command ends with
- * one error line and exit 1; after EPIPE (the reader left) writes are dropped quietly.
+ * Throws the OutputError for a stream that failed, other than by its reader leaving (EPIPE):
+ * for output written without `print` (help, `ids serve`'s log), checked when the command ends.
  */
-export async function print(stream: Writable, text: string): Promise<void> {
-  const ok = stream.write(text);
-  let failure = failureOf(stream);
-  if (failure) throw outputError(failure);
-  if (ok || (stream as Writable & { errored?: Error | null }).errored) return;
-  await drained(stream);
-  failure = failureOf(stream);
+export function checkOutput(stream: Writable): void {
+  const failure = failureOf(stream);
   if (failure) throw outputError(failure);
 }
 
 /**
+ * Writes text and waits for the stream to flush it if it is backed up: the one way a command
+ * writes its output, so that every command fails the same way.
+ * Resolves with false once the reader has left (EPIPE, `ids ... | head`): the caller stops
+ * producing, and the run ends quietly; later writes are dropped.
+ * @throws OutputError when the stream failed otherwise (a full disk, /dev/full), so the command
+ * ends with one error line, code ERR_IDS_OUTPUT, and exit 1.
+ */
+export async function print(stream: Writable, text: string): Promise<boolean> {
+  if (!stream.write(text) && !erroredOf(stream)) await drained(stream);
+  checkOutput(stream);
+  return erroredOf(stream) === null;
+}
+
+/**
  * Keeps a failing stdout from crashing the process with a stack: its 'error' event is handled
- * (the command's `print` reports the failure), and once the command ends, a failure nobody
- * reported (text written without `print`) becomes the one error line and exit code 1.
+ * (`print` and `run`'s `checkOutput` report the failure), and a failure reported by the stream
+ * only after the command ended becomes the same error line and exit code 1.
  * Returns what to do when the command resolves with its exit code.
  */
 export function guardOutput(stdout: Writable, stderr: Writable): (code: number) => number {

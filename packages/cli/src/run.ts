@@ -6,12 +6,21 @@ import { decompose } from './commands/decompose.js';
 import { generate } from './commands/generate.js';
 import { inspect } from './commands/inspect.js';
 import { machineId } from './commands/machine-id.js';
+import { segment } from './commands/segment.js';
 import { serve } from './commands/serve.js';
 import { errorLine, exitCodeOf, UsageError } from './errors.js';
-import { type Io, processIo } from './io.js';
+import { checkOutput, type Io, print, processIo } from './io.js';
 
 /** The commands of `ids`, in the order `ids --help` lists them. */
-export const COMMANDS: readonly Command[] = [generate, decompose, compare, machineId, inspect, serve];
+export const COMMANDS: readonly Command[] = [
+  generate,
+  decompose,
+  compare,
+  machineId,
+  inspect,
+  serve,
+  segment,
+];
 
 const HELP = `Usage: ids <command> [options]
 
@@ -40,11 +49,11 @@ export async function run(args: readonly string[], io: Io = processIo()): Promis
       const topic = name === 'help' ? rest[0] : undefined;
       const about = topic === undefined ? undefined : COMMANDS.find((c) => c.name === topic);
       if (topic !== undefined && !about) throw new UsageError(`no command ${JSON.stringify(topic)}`);
-      io.stdout.write(about?.help ?? HELP);
+      await print(io.stdout, about?.help ?? HELP);
       return 0;
     }
     if (name === '--version' || name === '-V' || name === '-v') {
-      io.stdout.write(`${packageJson.version}\n`);
+      await print(io.stdout, `${packageJson.version}\n`);
       return 0;
     }
     command = COMMANDS.find((c) => c.name === name);
@@ -56,10 +65,13 @@ export async function run(args: readonly string[], io: Io = processIo()): Promis
     // -h/--help anywhere before a `--` shows the command's help, whatever else was typed.
     const end = rest.indexOf('--');
     if ((end < 0 ? rest : rest.slice(0, end)).some((arg) => arg === '--help' || arg === '-h')) {
-      io.stdout.write(command.help);
+      await print(io.stdout, command.help);
       return 0;
     }
-    return await command.run([...rest], io);
+    const code = await command.run([...rest], io);
+    // What a command wrote without `print` (`ids serve`'s log and help) fails the same way.
+    if (code === 0) checkOutput(io.stdout);
+    return code;
   } catch (error) {
     const code = exitCodeOf(error);
     const hint =

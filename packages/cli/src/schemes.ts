@@ -5,7 +5,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { compareSchemes, type SchemeComparison } from '@ids/engine';
 import { UsageError } from './errors.js';
-import { drained, type Io } from './io.js';
+import { type Io, print } from './io.js';
 import { parseLayout } from './layouts.js';
 import { int } from './table.js';
 
@@ -51,7 +51,8 @@ export const SCHEME_HELP = `      --scheme NAME     ${SCHEMES.join(', ')} instea
                         ULIDs (ulid package, monotonic) or segment IDs (@ids/segment)
       --store WHERE     for segment: postgres://..., redis://... or pglite:DIR
                         (default pglite:$XDG_DATA_HOME/ids/segment, kept between runs)
-      --tag NAME        for segment: the tag to draw from (default "default"; created if absent)`;
+      --tag NAME        for segment: the tag to draw from (default "default"), created
+                        once beforehand: ids segment create-tag NAME --after 0`;
 
 /** Where `--scheme segment` keeps its PGlite database by default, so runs never restart at 1. */
 export function defaultSegmentStore(env: Io['env']): string {
@@ -80,7 +81,7 @@ async function generatorOf(
   checkTag(options.tag ?? 'default'); // before a store is opened (PGlite takes seconds to start)
   const store = await openSegmentStore(options.store ?? defaultSegmentStore(io.env));
   try {
-    const segments = await Segments.create({ store, tag: options.tag ?? 'default', createTag: true });
+    const segments = await Segments.create({ store, tag: options.tag ?? 'default' });
     return {
       next: async () => (await segments.next()).toString(),
       close: async () => {
@@ -125,10 +126,11 @@ export async function generateScheme(
   const generator = await generatorOf(scheme, values, io);
   try {
     let text = '';
-    for (let done = 0; done < count; done++) {
+    let open = true;
+    for (let done = 0; done < count && open; done++) {
       text += `${await generator.next()}\n`;
       if (text.length >= 65_536 || done === count - 1) {
-        if (!io.stdout.write(text)) await drained(io.stdout);
+        open = await print(io.stdout, text); // false once the reader has gone: stop quietly
         text = '';
       }
     }

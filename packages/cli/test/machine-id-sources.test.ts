@@ -81,6 +81,30 @@ describe('ids machine-id in a Kubernetes StatefulSet', () => {
     });
   });
 
+  it('a DaemonSet pod whose random suffix is all digits (node-agent-24657) is not read as ordinal 24657: --explain says why', async () => {
+    const result = await ids(['machine-id', '--explain'], { ...POD, HOSTNAME: 'node-agent-24657' });
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toMatch(/from Kubernetes ordinal/);
+    expect(result.stdout).toMatch(
+      /\n {4}3\. Kubernetes ordinal: skipped - the pod name "node-agent-24657" ends in 24657, which can be the random 5-character suffix of a DaemonSet's, Deployment's or Job's pod: not taken as an ordinal\. In a StatefulSet, name it \(IDS_STATEFULSET=node-agent\) or set IDS_POD_INDEX/,
+    );
+  });
+
+  it('naming the StatefulSet (IDS_STATEFULSET) takes that ordinal; a pod of another set stops the choice', async () => {
+    const named = await ids(['machine-id', '--explain'], {
+      ...POD,
+      HOSTNAME: 'node-agent-24657',
+      IDS_STATEFULSET: 'node-agent',
+    });
+    expect(named.code).toBe(0);
+    expect(named.stdout).toMatch(
+      /^machine ID 24657 for the sonyflake layout .* from Kubernetes ordinal\n[\s\S]*ordinal 24657 from the pod name node-agent-24657 of StatefulSet node-agent, plus offset 0/,
+    );
+    const other = await ids(['machine-id'], { ...POD, HOSTNAME: 'web-3', IDS_STATEFULSET: 'node-agent' });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/is not a pod of the StatefulSet node-agent/);
+  });
+
   it('a malformed IDS_ORDINAL_OFFSET or IDS_AUTO_OPT_IN is a mistake in what was typed: exit 2', async () => {
     const offset = await ids(['machine-id'], { ...POD, HOSTNAME: 'ids-1', IDS_ORDINAL_OFFSET: 'ten' });
     expect(offset.code).toBe(2);

@@ -68,6 +68,8 @@ describe('ids generate --scheme', () => {
 
   it('segment: dense IDs from 1 on a PGlite store, continuing across runs (never from 1 again)', async () => {
     const store = `pglite:${join(data, 'db')}`;
+    const created = await ids(['segment', 'create-tag', 'cli', '--store', store, '--after', '0']);
+    expect(created.stderr).toBe('');
     const first = await ids(['generate', '--scheme', 'segment', '--store', store, '--tag', 'cli', '-n', '5']);
     expect(first.stderr).toBe('');
     expect(lines(first.stdout)).toEqual(['1', '2', '3', '4', '5']);

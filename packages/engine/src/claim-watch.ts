@@ -176,7 +176,10 @@ export class ClaimWatch {
     if (!publish || typeof claim.trustedForMs !== 'function') return;
     const beat = (): void => {
       if (claim !== this.#claim || this.#lost !== null) return;
-      publish(this.#host.now() + (claim.trustedForMs?.() ?? 0));
+      // Whole ms down: a claim usually counts its trust on Date.now(), which is this sub-ms
+      // clock floored; adding it to the unfloored reading would trust up to 1 ms past the
+      // claim's own deadline (a tick starting there could be issued).
+      publish(Math.floor(this.#host.now()) + (claim.trustedForMs?.() ?? 0));
     };
     beat();
     this.#trustTimer = setInterval(beat, TRUST_PUBLISH_MS);

@@ -167,6 +167,20 @@ describe('shared state cell', () => {
     expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
   });
 
+  it('a trust counted in whole ms (Date.now) is not stretched past its deadline by a sub-ms clock', () => {
+    // The generator's clock reads 0.7 ms into a millisecond; the claim counts on the floored
+    // clock, as Date.now() does, so it says 3000 ms where only 2999.3 are left.
+    const clock = new FakeClock(T0 + 0.7);
+    const deadline = T0 + 3000;
+    const { claim } = claimOf(6, { trustedForMs: () => deadline - Math.floor(clock.now()) });
+    const shared = createSharedState(layout, claim);
+    new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
+    expect(sharedStateCell(shared).trustedUntil).toBeLessThanOrEqual(deadline);
+    const worker = new IdGenerator({ layout, machineId: 6, clock, state: sharedStateCell(shared) });
+    clock.advance(deadline - clock.now() + 0.3);
+    expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
+  });
+
   it('losing the claim fences the other generators with MachineIdLostError', () => {
     const { claim, controller } = claimOf(6);
     const shared = createSharedState(layout, claim);

@@ -135,8 +135,10 @@ const kubernetes: AutoChainStep = {
     try {
       ordinal = podOrdinal({ env });
     } catch (error) {
-      // A Deployment's pod has no ordinal: go on. A pod index the user set must be right.
-      if (error instanceof NoPodOrdinalError && !env.IDS_POD_INDEX) return skipped(errorText(error));
+      // A Deployment's or DaemonSet's pod has no ordinal: go on, saying why. A pod index or a
+      // StatefulSet name the user set must be right.
+      if (error instanceof NoPodOrdinalError && !env.IDS_POD_INDEX && !env.IDS_STATEFULSET)
+        return skipped(errorText(error));
       throw error;
     }
     const id = kubernetesOrdinalMachineId({ env, offset })({ bits }) as number;

@@ -184,7 +184,8 @@ function runChain(
  *
  * 1. `explicit`: the `machineId` option, else `IDS_MACHINE_ID`;
  * 2. `kubernetes-ordinal`: in Kubernetes (KUBERNETES_SERVICE_HOST set), a StatefulSet pod's
- *    ordinal (IDS_POD_INDEX, else the number ending HOSTNAME) plus IDS_ORDINAL_OFFSET;
+ *    ordinal (IDS_POD_INDEX, else the number ending HOSTNAME, of the set IDS_STATEFULSET names
+ *    when set) plus IDS_ORDINAL_OFFSET;
  * 3. `ec2` (opt-in): the instance's private IPv4 from the metadata service (IMDSv2);
  * 4. `private-ip`: Go's rule, the low bits of the host's private IPv4 address;
  * 5. `ipv6-ula` (opt-in): the interface identifier of a unique-local IPv6 address;

@@ -18,7 +18,13 @@ export interface KubernetesOrdinalOptions {
    * exposed through the downward API. Default: IDS_POD_INDEX from `env`. Wins over the name.
    */
   readonly podIndex?: string | number;
-  /** Where HOSTNAME and IDS_POD_INDEX are read, when the call is made. Default process.env. */
+  /**
+   * The StatefulSet's name: the pod name must then be `<statefulSet>-<ordinal>`, and any
+   * ordinal is taken, even one that looks like a random pod-name suffix. Default:
+   * IDS_STATEFULSET from `env`.
+   */
+  readonly statefulSet?: string;
+  /** Where HOSTNAME, IDS_POD_INDEX and IDS_STATEFULSET are read, when the call is made. Default process.env. */
   readonly env?: EnvSource;
 }
 
@@ -26,20 +32,25 @@ export interface KubernetesOrdinalOptions {
 export interface PodOrdinal {
   /** The ordinal. */
   readonly ordinal: number;
-  /** Where it was read, in words: `pod name ids-2` or `IDS_POD_INDEX=2`. */
+  /** Where it was read, in words: `pod name ids-2`, `pod name ids-2 of StatefulSet ids` or `IDS_POD_INDEX=2`. */
   readonly from: string;
 }
 
-// A StatefulSet pod is <set>-<ordinal>, the ordinal in decimal without leading zeros.
-const STATEFUL = /^(.+)-(0|[1-9][0-9]{0,8})$/;
-// A Deployment pod is <deployment>-<pod-template-hash>-<5 random>, both drawn from this
-// alphabet, whose digits can make the last part look like an ordinal ("web-7c9d8f6b4-24657").
-const SAFE = '[bcdfghjklmnpqrstvwxz2456789]';
-const REPLICA_SET = new RegExp(`-${SAFE}{6,10}-${SAFE}{5}$`);
+// An ordinal is decimal without leading zeros (at most 9 digits, so offset + ordinal stays exact).
+const ORDINAL = '(0|[1-9][0-9]{0,8})';
+// A StatefulSet pod is <set>-<ordinal>.
+const STATEFUL = new RegExp(`^(.+)-${ORDINAL}$`);
+// The pods of DaemonSets, Deployments (<name>-<hash>-<suffix>), Jobs and ReplicaSets end in a
+// random 5-character suffix from this alphabet. Its digits (2 4 5 6 7 8 9) can make it all
+// digits, and then `node-agent-24657` looks like ordinal 24657: without the set's name such a
+// suffix is never taken for an ordinal.
+const RANDOM_SUFFIX = /^[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+// A StatefulSet's name is a DNS subdomain: lower-case letters, digits, '-' and '.'.
+const SET_NAME = /^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/;
 
 function fromIndex(raw: string | number): PodOrdinal {
   const text = String(raw);
-  if (!/^(0|[1-9][0-9]{0,8})$/.test(text)) {
+  if (!new RegExp(`^${ORDINAL}$`).test(text)) {
     throw new NoPodOrdinalError(
       `IDS_POD_INDEX: expected the pod's ordinal (the apps.kubernetes.io/pod-index label), a decimal integer, received ${received(raw)}`,
     );
@@ -47,41 +58,70 @@ function fromIndex(raw: string | number): PodOrdinal {
   return { ordinal: Number(text), from: `IDS_POD_INDEX=${text}` };
 }
 
+function checkSetName(name: unknown, what: string): string {
+  if (typeof name !== 'string' || !SET_NAME.test(name)) {
+    throw new InvalidArgumentError(
+      `${what}: expected a StatefulSet's name (lower-case letters, digits, '-' and '.'), received ${received(name)}`,
+    );
+  }
+  return name;
+}
+
+/** The ordinal the pod name gives, or why it gives none. */
+function fromName(hostname: string, statefulSet: string | undefined): PodOrdinal | string {
+  const name = JSON.stringify(hostname);
+  if (statefulSet !== undefined) {
+    const ordinal = hostname.startsWith(`${statefulSet}-`) ? hostname.slice(statefulSet.length + 1) : '';
+    if (!new RegExp(`^${ORDINAL}$`).test(ordinal)) {
+      return `the pod name ${name} is not a pod of the StatefulSet ${statefulSet} (expected ${statefulSet}-<ordinal>, like ${statefulSet}-2)`;
+    }
+    return { ordinal: Number(ordinal), from: `pod name ${hostname} of StatefulSet ${statefulSet}` };
+  }
+  const named = hostname.match(STATEFUL);
+  if (!named) {
+    return `the pod name ${name} has no StatefulSet ordinal (expected <set>-<ordinal>, like ids-2)`;
+  }
+  const [, set = '', ordinal = ''] = named;
+  if (RANDOM_SUFFIX.test(ordinal)) {
+    return `the pod name ${name} ends in ${ordinal}, which can be the random 5-character suffix of a DaemonSet's, Deployment's or Job's pod: not taken as an ordinal. In a StatefulSet, name it (IDS_STATEFULSET=${set}) or set IDS_POD_INDEX from the apps.kubernetes.io/pod-index label`;
+  }
+  return { ordinal: Number(ordinal), from: `pod name ${hostname}` };
+}
+
 /**
- * The pod's ordinal: the pod index when given, else the number ending the pod name.
- * @throws NoPodOrdinalError for a name without one, a name shaped like a Deployment's pod
- * (whose random suffix may be all digits), a malformed index, or an index and a name that disagree.
+ * The pod's ordinal: the pod index when given, else the number ending the pod name. Without the
+ * StatefulSet's name, a name ending in 5 characters a random pod-name suffix could be
+ * (`node-agent-24657`) gives no ordinal: a DaemonSet's or Deployment's pod is never read as one.
+ * @throws NoPodOrdinalError for a name without an ordinal, such a name, a name not of the given
+ * StatefulSet, a malformed index, or an index and a name that disagree. InvalidArgumentError
+ * for a malformed StatefulSet name.
  */
 export function podOrdinal(options: Omit<KubernetesOrdinalOptions, 'offset'> = {}): PodOrdinal {
   const env = options.env ?? process.env;
   const hostname = options.hostname ?? env.HOSTNAME;
   const index = options.podIndex ?? env.IDS_POD_INDEX;
-  const named = hostname?.match(STATEFUL);
+  const setName = options.statefulSet ?? (env.IDS_STATEFULSET || undefined);
+  const statefulSet =
+    setName === undefined
+      ? undefined
+      : checkSetName(setName, options.statefulSet === undefined ? 'IDS_STATEFULSET' : 'statefulSet');
+  const named = hostname ? fromName(hostname, statefulSet) : undefined;
   if (index !== undefined && index !== '') {
     const given = fromIndex(index);
-    if (named && !REPLICA_SET.test(hostname!) && Number(named[2]) !== given.ordinal) {
+    if (typeof named === 'object' && named.ordinal !== given.ordinal) {
       throw new NoPodOrdinalError(
-        `the pod index ${given.ordinal} (IDS_POD_INDEX) and the pod name ${hostname} (ordinal ${named[2]}) disagree`,
+        `the pod index ${given.ordinal} (IDS_POD_INDEX) and the pod name ${hostname} (ordinal ${named.ordinal}) disagree`,
       );
     }
     return given;
   }
-  if (hostname === undefined || hostname === '') {
+  if (named === undefined) {
     throw new NoPodOrdinalError(
       'no pod name: HOSTNAME is not set and no pod index was given (set IDS_POD_INDEX from the apps.kubernetes.io/pod-index label)',
     );
   }
-  if (!named) {
-    throw new NoPodOrdinalError(
-      `the pod name ${JSON.stringify(hostname)} has no StatefulSet ordinal (expected <set>-<ordinal>, like ids-2)`,
-    );
-  }
-  if (REPLICA_SET.test(hostname)) {
-    throw new NoPodOrdinalError(
-      `the pod name ${JSON.stringify(hostname)} has the shape of a Deployment's pod (<name>-<hash>-<random>), whose random suffix can be all digits: not taken as an ordinal. In a StatefulSet, set IDS_POD_INDEX from the apps.kubernetes.io/pod-index label`,
-    );
-  }
-  return { ordinal: Number(named[2]), from: `pod name ${hostname}` };
+  if (typeof named === 'string') throw new NoPodOrdinalError(named);
+  return named;
 }
 
 /** Checks an ordinal offset: an integer from 0 to 2^30 - 1. */
@@ -98,12 +138,13 @@ export function checkOffset(offset: unknown, what = 'offset'): number {
  * A machine ID from a StatefulSet pod's ordinal plus `offset`: pod `ids-2` with offset 10 gets
  * 12. Read when the provider is called, so it suits a generator built at start-up.
  *
- * @throws InvalidArgumentError at once for a bad offset. The provider throws NoPodOrdinalError
+ * @throws InvalidArgumentError at once for a bad offset or StatefulSet name. The provider throws NoPodOrdinalError
  * (see `podOrdinal`) and MachineIdDoesNotFitError when ordinal + offset needs more bits than
  * the machine field has.
  */
 export function kubernetesOrdinalMachineId(options: KubernetesOrdinalOptions = {}): MachineIdProvider {
   const offset = checkOffset(options.offset ?? 0);
+  if (options.statefulSet !== undefined) checkSetName(options.statefulSet, 'statefulSet');
   return ({ bits }) => {
     const { ordinal, from } = podOrdinal(options);
     return checkFits(ordinal + offset, bits, `the ordinal ${ordinal} (${from}) plus offset ${offset}`);

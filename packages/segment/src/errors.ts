@@ -1,9 +1,23 @@
 import { IdsError } from '@ids/engine';
 
-/** A tag the store has no row (or key, or sequence) for: register it first (`createTag`). */
+/**
+ * A tag the store has no row (or key, or sequence) for: never created, or created in a store that
+ * has since forgotten it (Redis without persistence). Create it once, explicitly
+ * (`store.createTag` or `ids segment create-tag`), above the highest ID it ever issued.
+ */
 export class UnknownTagError extends IdsError {
   readonly code = 'ERR_IDS_SEGMENT_UNKNOWN_TAG';
   override readonly name = 'UnknownTagError';
+}
+
+/**
+ * `createTag` found the tag already in the store at or above the requested start: it is refused,
+ * so a tag is never moved down and never served from an issued value again. A start above what
+ * the store holds raises the tag instead.
+ */
+export class TagExistsError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_TAG_EXISTS';
+  override readonly name = 'TagExistsError';
 }
 
 /** A tag that is not 1 to 64 of A-Z a-z 0-9 _ . - (starting with a letter or digit). */

@@ -10,6 +10,7 @@ export {
   StoreCorruptError,
   StoreUnavailableError,
   StoreWentBackwardsError,
+  TagExistsError,
   UnknownTagError,
 } from './errors.js';
 export { openSegmentStore } from './open.js';
@@ -36,6 +37,13 @@ export {
   sqlSegmentStore,
 } from './sql.js';
 export { DEFAULT_MAX_STEP, DEFAULT_TARGET_MS, nextStep, STEP_LIMIT, type StepRule } from './step.js';
-export { checkTag, MAX_ID, type SegmentRange, type SegmentStore } from './store.js';
+export {
+  type CreateTagOptions,
+  checkAfter,
+  checkTag,
+  MAX_ID,
+  type SegmentRange,
+  type SegmentStore,
+} from './store.js';
 export { SegmentTags, type SegmentTagsOptions } from './tags.js';
 export { type SqlMachineIdOptions, sqlMachineId } from './worker.js';

@@ -4,21 +4,27 @@ import { errorText, InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { StoreCorruptError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
-import { checkTag, rangeEndingAt, type SegmentRange, type SegmentStore, storedMaxId } from './store.js';
+import {
+  checkCreateTag,
+  checkTag,
+  rangeEndingAt,
+  type SegmentRange,
+  type SegmentStore,
+  storedMaxId,
+  tagExists,
+} from './store.js';
 
 /** What the Redis store needs from a client: ioredis fits. */
 export interface RedisClient {
   /** EVAL script numKeys key... arg... */
   eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
-  /** SET key value NX. */
-  set(key: string, value: string, nx: 'NX'): Promise<unknown>;
 }
 
 /** How `redisStore` reaches Redis. */
 export interface RedisStoreOptions {
   /** A `redis://` URL; the store opens an ioredis client and closes it on `close()`. */
   readonly url?: string;
-  /** Your own ioredis client (anything with `eval` and `set`): used as is, never closed. */
+  /** Your own ioredis client (anything with `eval`): used as is, never closed. */
   readonly client?: RedisClient;
   /** Prefix of the key of each tag. Default "ids:segment:". */
   readonly prefix?: string;
@@ -34,10 +40,24 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('INCRBY', KEYS[1], ARGV[1])
 return redis.call('GET', KEYS[1])`;
 
+// Creates the key at ARGV[1], or raises it there when it holds less; otherwise answers what it
+// holds, for the refusal. Values are compared as digit strings (length, then order), exact past
+// 2^53 where a Lua number is not; a value that is not plain digits is never overwritten.
+const CREATE = `
+local held = redis.call('GET', KEYS[1])
+if held == false then redis.call('SET', KEYS[1], ARGV[1]) return 'created' end
+local digits = held == '0' or string.match(held, '^[1-9][0-9]*$')
+if digits and (#held < #ARGV[1] or (#held == #ARGV[1] and held < ARGV[1])) then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return 'raised'
+end
+return {held}`;
+
 /**
  * A segment store on Redis: each tag is a key advanced with INCRBY (the design's Redis INCR, in
  * segments). Redis without persistence forgets the keys on restart: the store then answers
- * UnknownTagError, never 1 again; re-register the tag above the highest ID issued.
+ * UnknownTagError, never 1 again, until an operator creates the tag again above the highest ID
+ * it issued (createTag; nothing in Redis can remember that number for it).
  *
  * @throws InvalidArgumentError when neither or both of url and client are given, or for a bad prefix.
  */
@@ -57,7 +77,7 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
   let redis: RedisClient;
   let close = async () => {};
   if (client !== undefined) {
-    if (typeof client?.eval !== 'function' || typeof client.set !== 'function') {
+    if (typeof client?.eval !== 'function') {
       throw new InvalidArgumentError(`client: expected an ioredis client, received ${received(client)}`);
     }
     redis = client;
@@ -85,9 +105,11 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
   }
   return {
     kind: 'redis',
-    async createTag(tag, { after }) {
-      checkTag(tag);
-      await redis.set(prefix + tag, after.toString(), 'NX');
+    async createTag(tag, options) {
+      const { after } = checkCreateTag(tag, options);
+      const where = `tag ${JSON.stringify(tag)} in redis key ${prefix}${tag}`;
+      const answer = await redis.eval(CREATE, 1, prefix + tag, after.toString());
+      if (Array.isArray(answer)) throw tagExists(where, storedMaxId(answer[0], where), after);
     },
     async allocate(tag, step): Promise<SegmentRange> {
       checkTag(tag);
@@ -108,7 +130,7 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
       }
       if (value === null) {
         throw new UnknownTagError(
-          `${where}: no such key; register the tag first (createTag). A Redis that lost its data shows this way`,
+          `${where}: no such key. Never created, or Redis lost its data (restarted without persistence): create it once, above the highest ID it ever issued (createTag, ids segment create-tag)`,
         );
       }
       return rangeEndingAt(storedMaxId(value, where), step, where);

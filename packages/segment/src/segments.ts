@@ -31,17 +31,6 @@ export interface SegmentsOptions {
   readonly store: SegmentStore;
   /** The sequence to draw from: 1 to 64 of A-Z a-z 0-9 _ . - (else InvalidTagError). Required. */
   readonly tag: string;
-  /**
-   * Register the tag when the store lacks it, so its first ID is `after + 1` (default after 0n:
-   * the first ID is 1). Default false: an unregistered tag is UnknownTagError, so a store that
-   * lost its data fails loudly instead of starting again at 1.
-   */
-  readonly createTag?:
-    | boolean
-    | {
-        /** The ID before the first: the tag's first ID is `after + 1`. Default 0n; from 0n to 2^63 - 2. */
-        readonly after?: bigint;
-      };
   /** The first step (IDs per segment). Default 1000; from minStep to maxStep, else StepOutOfRangeError. */
   readonly step?: number;
   /** The smallest step the dynamic rule shrinks to. Default `step`; from 1 to `step`. */
@@ -57,6 +46,19 @@ export interface SegmentsOptions {
    * clock steps change nothing but the step. Default: the wall clock.
    */
   readonly clock?: Clock;
+}
+
+/**
+ * `createTag` was an option here once; it ran on every start, so a store that had forgotten the
+ * tag (Redis without persistence) started it again at 1. It is refused, never ignored.
+ * @throws InvalidArgumentError when options hold `createTag`.
+ */
+export function refuseCreateTag(options: object): void {
+  if ('createTag' in options) {
+    throw new InvalidArgumentError(
+      `createTag: expected no such option (received ${received((options as { createTag?: unknown }).createTag)}): a tag is created once, apart from starting, with store.createTag(tag, { after }) or ids segment create-tag`,
+    );
+  }
 }
 
 /** What a Segments has done: for tests, metrics and benchmarks. */
@@ -135,11 +137,11 @@ export class Segments {
   }
 
   /**
-   * Checks the settings, registers the tag when asked, and fetches the first segment, so that the
-   * first `next()` is served from memory.
+   * Checks the settings and fetches the first segment, so that the first `next()` is served from
+   * memory. The tag must exist: it is created once, apart (`store.createTag`), never here.
    *
    * @throws InvalidTagError, StepOutOfRangeError, InvalidArgumentError for bad settings;
-   * UnknownTagError for a tag the store lacks (without `createTag`); StoreCorruptError for a
+   * UnknownTagError for a tag the store lacks; StoreCorruptError for a
    * store value no segment can be cut from; StoreUnavailableError when the store cannot answer.
    */
   static async create(options: SegmentsOptions): Promise<Segments> {
@@ -153,20 +155,8 @@ export class Segments {
       );
     }
     checkTag(options.tag);
+    refuseCreateTag(options);
     const segments = new Segments(options);
-    if (options.createTag) {
-      const after = typeof options.createTag === 'object' ? (options.createTag.after ?? 0n) : 0n;
-      if (typeof after !== 'bigint' || after < 0n || after >= MAX_ID) {
-        throw new InvalidArgumentError(
-          `createTag.after: expected a bigint from 0n to ${MAX_ID - 1n}n, received ${received(after)}`,
-        );
-      }
-      try {
-        await options.store.createTag(options.tag, { after, step: segments.#step });
-      } catch (error) {
-        throw typed(error, options.tag);
-      }
-    }
     await segments.#refill();
     return segments;
   }

@@ -1,14 +1,16 @@
 import { errorText, InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { StoreCorruptError, UnknownTagError } from './errors.js';
+import { StoreCorruptError, TagExistsError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {
+  checkCreateTag,
   checkTag,
   MAX_ID,
   rangeEndingAt,
   type SegmentRange,
   type SegmentStore,
   storedMaxId,
+  tagExists,
 } from './store.js';
 
 /**
@@ -130,13 +132,27 @@ export function sqlSegmentStore(
   return {
     kind,
     sql,
-    async createTag(tag, { after, step }) {
-      checkTag(tag);
+    async createTag(tag, options) {
+      const { after, step } = checkCreateTag(tag, options);
+      const where = `tag ${JSON.stringify(tag)} in ${kind} table ${table}`;
       await ensureTable();
-      await sql.query(
-        `INSERT INTO ${table} (tag, max_id, step) VALUES ($1, $2, $3) ON CONFLICT (tag) DO NOTHING`,
-        [tag, after.toString(), step],
-      );
+      // Insert, or raise a row that holds less; a row at or above `after` is left as it is
+      // and answers nothing, so the refusal below reads what it holds.
+      let rows: unknown[];
+      try {
+        ({ rows } = await sql.query(
+          `INSERT INTO ${table} AS t (tag, max_id, step) VALUES ($1, $2, $3)
+           ON CONFLICT (tag) DO UPDATE SET max_id = EXCLUDED.max_id, updated_at = now()
+           WHERE t.max_id < EXCLUDED.max_id RETURNING 1`,
+          [tag, after.toString(), step],
+        ));
+      } catch (error) {
+        if (CORRUPT.has(sqlState(error) ?? '')) throw corrupt(error, where);
+        throw error;
+      }
+      if (rows.length > 0) return;
+      const held = await sql.query(`SELECT max_id::text AS max_id FROM ${table} WHERE tag = $1`, [tag]);
+      throw tagExists(where, storedMaxId(firstRow(held.rows)?.max_id, where), after);
     },
     async allocate(tag, step): Promise<SegmentRange> {
       checkTag(tag);
@@ -153,14 +169,17 @@ export function sqlSegmentStore(
         const state = sqlState(error);
         if (state === '42P01')
           throw new UnknownTagError(
-            `${where}: the table does not exist; register the tag first (createTag)`,
+            `${where}: the table does not exist; create the tag first (createTag, ids segment create-tag)`,
             { cause: error },
           );
         if (CORRUPT.has(state ?? '')) throw corrupt(error, where);
         throw error;
       }
       const row = firstRow(rows);
-      if (!row) throw new UnknownTagError(`${where}: no such tag; register it first (createTag)`);
+      if (!row)
+        throw new UnknownTagError(
+          `${where}: no such tag; create it once, above the highest ID it ever issued (createTag, ids segment create-tag)`,
+        );
       return rangeEndingAt(storedMaxId(row.max_id, where), step, where);
     },
     close,
@@ -192,17 +211,26 @@ function sequenceStore(
   return {
     kind: `${kind} sequence`,
     sql,
-    async createTag(tag, { after }) {
-      checkTag(tag);
+    async createTag(tag, options) {
+      const { after } = checkCreateTag(tag, options);
       // The first block of this database that lies wholly above `after`.
       const lowest = (after + block - 1n) / block;
       const n = BigInt(databases);
       const k = BigInt(index);
       const start = lowest <= k ? k : k + ((lowest - k + n - 1n) / n) * n;
-      await createQuietly(
-        sql,
-        `CREATE SEQUENCE IF NOT EXISTS ${sequenceName(tag)} AS bigint INCREMENT BY ${databases} MINVALUE 0 START ${start}`,
-      );
+      try {
+        await sql.query(
+          `CREATE SEQUENCE ${sequenceName(tag)} AS bigint INCREMENT BY ${databases} MINVALUE 0 START ${start}`,
+        );
+      } catch (error) {
+        // A sequence is not raised in place (its blocks interleave with other databases'):
+        // an existing one, or one created at the same moment, is refused.
+        if (!CREATED_MEANWHILE.has(sqlState(error) ?? '')) throw error;
+        throw new TagExistsError(
+          `tag ${JSON.stringify(tag)} in ${kind} sequence ${sequenceName(tag)}: the sequence exists; expected a tag not yet created, received one that is. A sequence tag is never moved`,
+          { cause: error },
+        );
+      }
     },
     async allocate(tag): Promise<SegmentRange> {
       checkTag(tag);
@@ -213,9 +241,12 @@ function sequenceStore(
       } catch (error) {
         const state = sqlState(error);
         if (state === '42P01')
-          throw new UnknownTagError(`${where}: no such sequence; register the tag first (createTag)`, {
-            cause: error,
-          });
+          throw new UnknownTagError(
+            `${where}: no such sequence; create the tag first (createTag, ids segment create-tag)`,
+            {
+              cause: error,
+            },
+          );
         if (CORRUPT.has(state ?? '') || state === '2200H') throw corrupt(error, where);
         throw error;
       }

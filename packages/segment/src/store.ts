@@ -1,5 +1,7 @@
+import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { InvalidTagError, StoreCorruptError } from './errors.js';
+import { InvalidTagError, StoreCorruptError, TagExistsError } from './errors.js';
+import { checkStep } from './step.js';
 
 /** A range of IDs a store handed out: every integer from `first` to `last`, both included. */
 export interface SegmentRange {
@@ -18,10 +20,14 @@ export interface SegmentStore {
   /** A short name for messages and benchmarks ("postgres", "pglite", "redis", ...). */
   readonly kind: string;
   /**
-   * Registers `tag` if it is absent, so that its first ID is `after + 1`; a tag already
-   * registered is left as it is (several processes may call this at once).
+   * Creates `tag` so that its first ID is `after + 1`: the one way a tag comes into a store, an
+   * operator's act run once (`ids segment create-tag`), never on every start. A tag the store
+   * already holds is raised to `after` when `after` lies above everything it handed out, and
+   * otherwise refused with TagExistsError: never moved down, so never served from an issued
+   * value again. Atomic: of concurrent calls with one `after`, one succeeds.
+   * Rejects with InvalidArgumentError for a bad `after` (see checkAfter).
    */
-  createTag(tag: string, options: { readonly after: bigint; readonly step: number }): Promise<void>;
+  createTag(tag: string, options: CreateTagOptions): Promise<void>;
   /**
    * Takes the next range of `tag`, about `step` IDs long (a store may hand out its own fixed
    * size instead). Atomic: two callers never receive overlapping ranges.
@@ -33,8 +39,32 @@ export interface SegmentStore {
   close(): Promise<void>;
 }
 
+/** What `SegmentStore.createTag` takes. */
+export interface CreateTagOptions {
+  /**
+   * The ID before the first: 0n for a new tag; for a tag a store forgot, at least the highest
+   * ID it ever issued. From 0n to 2^63 - 2.
+   */
+  readonly after: bigint;
+  /** The step recorded with the tag (SQL stores keep it beside max_id). Default 1000. */
+  readonly step?: number;
+}
+
 /** The largest ID: a signed 64-bit column's maximum. */
 export const MAX_ID = 2n ** 63n - 1n;
+
+/**
+ * Checks `after` of createTag and returns it: a bigint from 0n to 2^63 - 2 (one ID must remain).
+ * @throws InvalidArgumentError for anything else, never a rounded number.
+ */
+export function checkAfter(after: unknown): bigint {
+  if (typeof after !== 'bigint' || after < 0n || after >= MAX_ID) {
+    throw new InvalidArgumentError(
+      `after: expected a bigint from 0n to ${MAX_ID - 1n}n (the ID before the first), received ${received(after)}`,
+    );
+  }
+  return after;
+}
 
 const TAG = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
@@ -50,6 +80,25 @@ export function checkTag(tag: unknown): string {
     );
   }
   return tag;
+}
+
+/**
+ * Checks what createTag takes, and returns `after` and the step (default 1000).
+ * @throws InvalidTagError, InvalidArgumentError (after), StepOutOfRangeError (step).
+ */
+export function checkCreateTag(tag: unknown, options: CreateTagOptions): { after: bigint; step: number } {
+  checkTag(tag);
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError(`createTag: expected options { after }, received ${received(options)}`);
+  }
+  return { after: checkAfter(options.after), step: checkStep(options.step ?? 1000, 'step', 1, 2 ** 31 - 1) };
+}
+
+/** The refusal of createTag on a tag that already holds `held` (see TagExistsError). */
+export function tagExists(where: string, held: bigint, after: bigint): TagExistsError {
+  return new TagExistsError(
+    `${where}: the tag exists and has handed out IDs up to ${held}; expected after above ${held} to raise it, received ${after}n. A tag is never moved down, so issued IDs are never served again`,
+  );
 }
 
 /**

@@ -1,15 +1,16 @@
 // Segments by tag, for a service that serves many tags (Leaf's /api/segment/get/{tag}).
 import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { Segments, type SegmentsOptions } from './segments.js';
+import { refuseCreateTag, Segments, type SegmentsOptions } from './segments.js';
 import { checkTag } from './store.js';
 
 /** The settings every tag's Segments is created with (all of SegmentsOptions but `tag`). */
 export type SegmentTagsOptions = Omit<SegmentsOptions, 'tag'>;
 
 /**
- * One Segments per tag, created on the first request for the tag and kept: what an ID service's
- * route by tag calls. Concurrent first requests for one tag share one creation; a creation that
+ * One Segments per tag, made on the first request for the tag and kept: what an ID service's
+ * route by tag calls. Tags must exist in the store (created apart, once): a missing one rejects
+ * with UnknownTagError on every request until it is created. Concurrent first requests for one tag share one creation; a creation that
  * fails is forgotten, so the next request tries again.
  */
 export class SegmentTags {
@@ -17,11 +18,12 @@ export class SegmentTags {
   readonly #byTag = new Map<string, Promise<Segments>>();
   #closed = false;
 
-  /** @throws InvalidArgumentError when options has no store. */
+  /** @throws InvalidArgumentError when options has no store, or holds `createTag`. */
   constructor(options: SegmentTagsOptions) {
     if (typeof options?.store?.allocate !== 'function') {
       throw new InvalidArgumentError(`store: expected a SegmentStore, received ${received(options?.store)}`);
     }
+    refuseCreateTag(options);
     this.#options = options;
   }
 

@@ -21,7 +21,6 @@ export interface DrawJob {
   count?: number;
   step?: number;
   fixedStep?: boolean;
-  createTag?: boolean;
   paceEvery?: number;
 }
 

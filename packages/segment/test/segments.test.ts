@@ -17,6 +17,7 @@ import {
   StoreCorruptError,
   StoreUnavailableError,
   StoreWentBackwardsError,
+  TagExistsError,
   UnknownTagError,
 } from '../src/index.js';
 
@@ -61,9 +62,15 @@ function faulty(real: SegmentStore) {
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 let tags = 0;
 const freshTag = () => `t${tags++}`;
+/** A new tag, created in `on` (the one explicit create) with its first ID 1. */
+async function createdTag(on: SegmentStore = store): Promise<string> {
+  const tag = freshTag();
+  await on.createTag(tag, { after: 0n });
+  return tag;
+}
 /** Segments on a new tag of `on`, the step fixed at `step` unless `options` says otherwise. */
-const onFreshTag = (on: SegmentStore, step: number, options: Partial<SegmentsOptions> = {}) =>
-  Segments.create({ store: on, tag: freshTag(), createTag: true, step, maxStep: step, ...options });
+const onFreshTag = async (on: SegmentStore, step: number, options: Partial<SegmentsOptions> = {}) =>
+  Segments.create({ store: on, tag: await createdTag(on), step, maxStep: step, ...options });
 
 describe('the double buffer', () => {
   it('fetches the next segment once 10% of the current is used, and serves both from memory', async () => {
@@ -204,7 +211,7 @@ describe('the dynamic step', () => {
 
   it('clock steps change nothing in the IDs (the clock is never read for one)', async () => {
     const clock = new FakeClock(Date.UTC(2030, 0, 1));
-    const segments = await Segments.create({ store, tag: freshTag(), createTag: true, step: 50, clock });
+    const segments = await Segments.create({ store, tag: await createdTag(), step: 50, clock });
     const ids: bigint[] = [];
     for (const move of [0, -365 * 86_400_000, 10 * 365 * 86_400_000, -1, 0, -20 * 365 * 86_400_000]) {
       clock.advance(move);
@@ -232,9 +239,7 @@ describe('bad input and bad stores', () => {
     [{ step: 100, maxStep: 50 }],
     [{ step: Number.NaN }],
   ])('%j: StepOutOfRangeError', async (options) => {
-    const error = await Segments.create({ store, tag: 'fine', createTag: true, ...options }).catch(
-      (e: unknown) => e,
-    );
+    const error = await Segments.create({ store, tag: 'fine', ...options }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StepOutOfRangeError);
     expect((error as Error).message).toMatch(/expected an integer from \d+ to \d+, received/);
   });
@@ -243,12 +248,13 @@ describe('bad input and bad stores', () => {
     ['prefetchAt 1', { prefetchAt: 1 }],
     ['prefetchAt -0.1', { prefetchAt: -0.1 }],
     ['targetMs 0', { targetMs: 0 }],
-    ['createTag.after -1n', { createTag: { after: -1n } }],
+    ['createTag (no longer an option: creating is apart)', { createTag: true }],
+    ['createTag false (refused too, never ignored)', { createTag: false }],
     ['a store without allocate', { store: {} }],
   ])('%s: InvalidArgumentError', async (_, options) => {
-    await expect(
-      Segments.create({ store, tag: 'fine', createTag: true, ...options } as never),
-    ).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(Segments.create({ store, tag: 'fine', ...options } as never)).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
   });
 
   it('an unknown tag is UnknownTagError, not a new sequence from 1', async () => {
@@ -257,12 +263,17 @@ describe('bad input and bad stores', () => {
     expect((error as UnknownTagError).code).toBe('ERR_IDS_SEGMENT_UNKNOWN_TAG');
   });
 
-  it('createTag on a registered tag keeps its place (no reset to 1)', async () => {
-    const tag = freshTag();
-    const a = await Segments.create({ store, tag, createTag: true, step: 10, maxStep: 10 });
+  it('createTag on a registered tag keeps its place (no reset to 1): refused with TagExistsError', async () => {
+    const tag = await createdTag();
+    const a = await Segments.create({ store, tag, step: 10, maxStep: 10 });
     await a.nextIds(5);
     await new Promise((resolve) => setTimeout(resolve, 50)); // a's prefetch (11-20) lands
-    const b = await Segments.create({ store, tag, createTag: { after: 0n }, step: 10 });
+    const again = await store.createTag(tag, { after: 0n }).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(TagExistsError);
+    expect((again as Error).message).toMatch(
+      /handed out IDs up to 20; expected after above 20 .*received 0n/,
+    );
+    const b = await Segments.create({ store, tag, step: 10 });
     expect(await b.next()).toBe(21n);
   });
 
@@ -286,15 +297,14 @@ describe('bad input and bad stores', () => {
 
   it('a max_id with no room for the step (past 2^63 - 1): StoreCorruptError', async () => {
     const tag = freshTag();
-    const error = await Segments.create({ store, tag, createTag: { after: MAX_ID - 5n }, step: 10 }).catch(
-      (e: unknown) => e,
-    );
+    await store.createTag(tag, { after: MAX_ID - 5n });
+    const error = await Segments.create({ store, tag, step: 10 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreCorruptError);
   });
 
   it('a store set back below what this process holds: StoreWentBackwardsError, no duplicate', async () => {
-    const tag = freshTag();
-    const segments = await Segments.create({ store, tag, createTag: true, step: 10, maxStep: 10 });
+    const tag = await createdTag();
+    const segments = await Segments.create({ store, tag, step: 10, maxStep: 10 });
     const before = await segments.nextIds(2);
     await store.sql.query('UPDATE leaf_alloc SET max_id = 0 WHERE tag = $1', [tag]);
     const issued = [...before];
@@ -311,7 +321,7 @@ describe('bad input and bad stores', () => {
   });
 
   it('after close(): SegmentsClosedError', async () => {
-    const segments = await Segments.create({ store, tag: freshTag(), createTag: true });
+    const segments = await Segments.create({ store, tag: await createdTag() });
     await segments.close();
     await expect(segments.next()).rejects.toBeInstanceOf(SegmentsClosedError);
     expect(() => segments.nextSync()).toThrow(SegmentsClosedError);
@@ -324,7 +334,8 @@ describe('the other SQL uses of the same PGlite', () => {
     const shard = sqlSegmentStore(store.sql, 'pglite', {
       sequence: { databases: 3, index: 1, blockSize: 10 },
     });
-    const segments = await Segments.create({ store: shard, tag: 'shard.one', createTag: true });
+    await shard.createTag('shard.one', { after: 0n });
+    const segments = await Segments.create({ store: shard, tag: 'shard.one' });
     const ids = await segments.nextIds(25);
     // Blocks 1, 4, 7: IDs 11-20, 41-50, 71-75.
     expect(ids.slice(0, 11)).toEqual([11n, 12n, 13n, 14n, 15n, 16n, 17n, 18n, 19n, 20n, 41n]);
@@ -372,7 +383,8 @@ describe('SegmentTags (a route by tag)', () => {
   it('one Segments per tag, shared by concurrent first requests; a bad tag fails before the store', async () => {
     const { SegmentTags } = await import('../src/index.js');
     const { store: s, state } = faulty(store);
-    const tags = new SegmentTags({ store: s, createTag: true, step: 10, maxStep: 10 });
+    for (const tag of ['route.a', 'route.b']) await s.createTag(tag, { after: 0n });
+    const tags = new SegmentTags({ store: s, step: 10, maxStep: 10 });
     const ids = await Promise.all(
       Array.from({ length: 30 }, (_, i) => tags.next(i % 2 ? 'route.a' : 'route.b')),
     );

@@ -1,5 +1,7 @@
 // Each store on its real server: the same contract (register once, atomic ranges, unknown tag),
 // the step/offset sequences across two databases, and what each store holds that is corrupt.
+
+import { InvalidArgumentError } from '@ids/engine';
 import {
   hasPostgres,
   hasRedis,
@@ -12,13 +14,17 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  MAX_ID,
   openSegmentStore,
+  pgliteStore,
   postgresStore,
   redisStore,
   type SegmentRange,
   type SegmentStore,
   Segments,
   StoreCorruptError,
+  StoreUnavailableError,
+  TagExistsError,
   UnknownTagError,
 } from '../src/index.js';
 
@@ -27,8 +33,8 @@ function disjoint(ranges: readonly SegmentRange[]): boolean {
   return sorted.every((r, i) => i === 0 || r.first > sorted[i - 1]!.last);
 }
 
-/** The contract every store keeps, run against each. */
-function contract(name: string, open: () => Promise<SegmentStore>) {
+/** The contract every store keeps, run against each (`raises`: createTag moves a tag up). */
+function contract(name: string, open: () => Promise<SegmentStore>, raises = true) {
   describe(`${name}: the store contract`, () => {
     let store: SegmentStore;
     beforeAll(async () => {
@@ -38,11 +44,56 @@ function contract(name: string, open: () => Promise<SegmentStore>) {
       await store?.close();
     });
 
-    it('registers a tag once: a second createTag (another after) changes nothing', async () => {
+    it('registers a tag once: a second createTag (a lower after) is refused and changes nothing', async () => {
       await store.createTag('once', { after: 41n, step: 10 });
-      await store.createTag('once', { after: 0n, step: 10 });
+      const again = await store.createTag('once', { after: 0n, step: 10 }).catch((e: unknown) => e);
+      expect(again).toBeInstanceOf(TagExistsError);
+      expect((again as TagExistsError).code).toBe('ERR_IDS_SEGMENT_TAG_EXISTS');
       const range = await store.allocate('once', 10);
       expect(range.first).toBeGreaterThan(41n);
+    });
+
+    it('createTag again is refused at or below what was handed out, and raises the tag above it', async () => {
+      await store.createTag('again', { after: 0n });
+      const { last } = await store.allocate('again', 10);
+      for (const after of [0n, 1n, last - 1n, last]) {
+        const error = await store.createTag('again', { after }).catch((e: unknown) => e);
+        expect(error, String(after)).toBeInstanceOf(TagExistsError);
+        if (raises) expect((error as Error).message).toContain(`up to ${last}; expected after above ${last}`);
+      }
+      expect((await store.allocate('again', 10)).first).toBe(last + 1n);
+      if (!raises) {
+        // A sequence is never moved, not even up.
+        await expect(store.createTag('again', { after: last + 1000n })).rejects.toBeInstanceOf(
+          TagExistsError,
+        );
+        return;
+      }
+      await store.createTag('again', { after: last + 1000n });
+      expect((await store.allocate('again', 10)).first).toBe(last + 1001n);
+    });
+
+    it('20 createTag at once on a fresh tag: one creates it, 19 are refused', async () => {
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, () => store.createTag('contested', { after: 0n })),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results) {
+        if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(TagExistsError);
+      }
+    });
+
+    it.each([
+      [-1n, /after: expected a bigint from 0n to 9223372036854775806n .*received -1n \(bigint\)/],
+      [MAX_ID, /received 9223372036854775807n/],
+      [5, /received 5 \(number\)/],
+      ['5', /received "5" \(string\)/],
+      [undefined, /received undefined/],
+    ])('createTag after %s: InvalidArgumentError saying expected and received', async (after, message) => {
+      const error = await store.createTag('typed', { after } as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as Error).message).toMatch(message);
+      await expect(store.allocate('typed', 10)).rejects.toBeInstanceOf(UnknownTagError);
     });
 
     it('300 allocations at once get disjoint ranges', async () => {
@@ -56,6 +107,8 @@ function contract(name: string, open: () => Promise<SegmentStore>) {
     });
   });
 }
+
+contract('pglite (in memory)', () => pgliteStore());
 
 describe.skipIf(!hasPostgres())('PostgreSQL', () => {
   let server: PostgresServer;
@@ -73,8 +126,14 @@ describe.skipIf(!hasPostgres())('PostgreSQL', () => {
   });
 
   contract('postgres table', () => postgresStore({ connectionString: server.url }));
-  contract('postgres sequence', () =>
-    postgresStore({ connectionString: urlOf('shard0'), sequence: { databases: 1, index: 0, blockSize: 10 } }),
+  contract(
+    'postgres sequence',
+    () =>
+      postgresStore({
+        connectionString: urlOf('shard0'),
+        sequence: { databases: 1, index: 0, blockSize: 10 },
+      }),
+    false,
   );
 
   it('step/offset: two databases, each a sequence INCREMENT BY 2, never overlap', async () => {
@@ -85,7 +144,8 @@ describe.skipIf(!hasPostgres())('PostgreSQL', () => {
     );
     const all = await Promise.all(
       stores.map(async (store) => {
-        const segments = await Segments.create({ store, tag: 'invoice', createTag: true });
+        await store.createTag('invoice', { after: 0n });
+        const segments = await Segments.create({ store, tag: 'invoice' });
         return segments.nextIds(5000);
       }),
     );
@@ -104,7 +164,8 @@ describe.skipIf(!hasPostgres())('PostgreSQL', () => {
     pool.on('error', () => undefined);
     pool.on('connect', (client) => client.on('error', () => undefined));
     const store = await postgresStore({ client: pool, table: 'own_alloc' });
-    const segments = await Segments.create({ store, tag: 'own', createTag: true });
+    await store.createTag('own', { after: 0n });
+    const segments = await Segments.create({ store, tag: 'own' });
     expect(await segments.next()).toBe(1n);
     await store.close();
     expect((await pool.query('SELECT count(*)::int AS n FROM own_alloc')).rows[0].n).toBe(1);
@@ -124,6 +185,7 @@ describe.skipIf(!hasRedis())('Redis', () => {
   beforeAll(async () => {
     server = await startRedis();
     redis = new Redis(server.url);
+    redis.on('error', () => undefined); // the restart test stops the server under it
   });
   afterAll(async () => {
     redis?.disconnect();
@@ -143,9 +205,57 @@ describe.skipIf(!hasRedis())('Redis', () => {
     await store.close();
   });
 
+  it.skipIf(process.env.REDIS_URL)(
+    'Redis restarted empty: no ID at or below the last issued is served again, until created above it',
+    async () => {
+      const store = await redisStore({ url: server.url });
+      await store.createTag('forgets', { after: 0n });
+      const running = await Segments.create({ store, tag: 'forgets', step: 100, maxStep: 100 });
+      const before = await running.nextIds(150);
+      const last = before.at(-1)!;
+      await server.stop();
+      await server.start();
+      // The running process serves what its buffers hold (above `last`), then the typed error.
+      // While the client reconnects the store is unavailable: asked again, as a caller would.
+      const after: bigint[] = [];
+      let error: unknown;
+      for (let unavailable = 0; !error && unavailable < 200; ) {
+        try {
+          after.push(await running.next());
+        } catch (e) {
+          if (!(e instanceof StoreUnavailableError)) error = e;
+          else {
+            unavailable += 1;
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        }
+      }
+      expect(error).toBeInstanceOf(UnknownTagError);
+      for (const id of after) expect(id).toBeGreaterThan(last);
+      // A process restarted with the old call shape is refused, never created from 1 again...
+      await expect(
+        Segments.create({ store, tag: 'forgets', createTag: true } as never),
+      ).rejects.toBeInstanceOf(InvalidArgumentError);
+      // ...and with the plain one the tag is unknown, with what to do.
+      const unknown = await Segments.create({ store, tag: 'forgets' }).catch((e: unknown) => e);
+      expect(unknown).toBeInstanceOf(UnknownTagError);
+      expect((unknown as Error).message).toMatch(/create it once, above the highest ID it ever issued/);
+      // The operator creates it once above the highest ID issued: served from there.
+      const highest = after.length ? after.at(-1)! : last;
+      await store.createTag('forgets', { after: highest });
+      const again = await Segments.create({ store, tag: 'forgets' });
+      expect(await again.next()).toBe(highest + 1n);
+      await again.close();
+      await running.close();
+      await store.close();
+    },
+    60_000,
+  );
+
   it('IDs past 2^53 stay exact', async () => {
     const store = await redisStore({ url: server.url });
-    const segments = await Segments.create({ store, tag: 'big', createTag: { after: 2n ** 60n }, step: 10 });
+    await store.createTag('big', { after: 2n ** 60n });
+    const segments = await Segments.create({ store, tag: 'big', step: 10 });
     expect(await segments.nextIds(3)).toEqual([2n ** 60n + 1n, 2n ** 60n + 2n, 2n ** 60n + 3n]);
     await store.close();
   });

@@ -63,7 +63,7 @@ const FLAGS = {
   'segment-tags': {
     type: 'string',
     env: 'IDS_SEGMENT_TAGS',
-    help: 'tags registered in the segment store at start when absent, comma-separated',
+    help: 'tags checked at start, comma-separated; never created (ids segment create-tag, once)',
   },
   'token-ttl': {
     type: 'string',

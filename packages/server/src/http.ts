@@ -10,6 +10,8 @@ import type { ServerMetrics } from './metrics.js';
 import type { RouteReply, ServerRoute } from './routes.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** What a HEAD on a route that issues IDs is answered: GET's headers, without the IDs. */
+const ISSUING_HEAD: RouteReply = { headers: { 'content-type': JSON_TYPE } };
 
 /** How the HTTP layer guards the routes. */
 export interface HttpGuards {
@@ -250,7 +252,15 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
       const query = parseQuery(route, mark < 0 ? '' : target.slice(mark + 1));
       const draining = drainBody(req, guards.maxBodyBytes);
       if (draining !== undefined) await draining;
-      const reply = await route.handle({ req, params, query });
+      const request = { req, params, query };
+      let reply: RouteReply;
+      if (method === 'HEAD' && route.checkHead) {
+        // A HEAD changes nothing: on a route that issues IDs it runs GET's checks, not GET.
+        await route.checkHead(request);
+        reply = ISSUING_HEAD;
+      } else {
+        reply = await route.handle(request);
+      }
       status = reply.status ?? 200;
       send(res, status, reply);
     } catch (error) {

@@ -42,6 +42,13 @@ export interface ServerRoute {
   readonly limited?: boolean;
   /** Answers the request; throws HttpError for a bad one. */
   handle(request: RouteRequest): RouteReply | Promise<RouteReply>;
+  /**
+   * For a GET that issues IDs, which a HEAD must not do: the checks GET makes before issuing
+   * (throwing the same HttpError). A HEAD runs only these, and is answered GET's status and
+   * headers (a JSON content type, no Content-Length: that depends on the IDs) with no body and
+   * no ID taken. Without it, a HEAD runs `handle` and the body is left out.
+   */
+  checkHead?(request: RouteRequest): void | Promise<void>;
 }
 
 /**

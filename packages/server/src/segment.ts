@@ -11,20 +11,31 @@ import { countOf } from './service.js';
 export interface SegmentRoutesOptions {
   /** The store: `pglite:`, `pglite:<dir>`, `postgres://...` or `redis://...` (see openSegmentStore). */
   readonly store: string;
-  /** Tags registered at start when absent (first ID 1); other tags must exist in the store. */
+  /**
+   * Tags checked (and their first segment fetched) at start. Never created: a missing one is
+   * logged through `onError` and answers 404 until an operator creates it; the server starts.
+   */
   readonly tags?: readonly string[];
   /** Bound on `count` of the batch route. */
   readonly maxCount: number;
+  /** Where a configured tag that cannot be served at start is reported. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** What an operator runs for a missing tag; the store string is not repeated (it may hold a password). */
+export function createTagHint(tag: string): string {
+  return `create it once with: ids segment create-tag ${tag} --store <the --segment-store> --after N, N = 0 for a new tag, else at least the highest ID the tag ever issued`;
 }
 
 // The segment errors a client can act on, by their stable codes (the classes are not imported
 // here, to keep the package lazy). Any other IdsError (a corrupt store, one gone backwards) is
 // the service's state and answers 503 through the HTTP layer's rule.
-function asHttpError(error: unknown): unknown {
+function asHttpError(error: unknown, tag: string): unknown {
   const code = (error as { code?: unknown })?.code;
   const message = errorText(error);
   if (code === 'ERR_IDS_SEGMENT_INVALID_TAG') return new HttpError(400, code, message);
-  if (code === 'ERR_IDS_SEGMENT_UNKNOWN_TAG') return new HttpError(404, code, message);
+  if (code === 'ERR_IDS_SEGMENT_UNKNOWN_TAG')
+    return new HttpError(404, code, `${message}. ${createTagHint(tag)}`);
   if (code === 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE') {
     return new HttpError(503, code, message, { 'retry-after': '1' });
   }
@@ -34,8 +45,10 @@ function asHttpError(error: unknown): unknown {
 /**
  * Opens the segment store and returns the plugin serving `GET /api/segment/get/{tag}` (one ID)
  * and `GET /api/segment/ids/{tag}?count=N` (N increasing IDs of the tag).
- * @throws InvalidArgumentError for a store string it cannot read; the store's error when the
- * tags cannot be registered at start.
+ * Tags are never created here: creating one at every start is how a store that forgot a tag
+ * (Redis without persistence) came to serve 1 again.
+ * @throws ServerConfigError for a store string or tag it cannot read; the store's error when it
+ * cannot be opened.
  */
 export async function segmentPlugin(options: SegmentRoutesOptions): Promise<ServerPlugin> {
   const { openSegmentStore, SegmentTags, checkTag } = await import('@ids/segment');
@@ -56,17 +69,25 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
   const store = await openSegmentStore(options.store).catch((error: unknown) => {
     throw misconfigured('segment-store', error);
   });
-  try {
-    // An existing tag is never moved: registering is INSERT ... DO NOTHING (SET NX on Redis).
-    for (const tag of options.tags ?? []) await store.createTag(tag, { after: 0n, step: 1000 });
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
   const tags = new SegmentTags({ store });
-  const guarded = async <T>(run: () => Promise<T>): Promise<T> => {
+  // The configured tags' first segments, so their first requests are served from memory. One
+  // that fails (UnknownTagError says to create it) is reported and the server starts anyway: its
+  // routes answer the typed error, and serve once the tag exists (SegmentTags asks again).
+  await Promise.all(
+    (options.tags ?? []).map((tag) => tags.get(tag).catch((error: unknown) => options.onError?.(error))),
+  );
+  const guarded = async <T>(tag: string, run: (tag: string) => Promise<T>): Promise<T> => {
     try {
-      return await run();
+      return await run(tag);
+    } catch (error) {
+      throw asHttpError(error, tag);
+    }
+  };
+  // What a HEAD can check without issuing: the tag's name. Whether the store knows the tag is
+  // not asked, since finding out would take a range of it.
+  const checkTagName = (tag: string | undefined) => {
+    try {
+      checkTag(tag);
     } catch (error) {
       throw asHttpError(error);
     }
@@ -76,8 +97,9 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       method: 'GET',
       path: '/api/segment/get/{tag}',
       pattern: /^\/api\/segment\/get\/([^/]+)$/,
+      checkHead: ({ params }) => checkTagName(params[0]),
       async handle({ params }) {
-        const id = await guarded(() => tags.next(params[0] as string));
+        const id = await guarded(params[0] as string, (tag) => tags.next(tag));
         return { json: { id: id.toString() } };
       },
     },
@@ -86,9 +108,13 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       path: '/api/segment/ids/{tag}',
       pattern: /^\/api\/segment\/ids\/([^/]+)$/,
       query: ['count'],
+      checkHead({ params, query }) {
+        countOf(query, options.maxCount);
+        checkTagName(params[0]);
+      },
       async handle({ params, query }) {
         const count = countOf(query, options.maxCount);
-        const ids = await guarded(() => tags.nextIds(params[0] as string, count));
+        const ids = await guarded(params[0] as string, (tag) => tags.nextIds(tag, count));
         return { json: { ids: ids.map(String) } };
       },
     },
@@ -116,7 +142,9 @@ function segmentOpenapiPaths(maxCount: number): Record<string, unknown> {
   const failures = {
     '400': error('A bad tag (ERR_IDS_SEGMENT_INVALID_TAG), count or query parameter.'),
     '401': error('Missing or wrong bearer token (when the server requires one).'),
-    '404': error('The tag is not registered in the store (ERR_IDS_SEGMENT_UNKNOWN_TAG).'),
+    '404': error(
+      'The tag is not in the store (ERR_IDS_SEGMENT_UNKNOWN_TAG): never created, or the store forgot it. The message says what to run (ids segment create-tag).',
+    ),
     '429': error('Over the per-client rate limit; see Retry-After.'),
     '503': error(
       'Both buffers are empty and the store cannot answer (ERR_IDS_SEGMENT_STORE_UNAVAILABLE), or the store is corrupt.',

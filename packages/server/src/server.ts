@@ -62,7 +62,10 @@ export interface IdServerOptions {
    * routes by tag exist. `@ids/segment` is loaded only then.
    */
   readonly segmentStore?: string;
-  /** Tags registered in the segment store at start when absent (first ID 1). */
+  /**
+   * Tags whose first segment is fetched at start. Never created (that is `ids segment
+   * create-tag`, run once): a missing one is reported through `onError`, and answers 404.
+   */
   readonly segmentTags?: readonly string[];
   /** The interface list for the private-IPv4 step (tests inject one). */
   readonly interfaces?: InterfaceSource;
@@ -240,6 +243,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
           store: options.segmentStore,
           ...(options.segmentTags ? { tags: options.segmentTags } : {}),
           maxCount: checked.maxCount,
+          onError,
         }),
       );
     }

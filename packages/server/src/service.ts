@@ -105,6 +105,7 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
       path: '/id',
       pattern: /^\/id$/,
       query: ['format'],
+      checkHead: ({ query }) => void formatOf(query),
       async handle({ query }) {
         const format = formatOf(query);
         const [id] = await pool.issue(1);
@@ -116,6 +117,10 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
       path: '/ids',
       pattern: /^\/ids$/,
       query: ['count', 'format'],
+      checkHead({ query }) {
+        countOf(query, maxCount);
+        formatOf(query);
+      },
       async handle({ query }) {
         const count = countOf(query, maxCount);
         const format = formatOf(query);

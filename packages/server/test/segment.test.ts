@@ -1,6 +1,7 @@
 // Segment IDs by tag through the bin, on the three stores: PGlite in a temporary directory, and
 // a real PostgreSQL and Redis started on free loopback ports.
 import { readFileSync } from 'node:fs';
+import { openSegmentStore, TagExistsError } from '@ids/segment';
 import {
   hasPostgres,
   hasRedis,
@@ -22,6 +23,16 @@ import {
   scratch,
   startBin,
 } from './helpers.js';
+
+/** The operator's one explicit act: creates `tags` in `store` (first ID `after + 1`). */
+async function createTags(store: string, tags: readonly string[], after = 0n): Promise<void> {
+  const opened = await openSegmentStore(store);
+  try {
+    for (const tag of tags) await opened.createTag(tag, { after });
+  } finally {
+    await opened.close();
+  }
+}
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by key
 async function checked(run: BinRun, doc: any, path: string): Promise<Reply> {
@@ -55,6 +66,7 @@ describe('segment routes on PGlite (a temporary directory)', () => {
 
   beforeAll(async () => {
     dir = scratch();
+    await createTags(`pglite:${dir}`, ['orders', 'invoices']);
     run = await startBin({ IDS_CLAIM_DIR: scratch() }, args());
     doc = (await call(run.url, 'GET', '/openapi.json')).json;
   });
@@ -112,6 +124,27 @@ describe('segment routes on PGlite (a temporary directory)', () => {
     expect((await call(run.url, 'GET', '/api/segment/get/invoices')).json.id).not.toBe('1');
   });
 
+  it('the store forgot every tag (directory lost): restarted with the same flags, 404 saying what to run, never 1', async () => {
+    const last = BigInt((await call(run.url, 'GET', '/api/segment/get/orders')).json.id);
+    expect(last).toBeGreaterThan(1n);
+    expect(await run.stop()).toBe(0);
+    dir = scratch(); // the same flags on an empty directory: the store has forgotten everything
+    run = await startBin({ IDS_CLAIM_DIR: scratch() }, args());
+    expect(run.err()).toMatch(/ERR_IDS_SEGMENT_UNKNOWN_TAG: tag "orders"/);
+    expect(run.err()).toMatch(/ERR_IDS_SEGMENT_UNKNOWN_TAG: tag "invoices"/);
+    for (const path of ['/api/segment/get/orders', '/api/segment/ids/orders?count=3']) {
+      expectError(
+        await checked(run, doc, path),
+        404,
+        'ERR_IDS_SEGMENT_UNKNOWN_TAG',
+        /ids segment create-tag orders --store <the --segment-store> --after N, N = 0 for a new tag, else at least the highest ID/,
+      );
+    }
+    // The other routes work.
+    expect((await call(run.url, 'GET', '/id')).status).toBe(200);
+    expect((await call(run.url, 'GET', '/health/ready')).status).toBe(200);
+  });
+
   it('a bad store string or tag is exit 2 before listening', async () => {
     const bad = await runBin({ IDS_CLAIM_DIR: scratch() }, ['--segment-store', 'mysql://x']);
     expect(bad.code).toBe(2);
@@ -139,7 +172,9 @@ describe.skipIf(!hasPostgres())('segment routes on a real PostgreSQL', () => {
   let runs: BinRun[] = [];
   beforeAll(async () => {
     pg = await startPostgres();
-    const env = { IDS_SEGMENT_STORE: pg.url, IDS_SEGMENT_TAGS: 'orders,later' };
+    await createTags(pg.url, ['orders', 'later']);
+    // `later` is created but not configured: its first segment is fetched on its first request.
+    const env = { IDS_SEGMENT_STORE: pg.url, IDS_SEGMENT_TAGS: 'orders' };
     runs = await Promise.all([
       startBin({ ...env, IDS_CLAIM_DIR: scratch() }),
       startBin({ ...env, IDS_CLAIM_DIR: scratch() }),
@@ -181,7 +216,9 @@ describe.skipIf(!hasRedis())('segment routes on a real Redis', () => {
   let runs: BinRun[] = [];
   beforeAll(async () => {
     redis = await startRedis();
-    const args = ['--segment-store', redis.url, '--segment-tags', 'orders,later'];
+    await createTags(redis.url, ['orders', 'later']);
+    // `later` is created but not configured: its first segment is fetched on its first request.
+    const args = ['--segment-store', redis.url, '--segment-tags', 'orders'];
     runs = await Promise.all([
       startBin({ IDS_CLAIM_DIR: scratch() }, args),
       startBin({ IDS_CLAIM_DIR: scratch() }, args),
@@ -224,3 +261,50 @@ describe.skipIf(!hasRedis())('segment routes on a real Redis', () => {
     },
   );
 });
+
+describe.skipIf(!hasRedis() || process.env.REDIS_URL)(
+  'a Redis without persistence that forgot its tags',
+  () => {
+    let redis: RedisServer;
+    let run: BinRun | undefined;
+    const args = () => ['--segment-store', redis.url, '--segment-tags', 'orders'];
+    beforeAll(async () => {
+      redis = await startRedis({ allowExternal: false });
+    });
+    afterAll(async () => {
+      await run?.stop();
+      await redis?.close();
+    });
+
+    it('restarted empty, the server restarted with the same flags: no ID at or below the last issued, 404 until created above it', async () => {
+      await createTags(redis.url, ['orders']);
+      run = await startBin({ IDS_CLAIM_DIR: scratch() }, args());
+      const before = await load([run], 'orders');
+      let last = 0n;
+      for (const id of before) if (id > last) last = id;
+      expect(last).toBeGreaterThanOrEqual(BigInt(before.length));
+      expect(await run.stop()).toBe(0);
+      await redis.stop();
+      await redis.start(); // no persistence: every key is gone
+      run = await startBin({ IDS_CLAIM_DIR: scratch() }, args());
+      expect(run.err()).toMatch(/ERR_IDS_SEGMENT_UNKNOWN_TAG: tag "orders" in redis key ids:segment:orders/);
+      const replies = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          call(run!.url, 'GET', i % 2 ? '/api/segment/get/orders' : '/api/segment/ids/orders?count=10'),
+        ),
+      );
+      for (const reply of replies) {
+        expectError(reply, 404, 'ERR_IDS_SEGMENT_UNKNOWN_TAG', /ids segment create-tag orders .*--after N/);
+      }
+      expect((await call(run.url, 'GET', '/id')).status).toBe(200);
+      // The operator creates it once, above the highest ID issued; the running server serves it.
+      await createTags(redis.url, ['orders'], last);
+      const after = await load([run], 'orders');
+      for (const id of after) expect(id).toBeGreaterThan(last);
+      // Creating it again, even from 0, is refused: the tag now exists.
+      await expect(createTags(redis.url, ['orders'])).rejects.toBeInstanceOf(TagExistsError);
+      const later = BigInt((await call(run.url, 'GET', '/api/segment/get/orders')).json.id);
+      expect(later).toBeGreaterThan(last);
+    }, 120_000);
+  },
+);

@@ -9,7 +9,7 @@ import {
   OPTIONS,
   parseFormat,
 } from '../command.js';
-import { drained } from '../io.js';
+import { print } from '../io.js';
 import { parseLayout } from '../layouts.js';
 import { noteDuration, noteHostClaim } from '../notes.js';
 import { PROGRESS_MIN, progressBar } from '../progress.js';
@@ -69,21 +69,14 @@ ${SCHEME_HELP}
     const json = values.json === true;
 
     const out = io.stdout;
-    // A reader that goes away (`ids generate -n 1e9 | head`) ends the run quietly; other write
-    // errors fail it.
-    let broken: Error | undefined;
-    let closed = false;
-    const onError = (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EPIPE') closed = true;
-      else broken = error;
-    };
-    out.on('error', onError);
     const generator = build(source);
     const progress = progressBar(count, io.stderr, { enabled: !values['no-progress'] });
     try {
-      if (json) out.write(`{"layout":${JSON.stringify(label)},"machineId":${machineId},"ids":[`);
-      for (let done = 0; done < count && !closed; ) {
-        if (broken) throw broken;
+      // print is false once the reader has gone (`ids generate -n 1e9 | head`): the run ends
+      // quietly. Any other write failure is thrown as the OutputError every command reports.
+      let open =
+        !json || (await print(out, `{"layout":${JSON.stringify(label)},"machineId":${machineId},"ids":[`));
+      for (let done = 0; done < count && open; ) {
         const ids = await generator.nextIds(Math.min(BATCH, count - done));
         let text = '';
         if (json) {
@@ -91,15 +84,13 @@ ${SCHEME_HELP}
         } else {
           for (const id of ids) text += `${encoding.encode(id)}\n`;
         }
-        if (!out.write(text)) await drained(out);
+        open = await print(out, text);
         done += ids.length;
         progress.update(done);
       }
-      if (json && !closed) out.write(']}\n');
-      if (broken) throw broken;
+      if (json && open) await print(out, ']}\n');
     } finally {
       progress.finish();
-      out.off('error', onError);
       await generator.close();
     }
     return 0;

@@ -12,7 +12,9 @@ Prints the machine ID \`ids generate\` would use. The steps, in order:
   --machine-id        the flag
   explicit ID         the IDS_MACHINE_ID environment variable
   Kubernetes ordinal  in Kubernetes (KUBERNETES_SERVICE_HOST set), a StatefulSet pod's ordinal
-                      (IDS_POD_INDEX, else the number ending HOSTNAME) plus IDS_ORDINAL_OFFSET
+                      (IDS_POD_INDEX, else the number ending HOSTNAME) plus IDS_ORDINAL_OFFSET;
+                      a name ending like a random pod suffix (node-agent-24657, a DaemonSet's
+                      pod) gives none unless IDS_STATEFULSET names the set (node-agent)
   EC2 metadata        opt-in (IDS_AUTO_OPT_IN=ec2): the instance's private IPv4 from the
                       metadata service, IMDSv2 (IDS_EC2_ENDPOINT, IDS_EC2_TIMEOUT_MS)
   private IPv4        Go's rule: the low 16 bits of the host's private IPv4 address (virtual
