@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileWriteError, LockFileCorruptError, LockHeldError } from '@ids/machine-file';
 import { afterAll, describe, expect, it } from 'vitest';
-import { pgliteStore, Segments } from '../src/index.js';
+import { openSegmentStore, pgliteStore, Segments } from '../src/index.js';
 import { draw, scratch, union } from './helpers.js';
 
 const tmp = scratch();
@@ -19,12 +19,23 @@ let n = 0;
 const fresh = (name: string) => join(tmp.dir, `${name}-${n++}`);
 const lockOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'ids.lock'), 'utf8'));
 
+/** Creates `tag` as an operator would: open the store, create it, close (which frees the lock). */
+async function createTag(store: string, tag: string): Promise<void> {
+  const opened = await openSegmentStore(store);
+  try {
+    await opened.createTag(tag, { after: 0n });
+  } finally {
+    await opened.close();
+  }
+}
+
 describe('PGlite directory lock: processes', () => {
   it('a second process is refused naming the holder; after kill -9 of the holder the next one takes over', async () => {
     const dir = fresh('pg');
     const store = `pglite:${dir}`;
+    await createTag(store, 'orders');
     // Paced to about one ID per ms: the holder keeps drawing without taking a core.
-    const holder = draw({ store, tag: 'orders', createTag: true, paceEvery: 1 }, fresh('ids'));
+    const holder = draw({ store, tag: 'orders', paceEvery: 1 }, fresh('ids'));
     children.push(holder.child);
     await holder.started;
     expect(lockOf(dir)).toMatchObject({ state: 'held', pid: holder.child.pid });
@@ -53,7 +64,7 @@ describe('PGlite directory lock: processes', () => {
     expect(union([ids]).duplicates).toEqual([]);
     // Closed normally: the lock says released, by the process that took it over.
     expect(lockOf(dir)).toMatchObject({ state: 'released', pid: next.child.pid });
-  });
+  }, 240_000); // Three PGlite starts, the first creating the database: 20 s and more on a loaded machine.
 
   it('a process that exits without closing the store releases the lock in its exit hook', () => {
     const dir = fresh('pg');
@@ -86,7 +97,8 @@ describe('PGlite directory lock: one process', () => {
       expect(error.message).toMatch(/is already open in this process \(pid \d+; lock file .*ids\.lock\)/);
     }
     const store = open[0]!.value;
-    const segments = await Segments.create({ store, tag: 't', createTag: true, step: 10 });
+    await store.createTag('t', { after: 0n });
+    const segments = await Segments.create({ store, tag: 't', step: 10 });
     expect(await segments.nextIds(3)).toEqual([1n, 2n, 3n]);
     await segments.close();
     await store.close();

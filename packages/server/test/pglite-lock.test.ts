@@ -1,6 +1,7 @@
 // Two `ids-server --segment-store pglite:DIR` on one directory: the second refuses to start,
 // naming the first; once the first is killed with -9, the next one starts and continues its IDs.
 import { join } from 'node:path';
+import { openSegmentStore } from '@ids/segment';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BinRun, call, scratch, startBin } from './helpers.js';
 
@@ -13,6 +14,9 @@ describe('one ids-server per PGlite directory', () => {
   });
 
   it('the second exits 1 with ERR_IDS_LOCK_HELD naming the first pid; after kill -9 of the first, the next serves on', async () => {
+    const store = await openSegmentStore(`pglite:${dir}`); // the operator creates the tag first
+    await store.createTag('orders', { after: 0n });
+    await store.close(); // and so frees the directory for the server
     const first = await startBin({ IDS_CLAIM_DIR: scratch() }, args);
     runs.push(first);
     const before = await call(first.url, 'GET', '/api/segment/ids/orders?count=5');
