@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Makes the system programs available that the tests run for real: etcd (@ids/machine-etcd),
-// Redis and PostgreSQL (the Redis and segment packages), and Chromium (the inspector page's
+// Redis and PostgreSQL (the Redis and segment packages), Chromium (the inspector page's
 // browser tests, driven by playwright-core: Playwright's own browser downloads need a host these
-// machines cannot reach). The tests start their own server processes on free loopback ports;
+// machines cannot reach), and promtool (@ids/server's /metrics is checked with it). The tests start their own server processes on free loopback ports;
 // this script only makes sure the binaries are installed.
 // Quiet and quick when they are; idempotent. For each service, in order:
 //   1. its *_URL / *_ENDPOINTS variable is set: the user points the tests at a server of
@@ -11,7 +11,7 @@
 //   3. root with apt-get (Debian, Ubuntu, the CI image): install the Debian package, all
 //      missing ones in one apt-get call.
 //   4. otherwise: exit 1 saying what to install or which variable to set.
-// Usage: node scripts/ensure-services.mjs [etcd] [redis] [postgres] [chromium]   (default: all)
+// Usage: node scripts/ensure-services.mjs [etcd] [redis] [postgres] [chromium] [promtool]   (default: all)
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -95,6 +95,17 @@ const SERVICES = {
       'or name any Chromium or Chrome executable: CHROMIUM_BIN=/path/to/chrome',
     ],
   },
+  promtool: {
+    external: undefined,
+    present: () => (process.env.PROMTOOL_BIN ? executable(process.env.PROMTOOL_BIN) : onPath('promtool')),
+    // Debian ships promtool in the server's package; nothing is started by installing it.
+    debian: 'prometheus',
+    howTo: [
+      "The tests of @ids/server check /metrics with Prometheus's promtool and none was found. Either install it:",
+      '  Debian/Ubuntu: sudo apt-get install --no-install-recommends prometheus    macOS: brew install prometheus',
+      '  elsewhere: a Prometheus release archive holds promtool; then set PROMTOOL_BIN=/path/to/promtool',
+    ],
+  },
 };
 
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SERVICES);
@@ -110,11 +121,13 @@ const external = (name) =>
   SERVICES[name].external !== undefined && Boolean(process.env[SERVICES[name].external]);
 const missing = wanted.filter((name) => !external(name) && !SERVICES[name].present());
 if (missing.length === 0) process.exit(0);
-if (missing.includes('chromium') && process.env.CHROMIUM_BIN) {
-  // The user named a browser: installing another one would not be the one the tests launch.
-  console.error(
-    `CHROMIUM_BIN=${process.env.CHROMIUM_BIN} is not an executable file.\n\n${explainOne('chromium')}`,
-  );
+for (const [name, variable] of [
+  ['chromium', 'CHROMIUM_BIN'],
+  ['promtool', 'PROMTOOL_BIN'],
+]) {
+  if (!missing.includes(name) || !process.env[variable]) continue;
+  // The user named the program: installing another one would not be the one the tests run.
+  console.error(`${variable}=${process.env[variable]} is not an executable file.\n\n${explainOne(name)}`);
   process.exit(1);
 }
 

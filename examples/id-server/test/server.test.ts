@@ -161,7 +161,7 @@ describe('machine ID and shutdown', () => {
 describe('node index.mjs', () => {
   const main = join(__dirname, '..', 'index.mjs');
 
-  it('starts on PORT=0, serves, and exits 0 on SIGTERM', async () => {
+  it('starts on PORT=0, serves, and exits 0 on SIGTERM after the default drain', async () => {
     const child = spawn(process.execPath, [main], {
       env: { PATH: process.env.PATH, PORT: '0', IDS_MACHINE_ID: '9' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -180,8 +180,11 @@ describe('node index.mjs', () => {
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
-    expect(out).toMatch(/SIGTERM: shutting down\nstopped\n/);
-  });
+    // The default drain (5 s): readiness 503 while still serving, then the close.
+    expect(out).toMatch(
+      /SIGTERM: shutting down\ndraining for 5000 ms: readiness answers 503, requests are still served\nclosing: no new connections; requests in flight finish\nstopped\n/,
+    );
+  }, 60_000);
 
   it('exits 2 with a message for a bad PORT or IDS_MACHINE_ID', async () => {
     for (const env of [{ PORT: 'eighty' }, { PORT: '0', IDS_MACHINE_ID: 'x' }]) {

@@ -29,6 +29,7 @@ interface Container {
   volumeMounts: { name: string; mountPath: string }[];
   readinessProbe: Probe;
   livenessProbe: Probe;
+  lifecycle: { preStop: { exec: { command: string[] } } };
 }
 interface Manifest {
   kind: string;
@@ -182,13 +183,20 @@ async function json<T>(pod: Pod, path: string, status = 200): Promise<T> {
   return (await response.json()) as T;
 }
 
-/** SIGTERM, once the pod is ready (so its signal handlers are in place); resolves with its exit code. */
+/**
+ * SIGTERM, once the pod is ready (so its signal handlers are in place): readiness turns 503 while
+ * IDs are still served (the drain, IDS_DRAIN_MS); resolves with its exit code.
+ */
 async function stop(pod: Pod): Promise<number | null> {
-  expect((await fetch(`${pod.url}${container.readinessProbe.httpGet.path}`)).status).toBe(200);
-  return new Promise((done) => {
-    pod.child.on('exit', (code) => done(code));
-    pod.child.kill('SIGTERM');
-  });
+  const readiness = `${pod.url}${container.readinessProbe.httpGet.path}`;
+  expect((await fetch(readiness)).status).toBe(200);
+  const exited = new Promise<number | null>((done) => pod.child.on('exit', (code) => done(code)));
+  pod.child.kill('SIGTERM');
+  let status = 200;
+  while (status === 200) status = (await fetch(readiness)).status;
+  expect(status).toBe(503);
+  expect((await fetch(`${pod.url}/id`, { headers: auth })).status).toBe(200);
+  return exited;
 }
 
 describe('the StatefulSet manifest', () => {
@@ -204,9 +212,13 @@ describe('the StatefulSet manifest', () => {
     const claimDir = literal('IDS_CLAIM_DIR');
     const mount = container.volumeMounts.find((m) => m.mountPath === claimDir)!;
     expect(spec.template.spec.volumes.find((v) => v.name === mount.name)?.emptyDir).toEqual({});
-    // SIGKILL comes after the grace period: the server's own shutdown bound must end first.
+    // The kubelet runs preStop, then sends SIGTERM; SIGKILL comes once the grace period, counted
+    // from preStop's start, is over. The sleep, the drain and the shutdown bound must all fit.
+    const [sleep, seconds] = container.lifecycle.preStop.exec.command;
+    expect(sleep).toBe('sleep');
+    expect(Number(seconds)).toBeGreaterThan(0);
     expect(spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(
-      Number(literal('IDS_SHUTDOWN_TIMEOUT_MS')),
+      Number(seconds) * 1000 + Number(literal('IDS_DRAIN_MS')) + Number(literal('IDS_SHUTDOWN_TIMEOUT_MS')),
     );
     expect(literal('IDS_MACHINE_ID_SOURCE')).toBe('auto');
     // The command is @ids/server's bin, as `npm i -g @ids/server` puts it on PATH.

@@ -2,7 +2,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_LINE, ids } from './helpers.js';
 
 const lines = (text: string) => text.trimEnd().split('\n');
@@ -103,6 +104,39 @@ describe('ids generate --scheme', () => {
     '%j: one error line',
     async (args, message) => {
       const result = await ids(['generate', ...args]);
+      expect(result.code).toBeGreaterThan(0);
+      expect(result.stderr).toMatch(ERROR_LINE);
+      expect(result.stderr).toMatch(message);
+    },
+    120_000,
+  );
+});
+
+// Issue 22 item 3: `--store redis://.../99` went to database 0 when the server had no database 99.
+describe.skipIf(!hasRedis())('ids generate --scheme segment --store redis://...', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  it.each([
+    ['99', /ERR_IDS_REDIS_DATABASE: .*received database 99: the server has databases 0 to 15/],
+    ['-1', /ERR_IDS_REDIS_OPTION: url: the database of .*received "-1" \(string\)/],
+  ])(
+    'database %s: one error line with the typed error',
+    async (db, message) => {
+      const result = await ids([
+        'generate',
+        '--scheme',
+        'segment',
+        '--store',
+        `${redis.url}/${db}`,
+        '--tag',
+        't',
+      ]);
       expect(result.code).toBeGreaterThan(0);
       expect(result.stderr).toMatch(ERROR_LINE);
       expect(result.stderr).toMatch(message);

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 const bin = join(__dirname, '..', 'dist', 'cli.js');
 
 describe('ids serve', () => {
-  it('serves IDs on a free loopback port with --machines 2, and exits 0 on SIGTERM', async () => {
+  it('serves IDs on a free loopback port with --machines 2, and exits 0 on SIGTERM after the default drain', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ids-serve-'));
     const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--machines', '2'], {
       env: { PATH: process.env.PATH ?? '', IDS_CLAIM_DIR: dir },
@@ -32,8 +32,11 @@ describe('ids serve', () => {
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
-    expect(out).toMatch(/stopped\n$/);
-  });
+    expect(out).toMatch(
+      /draining for 5000 ms: readiness answers 503, requests are still served\n(.*\n)*stopped\n$/,
+    );
+    // The drain takes its 5 s on top of the start.
+  }, 60_000);
 
   it('refuses a non-loopback --host without a token (exit 2), before listening', () => {
     const result = spawnSync(process.execPath, [bin, 'serve', '--host', '0.0.0.0', '--port', '0'], {

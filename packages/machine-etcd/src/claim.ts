@@ -23,6 +23,18 @@ export interface EtcdMachineIdOptions extends EtcdOptions {
    * each time the tick moved). Default 1,000; above 0, else EtcdOptionError.
    */
   readonly recordIntervalMs?: number;
+  /**
+   * The longest a claim waits, in ms, for the time an earlier holder recorded for its ID when
+   * that time lies ahead of this host's clock (the wait is reported once through `onError`);
+   * further ahead, the provider rejects with RecordedTimeAheadError. An integer from 0 to
+   * 2,147,483,647, else EtcdOptionError. Default: the TTL plus 60,000 ms.
+   */
+  readonly maxNotBeforeWaitMs?: number;
+  /**
+   * Receives the RecordedTimeWait notice of such a wait. Default: a process warning. Not a
+   * function: InvalidArgumentError.
+   */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** A machine ID held through an etcd lease; the generator watches it (see MachineIdClaim). */
@@ -77,7 +89,7 @@ export type EtcdMachineIdProvider = (context: MachineIdContext) => Promise<EtcdM
 export function etcdMachineId(options: EtcdMachineIdOptions = {}): EtcdMachineIdProvider {
   const s = validate(options);
   const optionError = (option: string, message: string) => new EtcdOptionError(option, message);
-  const { probes, recordIntervalMs } = holderOptions(options, optionError);
+  const choices = holderOptions(options, optionError, s.ttlSeconds);
   const scheduler = schedulerOf(options);
   const only = options.machineId;
   if (only !== undefined) integer(only, 'machineId', 0, 2 ** 30 - 1, optionError);
@@ -96,7 +108,7 @@ export function etcdMachineId(options: EtcdMachineIdOptions = {}): EtcdMachineId
     try {
       const holder = new Holder(
         store,
-        { ...s, probes, recordIntervalMs, bits, ...(only === undefined ? {} : { only }) },
+        { ...s, ...choices, bits, ...(only === undefined ? {} : { only }) },
         scheduler,
       );
       return (await holder.acquire()) as EtcdMachineIdClaim;

@@ -72,6 +72,15 @@ export class MachineIdSpaceFullError extends IdsError {
 }
 
 /**
+ * The time recorded for the claimed ID lies further ahead of this host's clock than
+ * `maxNotBeforeWaitMs`: the claim was given up rather than waited for.
+ */
+export class RecordedTimeAheadError extends IdsError {
+  readonly code = 'ERR_IDS_ETCD_TIME_AHEAD';
+  override readonly name = 'RecordedTimeAheadError';
+}
+
+/**
  * The lease behind a claim can no longer be trusted: the generator stops issuing IDs (it reports
  * MachineIdLostError with this as `cause`) until the claim is renewed.
  */
@@ -94,6 +103,7 @@ export const etcdErrors: LeaseErrors = {
   isLost: (error): error is EtcdLeaseLostError => error instanceof EtcdLeaseLostError,
   unavailable: (message, options) => new EtcdUnavailableError(message, options),
   spaceFull: (message) => new MachineIdSpaceFullError(message),
+  timeAhead: (message) => new RecordedTimeAheadError(message),
   bitsMismatch: (message) => new MachineBitsMismatchError(message),
   option: (option, message) => new EtcdOptionError(option, message),
   transient: (error) =>

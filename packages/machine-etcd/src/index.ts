@@ -1,5 +1,7 @@
 // @ids/machine-etcd: machine IDs for a fleet, held through etcd leases. The only package of
 // @ids that depends on etcd3 (and so on gRPC).
+
+export { RecordedTimeWait } from '@ids/machine-lease';
 export { type EtcdMachineIdCheck, etcdCheckMachineId } from './check.js';
 export {
   type EtcdMachineIdClaim,
@@ -17,6 +19,7 @@ export {
   type LeaseLossKind,
   MachineBitsMismatchError,
   MachineIdSpaceFullError,
+  RecordedTimeAheadError,
 } from './errors.js';
 export type { Owner } from './keys.js';
 export {

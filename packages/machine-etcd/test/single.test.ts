@@ -3,7 +3,6 @@
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import {
-  ClockMovedBackwardsError,
   FakeClock,
   IdGenerator,
   MachineIdLostError,
@@ -14,6 +13,7 @@ import {
 } from '@ids/engine';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
 import {
   CorruptClaimError,
   EtcdLeaseLostError,
@@ -21,6 +21,7 @@ import {
   etcdCheckMachineId,
   MachineBitsMismatchError,
   MachineIdSpaceFullError,
+  RecordedTimeAheadError,
 } from '../src/index.js';
 import { freePort } from '../src/testing.js';
 import {
@@ -299,17 +300,32 @@ describe('etcdMachineId', () => {
     await gen1.close();
     const lastTick = gen1.decompose(last).time;
 
-    const second = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
-    expect(second.machineId).toBe(0);
-    expect(second.notBefore).toBe(tickStartMs(layout, lastTick + 1) - 1);
-    // With a true clock, an hour behind the recorded time: refuses rather than reissue.
-    const gen2 = new IdGenerator({ layout, machineId: second });
-    await expect(gen2.nextId()).rejects.toBeInstanceOf(ClockMovedBackwardsError);
-    await gen2.close();
+    // With a true clock, an hour behind the recorded time: refuses rather than reissue (the
+    // claim gives up past maxNotBeforeWaitMs, the TTL plus a minute by default).
+    const second = await failure(claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast }));
+    expect(second.cause).toBeInstanceOf(RecordedTimeAheadError);
 
-    // A holder whose clock is just behind waits for the recorded tick to pass, then continues above it.
-    const third = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
+    // A holder whose clock is just behind waits for the recorded tick to pass (on its injected
+    // clock), then continues above it.
     const behind = new FakeClock(tickStartMs(layout, lastTick) - 5);
+    const scheduler = new FakeScheduler();
+    scheduler.wallStartMs = behind.now();
+    let noticed: () => void = () => undefined;
+    const said = new Promise<void>((resolve) => {
+      noticed = resolve;
+    });
+    const pending = claim(layout, {
+      endpoints: suite.server.endpoints,
+      prefix,
+      ...fast,
+      scheduler,
+      onError: () => noticed(),
+    } as Parameters<typeof claim>[1]);
+    await said;
+    await scheduler.advance(tickStartMs(layout, lastTick + 1) - behind.now());
+    const third = await pending;
+    expect(third.machineId).toBe(0);
+    expect(third.notBefore).toBe(tickStartMs(layout, lastTick + 1) - 1);
     const gen3 = new IdGenerator({ layout, machineId: third, clock: behind });
     const next = await gen3.nextId();
     expect(gen3.decompose(next).time).toBe(lastTick + 1);

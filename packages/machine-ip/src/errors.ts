@@ -21,7 +21,11 @@ export class MachineIdDoesNotFitError extends IdsError {
   override readonly name = 'MachineIdDoesNotFitError';
 }
 
-/** Listing the interfaces failed (Go passes the error of `net.InterfaceAddrs` through); `cause` holds it. */
+/**
+ * Listing the interfaces failed (Go passes the error of `net.InterfaceAddrs` through; `cause`
+ * holds it), or an injected list is not the shape `os.networkInterfaces()` returns (the message
+ * names the interface, the entry and the field).
+ */
 export class InterfaceListError extends IdsError {
   readonly code = 'ERR_IDS_INTERFACE_LIST';
   override readonly name = 'InterfaceListError';

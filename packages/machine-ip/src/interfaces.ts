@@ -100,13 +100,50 @@ export function checkAddressOptions(options: AddressOptions): Required<AddressOp
 }
 
 function listInterfaces(source: InterfaceSource): InterfaceList {
+  let list: unknown;
   try {
-    return source();
+    list = source();
   } catch (error) {
     throw new InterfaceListError(`listing the network interfaces failed: ${errorText(error)}`, {
       cause: error,
     });
   }
+  return checkInterfaceList(list);
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A list given by the caller is checked before any rule reads it, so that a wrong shape is
+ * named (which interface, which entry, which field) instead of surfacing as a TypeError deep in
+ * the address parsing. `family` is not read, but a wrong type there means a wrong shape too.
+ */
+function checkInterfaceList(list: unknown): InterfaceList {
+  const wrong = (at: string, expected: string, value: unknown) =>
+    new InterfaceListError(`the interface list${at}: expected ${expected}, received ${received(value)}`);
+  if (!isObject(list)) {
+    throw wrong(
+      '',
+      'an object of interface name to address entries (as os.networkInterfaces() returns)',
+      list,
+    );
+  }
+  for (const [name, entries] of Object.entries(list)) {
+    const at = `[${JSON.stringify(name)}]`;
+    if (entries === undefined) continue;
+    if (!Array.isArray(entries)) throw wrong(at, 'an array of address entries', entries);
+    entries.forEach((entry: unknown, i) => {
+      if (!isObject(entry)) throw wrong(`${at}[${i}]`, 'an object { address, family, internal }', entry);
+      if (typeof entry.address !== 'string') throw wrong(`${at}[${i}].address`, 'a string', entry.address);
+      if (typeof entry.internal !== 'boolean')
+        throw wrong(`${at}[${i}].internal`, 'a boolean', entry.internal);
+      if (typeof entry.family !== 'string' && typeof entry.family !== 'number') {
+        throw wrong(`${at}[${i}].family`, "'IPv4' or 'IPv6' (or 4 or 6)", entry.family);
+      }
+    });
+  }
+  return list as InterfaceList;
 }
 
 const named = (c: Candidate) => `${c.address} (${c.interface})`;

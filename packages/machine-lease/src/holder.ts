@@ -3,7 +3,7 @@ import { received } from '@ids/engine/internal';
 import { allocate } from './allocate.js';
 import type { Scheduler } from './keeper.js';
 import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
-import type { LeaseLost, LeaseStore, Watch } from './store.js';
+import type { Attempt, LeaseLost, LeaseStore, Watch } from './store.js';
 
 /** What a holder needs beyond the lease timing: how to find and record an ID. */
 export interface CheckedHolderOptions extends LeaseTiming {
@@ -15,6 +15,30 @@ export interface CheckedHolderOptions extends LeaseTiming {
   readonly bits: number;
   /** The one ID to hold (chosen by the user), instead of any free one. */
   readonly only?: number;
+  /** The longest wait, in ms, for a recorded time ahead of this host's clock. */
+  readonly maxNotBeforeWaitMs: number;
+  /** Receives the RecordedTimeWait notice. */
+  readonly onError: (error: unknown) => void;
+}
+
+/**
+ * The notice a claim gives, once per wait, through `onError` (by default a process warning)
+ * when the time an earlier holder recorded for its ID lies ahead of this host's clock: the
+ * claim is held, and handed to the generator once that time has passed here. Not a failure.
+ */
+export class RecordedTimeWait extends Error {
+  override readonly name = 'RecordedTimeWait';
+  constructor(
+    /** The machine ID waited for. */
+    readonly machineId: number,
+    /** The recorded time (Unix ms). */
+    readonly notBefore: number,
+    /** How long the claim waits, in ms. */
+    readonly waitMs: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** A machine ID held through a lease in some store; the generator watches it (see MachineIdClaim). */
@@ -92,12 +116,8 @@ export class Holder {
         ...(this.#settings.only === undefined ? {} : { only: this.#settings.only }),
         stillValid: () => this.#stillValid(lease),
       });
-      if (attempt.quarantineMs !== undefined && attempt.quarantineMs > 0) {
-        // The store may have forgotten a live holder of this ID (a restart without
-        // persistence): that holder fences within one TTL of its last confirmed keepalive,
-        // which was before the store forgot; the store says how long that can still be.
-        await this.#pause(attempt.quarantineMs);
-      }
+      const waitMs = this.#waitBeforeIssuing(id, attempt);
+      if (waitMs > 0) await this.#pause(waitMs);
       this.#stillValid(lease);
       if (id !== this.#id) {
         this.#id = id;
@@ -111,6 +131,40 @@ export class Holder {
       await this.#store.revoke(lease.id).catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * How long to hold the claim before handing it out. The store may have forgotten a live
+   * holder of this ID (Redis restarted without persistence): that holder fences within one TTL
+   * of its last confirmed keepalive, which was before the store forgot, and the store says how
+   * long that can still be. Otherwise, a time an earlier holder recorded ahead of this clock
+   * (its clock ran ahead, or it recorded a horizon) is waited out here, said once and bounded
+   * by maxNotBeforeWaitMs, rather than left to the generator's clock-backwards bound.
+   * @throws the store's timeAhead error past the bound.
+   */
+  #waitBeforeIssuing(id: number, attempt: Extract<Attempt, { held: true }>): number {
+    if (attempt.quarantineMs !== undefined && attempt.quarantineMs > 0) return attempt.quarantineMs;
+    if (attempt.notBefore === undefined) return 0;
+    const now = this.#scheduler.wallNow?.() ?? Date.now();
+    // notBefore is the last instant already used: the wait ends just past it.
+    const waitMs = Math.floor(attempt.notBefore - now) + 1;
+    if (waitMs <= 0) return 0;
+    const max = this.#settings.maxNotBeforeWaitMs;
+    const recorded = `the time recorded for machine ID ${id} in ${this.#store.name} (${new Date(attempt.notBefore).toISOString()})`;
+    if (waitMs > max) {
+      throw this.#store.errors.timeAhead(
+        `${recorded} is ${waitMs} ms ahead of this host's clock (${new Date(now).toISOString()}): expected at most maxNotBeforeWaitMs = ${max} ms. An earlier holder's clock ran ahead, or the record was written by hand: check the clocks, or raise maxNotBeforeWaitMs`,
+      );
+    }
+    this.#settings.onError(
+      new RecordedTimeWait(
+        id,
+        attempt.notBefore,
+        waitMs,
+        `waiting ${waitMs} ms before issuing: ${recorded} is ahead of this host's clock (at most maxNotBeforeWaitMs = ${max} ms)`,
+      ),
+    );
+    return waitMs;
   }
 
   #releasedError(): LeaseLost {

@@ -3,7 +3,13 @@
 // @ids/engine: each store package brings its client.
 export { type AllocateOptions, allocate, listTaken } from './allocate.js';
 export { bounded, StoreTimeout } from './bounded.js';
-export { type CheckedHolderOptions, Holder, type HolderSettings, type LeasedClaim } from './holder.js';
+export {
+  type CheckedHolderOptions,
+  Holder,
+  type HolderSettings,
+  type LeasedClaim,
+  RecordedTimeWait,
+} from './holder.js';
 export {
   type Keepalive,
   type KeeperTiming,
@@ -14,6 +20,7 @@ export {
 } from './keeper.js';
 export { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
 export {
+  type CheckedHolderChoices,
   type CheckedLeaseOptions,
   checkAskedId,
   checkLeaseOptions,
@@ -26,7 +33,9 @@ export {
   type LeaseOptions,
   type LeaseSettings,
   leaseSettings,
+  MAX_TIMER_MS,
   ms,
+  NOT_BEFORE_WAIT_SLACK_MS,
   type OptionError,
   readRecordedTime,
   recordedTime,

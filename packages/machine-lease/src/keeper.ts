@@ -10,11 +10,14 @@ export interface Scheduler {
   now(): number;
   /** Calls `fn` after `ms`; returns a function that cancels it. */
   setTimer(fn: () => void, ms: number): () => void;
+  /** Unix time in ms, to compare with times recorded in the store. Default: Date.now(). */
+  wallNow?(): number;
 }
 
 /** performance.now() and unref'd timers: a lease kept alive never keeps the process alive by itself. */
 export const realScheduler: Scheduler = {
   now: () => performance.now(),
+  wallNow: () => Date.now(),
   setTimer(fn, ms) {
     const timer = setTimeout(fn, Math.max(0, ms));
     timer.unref();

@@ -1,4 +1,4 @@
-import { checkInteger, DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
+import { checkInteger, checkOnError, DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import type { LeaseTiming } from './lease.js';
 
@@ -8,6 +8,13 @@ export const DEFAULT_TTL_SECONDS = 10;
 export const DEFAULT_TIMEOUT_MS = 3000;
 /** Random IDs tried before listing the taken ones. */
 export const DEFAULT_PROBES = 3;
+/**
+ * What the default `maxNotBeforeWaitMs` allows beyond one TTL, in ms: room for clocks that
+ * disagree (a Redis claim's own unknown-past record is one TTL ahead of its writer's clock).
+ */
+export const NOT_BEFORE_WAIT_SLACK_MS = 60_000;
+/** Node's longest timer (2^31 - 1 ms, about 24.8 days): a longer setTimeout fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The options every leased provider shares, as the user gives them (each store documents them). */
 export interface LeaseOptions {
@@ -29,6 +36,18 @@ export interface HolderOptions {
   readonly probes?: number;
   /** How often, in ms, the generator records the time it reached. */
   readonly recordIntervalMs?: number;
+  /**
+   * The longest a claim waits, in ms, for the time an earlier holder recorded for its ID when
+   * that time lies ahead of this host's clock; further ahead, the provider rejects with the
+   * store's recorded-time-ahead error. An integer from 0 to 2,147,483,647 (Node's timer
+   * maximum). Default: the TTL plus 60,000 ms.
+   */
+  readonly maxNotBeforeWaitMs?: number;
+  /**
+   * Receives what a claim reports without failing: the notice (a RecordedTimeWait), once per
+   * wait, that it waits for a recorded time. Default: a process warning.
+   */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** Makes the store's option error: `option` names the option at fault. */
@@ -88,11 +107,24 @@ export function checkLeaseOptions(o: LeaseOptions, error: OptionError): CheckedL
   return { ttlSeconds, marginMs, intervalMs, timeoutMs, bits };
 }
 
-/** Validates `probes` and `recordIntervalMs`. */
+/** The validated HolderOptions. */
+export interface CheckedHolderChoices {
+  /** Random IDs tried before listing the taken ones. */
+  readonly probes: number;
+  /** How often, in ms, the generator records the time it reached. */
+  readonly recordIntervalMs: number;
+  /** The longest wait, in ms, for a recorded time ahead of the clock (the default filled in). */
+  readonly maxNotBeforeWaitMs: number;
+  /** Receives the RecordedTimeWait notice (a process warning by default). */
+  readonly onError: (error: unknown) => void;
+}
+
+/** Validates `probes`, `recordIntervalMs`, `maxNotBeforeWaitMs` (its default needs the TTL) and `onError`. */
 export function holderOptions(
   o: HolderOptions,
   error: OptionError,
-): { probes: number; recordIntervalMs: number } {
+  ttlSeconds: number,
+): CheckedHolderChoices {
   const probes = integer(o.probes ?? DEFAULT_PROBES, 'probes', 0, 64, error);
   const recordIntervalMs = ms(
     o.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS,
@@ -100,7 +132,14 @@ export function holderOptions(
     false,
     error,
   );
-  return { probes, recordIntervalMs };
+  const maxNotBeforeWaitMs = integer(
+    o.maxNotBeforeWaitMs ?? Math.min(ttlSeconds * 1000 + NOT_BEFORE_WAIT_SLACK_MS, MAX_TIMER_MS),
+    'maxNotBeforeWaitMs',
+    0,
+    MAX_TIMER_MS,
+    error,
+  );
+  return { probes, recordIntervalMs, maxNotBeforeWaitMs, onError: checkOnError(o.onError) };
 }
 
 /**

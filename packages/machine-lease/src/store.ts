@@ -33,6 +33,11 @@ export interface LeaseErrors {
   spaceFull(message: string): Error;
   /** A claim under the prefix does not fit the field. */
   bitsMismatch(message: string): Error;
+  /**
+   * The time recorded for the ID lies further ahead of this host's clock than
+   * `maxNotBeforeWaitMs`: the claim is given up rather than waited for.
+   */
+  timeAhead(message: string): Error;
   /** A value given to the claim that cannot work (`record(NaN)`); `option` names it. */
   option(option: string, message: string): Error;
   /** Whether renewing should retry after `error` (unreachable, lost, full) rather than give up. */
@@ -58,6 +63,7 @@ export type Attempt =
        * Set by a store that can forget claims (Redis without persistence): how long, in ms from
        * now, the holder must hold the claim without issuing from it, because an earlier holder
        * the store forgot may still be issuing until then (its own fence ends it within a TTL).
+       * Not for a recorded time ahead of the clock: the holder waits for `notBefore` itself.
        */
       readonly quarantineMs?: number;
       /** Where a watch of the claim starts so that it misses nothing (etcd: a revision). */

@@ -20,12 +20,21 @@ export class FakeScheduler implements Scheduler {
   /** Every duration asked for, in order. */
   readonly requested: number[] = [];
 
+  readonly #start: number;
+
   constructor(start = 1_000_000) {
     this.clock = new FakeClock(start);
+    this.#start = start;
   }
 
   now(): number {
     return this.clock.now();
+  }
+
+  /** Unix ms: `wallStartMs` (default: real time at construction) plus the fake time moved since. */
+  wallStartMs = Date.now();
+  wallNow(): number {
+    return this.wallStartMs + (this.clock.now() - this.#start);
   }
 
   setTimer(fn: () => void, ms: number): () => void {

@@ -1,7 +1,7 @@
 import type { MachineIdClaim } from '@ids/engine';
 import { errorText } from '@ids/engine';
 import { type RedisMachineIdOptions, redisMachineId } from './claim.js';
-import { redact } from './options.js';
+import { redact } from './url.js';
 
 /** What the `auto` chain tells a step (the fields this step reads). */
 export interface RedisAutoStepContext {

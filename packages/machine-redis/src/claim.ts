@@ -51,9 +51,10 @@ export type RedisMachineIdProvider = (context: MachineIdContext) => Promise<Redi
  */
 export function redisMachineId(options: RedisMachineIdOptions = {}): RedisMachineIdProvider {
   const s = validate(options);
-  const { probes, recordIntervalMs } = holderOptions(
+  const choices = holderOptions(
     options,
     (option, message) => new RedisOptionError(option, message),
+    s.ttlSeconds,
   );
   const scheduler = schedulerOf(options);
   return async ({ bits }: MachineIdContext) => {
@@ -64,7 +65,7 @@ export function redisMachineId(options: RedisMachineIdOptions = {}): RedisMachin
     }
     const store = new RedisStore(new Connection(options, s.url, s.timeoutMs), s.prefix);
     try {
-      const holder = new Holder(store, { ...s, probes, recordIntervalMs, bits }, scheduler);
+      const holder = new Holder(store, { ...s, ...choices, bits }, scheduler);
       return (await holder.acquire()) as RedisMachineIdClaim;
     } catch (error) {
       store.close();

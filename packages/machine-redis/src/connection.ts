@@ -1,8 +1,9 @@
 import { errorText } from '@ids/engine';
 import { bounded, StoreTimeout } from '@ids/machine-lease';
 import { type Cluster, Redis } from 'ioredis';
-import { RedisRequestError, RedisUnavailableError } from './errors.js';
-import { type RedisConnectionOptions, redact } from './options.js';
+import { RedisDatabaseError, RedisRequestError, RedisUnavailableError } from './errors.js';
+import type { RedisConnectionOptions } from './options.js';
+import { checkDatabase, redact } from './url.js';
 
 /** Replies and client errors that waiting will not fix: credentials, permissions, TLS. */
 const PERMANENT = /^(WRONGPASS|NOAUTH|NOPERM|ERR AUTH|ERR invalid password|ERR Client sent AUTH)/;
@@ -34,6 +35,8 @@ export class Connection {
   #closed = false;
   /** Whether the client was ready once: then "not ready" means the connection was lost. */
   #wasReady = false;
+  /** Resolves once a client of ours is known to be in the database its URL names. */
+  #database: Promise<void> | undefined;
   readonly #onError = (error: unknown) => {
     this.#lastError = error;
   };
@@ -119,6 +122,17 @@ export class Connection {
     try {
       return await bounded(ms, async (timeUp) => {
         await Promise.race([this.#ready(ms), timeUp]);
+        if (this.#owned) {
+          this.#database ??= checkDatabase(this.client as Redis, this.#where);
+          // A failed check is asked again next time (the server may have been unreachable).
+          await Promise.race([
+            this.#database.catch((error) => {
+              this.#database = undefined;
+              throw error;
+            }),
+            timeUp,
+          ]);
+        }
         if (performance.now() - start >= ms) throw new StoreTimeout();
         return fn(this.client);
       });
@@ -129,7 +143,13 @@ export class Connection {
 
   /** Sorts a failure into RedisRequestError (waiting will not help) or RedisUnavailableError. */
   translate(what: string, raw: unknown, ms: number): Error {
-    if (raw instanceof RedisUnavailableError || raw instanceof RedisRequestError) return raw;
+    if (
+      raw instanceof RedisUnavailableError ||
+      raw instanceof RedisRequestError ||
+      raw instanceof RedisDatabaseError
+    ) {
+      return raw;
+    }
     if (raw instanceof StoreTimeout) {
       const last = this.#lastError === undefined ? '' : ` (last error: ${errorText(this.#lastError)})`;
       return new RedisUnavailableError(

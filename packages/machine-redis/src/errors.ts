@@ -35,6 +35,25 @@ export class RedisRequestError extends IdsError {
   override readonly name = 'RedisRequestError';
 }
 
+/**
+ * The database a URL names cannot be selected: the server has fewer (its `databases` setting),
+ * or refuses SELECT. Waiting will not fix it.
+ */
+export class RedisDatabaseError extends IdsError {
+  readonly code = 'ERR_IDS_REDIS_DATABASE';
+  override readonly name = 'RedisDatabaseError';
+  constructor(
+    /** The database asked for. */
+    readonly database: number,
+    /** How many databases the server has (0 to this minus 1), when it said. */
+    readonly databases: number | undefined,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** A key under the prefix that this package did not write: its value is not a claim, a time or an ID. */
 export class RedisCorruptClaimError extends IdsError {
   readonly code = 'ERR_IDS_REDIS_CORRUPT_KEY';
@@ -61,6 +80,15 @@ export class RedisSpaceFullError extends IdsError {
 }
 
 /**
+ * The time recorded for the claimed ID lies further ahead of this host's clock than
+ * `maxNotBeforeWaitMs`: the claim was given up rather than waited for.
+ */
+export class RedisRecordedTimeAheadError extends IdsError {
+  readonly code = 'ERR_IDS_REDIS_TIME_AHEAD';
+  override readonly name = 'RedisRecordedTimeAheadError';
+}
+
+/**
  * The claim behind a generator can no longer be trusted: the generator stops issuing IDs (it
  * reports MachineIdLostError with this as `cause`) until the claim is renewed.
  */
@@ -83,6 +111,7 @@ export const redisErrors: LeaseErrors = {
   isLost: (error): error is RedisLeaseLostError => error instanceof RedisLeaseLostError,
   unavailable: (message, options) => new RedisUnavailableError(message, options),
   spaceFull: (message) => new RedisSpaceFullError(message),
+  timeAhead: (message) => new RedisRecordedTimeAheadError(message),
   bitsMismatch: (message) => new RedisBitsMismatchError(message),
   option: (option, message) => new RedisOptionError(option, message),
   transient: (error) =>

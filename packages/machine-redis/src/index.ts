@@ -1,5 +1,7 @@
 // @ids/machine-redis: machine IDs for a fleet through Redis. The only package of @ids that
 // depends on a Redis client (ioredis).
+
+export { RecordedTimeWait } from '@ids/machine-lease';
 export {
   type RedisAutoStep,
   type RedisAutoStepAnswer,
@@ -22,8 +24,10 @@ export {
   type LeaseLossKind,
   RedisBitsMismatchError,
   RedisCorruptClaimError,
+  RedisDatabaseError,
   RedisLeaseLostError,
   RedisOptionError,
+  RedisRecordedTimeAheadError,
   RedisRequestError,
   RedisSpaceFullError,
   RedisUnavailableError,
@@ -35,3 +39,4 @@ export {
   type RedisConnectionOptions,
   type RedisLeaseOptions,
 } from './options.js';
+export { openRedisClient, parseRedisUrl, type RedisUrl } from './url.js';

@@ -2,6 +2,7 @@ import { received } from '@ids/engine/internal';
 import { type CheckedLeaseOptions, checkLeaseOptions, type LeaseOptions } from '@ids/machine-lease';
 import type { Cluster, RedisOptions as IoRedisOptions, Redis } from 'ioredis';
 import { RedisOptionError } from './errors.js';
+import { parseRedisUrl } from './url.js';
 
 /** Where claims live when no prefix is given. */
 export const DEFAULT_REDIS_PREFIX = 'ids:machine-id';
@@ -12,8 +13,9 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export interface RedisConnectionOptions {
   /**
    * `redis://[[user]:password@]host:port[/db]` or `rediss://...` (TLS). Default: the
-   * `IDS_REDIS_URL` environment variable, else `redis://127.0.0.1:6379`. A malformed URL is
-   * RedisOptionError; an unreachable server gives RedisUnavailableError within `timeoutMs`.
+   * `IDS_REDIS_URL` environment variable, else `redis://127.0.0.1:6379`. A malformed URL, or a
+   * database that is not a number 0 or more, is RedisOptionError; a database the server does not
+   * have is RedisDatabaseError; an unreachable server gives RedisUnavailableError within `timeoutMs`.
    */
   readonly url?: string;
   /**
@@ -52,42 +54,6 @@ export interface CheckedRedisOptions extends CheckedLeaseOptions {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
-}
-
-/** The URL without its password, for messages. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(a URL that does not parse)';
-  }
-}
-
-/** `redis://` or `rediss://`, a host, an optional port and database number, nothing else. */
-export function parseUrl(value: unknown, option: string): string {
-  const expected =
-    'expected redis://[[user]:password@]host[:port][/db] or rediss://... (no query or fragment)';
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new RedisOptionError(option, `${expected}, received ${received(value)}`);
-  }
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    throw new RedisOptionError(option, `${expected}, received ${received(redact(value))}`);
-  }
-  if (
-    (url.protocol !== 'redis:' && url.protocol !== 'rediss:') ||
-    url.hostname === '' ||
-    !/^(\/(\d{1,2})?)?$/.test(url.pathname) ||
-    url.search !== '' ||
-    url.hash !== ''
-  ) {
-    throw new RedisOptionError(option, `${expected}, received ${received(redact(value))}`);
-  }
-  return value.trim();
 }
 
 const PREFIX = /^[\x21-\x7a\x7c\x7e]{1,200}$/;
@@ -131,9 +97,9 @@ export function connectionUrl(
       `expected an object of ioredis options, received ${received(o.redisOptions)}`,
     );
   }
-  if (o.url !== undefined) return parseUrl(o.url, 'url');
+  if (o.url !== undefined) return parseRedisUrl(o.url, 'url').url;
   const fromEnv = env.IDS_REDIS_URL;
-  if (fromEnv !== undefined && fromEnv.trim() !== '') return parseUrl(fromEnv, 'IDS_REDIS_URL');
+  if (fromEnv !== undefined && fromEnv.trim() !== '') return parseRedisUrl(fromEnv, 'IDS_REDIS_URL').url;
   return DEFAULT_REDIS_URL;
 }
 

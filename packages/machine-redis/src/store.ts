@@ -145,9 +145,8 @@ export class RedisStore implements LeaseStore {
     }
     lease.ids.add(id);
     const notBefore = data === '' ? undefined : parseTime(timeKey, data);
-    const quarantineMs =
-      status === 2 ? lease.ttlMs : notBefore === undefined ? 0 : Math.max(0, notBefore - Date.now());
-    return { held: true, notBefore, quarantineMs, revision: '' };
+    // A recorded time ahead of the clock is the holder's to wait for (bounded, and said).
+    return { held: true, notBefore, quarantineMs: status === 2 ? lease.ttlMs : 0, revision: '' };
   }
 
   async listTaken(): Promise<Set<number>> {

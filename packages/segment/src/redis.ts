@@ -1,5 +1,6 @@
-// The Redis store: INCRBY on one key per tag. ioredis is imported inside the factory, so
-// importing @ids/segment does not load it.
+// The Redis store: INCRBY on one key per tag. @ids/machine-redis (and through it ioredis),
+// which opens every redis:// URL of @ids, is imported inside the factory, so importing
+// @ids/segment does not load it.
 import { errorText, InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { StoreCorruptError, UnknownTagError } from './errors.js';
@@ -22,7 +23,11 @@ export interface RedisClient {
 
 /** How `redisStore` reaches Redis. */
 export interface RedisStoreOptions {
-  /** A `redis://` URL; the store opens an ioredis client and closes it on `close()`. */
+  /**
+   * A `redis://[[user]:password@]host[:port][/db]` URL; the store opens an ioredis client and
+   * closes it on `close()`. A malformed URL or database is RedisOptionError, a database the
+   * server does not have RedisDatabaseError (both from @ids/machine-redis).
+   */
   readonly url?: string;
   /** Your own ioredis client (anything with `eval`): used as is, never closed. */
   readonly client?: RedisClient;
@@ -59,7 +64,8 @@ return {held}`;
  * UnknownTagError, never 1 again, until an operator creates the tag again above the highest ID
  * it issued (createTag; nothing in Redis can remember that number for it).
  *
- * @throws InvalidArgumentError when neither or both of url and client are given, or for a bad prefix.
+ * @throws InvalidArgumentError when neither or both of url and client are given, or for a bad
+ * prefix; RedisOptionError or RedisDatabaseError for a bad URL (see `url`).
  */
 export async function redisStore(options: RedisStoreOptions): Promise<SegmentStore> {
   const { url, client } = options ?? {};
@@ -82,13 +88,9 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
     }
     redis = client;
   } else {
-    if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) {
-      throw new InvalidArgumentError(`url: expected a redis:// URL, received ${received(url)}`);
-    }
-    const { Redis } = await import('ioredis');
+    const { openRedisClient } = await import('@ids/machine-redis');
     const timeoutMs = options.timeoutMs ?? 5000;
-    const own = new Redis(url, {
-      lazyConnect: true,
+    const own = await openRedisClient(url, {
       commandTimeout: timeoutMs,
       connectTimeout: timeoutMs,
       // Fail a command at once while the server is away (Segments serves from its buffers and
@@ -96,8 +98,6 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
     });
-    own.on('error', () => undefined);
-    await own.connect();
     redis = own as unknown as RedisClient;
     close = async () => {
       own.disconnect();

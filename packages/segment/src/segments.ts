@@ -67,6 +67,8 @@ export interface SegmentsStats {
   readonly step: number;
   /** Store calls made for segments so far (each one round trip). */
   readonly roundTrips: number;
+  /** Times the current segment was used up and another took its place (the first one is not counted). */
+  readonly switches: number;
   /** IDs held and not yet issued: the rest of the current segment plus the fetched next one. */
   readonly remaining: bigint;
   /** The highest ID the store has handed this process (issued or held), 0n before the first. */
@@ -110,6 +112,7 @@ export class Segments {
   #lastFetchAt: number | undefined;
   #highest = 0n;
   #roundTrips = 0;
+  #adopted = 0;
   #closed = false;
 
   private constructor(options: SegmentsOptions) {
@@ -173,6 +176,7 @@ export class Segments {
     return {
       step: this.#step,
       roundTrips: this.#roundTrips,
+      switches: Math.max(0, this.#adopted - 1),
       remaining: current + next,
       highest: this.#highest,
     };
@@ -264,6 +268,7 @@ export class Segments {
   }
 
   #adopt(range: SegmentRange): void {
+    this.#adopted += 1;
     this.#cur = range.first;
     this.#last = range.last;
     this.#size = range.last - range.first + 1n;

@@ -77,6 +77,7 @@ describe('the double buffer', () => {
     const { store: s, state } = faulty(store);
     const segments = await onFreshTag(s, 100);
     expect(state.calls.length).toBe(1);
+    expect(segments.stats).toMatchObject({ step: 100, roundTrips: 1, switches: 0, remaining: 100n });
     for (let i = 1; i <= 10; i++) expect(segments.nextSync()).toBe(BigInt(i));
     expect(state.calls.length).toBe(1);
     expect(segments.nextSync()).toBe(11n); // the 11th ID: 10% used, the fetch starts
@@ -86,6 +87,12 @@ describe('the double buffer', () => {
     // The rest of the first segment and the whole second one, from memory, no wait.
     for (let i = 12; i <= 200; i++) expect(segments.nextSync()).toBe(BigInt(i));
     expect(state.calls.length).toBe(3);
+    // 101 took the first segment's place; 200 is the last of the second, so no second switch yet.
+    expect(segments.stats.switches).toBe(1);
+    await turn();
+    await turn();
+    expect(segments.nextSync()).toBe(201n);
+    expect(segments.stats.switches).toBe(2);
     await segments.close();
   });
 

@@ -2,6 +2,7 @@
 // the step/offset sequences across two databases, and what each store holds that is corrupt.
 
 import { InvalidArgumentError } from '@ids/engine';
+import { RedisDatabaseError, RedisOptionError } from '@ids/machine-redis';
 import {
   hasPostgres,
   hasRedis,
@@ -193,6 +194,39 @@ describe.skipIf(!hasRedis())('Redis', () => {
   });
 
   contract('redis', () => redisStore({ url: server.url }));
+
+  // Issue 22 item 3: the database of the URL was dropped to 0 when the server did not have it.
+  it('a database the server does not have: RedisDatabaseError, from redisStore and openSegmentStore', async () => {
+    for (const open of [
+      () => redisStore({ url: `${server.url}/99` }),
+      () => openSegmentStore(`${server.url}/99`),
+    ]) {
+      const error = await open().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(RedisDatabaseError);
+      expect((error as RedisDatabaseError).database).toBe(99);
+      expect((error as Error).message).toContain('received database 99: the server has databases 0 to 15');
+    }
+  });
+
+  it.each(['abc', '-1'])('a database %j in the URL: RedisOptionError', async (db) => {
+    await expect(openSegmentStore(`${server.url}/${db}`)).rejects.toThrow(RedisOptionError);
+    await expect(openSegmentStore(`${server.url}/${db}`)).rejects.toThrow(
+      `expected a database number from 0 to 2,147,483,647, received "${db}" (string)`,
+    );
+  });
+
+  it('a database the server has: the tag lives there', async () => {
+    const store = await openSegmentStore(`${server.url}/5`);
+    await store.createTag('in-db-5', { after: 41n, step: 1 });
+    const db5 = new Redis(`${server.url}/5`);
+    expect(await db5.get('ids:segment:in-db-5')).toBe('41');
+    expect(await redis.exists('ids:segment:in-db-5')).toBe(0);
+    db5.disconnect();
+    await store.close();
+  });
 
   it.each([
     ['a non-numeric value', 'twelve'],

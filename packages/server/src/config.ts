@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { errorText } from '@ids/engine';
 import { ServerConfigError } from './errors.js';
 import { SERVER_LAYOUTS } from './layouts.js';
-import type { IdServerOptions } from './server.js';
+import { DEFAULT_DRAIN_MS, type IdServerOptions } from './server.js';
 import { machineIdList, machineIdSources, splitList } from './sources.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -89,9 +89,27 @@ const FLAGS = {
   'shutdown-timeout': {
     type: 'string',
     env: 'IDS_SHUTDOWN_TIMEOUT_MS',
-    help: 'bound on a graceful shutdown in ms (default 10000)',
+    help: 'bound on a graceful shutdown in ms, after the drain (default 10000)',
+  },
+  drain: {
+    type: 'string',
+    env: 'IDS_DRAIN_MS',
+    help: `ms served after SIGTERM with readiness 503, before closing (default ${DEFAULT_DRAIN_MS}; SIGINT skips it)`,
+  },
+  'log-format': {
+    type: 'string',
+    env: 'IDS_LOG_FORMAT',
+    help: 'text (default) or json: one JSON object a line, with time and level',
+  },
+  'access-log': {
+    type: 'boolean',
+    env: 'IDS_ACCESS_LOG',
+    help: 'log each request: method, path, status, duration, client (IDS_ACCESS_LOG=1)',
   },
 } as const;
+
+/** How `ids-server` writes its log lines. */
+export type LogFormat = 'text' | 'json';
 
 /**
  * The `--help` text of `ids-server` (and `ids serve`, which passes its own name and its
@@ -109,7 +127,7 @@ export function serverHelp(
 
 Serves IDs over HTTP: GET /id, /ids?count=N, /ids/{id}, /layout, /health/live, /health/ready,
 /metrics, /openapi.json, the inspector page at / (and /tokens with Redis, /api/segment/... with
-a segment store). Stops gracefully on SIGTERM or SIGINT.
+a segment store). On SIGTERM: drains (--drain), then stops gracefully; SIGINT skips the drain.
 
 Options (flag, environment variable; a flag wins):
 ${lines.join('\n')}
@@ -153,7 +171,9 @@ export type ParsedCommandLine =
 export function parseServerArgs(args: readonly string[], env: Env = process.env): ParsedCommandLine {
   let values: Record<string, string | boolean | undefined>;
   try {
-    const options = Object.fromEntries(Object.keys(FLAGS).map((name) => [name, { type: 'string' as const }]));
+    const options = Object.fromEntries(
+      Object.entries(FLAGS).map(([name, flag]) => [name, { type: flag.type }]),
+    );
     ({ values } = parseArgs({
       args: [...args],
       options: { ...options, help: { type: 'boolean', short: 'h' } },
@@ -175,6 +195,18 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
     const got = get(name);
     return got === undefined ? undefined : integer(got.value.trim(), got.what);
   };
+  // A boolean flag given, else its variable as 1/true or 0/false.
+  const on = (name: keyof typeof FLAGS): boolean | undefined => {
+    if (values[name] === true) return true;
+    const variable = env[FLAGS[name].env]?.trim();
+    if (variable === undefined || variable === '') return undefined;
+    if (variable === '1' || variable === 'true') return true;
+    if (variable === '0' || variable === 'false') return false;
+    throw new ServerConfigError(
+      `${FLAGS[name].env}: expected 1, true, 0 or false, received ${JSON.stringify(variable)}`,
+    );
+  };
+  logFormatOf(get('log-format'));
   const ids = get('machine-id');
   const machineIds = ids ? (machineIdList(ids.value, ids.what) ?? []) : undefined;
   let authToken = env.IDS_AUTH_TOKEN || undefined;
@@ -209,8 +241,34 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
     maxCount: num('max-count'),
     requestTimeoutMs: num('request-timeout'),
     shutdownTimeoutMs: num('shutdown-timeout'),
+    drainMs: num('drain'),
+    accessLog: on('access-log'),
     env,
   };
   for (const key of Object.keys(options)) if (options[key] === undefined) delete options[key];
   return { help: false, options: options as IdServerOptions };
+}
+
+function logFormatOf(got: { value: string; what: string } | undefined): LogFormat {
+  const value = got?.value.trim() ?? 'text';
+  if (value === 'text' || value === 'json') return value;
+  throw new ServerConfigError(`${got?.what}: expected text or json, received ${JSON.stringify(value)}`);
+}
+
+/**
+ * The log format the command line asks for (`--log-format`, else IDS_LOG_FORMAT, else text),
+ * read on its own so that even a command line `parseServerArgs` rejects is answered in it.
+ * @throws ServerConfigError for a format other than text or json.
+ */
+export function readLogFormat(args: readonly string[], env: Env = process.env): LogFormat {
+  const { values } = parseArgs({
+    args: [...args],
+    options: { 'log-format': { type: 'string' } },
+    strict: false,
+    allowPositionals: true,
+  });
+  const flag = values['log-format'];
+  if (typeof flag === 'string') return logFormatOf({ value: flag, what: '--log-format' });
+  const variable = env.IDS_LOG_FORMAT;
+  return logFormatOf(variable ? { value: variable, what: 'IDS_LOG_FORMAT' } : undefined);
 }

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { IdsError } from '@ids/engine';
 import { HttpError, quote } from './errors.js';
+import type { RequestEvent } from './events.js';
 import type { ServerMetrics } from './metrics.js';
 import type { RouteReply, ServerRoute } from './routes.js';
 
@@ -25,6 +26,8 @@ export interface HttpGuards {
   readonly now: () => number;
   /** Unexpected failures (answered 500 without detail). */
   readonly onError: (error: unknown) => void;
+  /** The access log: each request once answered; undefined for none (nothing is built then). */
+  readonly accessLog?: ((event: RequestEvent) => void) | undefined;
 }
 
 function send(
@@ -141,6 +144,7 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
     guards.token === undefined ? undefined : createHash('sha256').update(guards.token).digest();
   const limiter = guards.rateLimit === undefined ? undefined : new RateLimiter(guards.rateLimit, guards.now);
   const listed = [...new Set(routes.map((r) => r.path))].join(', ');
+  const accessLog = guards.accessLog;
 
   function match(method: string, path: string): { route: ServerRoute; params: string[] } {
     let allowed: string[] | undefined;
@@ -271,7 +275,24 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
       else send(res, status, errorReply(failure), status === 413 ? { connection: 'close' } : undefined);
     } finally {
       metrics.inFlight.dec();
-      latencyOf(label, method, status).observe((performance.now() - t0) / 1000);
+      const ms = performance.now() - t0;
+      latencyOf(label, method, status).observe(ms / 1000);
+      if (accessLog !== undefined) {
+        try {
+          accessLog({
+            kind: 'request',
+            method,
+            url: (req.url ?? '/').slice(0, 200),
+            route: label,
+            status,
+            durationMs: ms,
+            remoteAddress: req.socket.remoteAddress,
+          });
+        } catch (error) {
+          // A listener that throws must not become an unhandled rejection of the request.
+          guards.onError(error);
+        }
+      }
     }
   };
 }

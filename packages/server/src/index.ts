@@ -1,6 +1,20 @@
 // @ids/server: the ID service an operator deploys. `ids-server` runs it; `startIdServer` embeds it.
-export { type ParsedCommandLine, parseServerArgs, serverHelp } from './config.js';
+export {
+  type LogFormat,
+  type ParsedCommandLine,
+  parseServerArgs,
+  readLogFormat,
+  serverHelp,
+} from './config.js';
 export { HttpError, ServerConfigError, TokenStoreError } from './errors.js';
+export type {
+  ClaimLostEvent,
+  ClaimRecoveredEvent,
+  ClosingEvent,
+  DrainingEvent,
+  RequestEvent,
+  ServerEvent,
+} from './events.js';
 export { layoutNamed, SERVER_LAYOUTS } from './layouts.js';
 export type { ServerMetrics } from './metrics.js';
 export { MachinePool, type PoolOptions, type PoolSlot, type SlotState } from './pool.js';
@@ -9,6 +23,7 @@ export { type ServeIo, serve } from './serve.js';
 export {
   type CheckedOptions,
   checkServerOptions,
+  DEFAULT_DRAIN_MS,
   DEFAULT_MAX_COUNT,
   DEFAULT_PUBLIC_RATE_LIMIT,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
@@ -16,6 +31,7 @@ export {
   type IdServerOptions,
   isLoopbackHost,
   MAX_COUNT_LIMIT,
+  MAX_DRAIN_MS,
   type RunningIdServer,
   startIdServer,
 } from './server.js';

@@ -30,12 +30,23 @@ export interface ServerMetrics {
   readonly httpSeconds: Histogram<'route' | 'method' | 'status'>;
 }
 
+/**
+ * prom-client's default gauges named `_total`, which Prometheus reserves for counters (promtool
+ * rejects them). Each is the sum of a gauge by `type` that stays: `nodejs_active_handles`, ...
+ */
+const MISNAMED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 /** A fresh registry with the server's metrics and Node's process metrics. */
 export function createMetrics(): ServerMetrics {
   const registry = new Registry();
   const registers = [registry];
   const slot = ['slot'] as const;
   collectDefaultMetrics({ register: registry });
+  for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
   return {
     registry,
     issued: new Counter({ name: 'ids_issued_total', help: 'IDs issued', labelNames: slot, registers }),
@@ -96,4 +107,21 @@ export function createMetrics(): ServerMetrics {
       registers,
     }),
   };
+}
+
+/**
+ * Creates every series of a slot at 0, so that a rate or an alert on it can be written before
+ * its first event (a series that does not exist yet is not a zero to PromQL).
+ */
+export function zeroSlot(metrics: ServerMetrics, slot: string): void {
+  for (const counter of [
+    metrics.issued,
+    metrics.waits,
+    metrics.clockBackwards,
+    metrics.fences,
+    metrics.renewals,
+  ]) {
+    counter.inc({ slot }, 0);
+  }
+  metrics.waitSeconds.zero({ slot });
 }

@@ -29,6 +29,8 @@ const common = {
 export interface OpenApiOptions {
   /** The package version. */
   readonly version: string;
+  /** The package's license, an SPDX identifier. */
+  readonly license: string;
   /** The bound on `count`. */
   readonly maxCount: number;
   /** Whether the token routes exist (Redis configured). */
@@ -194,11 +196,25 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
       version: options.version,
       description:
         'Sonyflake and snowflake IDs over HTTP. IDs are strings. Errors are { "error": { "code", "message" } } with a stable code.',
+      license: { name: options.license, identifier: options.license },
     },
-    ...(options.auth ? { security: [{ bearer: [] }] } : {}),
+    // Relative: the paths are under wherever this document was fetched from, whatever host or
+    // proxy that was.
+    servers: [{ url: '/', description: 'The server that served this document.' }],
+    // The scheme is declared even when this server takes no token: a client generated from a
+    // loopback server's document must still send one to a server off loopback, which requires it.
+    // `{}`: this server also answers without one.
+    security: options.auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
     paths,
     components: {
-      ...(options.auth ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } } : {}),
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'The token of IDS_AUTH_TOKEN or --auth-token-file: required by every server off loopback (unless a proxy in front authenticates), except on /health/*, /openapi.json and /.',
+        },
+      },
       schemas: {
         Error: {
           type: 'object',
@@ -311,16 +327,21 @@ export function openapiDocument(options: OpenApiOptions): Record<string, unknown
             },
           },
         },
-        Token: {
-          type: 'object',
-          required: ['token', 'ttlSeconds', 'expiresAt'],
-          additionalProperties: false,
-          properties: {
-            token: { type: 'string', pattern: '^[0-9]+$' },
-            ttlSeconds: { type: 'integer' },
-            expiresAt: { type: 'string', format: 'date-time' },
-          },
-        },
+        // Only with the token routes: a schema nothing refers to is a linter's warning.
+        ...(options.tokens
+          ? {
+              Token: {
+                type: 'object',
+                required: ['token', 'ttlSeconds', 'expiresAt'],
+                additionalProperties: false,
+                properties: {
+                  token: { type: 'string', pattern: '^[0-9]+$' },
+                  ttlSeconds: { type: 'integer' },
+                  expiresAt: { type: 'string', format: 'date-time' },
+                },
+              },
+            }
+          : {}),
       },
     },
   };

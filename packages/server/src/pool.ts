@@ -14,7 +14,8 @@ import {
   wallClock,
 } from '@ids/engine';
 import { HttpError } from './errors.js';
-import type { ServerMetrics } from './metrics.js';
+import type { ServerEvent } from './events.js';
+import { type ServerMetrics, zeroSlot } from './metrics.js';
 import type { MachineIdSourceContext, MachineIdSourceDefinition } from './sources.js';
 
 /** What the pool is built from. */
@@ -35,6 +36,11 @@ export interface PoolOptions {
   readonly maxClockBackwardMs?: number;
   /** Receives background errors (recording, renewing). */
   readonly onError: (error: unknown) => void;
+  /**
+   * Receives a claim's loss and its recovery. Without it, a loss's reason goes to `onError` and
+   * a recovery is not reported.
+   */
+  readonly onEvent?: (event: ServerEvent) => void;
 }
 
 /** The state of one generator's machine ID. */
@@ -130,6 +136,7 @@ export class MachinePool {
             : {}),
           onError: options.onError,
         });
+        zeroSlot(options.metrics, label);
         slot.issued = options.metrics.issued.labels(label);
         options.metrics.claimHeld.labels(label).set(1);
         options.metrics.machineId.labels(label).set(slot.generator.machine);
@@ -241,10 +248,13 @@ export class MachinePool {
     const claim = source;
     const label = String(slot.index);
     const metrics = this.#options.metrics;
+    const { onEvent, onError } = this.#options;
     const fence = () => {
       if (slot.state !== 'held') return;
       // Said once here: the generator refuses IDs from now on, and readiness goes false.
-      this.#options.onError(claim.signal?.reason ?? new Error(`slot ${slot.index}: claim lost`));
+      const reason = claim.signal?.reason ?? new Error(`slot ${slot.index}: claim lost`);
+      if (onEvent) onEvent({ kind: 'claim-lost', slot: slot.index, machineId: claim.machineId, reason });
+      else onError(reason);
       slot.state = 'fenced';
       metrics.fences.labels(label).inc();
       metrics.claimHeld.labels(label).set(0);
@@ -270,6 +280,12 @@ export class MachinePool {
         metrics.renewals.labels(label).inc();
         metrics.claimHeld.labels(label).set(1);
         metrics.machineId.labels(label).set(next.machineId);
+        onEvent?.({
+          kind: 'claim-recovered',
+          slot: slot.index,
+          machineId: next.machineId,
+          previousMachineId: claim.machineId,
+        });
         return renewed;
       },
     };

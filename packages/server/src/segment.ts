@@ -2,6 +2,8 @@
 // segment package, and through it PGlite, pg or ioredis, is imported only when a store is
 // configured, so a server without one starts without loading them.
 import { errorText } from '@ids/engine';
+import type { SegmentStore, Segments } from '@ids/segment';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { HttpError, ServerConfigError } from './errors.js';
 import { error, json } from './openapi.js';
 import type { ServerPlugin, ServerRoute } from './routes.js';
@@ -20,6 +22,8 @@ export interface SegmentRoutesOptions {
   readonly maxCount: number;
   /** Where a configured tag that cannot be served at start is reported. */
   readonly onError?: (error: unknown) => void;
+  /** The registry the per-tag metrics go to (the server's). */
+  readonly registry: Registry;
 }
 
 /** What an operator runs for a missing tag; the store string is not repeated (it may hold a password). */
@@ -27,15 +31,100 @@ export function createTagHint(tag: string): string {
   return `create it once with: ids segment create-tag ${tag} --store <the --segment-store> --after N, N = 0 for a new tag, else at least the highest ID the tag ever issued`;
 }
 
+/**
+ * Per-tag metrics, Leaf's monitor page as Prometheus series: IDs served, segment switches, the
+ * store's fetch latency, and each tag's step and IDs held. The step and the IDs held are read
+ * from the tag's Segments at each scrape, not kept up to date per request.
+ */
+function segmentMetrics(registry: Registry, open: ReadonlyMap<string, Segments>) {
+  const registers = [registry];
+  const labelNames = ['tag'] as const;
+  const seen = new Map<string, number>();
+  const metrics = {
+    served: new Counter({
+      name: 'ids_segment_ids_served_total',
+      help: 'Segment IDs answered, by tag',
+      labelNames,
+      registers,
+    }),
+    switches: new Counter({
+      name: 'ids_segment_switches_total',
+      help: "Times a tag's current segment was used up and the next one took its place",
+      labelNames,
+      registers,
+      collect() {
+        // Counted by the tag's Segments; added here as the difference since the last scrape.
+        for (const [tag, segments] of open) {
+          const now = segments.stats.switches;
+          this.inc({ tag }, now - (seen.get(tag) ?? 0));
+          seen.set(tag, now);
+        }
+      },
+    }),
+    fetchSeconds: new Histogram({
+      name: 'ids_segment_fetch_seconds',
+      help: 'Duration of the store calls that take a segment (failed ones too), by tag',
+      labelNames,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    step: new Gauge({
+      name: 'ids_segment_step',
+      help: "The step (IDs per segment) a tag's next fetch asks for",
+      labelNames,
+      registers,
+      collect() {
+        for (const [tag, segments] of open) this.set({ tag }, segments.stats.step);
+      },
+    }),
+    remaining: new Gauge({
+      name: 'ids_segment_remaining',
+      help: 'IDs of a tag held in memory and not yet answered (current and next segment)',
+      labelNames,
+      registers,
+      collect() {
+        for (const [tag, segments] of open) this.set({ tag }, Number(segments.stats.remaining));
+      },
+    }),
+  };
+  return {
+    ...metrics,
+    /** Every series of `tag` at 0, so that alerts see it before its first request. */
+    zero(tag: string) {
+      metrics.served.inc({ tag }, 0);
+      metrics.switches.inc({ tag }, 0);
+      metrics.fetchSeconds.zero({ tag });
+      metrics.remaining.set({ tag }, 0);
+    },
+  };
+}
+
+/** The store, with each `allocate` timed into the fetch histogram. */
+function timedStore(store: SegmentStore, seconds: Histogram<'tag'>): SegmentStore {
+  return {
+    kind: store.kind,
+    createTag: (tag, options) => store.createTag(tag, options),
+    async allocate(tag, step) {
+      const t0 = performance.now();
+      try {
+        return await store.allocate(tag, step);
+      } finally {
+        seconds.observe({ tag }, (performance.now() - t0) / 1000);
+      }
+    },
+    close: () => store.close(),
+  };
+}
+
 // The segment errors a client can act on, by their stable codes (the classes are not imported
 // here, to keep the package lazy). Any other IdsError (a corrupt store, one gone backwards) is
 // the service's state and answers 503 through the HTTP layer's rule.
-function asHttpError(error: unknown, tag: string): unknown {
+function asHttpError(error: unknown, tag?: string): unknown {
   const code = (error as { code?: unknown })?.code;
   const message = errorText(error);
   if (code === 'ERR_IDS_SEGMENT_INVALID_TAG') return new HttpError(400, code, message);
   if (code === 'ERR_IDS_SEGMENT_UNKNOWN_TAG')
-    return new HttpError(404, code, `${message}. ${createTagHint(tag)}`);
+    return new HttpError(404, code, tag === undefined ? message : `${message}. ${createTagHint(tag)}`);
   if (code === 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE') {
     return new HttpError(503, code, message, { 'retry-after': '1' });
   }
@@ -69,16 +158,29 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
   const store = await openSegmentStore(options.store).catch((error: unknown) => {
     throw misconfigured('segment-store', error);
   });
-  const tags = new SegmentTags({ store });
+  // The tags that have served, for the metrics read at each scrape. Bounded by the tags the
+  // store holds: a tag it lacks fails to open and is not kept.
+  const open = new Map<string, Segments>();
+  const metrics = segmentMetrics(options.registry, open);
+  for (const tag of options.tags ?? []) metrics.zero(tag);
+  const tags = new SegmentTags({ store: timedStore(store, metrics.fetchSeconds) });
+  const segmentsOf = async (tag: string): Promise<Segments> => {
+    const segments = await tags.get(tag);
+    if (!open.has(tag)) {
+      metrics.zero(tag);
+      open.set(tag, segments);
+    }
+    return segments;
+  };
   // The configured tags' first segments, so their first requests are served from memory. One
   // that fails (UnknownTagError says to create it) is reported and the server starts anyway: its
   // routes answer the typed error, and serve once the tag exists (SegmentTags asks again).
   await Promise.all(
-    (options.tags ?? []).map((tag) => tags.get(tag).catch((error: unknown) => options.onError?.(error))),
+    (options.tags ?? []).map((tag) => segmentsOf(tag).catch((error: unknown) => options.onError?.(error))),
   );
-  const guarded = async <T>(tag: string, run: (tag: string) => Promise<T>): Promise<T> => {
+  const guarded = async <T>(tag: string, run: (segments: Segments) => Promise<T>): Promise<T> => {
     try {
-      return await run(tag);
+      return await run(await segmentsOf(tag));
     } catch (error) {
       throw asHttpError(error, tag);
     }
@@ -99,7 +201,9 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       pattern: /^\/api\/segment\/get\/([^/]+)$/,
       checkHead: ({ params }) => checkTagName(params[0]),
       async handle({ params }) {
-        const id = await guarded(params[0] as string, (tag) => tags.next(tag));
+        const tag = params[0] as string;
+        const id = await guarded(tag, (segments) => segments.next());
+        metrics.served.inc({ tag });
         return { json: { id: id.toString() } };
       },
     },
@@ -114,7 +218,9 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       },
       async handle({ params, query }) {
         const count = countOf(query, options.maxCount);
-        const ids = await guarded(params[0] as string, (tag) => tags.nextIds(tag, count));
+        const tag = params[0] as string;
+        const ids = await guarded(tag, (segments) => segments.nextIds(count));
+        metrics.served.inc({ tag }, count);
         return { json: { ids: ids.map(String) } };
       },
     },

@@ -1,9 +1,10 @@
-// What `ids-server` and `ids serve` run: configure, start, print where, wait for a signal, shut
-// down gracefully, and answer with the exit code.
-import { errorText } from '@ids/engine';
-import { parseServerArgs, serverHelp } from './config.js';
+// What `ids-server` and `ids serve` run: configure, start, log where, wait for a signal, drain
+// and shut down gracefully, and answer with the exit code.
+import { parseServerArgs, readLogFormat, serverHelp } from './config.js';
 import { ServerConfigError } from './errors.js';
-import { type IdServerOptions, startIdServer } from './server.js';
+import type { ServerEvent } from './events.js';
+import { createLog, errorFields, type ServerLog } from './log.js';
+import { DEFAULT_DRAIN_MS, type IdServerOptions, startIdServer } from './server.js';
 
 /** Where `serve` reads and writes; the defaults are the process's. */
 export interface ServeIo {
@@ -25,58 +26,137 @@ export interface ServeIo {
   readonly extra?: IdServerOptions;
 }
 
-/** `<command>: <code>: <message>` (no code part for an error without one): how every error is printed. */
-function errorLine(command: string, error: unknown): string {
-  const tag = (error as { code?: unknown } | null)?.code;
-  return `${command}: ${tag ? `${String(tag)}: ` : ''}${errorText(error)}`;
-}
-
 /**
- * Runs the server until SIGTERM or SIGINT, then shuts it down gracefully. Resolves with the exit
- * code: 0 stopped cleanly (or `--help`), 1 could not start or the shutdown was cut short, 2 bad
- * configuration. Prints `listening on <url>` once it accepts requests.
+ * Runs the server until SIGTERM or SIGINT, then shuts it down gracefully. SIGTERM drains first
+ * (`--drain`, default DEFAULT_DRAIN_MS: readiness 503, requests still served); SIGINT, or a
+ * second signal during the drain, goes straight to closing. Resolves with the exit code: 0
+ * stopped cleanly (or `--help`), 1 could not start or the shutdown was cut short, 2 bad
+ * configuration. Logs `listening on <url>` once it accepts requests.
  */
 export async function serve(args: readonly string[], io: ServeIo = {}): Promise<number> {
   const env = io.env ?? process.env;
   const out = io.stdout ?? process.stdout;
   const err = io.stderr ?? process.stderr;
   const command = io.command ?? 'ids-server';
+  let log = createLog('text', out, err, command);
   let running: Awaited<ReturnType<typeof startIdServer>>;
   try {
+    log = createLog(readLogFormat(args, env), out, err, command);
     const parsed = parseServerArgs(args, env);
     if (parsed.help) {
       out.write(serverHelp(command));
       return 0;
     }
-    // Background events (a claim lost, a record not written) as one line each, for the logs.
+    // Background errors (a record not written, a renewal that failed) as one line each.
     const onError = (error: unknown) => {
-      err.write(`${errorLine(command, error)}\n`);
+      const { msg, fields } = errorFields(error);
+      log.error(msg, fields);
     };
-    running = await startIdServer({ onError, ...parsed.options, ...io.extra });
+    // The end of a drain is worth a line; without a drain, `shutting down` already said it.
+    let drained = false;
+    const onEvent = (event: ServerEvent) => {
+      if (event.kind === 'draining') drained = true;
+      if (event.kind !== 'closing' || drained) logEvent(log, event);
+    };
+    running = await startIdServer({
+      drainMs: DEFAULT_DRAIN_MS,
+      onError,
+      onEvent,
+      ...parsed.options,
+      ...io.extra,
+    });
   } catch (error) {
     const code = error instanceof ServerConfigError ? 2 : 1;
-    const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    err.write(`${errorLine(command, error)}${cause}\n`);
+    const { msg, fields } = errorFields(error);
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
+    log.error(cause ? `${msg} (${cause})` : msg, { ...fields, ...(cause ? { cause } : {}), exitCode: code });
     return code;
   }
-  const machines = running.pool.slots.map((slot) => slot.generator.machine).join(', ');
-  out.write(
-    `listening on ${running.url} with machine ID${running.pool.slots.length > 1 ? 's' : ''} ${machines}\n`,
+  const slots = running.pool.slots;
+  const machines = slots.map((slot) => slot.generator.machine);
+  log.info(
+    `listening on ${running.url} with machine ID${slots.length > 1 ? 's' : ''} ${machines.join(', ')}`,
+    { url: running.url, machineIds: machines },
   );
-  for (const slot of running.pool.slots) out.write(`  slot ${slot.index}: ${slot.how}\n`);
-  const signal = await new Promise<string>((resolve) => {
-    const on = (name: string) => () => {
-      process.off('SIGTERM', term);
-      process.off('SIGINT', int);
-      resolve(name);
+  for (const slot of slots) {
+    log.info(`  slot ${slot.index}: ${slot.how}`, { slot: slot.index, machineId: slot.generator.machine });
+  }
+  const { clean } = await new Promise<{ clean: boolean }>((resolve, reject) => {
+    let first: string | undefined;
+    const on = (signal: 'SIGTERM' | 'SIGINT') => () => {
+      if (first === undefined) {
+        first = signal;
+        log.info(`${signal}: shutting down`, { signal });
+        const done = () => {
+          process.off('SIGTERM', term);
+          process.off('SIGINT', int);
+        };
+        running.shutdown({ drain: signal === 'SIGTERM' }).then(
+          (result) => {
+            done();
+            resolve(result);
+          },
+          (error: unknown) => {
+            done();
+            reject(error);
+          },
+        );
+      } else {
+        // An operator who does not want to wait: the drain (if still under way) ends now.
+        log.info(`${signal}: ending the drain`, { signal });
+        void running.shutdown({ drain: false });
+      }
     };
     const term = on('SIGTERM');
     const int = on('SIGINT');
-    process.once('SIGTERM', term);
-    process.once('SIGINT', int);
+    process.on('SIGTERM', term);
+    process.on('SIGINT', int);
   });
-  out.write(`${signal}: shutting down\n`);
-  const { clean } = await running.shutdown();
-  out.write(clean ? 'stopped\n' : 'stopped: the shutdown bound passed; connections were cut\n');
+  if (clean) log.info('stopped', { clean });
+  else log.warn('stopped: the shutdown bound passed; connections were cut', { clean });
   return clean ? 0 : 1;
+}
+
+/** One line per server event. */
+function logEvent(log: ServerLog, event: ServerEvent): void {
+  switch (event.kind) {
+    case 'claim-lost': {
+      const { msg, fields } = errorFields(event.reason);
+      log.warn(msg, { event: event.kind, slot: event.slot, machineId: event.machineId, ...fields });
+      return;
+    }
+    case 'claim-recovered':
+      log.info(
+        `slot ${event.slot}: issuing again under machine ID ${event.machineId} (the claim on ${event.previousMachineId} was lost)`,
+        {
+          event: event.kind,
+          slot: event.slot,
+          machineId: event.machineId,
+          previousMachineId: event.previousMachineId,
+        },
+      );
+      return;
+    case 'draining':
+      log.info(`draining for ${event.drainMs} ms: readiness answers 503, requests are still served`, {
+        event: event.kind,
+        drainMs: event.drainMs,
+      });
+      return;
+    case 'closing':
+      log.info('closing: no new connections; requests in flight finish', { event: event.kind });
+      return;
+    case 'request': {
+      const ms = Math.round(event.durationMs * 1000) / 1000;
+      log.info(`${event.method} ${event.url} ${event.status} ${ms} ms ${event.remoteAddress ?? '-'}`, {
+        event: event.kind,
+        method: event.method,
+        url: event.url,
+        route: event.route,
+        status: event.status,
+        durationMs: ms,
+        remoteAddress: event.remoteAddress,
+      });
+      return;
+    }
+  }
 }

@@ -7,6 +7,7 @@ import type { Env } from '@ids/machine-file';
 import type { InterfaceSource } from '@ids/machine-ip';
 import packageJson from '../package.json';
 import { ServerConfigError } from './errors.js';
+import type { ServerEvent } from './events.js';
 import { answerClientError, createHandler } from './http.js';
 import { layoutNamed } from './layouts.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
@@ -31,6 +32,14 @@ export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
 const SHUTDOWN_GRACE_MS = 250;
 /** Default bound on a graceful shutdown, in ms. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+/**
+ * `ids-server`'s default drain, in ms: how long it keeps serving after SIGTERM with readiness at
+ * 503. Kubernetes takes a terminating pod out of its endpoints at once, but kube-proxy, ingress
+ * controllers and load balancers learn of it over the next few seconds and route to it meanwhile.
+ */
+export const DEFAULT_DRAIN_MS = 5000;
+/** The longest drain accepted, in ms. */
+export const MAX_DRAIN_MS = 600_000;
 
 /** How the server is configured; every option has a default safe on a laptop. */
 export interface IdServerOptions {
@@ -90,12 +99,28 @@ export interface IdServerOptions {
   readonly redisUrl?: string;
   /** Default TTL of a token, in seconds. Default DEFAULT_TOKEN_TTL_SECONDS. */
   readonly tokenTtlSeconds?: number;
-  /** The generators' clock, also the rate limit's (tests inject a FakeClock). Default: the wall clock. */
+  /**
+   * The generators' clock, also the rate limit's and the drain's (tests inject a FakeClock).
+   * Default: the wall clock.
+   */
   readonly clock?: Clock;
   /** The generators' `maxClockBackwardMs`. Default 1000. */
   readonly maxClockBackwardMs?: number;
-  /** Bound on a graceful shutdown, in ms. Default DEFAULT_SHUTDOWN_TIMEOUT_MS. */
+  /** Bound on a graceful shutdown, in ms, counted from the end of the drain. Default DEFAULT_SHUTDOWN_TIMEOUT_MS. */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * How long `shutdown()` keeps serving with readiness at 503 before it stops accepting, in ms
+   * (0 to MAX_DRAIN_MS), so that load balancers following readiness move away first. Default 0
+   * here; `ids-server` defaults to DEFAULT_DRAIN_MS.
+   */
+  readonly drainMs?: number;
+  /** Report each request to `onEvent` once answered (`kind: 'request'`). Default false. */
+  readonly accessLog?: boolean;
+  /**
+   * Receives what happens besides errors: a claim lost and recovered, the drain and the close,
+   * and with `accessLog` each request. Without it, a lost claim's reason goes to `onError`.
+   */
+  readonly onEvent?: (event: ServerEvent) => void;
   /** Routes other packages add (segment IDs, the inspector page at `/`). */
   readonly plugins?: readonly ServerPlugin[];
   /** Receives unexpected and background errors. Default console.error. */
@@ -117,12 +142,17 @@ export interface RunningIdServer {
   /** Whether /health/ready answers 200 now. */
   readonly ready: boolean;
   /**
-   * Graceful shutdown: readiness goes false, no new connections, requests in flight finish
-   * (connections closed after their response), then the generators close (recorded time written,
-   * claims released) and the token store disconnects. Past `shutdownTimeoutMs` the remaining
-   * connections are cut. Resolves with `clean: false` in that case. Safe to call twice.
+   * Graceful shutdown: readiness goes false at once and, for `drainMs` on the clock, requests are
+   * still served (each connection closes after its answer). Then no new connections, requests
+   * in flight finish, the generators close (recorded time written, claims released) and the
+   * token store disconnects. Past `shutdownTimeoutMs` after the drain the remaining connections
+   * are cut, and it resolves with `clean: false`. Safe to call again: it returns the same
+   * promise, and `{ drain: false }` (skip the drain) ends a drain under way.
    */
-  shutdown(): Promise<{ clean: boolean }>;
+  shutdown(options?: {
+    /** Whether to drain first. Default true. */
+    readonly drain?: boolean;
+  }): Promise<{ clean: boolean }>;
 }
 
 /** Whether a host string names a loopback address (127.0.0.0/8, ::1, localhost). */
@@ -155,6 +185,8 @@ export interface CheckedOptions {
   readonly rateLimit: number | undefined;
   /** The bearer token required, or undefined for none. */
   readonly authToken: string | undefined;
+  /** How long a shutdown drains, in ms. */
+  readonly drainMs: number;
 }
 
 /**
@@ -190,6 +222,7 @@ export function checkServerOptions(options: IdServerOptions): CheckedOptions {
   }
   const limit = options.rateLimit ?? (loopback ? 0 : DEFAULT_PUBLIC_RATE_LIMIT);
   whole(limit, 'rateLimit', 0, 10_000_000);
+  const drainMs = whole(options.drainMs ?? 0, 'drainMs', 0, MAX_DRAIN_MS);
   return {
     host,
     port,
@@ -198,6 +231,7 @@ export function checkServerOptions(options: IdServerOptions): CheckedOptions {
     maxCount,
     rateLimit: limit === 0 ? undefined : limit,
     authToken: token,
+    drainMs,
   };
 }
 
@@ -210,6 +244,15 @@ export function checkServerOptions(options: IdServerOptions): CheckedOptions {
 export async function startIdServer(options: IdServerOptions = {}): Promise<RunningIdServer> {
   const checked = checkServerOptions(options);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const listener = options.onEvent;
+  // A listener that throws is reported, not let loose in a timer or an abort handler.
+  const emit = (event: ServerEvent) => {
+    try {
+      listener?.(event);
+    } catch (error) {
+      onError(error);
+    }
+  };
   const env = options.env ?? process.env;
   const metrics = createMetrics();
   const clock = options.clock;
@@ -231,6 +274,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
     ...(clock ? { clock } : {}),
     ...(options.maxClockBackwardMs !== undefined ? { maxClockBackwardMs: options.maxClockBackwardMs } : {}),
     onError,
+    ...(listener ? { onEvent: emit } : {}),
   });
   let tokens: TokenStore | undefined;
   let server: Server | undefined;
@@ -244,6 +288,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
           ...(options.segmentTags ? { tags: options.segmentTags } : {}),
           maxCount: checked.maxCount,
           onError,
+          registry: metrics.registry,
         }),
       );
     }
@@ -251,6 +296,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
     const document = () =>
       openapiDocument({
         version: packageJson.version,
+        license: packageJson.license,
         maxCount: checked.maxCount,
         tokens: tokens !== undefined,
         auth: checked.authToken !== undefined,
@@ -282,6 +328,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
       maxBodyBytes: options.maxBodyBytes ?? 1024,
       now: clock ? () => clock.now() : () => performance.now(),
       onError,
+      accessLog: options.accessLog ? emit : undefined,
     });
     const requestTimeout = options.requestTimeoutMs ?? 10_000;
     const http = createServer(
@@ -313,6 +360,17 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
     const address = http.address() as import('node:net').AddressInfo;
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     let stopping: Promise<{ clean: boolean }> | undefined;
+    let endDrain: (() => void) | undefined;
+    // Serving on with readiness at 503, for drainMs on the clock or until ended early.
+    const drain = async (ms: number) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        endDrain = resolve;
+        if (clock?.sleep) void clock.sleep(ms).then(resolve);
+        else timer = setTimeout(resolve, ms);
+      });
+      clearTimeout(timer);
+    };
     const store = tokens;
     return {
       url: `http://${urlHost}:${address.port}`,
@@ -323,10 +381,16 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
       get ready() {
         return pool.ready && !shuttingDown;
       },
-      shutdown() {
+      shutdown({ drain: draining = true } = {}) {
+        if (!draining) endDrain?.();
         stopping ??= (async () => {
           shuttingDown = true;
           metrics.ready.set(0);
+          if (draining && checked.drainMs > 0) {
+            emit({ kind: 'draining', drainMs: checked.drainMs });
+            await drain(checked.drainMs);
+          }
+          emit({ kind: 'closing' });
           const bound = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
           let clean = true;
           await new Promise<void>((resolve) => {

@@ -51,7 +51,9 @@ function storeError(what: string, error: unknown): TokenStoreError {
  * A token store on the Redis at `url` (`redis://[:password@]host:port[/db]`). Commands fail at
  * once while the connection is down (no offline queue), so a request is answered 503 rather
  * than held.
- * @throws TokenStoreError when Redis cannot be reached within `connectTimeoutMs`.
+ * @throws TokenStoreError when Redis cannot be reached within `connectTimeoutMs`;
+ * RedisOptionError for a malformed URL or database, RedisDatabaseError for a database the server
+ * does not have (from @ids/machine-redis, which opens every redis:// URL).
  */
 export async function redisTokenStore(
   url: string,
@@ -59,20 +61,18 @@ export async function redisTokenStore(
 ): Promise<TokenStore> {
   const prefix = options.prefix ?? DEFAULT_TOKEN_PREFIX;
   // Loaded only with Redis configured, so a server without it does not pay for ioredis at start.
-  const { Redis } = await import('ioredis');
-  const redis: RedisClient = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: options.connectTimeoutMs ?? 5000,
-    retryStrategy: (times) => Math.min(times * 100, 2000),
-  });
-  // Errors are reported by the commands that fail; without a listener ioredis prints them.
-  redis.on('error', () => undefined);
+  const { openRedisClient, RedisDatabaseError, RedisOptionError } = await import('@ids/machine-redis');
+  let redis: RedisClient;
   try {
-    await redis.connect();
+    redis = await openRedisClient(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: options.connectTimeoutMs ?? 5000,
+      retryStrategy: (times) => Math.min(times * 100, 2000),
+    });
   } catch (error) {
-    redis.disconnect();
+    // A bad URL or database is the configuration's fault: reported as it is, not as an outage.
+    if (error instanceof RedisOptionError || error instanceof RedisDatabaseError) throw error;
     throw storeError(`connect to ${new URL(url).host}`, error);
   }
   return {

@@ -352,6 +352,9 @@ describe('ids-server configuration', () => {
       'IDS_SEGMENT_TAGS',
       'IDS_MACHINE_ID_REDIS_URL',
       'IDS_MACHINE_ID_TTL_SECONDS',
+      'IDS_DRAIN_MS',
+      'IDS_LOG_FORMAT',
+      'IDS_ACCESS_LOG',
       '  redis ',
     ]) {
       expect(result.out).toContain(word);

@@ -34,7 +34,7 @@ describe('deploy/ids-server.service', () => {
   const unit = parseUnit(readFileSync(UNIT, 'utf8'));
   const service = unit.get('Service') as Map<string, string[]>;
 
-  it('runs ids-server, stops it with SIGTERM, and waits longer than its shutdown bound', () => {
+  it('runs ids-server, stops it with SIGTERM, and waits longer than its drain and shutdown bound', () => {
     expect([...unit.keys()]).toEqual(['Unit', 'Service', 'Install']);
     expect(service.get('ExecStart')).toEqual(['/usr/bin/env ids-server']);
     expect(service.get('KillSignal')).toEqual(['SIGTERM']);
@@ -42,7 +42,7 @@ describe('deploy/ids-server.service', () => {
       (service.get('Environment') ?? []).map((e) => e.split(/=(.*)/s).slice(0, 2)),
     );
     expect(Number(service.get('TimeoutStopSec')?.[0]) * 1000).toBeGreaterThan(
-      Number(env.IDS_SHUTDOWN_TIMEOUT_MS),
+      Number(env.IDS_DRAIN_MS) + Number(env.IDS_SHUTDOWN_TIMEOUT_MS),
     );
     expect(env.HOST).toBe('127.0.0.1');
   });

@@ -114,9 +114,12 @@ function spawnBin(env: Record<string, string>, args: string[]) {
   return { child, output, exited: once(child, 'exit') };
 }
 
-/** Starts `ids-server` (PORT 0 unless `env` says otherwise); resolves once it listens. */
+/**
+ * Starts `ids-server` (PORT 0 and no drain on SIGTERM, unless `env` says otherwise); resolves
+ * once it listens.
+ */
 export async function startBin(env: Record<string, string>, args: string[] = []): Promise<BinRun> {
-  const { child, output, exited } = spawnBin({ PORT: '0', ...env }, args);
+  const { child, output, exited } = spawnBin({ PORT: '0', IDS_DRAIN_MS: '0', ...env }, args);
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on('data', () => {
       const match = /listening on (http:\/\/\S+)/.exec(output.out);

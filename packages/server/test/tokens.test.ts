@@ -137,6 +137,30 @@ describe.skipIf(!hasRedis())('idempotency tokens on Redis', () => {
   });
 });
 
+// Issue 22 item 3: the database in the URL was dropped to 0 when the server did not have it.
+describe.skipIf(!hasRedis())('the database in IDS_REDIS_URL', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  it.each([
+    ['99', /ERR_IDS_REDIS_DATABASE: .*received database 99: the server has databases 0 to 15/],
+    [
+      'abc',
+      /ERR_IDS_REDIS_OPTION: url: the database of .*: expected a database number from 0 to 2,147,483,647, received "abc"/,
+    ],
+  ])('database %s: the start stops with exit 1 and the typed error', async (db, message) => {
+    const result = await runBin({ PORT: '0', IDS_MACHINE_ID: '1', IDS_REDIS_URL: `${redis.url}/${db}` });
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(message);
+    expect(result.out).not.toMatch(/listening/);
+  });
+});
+
 describe.skipIf(!hasRedis())('a Redis that cannot be reached at start', () => {
   it('stops the start with exit 1 and says why', async () => {
     const redis = await startRedis({ allowExternal: false });

@@ -1,0 +1,165 @@
+// What `ids-server` writes, read from the real process's stdout and stderr: JSON lines with time
+// and level (--log-format json), a claim's loss and its recovery both logged, the access log, the
+// drain's steps; and the text format, the default.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { claimHostMachineId } from '@ids/machine-file';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type BinRun, call, runBin, scratch, startBin } from './helpers.js';
+
+// A test that fails half-way leaves no server behind.
+const started: BinRun[] = [];
+afterEach(() => {
+  for (const run of started.splice(0)) if (run.child.exitCode === null) run.child.kill('SIGKILL');
+});
+
+/** Every line of a stream as JSON (a line that is not JSON fails the test). */
+function jsonLines(text: string): Record<string, unknown>[] {
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        throw new Error(`not a JSON line: ${line}`);
+      }
+    });
+}
+
+/** Resolves once `read()` holds a line matching `pattern` (the test's own time limit bounds it). */
+async function line(read: () => string, pattern: RegExp): Promise<string> {
+  for (;;) {
+    const found = read()
+      .split('\n')
+      .find((l) => pattern.test(l));
+    if (found !== undefined) return found;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Another process takes the server's claim file of machine ID `id`, as one that found it free
+ * would: this test process's identity written into it. The server's slot is fenced on its next
+ * renewal and claims the lowest ID free to it again.
+ */
+function takeClaim(dir: string, id: number): void {
+  const mine = claimHostMachineId(16, { dir: scratch(), releaseOnExit: false });
+  const me = JSON.parse(readFileSync(mine.path, 'utf8'));
+  void mine.release();
+  const file = join(dir, `${id}.claim`);
+  const record = JSON.parse(readFileSync(file, 'utf8'));
+  const taken = {
+    ...record,
+    pid: me.pid,
+    start: me.start,
+    host: me.host,
+    boot: me.boot,
+    nonce: 'e'.repeat(24),
+  };
+  writeFileSync(`${file}.tmp`, JSON.stringify(taken));
+  renameSync(`${file}.tmp`, file);
+}
+
+describe('--log-format json', () => {
+  it('every line is JSON with time, level and msg; a claim lost and recovered, the access log and the drain are all logged', async () => {
+    const dir = scratch();
+    const t0 = Date.now();
+    const run: BinRun = await startBin(
+      { IDS_CLAIM_DIR: dir, IDS_MACHINE_ID_SOURCE: 'host-claim', IDS_ACCESS_LOG: '1', IDS_DRAIN_MS: '1' },
+      ['--machines', '2', '--log-format', 'json'],
+    );
+    started.push(run);
+    const [listening] = jsonLines(run.out());
+    expect(Object.keys(listening ?? {}).slice(0, 3)).toEqual(['time', 'level', 'msg']);
+    expect(listening).toMatchObject({ level: 'info', url: run.url, machineIds: [0, 1] });
+
+    expect((await call(run.url, 'GET', '/ids?count=2')).status).toBe(200);
+    expect((await call(run.url, 'GET', '/nope')).status).toBe(404);
+    takeClaim(dir, 1);
+    const lost = JSON.parse(await line(run.err, /"event":"claim-lost"/));
+    expect(lost).toMatchObject({ level: 'warn', slot: 1, machineId: 1 });
+    expect(lost.msg).toMatch(/the claim on machine ID 1 was lost/);
+    const recovered = JSON.parse(await line(run.out, /"event":"claim-recovered"/));
+    // 1 now looks held by this test process, 0 by the server's other slot: 2 is the lowest free.
+    expect(recovered).toMatchObject({ level: 'info', slot: 1, machineId: 2, previousMachineId: 1 });
+    expect(recovered.msg).toBe('slot 1: issuing again under machine ID 2 (the claim on 1 was lost)');
+
+    expect(await run.stop('SIGTERM')).toBe(0);
+    const out = jsonLines(run.out());
+    const err = jsonLines(run.err());
+    for (const entry of [...out, ...err]) {
+      expect(['info', 'warn', 'error']).toContain(entry.level);
+      const time = Date.parse(entry.time as string);
+      expect(time).toBeGreaterThanOrEqual(t0 - 1000);
+      expect(time).toBeLessThanOrEqual(Date.now());
+      expect(typeof entry.msg).toBe('string');
+    }
+    const requests = out.filter((entry) => entry.event === 'request');
+    expect(requests[0]).toMatchObject({
+      method: 'GET',
+      url: '/ids?count=2',
+      route: '/ids',
+      status: 200,
+      remoteAddress: '127.0.0.1',
+    });
+    expect(requests[0]?.durationMs).toBeGreaterThan(0);
+    expect(requests[1]).toMatchObject({ url: '/nope', route: 'unmatched', status: 404 });
+    expect(out.slice(-4).map((entry) => entry.event ?? entry.msg)).toEqual([
+      'SIGTERM: shutting down',
+      'draining',
+      'closing',
+      'stopped',
+    ]);
+    expect(out.at(-3)).toMatchObject({ drainMs: 1 });
+    expect(out.at(-1)).toMatchObject({ clean: true });
+  });
+
+  it('a configuration refused is one JSON error line on stderr, exit 2', async () => {
+    const result = await runBin({ PORT: 'eighty', IDS_LOG_FORMAT: 'json' });
+    expect(result.code).toBe(2);
+    expect(result.out).toBe('');
+    expect(jsonLines(result.err)).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        code: 'ERR_IDS_SERVER_CONFIG',
+        msg: 'ERR_IDS_SERVER_CONFIG: PORT: expected a whole number, received "eighty"',
+        exitCode: 2,
+      }),
+    ]);
+  });
+});
+
+describe('--log-format text (the default)', () => {
+  it('the lines a person reads; the recovery has its line too, and the access log one per request', async () => {
+    const dir = scratch();
+    const run = await startBin({ IDS_CLAIM_DIR: dir, IDS_MACHINE_ID_SOURCE: 'host-claim' }, [
+      '--machines',
+      '2',
+      '--access-log',
+    ]);
+    started.push(run);
+    await line(run.out, /^ {2}slot 1: /);
+    expect(run.out()).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+ with machine IDs 0, 1\n {2}slot 0: /);
+    expect((await call(run.url, 'GET', '/id')).status).toBe(200);
+    expect(await line(run.out, /^GET \/id 200 /)).toMatch(/^GET \/id 200 [0-9.]+ ms 127\.0\.0\.1$/);
+    takeClaim(dir, 1);
+    expect(await line(run.err, /claim on machine ID 1 was lost/)).toMatch(/^ids-server: /);
+    await line(run.out, /^slot 1: issuing again under machine ID 2 \(the claim on 1 was lost\)$/);
+    expect(await run.stop('SIGTERM')).toBe(0);
+  });
+
+  it('an unknown format is exit 2 naming the flag or the variable', async () => {
+    const flag = await runBin({ PORT: '0' }, ['--log-format', 'yaml']);
+    expect(flag.code).toBe(2);
+    expect(flag.err).toBe(
+      'ids-server: ERR_IDS_SERVER_CONFIG: --log-format: expected text or json, received "yaml"\n',
+    );
+    const env = await runBin({ PORT: '0', IDS_LOG_FORMAT: 'JSON' });
+    expect(env.code).toBe(2);
+    expect(env.err).toMatch(/IDS_LOG_FORMAT: expected text or json, received "JSON"/);
+    const access = await runBin({ PORT: '0', IDS_ACCESS_LOG: 'yes' });
+    expect(access.code).toBe(2);
+    expect(access.err).toMatch(/IDS_ACCESS_LOG: expected 1, true, 0 or false, received "yes"/);
+  });
+});
