@@ -20,6 +20,7 @@ import {
   MachineIdHeldError,
   NoFreeMachineIdError,
 } from './errors.js';
+import { atExit } from './exit.js';
 import {
   type FileSystem,
   makeDir,
@@ -90,18 +91,6 @@ export interface TakenOver {
   readonly pid: number;
   /** The last instant that holder recorded (Unix ms), or null if it recorded none. */
   readonly recordedMs: number | null;
-}
-
-// Claims to release when the process exits normally (the 'exit' event allows only synchronous work).
-const atExit = new Set<HostClaim>();
-let exitHooked = false;
-
-function hookExit(): void {
-  if (exitHooked) return;
-  exitHooked = true;
-  process.on('exit', () => {
-    for (const claim of atExit) claim.releaseAtExit();
-  });
 }
 
 /**
@@ -187,10 +176,7 @@ export class HostClaim implements MachineIdClaim {
     this.#latestNow = settings.now;
     this.#timer = setInterval(() => void this.refresh(), settings.intervalMs);
     this.#timer.unref();
-    if (settings.atExit) {
-      atExit.add(this);
-      hookExit();
-    }
+    if (settings.atExit) atExit.add(this);
   }
 
   /** One line on how the claim was obtained, for explanations. */

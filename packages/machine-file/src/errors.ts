@@ -67,6 +67,8 @@ export class ClaimFileCorruptError extends IdsError {
     message: string,
     /** The file that holds the garbage. */
     readonly path: string,
+    /** What was expected and what was found, for callers that word their own message. */
+    readonly found: string,
   ) {
     super(message);
   }
@@ -88,4 +90,47 @@ export class MachineIdHeldError extends IdsError {
 export class ClaimLostError extends IdsError {
   readonly code = 'ERR_IDS_CLAIM_LOST';
   override readonly name = 'ClaimLostError';
+}
+
+/**
+ * A lock file (see `lockFile`) is held by another live process, or already by this one. Its
+ * `pid` and `host` name the holder; `path` is the lock file.
+ */
+export class LockHeldError extends IdsError {
+  readonly code = 'ERR_IDS_LOCK_HELD';
+  override readonly name = 'LockHeldError';
+  constructor(
+    message: string,
+    /** The lock file. */
+    readonly path: string,
+    /** The holder's pid (in its own PID namespace). */
+    readonly pid: number,
+    /** The holder's host name. */
+    readonly host: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A lock file that this package did not write: not JSON, a field of the wrong type, a link, a
+ * directory or a special file. It is never taken over; `cause` says what was found.
+ */
+export class LockFileCorruptError extends IdsError {
+  readonly code = 'ERR_IDS_LOCK_FILE_CORRUPT';
+  override readonly name = 'LockFileCorruptError';
+  constructor(
+    message: string,
+    /** The file that holds the garbage. */
+    readonly path: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** A held lock file was found replaced or removed: the reason its signal aborts. */
+export class LockLostError extends IdsError {
+  readonly code = 'ERR_IDS_LOCK_LOST';
+  override readonly name = 'LockLostError';
 }

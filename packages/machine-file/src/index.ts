@@ -1,6 +1,7 @@
 // @ids/machine-file: machine IDs kept in a local file, host claims so that the processes of one
 // host never share a machine ID, and the `auto` chain of named steps (explicit -> Kubernetes
-// ordinal -> EC2 -> private IPv4 -> unique-local IPv6 -> host claim).
+// ordinal -> EC2 -> private IPv4 -> unique-local IPv6 -> host claim); and lock files, for what one
+// process at a time may use.
 export {
   type AutoMachineId,
   AutoMachineIdError,
@@ -41,10 +42,20 @@ export {
   KeptFileCorruptError,
   KeptFileUnreadableError,
   KeptIdOutOfRangeError,
+  LockFileCorruptError,
+  LockHeldError,
+  LockLostError,
   MachineIdHeldError,
   NoFreeMachineIdError,
 } from './errors.js';
 export { type AsyncFile, type FileSystem, MAX_FILE_BYTES, nodeFileSystem } from './files.js';
 export { type KeptMachineIdOptions, keptMachineId } from './kept.js';
+export {
+  DEFAULT_LOCK_RECORD_AHEAD_MS,
+  DEFAULT_LOCK_RENEW_INTERVAL_MS,
+  FileLock,
+  type FileLockOptions,
+  lockFile,
+} from './lock.js';
 export { FOREIGN_CLAIM_GRACE_MS, type ProcessTable, systemProcesses } from './process.js';
 export type { ClaimRecord } from './record.js';

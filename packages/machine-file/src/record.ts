@@ -29,9 +29,11 @@ export function formatRecord(record: ClaimRecord): string {
 }
 
 function fail(path: string, text: string, expected: string): never {
+  const found = `expected ${expected}, found ${shown(text.trim())}`;
   throw new ClaimFileCorruptError(
-    `${path} is not a claim file: expected ${expected}, found ${shown(text.trim())}; remove the file if no process uses its machine ID`,
+    `${path} is not a claim file: ${found}; remove the file if no process uses its machine ID`,
     path,
+    found,
   );
 }
 
@@ -101,6 +103,7 @@ export function readRecord(files: FileSystem, path: string): ClaimRecord | undef
       const corrupt = new ClaimFileCorruptError(
         `${path} is not a claim file: ${errorText(error)}; remove it if no process uses its machine ID`,
         path,
+        errorText(error),
       );
       corrupt.cause = error;
       throw corrupt;

@@ -23,7 +23,12 @@ export type Taken = {
   readonly previous?: ClaimRecord;
   readonly why?: string;
 };
-export type Refused = { readonly taken: false; readonly why: string };
+export type Refused = {
+  readonly taken: false;
+  readonly why: string;
+  /** The live holding that refused (of the file, or of its takeover token); absent when `refuse` declined. */
+  readonly holder?: ClaimRecord;
+};
 
 // A takeover needs a token, whose own takeover (if its writer died) needs a token, and so on;
 // each level needs another process to have died mid-takeover, so a deep chain means something else is wrong.
@@ -88,6 +93,7 @@ export function take(
         return {
           taken: false,
           why: current.state === 'token' ? `being taken over (${verdict.why})` : verdict.why,
+          holder: current,
         };
       }
       why = verdict.why;
@@ -96,7 +102,13 @@ export function take(
     if (declined !== undefined) return { taken: false, why: declined };
     const token = `${path}~${current.nonce}`;
     const lock = take(ctx, token, () => tokenRecord(ctx), depth + 1);
-    if (!lock.taken) return { taken: false, why: `being taken over by another process (${lock.why})` };
+    if (!lock.taken) {
+      return {
+        taken: false,
+        why: `being taken over by another process (${lock.why})`,
+        ...(lock.holder ? { holder: lock.holder } : {}),
+      };
+    }
     try {
       if (!same(readRecord(ctx.files, path), current)) continue; // Changed meanwhile: look again.
       const record = make(current);

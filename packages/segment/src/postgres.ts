@@ -1,7 +1,9 @@
 // The PostgreSQL and PGlite stores. Each client is imported inside its factory, so that
 // importing @ids/segment loads neither pg nor the PGlite WASM until a store is made.
+import { join, resolve } from 'node:path';
 import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
+import { lockFile } from '@ids/machine-file';
 import { type SqlClient, type SqlSegmentStore, type SqlStoreOptions, sqlSegmentStore } from './sql.js';
 
 /** How `postgresStore` reaches PostgreSQL. */
@@ -61,8 +63,11 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<SqlS
 /** Where `pgliteStore` keeps its database. */
 export interface PgliteStoreOptions extends SqlStoreOptions {
   /**
-   * A directory for the database files; one process at a time may open it. Default: in memory,
-   * which forgets every tag when the process ends (fine for tests and demos only).
+   * A directory for the database files (created if missing). One store at a time may have it
+   * open: the store holds the lock file `ids.lock` in it until `close()` (or the process ends),
+   * and another opening, in this process or another, fails with LockHeldError naming the holder.
+   * Default: in memory, which forgets every tag when the process ends (fine for tests and demos
+   * only).
    */
   readonly dataDir?: string;
   /** Your own PGlite instance (anything with `query`): used as is, never closed. */
@@ -73,7 +78,10 @@ export interface PgliteStoreOptions extends SqlStoreOptions {
  * A segment store on PGlite, the PostgreSQL engine compiled to WASM and run in this process:
  * the embedded default, no server to start. Same table and statement as `postgresStore`.
  *
- * @throws InvalidArgumentError for a bad dataDir, table name or sequence scheme.
+ * @throws InvalidArgumentError for a bad dataDir, table name or sequence scheme; LockHeldError
+ * (from @ids/machine-file, code ERR_IDS_LOCK_HELD) when another store, in this process or
+ * another, has the dataDir open; LockFileCorruptError for an `ids.lock` this package did not
+ * write; FileWriteError when the directory cannot be created or written.
  */
 export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<SqlSegmentStore> {
   if (options.client !== undefined) {
@@ -90,6 +98,42 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Sql
     );
   }
   const { PGlite } = await import('@electric-sql/pglite');
-  const db = await PGlite.create(options.dataDir === undefined ? {} : { dataDir: options.dataDir });
-  return sqlSegmentStore(db, 'pglite', options, () => db.close());
+  if (options.dataDir === undefined) {
+    const db = await PGlite.create();
+    return sqlSegmentStore(db, 'pglite', options, () => db.close());
+  }
+  // PGlite has no lock of its own: two processes on one directory both start and hand out the
+  // same IDs. So the directory is locked before it is opened, for as long as the store is open.
+  const dataDir = resolve(options.dataDir);
+  const lock = lockFile(join(dataDir, PGLITE_LOCK_FILE), { what: `the PGlite directory ${dataDir}` });
+  let db: Awaited<ReturnType<typeof PGlite.create>>;
+  try {
+    db = await PGlite.create({ dataDir });
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+  // Every statement checks the lock first: one lost (see FileLock.verify) fails it instead.
+  const client: SqlClient = {
+    query(text, values) {
+      lock.verify();
+      return db.query(text, values);
+    },
+  };
+  const close = async () => {
+    try {
+      await db.close();
+    } finally {
+      await lock.release();
+    }
+  };
+  try {
+    return sqlSegmentStore(client, 'pglite', options, close);
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }
+
+/** The lock file `pgliteStore` keeps in its data directory while the store is open. */
+const PGLITE_LOCK_FILE = 'ids.lock';

@@ -1,0 +1,375 @@
+// An exclusive lock file, for something one process at a time may use (an embedded database's
+// directory). It is a claim file under another name: taken, judged and taken over after a crash
+// exactly as host claims are (takeover.ts), so a holder killed with -9 frees it at once.
+import { basename, dirname, resolve } from 'node:path';
+import {
+  type Clock,
+  checkInteger,
+  checkOnError,
+  errorText,
+  InvalidArgumentError,
+  wallClock,
+} from '@ids/engine';
+import { checkClock, received } from '@ids/engine/internal';
+import {
+  ClaimFileCorruptError,
+  FileWriteError,
+  LockFileCorruptError,
+  LockHeldError,
+  LockLostError,
+} from './errors.js';
+import { atExit, type ReleasedAtExit } from './exit.js';
+import {
+  type FileSystem,
+  makeDir,
+  nodeFileSystem,
+  sweepTemps,
+  unlinkQuiet,
+  writeTemp,
+  writeTempSync,
+} from './files.js';
+import { FOREIGN_CLAIM_GRACE_MS, identityOf, type ProcessTable, systemProcesses } from './process.js';
+import { type ClaimRecord, formatRecord, readRecord } from './record.js';
+import { type Context, newNonce, replace, sweepTokens, take } from './takeover.js';
+
+/** Default `renewIntervalMs` of a lock file. */
+export const DEFAULT_LOCK_RENEW_INTERVAL_MS = 1000;
+
+/**
+ * Default `recordAheadMs` of a lock file: long, because what a lock guards may block the event
+ * loop, and with it every renewal, for a long time (PGlite creating a database: 20 s and more on
+ * a loaded machine).
+ */
+export const DEFAULT_LOCK_RECORD_AHEAD_MS = 60_000;
+
+/** How `lockFile` locks. */
+export interface FileLockOptions {
+  /** What the lock guards, for messages (e.g. "the PGlite directory /srv/ids"). Default: the lock file's path. */
+  readonly what?: string;
+  /**
+   * How often, in ms, the holder renews the time in its lock file. Default 1000; an integer from
+   * 10 to 3,600,000 (an hour), else InvalidArgumentError.
+   */
+  readonly renewIntervalMs?: number;
+  /**
+   * How far ahead of the clock, in ms, each renewal records. Only a process of another PID
+   * namespace (another container sharing the directory and the host name) judges the lock by
+   * this record, since it cannot see the holder's pid: a lock whose record lapsed more than
+   * FOREIGN_CLAIM_GRACE_MS ago counts as abandoned there. So a holder may go this long plus the
+   * grace without a renewal (its event loop blocked) and keep its lock, and a new container waits
+   * as long after its predecessor was killed. Default 60,000; an integer from `renewIntervalMs`
+   * to 86,400,000 (a day), else InvalidArgumentError.
+   */
+  readonly recordAheadMs?: number;
+  /** The clock of the renewals (Unix ms). Default: the engine's wall clock. */
+  readonly clock?: Clock;
+  /** Receives errors of the periodic renewal and of sweeping. Default: a process warning. */
+  readonly onError?: (error: unknown) => void;
+  /** Release the lock when the process exits normally. Default true. */
+  readonly releaseOnExit?: boolean;
+  /** File system seam (tests inject faults). Default: node:fs. */
+  readonly files?: FileSystem;
+  /** Process table seam (tests inject dead or reused pids). Default: the running system's. */
+  readonly processes?: ProcessTable;
+}
+
+/**
+ * Takes the lock file at `path` (creating its directory if needed) for this process, or throws.
+ * A lock file whose holder is gone (a dead pid, a pid now used by a later process, a boot ago, or
+ * of another PID namespace with a record lapsed by more than FOREIGN_CLAIM_GRACE_MS) is taken over; one of
+ * another host is never judged. A second `lockFile` of the same path in the holding process is
+ * refused too: a lock is held once.
+ *
+ * @throws LockHeldError naming the holder's pid and host; LockFileCorruptError when the file is
+ * not a lock this package wrote (never taken over); FileWriteError when the directory cannot be
+ * created or written; InvalidArgumentError for bad options.
+ */
+export function lockFile(path: string, options: FileLockOptions = {}): FileLock {
+  if (typeof path !== 'string' || path === '') {
+    throw new InvalidArgumentError(`path: expected a file path, received ${received(path)}`);
+  }
+  const target = resolve(path);
+  const what = options.what ?? target;
+  const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
+  const intervalMs = checkInteger(
+    options.renewIntervalMs ?? DEFAULT_LOCK_RENEW_INTERVAL_MS,
+    'renewIntervalMs',
+    10,
+    3_600_000,
+  );
+  const aheadMs = checkInteger(
+    options.recordAheadMs ?? Math.max(DEFAULT_LOCK_RECORD_AHEAD_MS, intervalMs),
+    'recordAheadMs',
+    intervalMs,
+    86_400_000,
+  );
+  const onError = checkOnError(options.onError);
+  const files = options.files ?? nodeFileSystem;
+  const table = options.processes ?? systemProcesses;
+  const dir = dirname(target);
+  const name = basename(target);
+  let names: string[];
+  try {
+    makeDir(files, dir);
+    names = files.readdirSync(dir);
+  } catch (error) {
+    throw new FileWriteError(
+      `${what} cannot be locked: ${errorText(error)}; expected a directory this process can create files in`,
+      { cause: error },
+    );
+  }
+  const ctx: Context = { files, table, me: identityOf(table), dir, now: () => clock.now() };
+  // Left by holders that died mid-write or mid-takeover; only this lock's own, in a shared directory.
+  sweepTemps(files, dir, names, table, name);
+  sweepTokens(
+    ctx,
+    names.filter((each) => each.startsWith(`${name}~`)),
+    onError,
+  );
+  const mine: ClaimRecord = {
+    v: 1,
+    state: 'held',
+    ...ctx.me,
+    nonce: newNonce(),
+    recordedMs: clock.now() + aheadMs,
+  };
+  let outcome: ReturnType<typeof take>;
+  try {
+    outcome = take(ctx, target, () => mine);
+  } catch (error) {
+    if (!(error instanceof ClaimFileCorruptError)) throw error;
+    throw new LockFileCorruptError(
+      `${target} is not a lock file: ${error.found}; it is never taken over: remove it once no process has ${what} open`,
+      target,
+      { cause: error },
+    );
+  }
+  if (!outcome.taken) {
+    const holder = outcome.holder;
+    if (holder === undefined) throw new LockHeldError(`${what} is in use: ${outcome.why}`, target, 0, '');
+    const here =
+      holder.pid === ctx.me.pid && holder.host === ctx.me.host && (holder.pidns ?? null) === ctx.me.pidns;
+    throw new LockHeldError(
+      here
+        ? `${what} is already open in this process (pid ${holder.pid}; lock file ${target}); expected it open once at a time: use the one already open, or close it first`
+        : `${what} is in use by pid ${holder.pid} on host ${holder.host} (${outcome.why}; lock file ${target}); expected no other process to have it open: stop that process, or use another directory`,
+      target,
+      holder.pid,
+      holder.host,
+    );
+  }
+  return new FileLock(ctx, target, what, mine, outcome.previous, {
+    clock,
+    intervalMs,
+    aheadMs,
+    onError,
+    atExit: options.releaseOnExit ?? true,
+  });
+}
+
+/**
+ * A lock file held by this process (see `lockFile`). It renews its record every `renewIntervalMs`
+ * to `recordAheadMs` past the clock, checking each time that the file is still its own; if not,
+ * `signal` aborts with LockLostError.
+ */
+export class FileLock implements ReleasedAtExit {
+  /** The lock file. */
+  readonly path: string;
+  /** The holder this lock replaced, if any. */
+  readonly tookOver:
+    | {
+        /** `released` by its holder, or `abandoned`: its holder is gone. */
+        readonly state: 'released' | 'abandoned';
+        /** The pid of the process that held it. */
+        readonly pid: number;
+      }
+    | undefined;
+  /** Aborts with LockLostError once the file was found replaced or removed. */
+  readonly signal: AbortSignal;
+  readonly #ctx: Context;
+  readonly #what: string;
+  readonly #mine: ClaimRecord;
+  readonly #clock: Clock;
+  readonly #aheadMs: number;
+  readonly #onError: (error: unknown) => void;
+  readonly #abort = new AbortController();
+  readonly #timer: ReturnType<typeof setInterval>;
+  /** The record the file holds: of the last renewal that reached the disk. */
+  #recorded: number;
+  #renewing: Promise<void> | undefined;
+  #done = false;
+
+  /** Built by `lockFile`, not by users. @internal */
+  constructor(
+    ctx: Context,
+    path: string,
+    what: string,
+    mine: ClaimRecord,
+    previous: ClaimRecord | undefined,
+    settings: {
+      clock: Clock;
+      intervalMs: number;
+      aheadMs: number;
+      onError: (e: unknown) => void;
+      atExit: boolean;
+    },
+  ) {
+    this.#ctx = ctx;
+    this.path = path;
+    this.#what = what;
+    this.#mine = mine;
+    this.#clock = settings.clock;
+    this.#aheadMs = settings.aheadMs;
+    this.#onError = settings.onError;
+    this.#recorded = mine.recordedMs ?? Number.NEGATIVE_INFINITY;
+    this.signal = this.#abort.signal;
+    this.tookOver =
+      previous === undefined
+        ? undefined
+        : { state: previous.state === 'released' ? 'released' : 'abandoned', pid: previous.pid };
+    this.#timer = setInterval(() => void this.renew(), settings.intervalMs);
+    this.#timer.unref();
+    if (settings.atExit) atExit.add(this);
+  }
+
+  /**
+   * Call before each use of what the lock guards. Throws LockLostError when the lock was lost or
+   * released. When the timer's renewals fell behind (the process was stopped, or its event loop
+   * blocked) by half of `recordAheadMs`, it renews now, synchronously, so that what it guards is
+   * never used on a lock that a process of another PID namespace may have judged abandoned.
+   */
+  verify(): void {
+    const now = this.#clock.now();
+    if (!this.#done && this.#recorded - now < this.#aheadMs / 2) {
+      const recordedMs = now + this.#aheadMs;
+      let temp: string | undefined;
+      try {
+        temp = writeTempSync(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
+      } catch (error) {
+        this.#onError(error);
+      }
+      if (temp !== undefined) this.#commit(temp, recordedMs);
+    }
+    if (this.signal.aborted) throw this.signal.reason;
+    if (this.#done) throw new LockLostError(`${this.#what}: its lock ${this.path} was released`);
+  }
+
+  /** Renews the time in the file now (the timer calls it). Write errors go to `onError`. */
+  renew(): Promise<void> {
+    if (this.#done) return Promise.resolve();
+    this.#renewing ??= this.#renewAsync().finally(() => {
+      this.#renewing = undefined;
+    });
+    return this.#renewing;
+  }
+
+  /**
+   * Frees the lock: the file records `released` (and is taken by the next process without
+   * judging). Returns a Promise when a renewal is under way (it finishes first), else nothing.
+   * @throws FileWriteError when the file cannot be written; the lock is then taken over once this
+   * process is gone.
+   */
+  release(): void | Promise<void> {
+    if (this.#done) return this.#renewing;
+    this.#done = true;
+    clearInterval(this.#timer);
+    atExit.delete(this);
+    if (this.#renewing) return this.#renewing.then(() => this.#releaseNow());
+    this.#releaseNow();
+  }
+
+  /** `await using lock = lockFile(path)` releases it at the end of the scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  /** @internal Called by this package's exit hook; errors are swallowed (nothing can report them then). */
+  releaseAtExit(): void {
+    if (this.#done) return;
+    this.#done = true;
+    clearInterval(this.#timer);
+    try {
+      this.#releaseNow(); // Without waiting for a renewal under way: nothing runs after 'exit'.
+    } catch {
+      // The lock is taken over as abandoned once this process is gone.
+    }
+  }
+
+  #releaseNow(): void {
+    if (this.signal.aborted) return; // Not ours any more: nothing to write.
+    // Never overwrite another's holding, should it have been taken without our noticing yet.
+    if (readRecord(this.#ctx.files, this.path)?.nonce !== this.#mine.nonce) return;
+    replace(this.#ctx, this.path, { ...this.#mine, state: 'released', recordedMs: null });
+  }
+
+  #text(recordedMs: number): string {
+    return formatRecord({ ...this.#mine, recordedMs });
+  }
+
+  async #renewAsync(): Promise<void> {
+    const recordedMs = this.#clock.now() + this.#aheadMs;
+    let temp: string;
+    try {
+      temp = await writeTemp(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
+    } catch (error) {
+      this.#onError(error);
+      return;
+    }
+    this.#commit(temp, recordedMs);
+  }
+
+  /** Puts a renewed record in place, synchronously, if the file still holds this lock. */
+  #commit(temp: string, recordedMs: number): void {
+    if (this.#done) {
+      unlinkQuiet(this.#ctx.files, temp);
+      return;
+    }
+    let current: ClaimRecord | undefined;
+    try {
+      current = readRecord(this.#ctx.files, this.path);
+    } catch (error) {
+      this.#lose(errorText(error), temp);
+      return;
+    }
+    if (current?.nonce !== this.#mine.nonce || current.state !== 'held') {
+      this.#lose(
+        current === undefined
+          ? 'the file was removed'
+          : `the file now holds pid ${current.pid}'s ${current.state} record`,
+        temp,
+      );
+      return;
+    }
+    if (recordedMs <= this.#recorded) {
+      unlinkQuiet(this.#ctx.files, temp); // Renewed further meanwhile (by verify): keep that.
+      return;
+    }
+    const lapsed = current.recordedMs ?? Number.NEGATIVE_INFINITY;
+    try {
+      this.#ctx.files.renameSync(temp, this.path);
+      this.#recorded = recordedMs;
+    } catch (error) {
+      unlinkQuiet(this.#ctx.files, temp);
+      this.#onError(
+        new FileWriteError(`could not write ${this.path}: ${errorText(error)}`, { cause: error }),
+      );
+      return;
+    }
+    // Renewed so late that a process of another PID namespace may have judged the lock
+    // abandoned and taken it between our check and our rename: stop rather than share.
+    const lateMs = this.#clock.now() - lapsed;
+    if (lateMs > FOREIGN_CLAIM_GRACE_MS) {
+      this.#lose(
+        `it was renewed ${Math.round(lateMs)} ms after its record lapsed (more than ${FOREIGN_CLAIM_GRACE_MS} ms: the process was stopped or starved), so another PID namespace may have taken it over`,
+      );
+    }
+  }
+
+  #lose(why: string, temp?: string): void {
+    if (temp !== undefined) unlinkQuiet(this.#ctx.files, temp);
+    this.#done = true;
+    clearInterval(this.#timer);
+    atExit.delete(this);
+    this.#abort.abort(new LockLostError(`${this.#what}: its lock ${this.path} was lost: ${why}`));
+  }
+}
