@@ -430,6 +430,14 @@ describe('the page in Chromium', () => {
         const file =
           name === 'desktop' && colorScheme === 'light' ? undefined : `inspector-${name}-${colorScheme}.png`;
         if (file) await page.screenshot({ path: join(docsDir, file), fullPage: true });
+        // The comparison too: its axis labels stay on screen, its table scrolls inside itself.
+        await page.click('#tab-compare');
+        expect(
+          await page.evaluate(
+            () => document.documentElement.scrollWidth <= document.documentElement.clientWidth,
+          ),
+          `${where} compare`,
+        ).toBe(true);
         await themed.close();
       }
     }
