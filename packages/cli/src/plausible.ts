@@ -76,6 +76,8 @@ export function layoutNotes(
   let notes = 0;
   return (input, id, now) => {
     const problem = implausibility(layout, id, now);
+    // Past the last note, a plausible reading costs no look at the other layouts (piped files).
+    if (problem === undefined && notes >= MAX_LAYOUT_NOTES) return;
     const others = plausibleLayouts(id, now).filter((l) => l.name !== label);
     if (problem !== undefined) {
       const hint =
@@ -85,7 +87,7 @@ export function layoutNotes(
       io.stderr.write(
         `ids decompose: warning: ${input} read as ${label} is implausible: ${problem}${hint}\n`,
       );
-    } else if (others.length > 0 && notes < MAX_LAYOUT_NOTES) {
+    } else if (others.length > 0) {
       notes++;
       const more = notes === MAX_LAYOUT_NOTES ? ' (further IDs of this run are not noted)' : '';
       io.stderr.write(
