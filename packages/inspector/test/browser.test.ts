@@ -430,6 +430,25 @@ describe('the page in Chromium', () => {
         const file =
           name === 'desktop' && colorScheme === 'light' ? undefined : `inspector-${name}-${colorScheme}.png`;
         if (file) await page.screenshot({ path: join(docsDir, file), fullPage: true });
+        if (colorScheme === 'dark') {
+          // The dark colors are read as well as the light ones: axe's contrast rule on the cards.
+          await page.addScriptTag({ content: axeSource });
+          const contrast = await page.evaluate(async () => {
+            const axe = (
+              window as unknown as {
+                axe: {
+                  run: (
+                    c: Element,
+                    o: object,
+                  ) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }>;
+                };
+              }
+            ).axe;
+            const result = await axe.run(document.body, { runOnly: ['color-contrast'] });
+            return result.violations.flatMap((v) => v.nodes.map((n) => n.target.join(' ')));
+          });
+          expect(contrast, where).toEqual([]);
+        }
         // The comparison too: its axis labels stay on screen, its table scrolls inside itself.
         await page.click('#tab-compare');
         expect(
