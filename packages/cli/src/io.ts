@@ -26,6 +26,8 @@ export interface Io {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The network interfaces for the private IPv4 step (default: the host's). */
   readonly interfaces?: InterfaceSource;
+  /** The wall clock in Unix ms (default Date.now): `ids decompose` judges an ID's date against it. */
+  readonly now?: () => number;
 }
 
 export function processIo(): Io {

@@ -1,49 +1,98 @@
-// Warnings for `ids decompose` without --layout or --format: an ID read in the default layout,
-// or in an encoding guessed from its characters, can look fine and be wrong (a Twitter ID read as
-// a Sonyflake one is dated 2054; a typo reads as base36). The numbers are still printed: these
-// are warnings on stderr, naming what to try.
-import { decompose, type Layout, toTime } from '@ids/engine';
+// How `ids decompose` reads text it was not told how to read, and what it says about it on
+// stderr. Both rules are the engine's, shared with the inspector page: text is an ID only in the
+// --format encoding or one its form leaves no doubt about (recognizeId), and a reading is
+// plausible when its time lies between the layout's epoch and a minute from now
+// (implausibility). An ID does not say which layout made it: without --layout the default is
+// used, and the other layouts that date the ID plausibly are named.
+import {
+  AmbiguousIdError,
+  decodeId,
+  type EncodingName,
+  implausibility,
+  type Layout,
+  type RecognizedId,
+  recognizeId,
+  toTime,
+} from '@ids/engine';
 import type { Io } from './io.js';
 import { LAYOUT_NAMES, parseLayout } from './layouts.js';
 
-/** A time this far past the clock is not one an ID was issued at (clocks disagree by less). */
-const FUTURE_SLACK_MS = 60_000;
-
-/** The named layouts that read `id` as issued at or before now (and that can hold it at all). */
-export function plausibleLayouts(id: bigint, now: number): string[] {
-  return LAYOUT_NAMES.filter((name) => {
-    try {
-      const { layout } = parseLayout(name);
-      decompose(layout, id);
-      return toTime(layout, id).getTime() <= now + FUTURE_SLACK_MS;
-    } catch {
-      return false;
-    }
+/** The named layouts, built once, one name per distinct layout ('snowflake' is twitter's other name). */
+let named: readonly { name: string; layout: Layout }[] | undefined;
+function namedLayouts(): readonly { name: string; layout: Layout }[] {
+  if (named) return named;
+  const seen = new Set<string>();
+  named = LAYOUT_NAMES.map((name) => ({ name, layout: parseLayout(name).layout })).filter(({ layout: l }) => {
+    const key = [l.timeBits, l.timeUnitMs, l.sequenceBits, l.machineBits, l.fieldOrder, l.epochMs].join();
+    return !seen.has(key) && seen.add(key);
   });
+  return named;
 }
 
-/** Warns when `id`, read in the default layout, is dated in the future, naming the layouts to try. */
-export function warnImplausibleTime(
+/** The named layouts that read `id` plausibly at `now`, each with the time it gives: "discord (2016-…)". */
+export function plausibleLayouts(id: bigint, now: number): { name: string; text: string }[] {
+  return namedLayouts()
+    .filter(({ layout }) => implausibility(layout, id, now) === undefined)
+    .map(({ name, layout }) => ({ name, text: `${name} (${toTime(layout, id).toISOString()})` }));
+}
+
+/**
+ * Reads one ID as typed: in the --format encoding, or else only where its form leaves no doubt.
+ * @throws AmbiguousIdError naming every reading (encoding, ID, plausible layouts) of text that is
+ * not an ID until its encoding is given; InvalidIdError for text no encoding reads.
+ */
+export function readIdText(input: string, format: EncodingName | undefined, now: number): RecognizedId {
+  if (format) return { id: decodeId(input, format), encoding: format, why: 'given with --format' };
+  try {
+    return recognizeId(input);
+  } catch (error) {
+    if (!(error instanceof AmbiguousIdError)) throw error;
+    const readings = error.candidates.map(({ encoding, id }) => {
+      const layouts = plausibleLayouts(id, now).map((l) => l.text);
+      const where =
+        layouts.length === 0 ? 'plausible in no named layout' : `plausible as ${layouts.join(', ')}`;
+      return `as ${encoding} ${id}, ${where}`;
+    });
+    const formats = error.candidates.map((c) => `--format ${c.encoding}`).join(' or ');
+    throw new AmbiguousIdError(
+      `${JSON.stringify(input)} is not read as an ID without --format (only digits, 16 hex digits and 13 Crockford characters are): it would read ${readings.join('; ')}; pass ${formats} to read it`,
+      error.candidates,
+    );
+  }
+}
+
+/** How many IDs of one run are noted as plausible in other layouts: a few typed IDs, not every line of a piped file. */
+const MAX_LAYOUT_NOTES = 5;
+
+/**
+ * Says on stderr how an ID read in the default layout (no --layout) might be wrong: a warning when
+ * that reading is implausible, else a note naming the other layouts that read it plausibly.
+ */
+export function layoutNotes(
   io: Io,
-  input: string,
-  id: bigint,
-  layout: Layout,
   label: string,
-  now = Date.now(),
-): void {
-  const time = toTime(layout, id).getTime();
-  if (time <= now + FUTURE_SLACK_MS) return;
-  const others = plausibleLayouts(id, now).filter((name) => name !== label);
-  const hint = others.length > 0 ? `; try --layout ${others.join(' or --layout ')}` : '';
-  io.stderr.write(
-    `ids decompose: warning: ${input} read as ${label} is dated ${new Date(time).toISOString()}, in the future${hint}\n`,
-  );
-}
-
-/** Notes an ID whose encoding was guessed from its characters (not digits, no --format). */
-export function noteGuessedEncoding(io: Io, input: string, encoding: string): void {
-  if (encoding === 'decimal' || encoding === 'decimal-fixed') return;
-  io.stderr.write(
-    `ids decompose: note: read ${JSON.stringify(input)} as ${encoding}, the only encoding that reads it; pass --format ${encoding} to say so, or check it for a typo\n`,
-  );
+  layout: Layout,
+): (input: string, id: bigint, now: number) => void {
+  let notes = 0;
+  return (input, id, now) => {
+    const problem = implausibility(layout, id, now);
+    // Past the last note, a plausible reading costs no look at the other layouts (piped files).
+    if (problem === undefined && notes >= MAX_LAYOUT_NOTES) return;
+    const others = plausibleLayouts(id, now).filter((l) => l.name !== label);
+    if (problem !== undefined) {
+      const hint =
+        others.length > 0
+          ? `; try --layout ${others.map((l) => l.name).join(' or --layout ')}`
+          : '; no named layout reads it plausibly';
+      io.stderr.write(
+        `ids decompose: warning: ${input} read as ${label} is implausible: ${problem}${hint}\n`,
+      );
+    } else if (others.length > 0) {
+      notes++;
+      const more = notes === MAX_LAYOUT_NOTES ? ' (further IDs of this run are not noted)' : '';
+      io.stderr.write(
+        `ids decompose: note: ${input} read as ${label}, the default layout (${toTime(layout, id).toISOString()}); also plausible as ${others.map((l) => l.text).join(', ')}; an ID does not say which layout made it: pass --layout to choose${more}\n`,
+      );
+    }
+  };
 }

@@ -52,27 +52,106 @@ describe('generate: what it says besides the IDs', () => {
   });
 });
 
-describe('decompose: what a guess could get wrong is said on stderr', () => {
-  it('a Twitter ID read in the default layout is warned about, naming the layouts to try', async () => {
-    const result = await ids(['decompose', BWMARRIN_BASE32_ID]);
-    expect(result.code).toBe(0);
+// The example ID of Discord's API reference: 2016-04-30T11:18:25.796Z as Discord reads it, and a
+// believable Sonyflake ID of 2017 too.
+const DISCORD_ID = '175928847299117063';
+const NOW = Date.UTC(2026, 10, 26, 12);
+
+describe('decompose: text is an ID only when its encoding is given or unmistakable', () => {
+  it('"hello world" is no ID without --format: the refusal lists the base36 reading and how to ask for it', async () => {
+    const result = await ids(['decompose', 'hello', 'world'], { now: NOW });
+    expect([result.code, result.stdout]).toEqual([2, '']);
+    expect(result.stderr).toMatch(ERROR_LINE);
     expect(result.stderr).toBe(
-      `ids decompose: warning: ${BWMARRIN_BASE32_ID} read as sonyflake is dated 2041-08-21T02:52:11.610Z, in the future; try --layout twitter or --layout discord or --layout snowflake\n`,
+      'ids decompose: error ERR_IDS_AMBIGUOUS_ID: "hello" is not read as an ID without --format (only digits, 16 hex digits and 13 Crockford characters are): ' +
+        'it would read as base36 29234652, plausible as sonyflake (2014-09-01T00:00:00.010Z), sonyflake-v2 (2025-01-01T00:00:00.010Z), ' +
+        'twitter (2010-11-04T01:42:54.663Z), discord (2015-01-01T00:00:00.006Z); pass --format base36 to read it\n',
     );
-    expect((await ids(['decompose', '--layout', 'twitter', BWMARRIN_BASE32_ID])).stderr).toBe('');
   });
 
-  it('an encoding guessed from the characters is noted; an ambiguous text names the encodings that read it', async () => {
-    const guessed = await ids(['decompose', '--layout', 'twitter', BWMARRIN_BASE32_TEXT]);
-    expect(guessed.code).toBe(0);
-    expect(guessed.stderr).toBe(
-      `ids decompose: note: read "${BWMARRIN_BASE32_TEXT}" as bwmarrin32, the only encoding that reads it; pass --format bwmarrin32 to say so, or check it for a typo\n`,
+  it('--format base36 reads exactly base36, and a chosen encoding gets no note', async () => {
+    const result = await ids(
+      ['decompose', '--json', '--format', 'base36', '-l', 'twitter', 'hello', 'world'],
+      {
+        now: NOW,
+      },
     );
-    const ambiguous = await ids(['decompose', 'zzzz']);
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    expect(
+      JSON.parse(result.stdout).map((r: { encoding: string; id: string }) => [r.encoding, r.id]),
+    ).toEqual([
+      ['base36', '29234652'],
+      ['base36', '54903217'],
+    ]);
+    // Digits given as base36 are base36, not decimal.
+    const digits = await ids(['decompose', '--json', '-f', 'base36', '-l', 'twitter', '1234'], { now: NOW });
+    expect(JSON.parse(digits.stdout)[0]).toMatchObject({ encoding: 'base36', id: '49360' });
+  });
+
+  it('16 hex digits are read without --format, and the row says why', async () => {
+    const result = await ids(['decompose', '-l', 'discord', '0271065ac1020007'], { now: NOW });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    expect(result.stdout).toContain(`id        ${DISCORD_ID}\n`);
+    expect(result.stdout).toContain(
+      'read as   hex "0271065ac1020007" (no encoding but hex reads 16 characters like these)\n',
+    );
+  });
+
+  it('text several encodings read is refused with each reading', async () => {
+    const ambiguous = await ids(['decompose', 'zzzz'], { now: NOW });
     expect(ambiguous.code).toBe(2);
     expect(ambiguous.stderr).toMatch(
-      /reads differently in bwmarrin32 \(777975\), bwmarrin58 \(6551655\), base36 \(1679615\)/,
+      /it would read as bwmarrin32 777975, plausible as .*; as bwmarrin58 6551655, .*; as base36 1679615, .*; pass --format bwmarrin32 or --format bwmarrin58 or --format base36 to read it\n$/,
     );
+  });
+});
+
+describe('decompose: without --layout, the other plausible layouts are named', () => {
+  it('a Discord ID is read as sonyflake, the default, and discord and twitter are named beside it', async () => {
+    const result = await ids(['decompose', DISCORD_ID], { now: NOW });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/layout {4}sonyflake: /);
+    expect(result.stdout).toContain('time      2017-12-27T16:16:04.490Z');
+    expect(result.stderr).toBe(
+      `ids decompose: note: ${DISCORD_ID} read as sonyflake, the default layout (2017-12-27T16:16:04.490Z); ` +
+        'also plausible as twitter (2012-03-03T13:01:20.453Z), discord (2016-04-30T11:18:25.796Z); ' +
+        'an ID does not say which layout made it: pass --layout to choose\n',
+    );
+    // Chosen, the layout is the one read, and nothing is said.
+    const chosen = await ids(['decompose', '--layout', 'discord', DISCORD_ID], { now: NOW });
+    expect(chosen.stderr).toBe('');
+    expect(chosen.stdout).toContain('time      2016-04-30T11:18:25.796Z');
+  });
+
+  it('a Twitter ID read in the default layout is warned about, naming the layouts to try', async () => {
+    const result = await ids(['decompose', BWMARRIN_BASE32_ID], { now: NOW });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      `ids decompose: warning: ${BWMARRIN_BASE32_ID} read as sonyflake is implausible: its time, 2041-08-21T02:52:11.610Z, is in the future; try --layout twitter or --layout discord\n`,
+    );
+    expect((await ids(['decompose', '--layout', 'twitter', BWMARRIN_BASE32_ID], { now: NOW })).stderr).toBe(
+      '',
+    );
+  });
+
+  it('judges by the clock it is given: a minute of slack, not a millisecond more', async () => {
+    const sonyflakeTime = Date.UTC(2017, 11, 27, 16, 16, 4, 490);
+    const inTime = await ids(['decompose', DISCORD_ID], { now: sonyflakeTime - 60_000 });
+    expect(inTime.stderr).toMatch(/^ids decompose: note: /);
+    const early = await ids(['decompose', DISCORD_ID], { now: sonyflakeTime - 60_001 });
+    expect(early.stderr).toBe(
+      `ids decompose: warning: ${DISCORD_ID} read as sonyflake is implausible: its time, 2017-12-27T16:16:04.490Z, is in the future; try --layout twitter or --layout discord\n`,
+    );
+  });
+
+  it('notes at most 5 IDs of a run, so a piped file does not get a line per ID', async () => {
+    const input = Array.from({ length: 8 }, (_, i) => String(BigInt(DISCORD_ID) + BigInt(i))).join('\n');
+    const result = await ids(['decompose', '--json'], { stdin: input, now: NOW });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toHaveLength(8);
+    const notes = lines(result.stderr);
+    expect(notes).toHaveLength(5);
+    expect(notes[4]).toMatch(/pass --layout to choose \(further IDs of this run are not noted\)$/);
   });
 });
 
@@ -145,7 +224,10 @@ describe('help and usage', () => {
     ],
     [['machine-id', '-m', '-1'], /argument is ambiguous|expected an integer/],
     [['decompose'], /expected at least one ID/],
-    [['decompose', 'abc'], /error ERR_IDS_AMBIGUOUS_ID: the ID "abc" reads differently in bwmarrin32/],
+    [
+      ['decompose', 'abc'],
+      /error ERR_IDS_AMBIGUOUS_ID: "abc" is not read as an ID without --format .* as bwmarrin32 /,
+    ],
     [['decompose', 'not-an-id'], /error ERR_IDS_INVALID_ID: .*which none of them reads/],
     [
       ['decompose', '--format', 'hex', '123'],
@@ -271,11 +353,11 @@ describe('ids generate', () => {
 });
 
 describe('ids decompose', () => {
-  it('reads the bwmarrin vectors in the twitter layout, recognising the encodings', async () => {
-    const result = await ids(['decompose', '-l', 'twitter', BWMARRIN_BASE32_TEXT, BWMARRIN_BASE58_TEXT]);
-    expect(result.code).toBe(0);
-    const blocks = result.stdout.split('\n\n');
-    expect(blocks).toHaveLength(2);
+  it('reads the bwmarrin vectors in the twitter layout, in the encodings given', async () => {
+    const base32 = await ids(['decompose', '-l', 'twitter', '-f', 'bwmarrin32', BWMARRIN_BASE32_TEXT]);
+    const base58 = await ids(['decompose', '-l', 'twitter', '-f', 'bwmarrin58', BWMARRIN_BASE58_TEXT]);
+    expect([base32.code, base32.stderr, base58.code, base58.stderr]).toEqual([0, '', 0, '']);
+    const blocks = [base32.stdout, base58.stdout];
     expect(blocks[0]).toContain(`id        ${BWMARRIN_BASE32_ID}\n`);
     expect(blocks[0]).toContain(`read as   bwmarrin32 "${BWMARRIN_BASE32_TEXT}"\n`);
     expect(blocks[0]).toContain(

@@ -45,11 +45,14 @@ export async function ids(
     interfaces = NO_PRIVATE_ADDRESS,
     stdin,
     stderrIsTTY = false,
+    now,
   }: {
     env?: Record<string, string>;
     interfaces?: () => InterfaceList;
     stdin?: string;
     stderrIsTTY?: boolean;
+    /** The clock decompose judges dates by (default: the real one). */
+    now?: number;
   } = {},
 ): Promise<RunResult> {
   const stdout = new Capture();
@@ -59,6 +62,7 @@ export async function ids(
     stderr,
     env: { IDS_CLAIM_DIR: CLAIM_DIR, ...env },
     interfaces,
+    ...(now === undefined ? {} : { now: () => now }),
     ...(stdin === undefined ? {} : { stdin: Readable.from([stdin]) }),
   };
   const code = await run(args, io);

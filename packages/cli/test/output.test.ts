@@ -32,7 +32,7 @@ describe.skipIf(!existsSync('/dev/full'))('stdout that fails (> /dev/full)', () 
     [['generate', '-n', '100000', '-l', 'twitter']],
     [['generate', '-n', '3', '--json']],
     [['generate', '--scheme', 'uuidv7', '-n', '3']],
-    [['decompose', '647484930451832833']],
+    [['decompose', '-l', 'sonyflake', '647484930451832833']],
     [['compare']],
     [['machine-id', '--explain']],
     [['inspect', '--html']],

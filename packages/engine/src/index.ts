@@ -116,6 +116,7 @@ export {
   resolveMachineId,
   resolveMachineIdSync,
 } from './machine.js';
+export { FUTURE_SLACK_MS, implausibility, type RecognizedId, recognizeId } from './reading.js';
 export { DuplicateGeneratorError, type SameMachineIdSetting } from './registry.js';
 export {
   createSharedState,

@@ -20,6 +20,9 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 const SONYFLAKE_ID = '494315580237877812';
 // A tweet's ID: 2022-10-28T03:49:11.734Z, datacenter 10, worker 10, sequence 0.
 const TWITTER_ID = '1585841080431321088';
+// The example ID of Discord's API reference: 2016-04-30T11:18:25.796Z as Discord reads it, and
+// 2017-12-27 as Sonyflake reads it.
+const DISCORD_ID = '175928847299117063';
 
 let browser: Browser;
 let context: BrowserContext;
@@ -144,12 +147,18 @@ describe('the page in Chromium', () => {
   it('bad input gets a message beside the input: garbage, past 2^63 - 1, negative', async () => {
     const page = await open();
     const cases: [string, RegExp][] = [
-      ['not-an-id!', /^Line 1: expected an ID in one of the encodings .* which none of them reads\.$/],
-      ['9223372036854775808', /^Line 1: "9223372036854775808" is past 2\^63 - 1 \(9223372036854775807\)/],
-      ['-42', /^Line 1: "-42" is negative: an ID is a whole number from 0 to 2\^63 - 1\.$/],
+      [
+        'not-an-id!',
+        /^0 IDs read\. Line 1: expected an ID in one of the encodings .* which none of them reads\.$/,
+      ],
+      [
+        '9223372036854775808',
+        /^0 IDs read\. Line 1: "9223372036854775808" is past 2\^63 - 1 \(9223372036854775807\)/,
+      ],
+      ['-42', /^0 IDs read\. Line 1: "-42" is negative: an ID is a whole number from 0 to 2\^63 - 1\.$/],
       [
         `${SONYFLAKE_ID}\nzz\n-1`,
-        /^Line 2: "zz" reads differently in .*: choose its encoding \(and 1 more below\)\.$/,
+        /^1 ID read\. Line 2: "zz" is not an ID unless you choose its encoding \(and 1 more below\)\.$/,
       ],
     ];
     for (const [input, message] of cases) {
@@ -173,8 +182,8 @@ describe('the page in Chromium', () => {
       '\n',
     );
     for (const [text, message] of [
-      [lines, '10,000 IDs pasted: showing the first 50.'],
-      ['x'.repeat(2_000_000), /^Line 1: expected an ID/],
+      [lines, '50 IDs read. 10,000 pasted: only the first 50 are read and shown.'],
+      ['x'.repeat(2_000_000), /^0 IDs read\. Line 1: expected an ID/],
     ] as const) {
       // Set and submit in one synchronous step in the page, timing the whole parse and redraw.
       const ms = await page.evaluate((value) => {
@@ -250,7 +259,7 @@ describe('the page in Chromium', () => {
     await page.selectOption('#layout', 'custom');
     await paste(page, TWITTER_ID);
     expect(await page.locator('.warning').textContent()).toMatch(
-      /^Implausible as Custom: it has bits set above the 48 bits the Custom layout uses\. It reads plausibly as Twitter/,
+      /^Implausible as Custom: it has bits set above the 48 bits the layout uses\. It reads plausibly as Twitter/,
     );
     await page.close();
   });
@@ -339,6 +348,121 @@ describe('the page in Chromium', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('"hello world" is no ID until base36 is chosen; then it is exactly two base36 IDs', async () => {
+    const page = await open();
+    await paste(page, 'hello world');
+    await expect.poll(() => page.textContent('#input-message')).toMatch(/^0 IDs read\. /);
+    expect(await page.locator('#results article[data-id]').count()).toBe(0);
+    const hello = page.locator('#results article.bad').first();
+    expect(await hello.locator('.readings li').allTextContents()).toEqual([
+      expect.stringMatching(/^As base36: 29234652, plausible as Sonyflake \(2014-09-01T00:00:00\.010Z\), /),
+    ]);
+    expect(await hello.locator('.hint').textContent()).toBe(
+      'Not counted as an ID: choose base36 as the encoding to read it.',
+    );
+    await page.selectOption('#encoding', 'base36');
+    await expect.poll(() => page.textContent('#input-message')).toBe('2 IDs read.');
+    expect(
+      await page.locator('#results article[data-id]').evaluateAll((els) => els.map((e) => e.dataset.id)),
+    ).toEqual(['29234652', '54903217']);
+    expect(await page.locator('#results .pick').first().textContent()).toMatch(
+      /^Read as base36 \(the encoding chosen above\) in the Sonyflake layout/,
+    );
+    await page.close();
+  });
+
+  it('a Discord ID is read as Sonyflake, the selected layout, with Discord and Twitter named beside it', async () => {
+    const page = await open();
+    await paste(page, DISCORD_ID);
+    const pick = page.locator(`article[data-id="${DISCORD_ID}"] .pick`);
+    await expect.poll(() => pick.count()).toBe(1);
+    expect(await pick.getAttribute('data-layout')).toBe('sonyflake');
+    // The page's custom layout (41 bits of ms from 2024) dates it in 2025: plausible too.
+    expect(await pick.getAttribute('data-plausible')).toBe('twitter discord custom');
+    expect(await pick.textContent()).toMatch(
+      /^Read as decimal \(digits are read as decimal\) in the Sonyflake layout, the one selected above\. Also plausible: Twitter \(2012-03-03T13:01:20\.453Z\), Discord \(2016-04-30T11:18:25\.796Z\), Custom \(2025-[^)]+\); an ID does not say which layout made it, so choose the one it came from\.$/,
+    );
+    await page.selectOption('#layout', 'discord');
+    await expect.poll(() => pick.getAttribute('data-layout')).toBe('discord');
+    expect(await pick.getAttribute('data-plausible')).toBe('sonyflake twitter custom');
+    await page.close();
+  });
+
+  it('fits a 360 px screen and follows a dark color scheme, as on a desktop', async () => {
+    const colors: Record<string, { background: string; color: string }> = {};
+    for (const [name, viewport] of [
+      ['360', { width: 360, height: 800 }],
+      ['desktop', { width: 1200, height: 900 }],
+    ] as const) {
+      for (const colorScheme of ['light', 'dark'] as const) {
+        const themed = await browser.newContext({ viewport, colorScheme });
+        const page = await themed.newPage();
+        page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+        await page.goto(server.url);
+        await page.waitForSelector('html[data-ready="true"]');
+        await paste(page, `${SONYFLAKE_ID}\n${TWITTER_ID}\n${DISCORD_ID}\nhello`);
+        await expect.poll(() => page.locator('#results article').count()).toBe(4);
+        const where = `${name} ${colorScheme}`;
+        // Nothing runs off a card, nor off the page: each card's content fits its width, and each
+        // field of the bit strip lies inside its card.
+        const overflow = await page.evaluate(() => {
+          const out: string[] = [];
+          const root = document.documentElement;
+          if (root.scrollWidth > root.clientWidth) out.push(`page ${root.scrollWidth} > ${root.clientWidth}`);
+          for (const card of document.querySelectorAll<HTMLElement>('#results .card')) {
+            if (card.scrollWidth > card.clientWidth)
+              out.push(`card ${card.scrollWidth} > ${card.clientWidth}`);
+            const box = card.getBoundingClientRect();
+            for (const field of card.querySelectorAll('.field')) {
+              const f = field.getBoundingClientRect();
+              if (f.left < box.left || f.right > box.right) out.push(`field ${f.right} > ${box.right}`);
+            }
+          }
+          return out;
+        });
+        expect(overflow, where).toEqual([]);
+        colors[where] = await page.evaluate(() => {
+          const style = getComputedStyle(document.documentElement);
+          return { background: style.backgroundColor, color: style.color };
+        });
+        const file =
+          name === 'desktop' && colorScheme === 'light' ? undefined : `inspector-${name}-${colorScheme}.png`;
+        if (file) await page.screenshot({ path: join(docsDir, file), fullPage: true });
+        if (colorScheme === 'dark') {
+          // The dark colors are read as well as the light ones: axe's contrast rule on the cards.
+          await page.addScriptTag({ content: axeSource });
+          const contrast = await page.evaluate(async () => {
+            const axe = (
+              window as unknown as {
+                axe: {
+                  run: (
+                    c: Element,
+                    o: object,
+                  ) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }>;
+                };
+              }
+            ).axe;
+            const result = await axe.run(document.body, { runOnly: ['color-contrast'] });
+            return result.violations.flatMap((v) => v.nodes.map((n) => n.target.join(' ')));
+          });
+          expect(contrast, where).toEqual([]);
+        }
+        // The comparison too: its axis labels stay on screen, its table scrolls inside itself.
+        await page.click('#tab-compare');
+        expect(
+          await page.evaluate(
+            () => document.documentElement.scrollWidth <= document.documentElement.clientWidth,
+          ),
+          `${where} compare`,
+        ).toBe(true);
+        await themed.close();
+      }
+    }
+    expect(colors['360 light']).toEqual({ background: 'rgb(255, 255, 255)', color: 'rgb(27, 31, 36)' });
+    expect(colors['360 dark']).toEqual({ background: 'rgb(13, 17, 23)', color: 'rgb(230, 237, 243)' });
+    expect(colors['desktop dark']).toEqual(colors['360 dark']);
   });
 
   it('writes the screenshots of the two views that the README shows', async () => {

@@ -3,6 +3,7 @@
 import { decompose, defineLayout, MAX_ID } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import { bitString, fieldsOf, fieldValue } from '../src/page/fields.js';
+import { inputMessage } from '../src/page/inspect-view.js';
 import { BUILT_IN, customLayout, DEFAULT_CUSTOM, type NamedLayout } from '../src/page/layouts.js';
 import { MAX_SHOWN, parseInput } from '../src/page/read.js';
 import { readAll, readAs } from '../src/page/reading.js';
@@ -21,15 +22,88 @@ const SONYFLAKE_ID = 494315580237877812n;
 // A tweet's ID: 2022-10-28T03:49:11.734Z, datacenter 10, worker 10, sequence 0.
 const TWITTER_ID = 1585841080431321088n;
 
+// The example ID of Discord's API reference: 2016-04-30T11:18:25.796Z as Discord reads it, and
+// 2017-12-27 as Sonyflake reads it: both believable.
+const DISCORD_ID = 175928847299117063n;
+
 describe('parseInput', () => {
-  it('reads decimal, hex and bwmarrin base58, several per line, quotes and commas dropped', () => {
-    const parsed = parseInput(`${SONYFLAKE_ID}, "06dc2e29f0051234"\n\n  4jgmnx8Js8A  `);
+  it('reads decimal and hex without being told, several per line, quotes and commas dropped', () => {
+    const parsed = parseInput(`${SONYFLAKE_ID}, "06dc2e29f0051234"\n\n  ${DISCORD_ID}  `);
     expect(parsed.total).toBe(3);
     expect(parsed.items).toEqual([
-      { line: 1, text: String(SONYFLAKE_ID), id: SONYFLAKE_ID, encoding: 'decimal' },
-      { line: 1, text: '06dc2e29f0051234', id: 0x06dc2e29f0051234n, encoding: 'hex' },
-      { line: 3, text: '4jgmnx8Js8A', id: 1428076403798048768n, encoding: 'bwmarrin58' },
+      {
+        line: 1,
+        text: String(SONYFLAKE_ID),
+        id: SONYFLAKE_ID,
+        encoding: 'decimal',
+        why: 'digits are read as decimal',
+      },
+      {
+        line: 1,
+        text: '06dc2e29f0051234',
+        id: 0x06dc2e29f0051234n,
+        encoding: 'hex',
+        why: 'no encoding but hex reads 16 characters like these',
+      },
+      {
+        line: 3,
+        text: String(DISCORD_ID),
+        id: DISCORD_ID,
+        encoding: 'decimal',
+        why: 'digits are read as decimal',
+      },
     ]);
+  });
+
+  it('does not take words for IDs: "hello world" is no ID until base36 is chosen', () => {
+    const parsed = parseInput('hello world');
+    expect(parsed.total).toBe(2);
+    expect(parsed.items).toEqual([
+      {
+        line: 1,
+        text: 'hello',
+        error: '"hello" is not an ID unless you choose its encoding',
+        candidates: [{ encoding: 'base36', id: 29234652n }],
+      },
+      {
+        line: 1,
+        text: 'world',
+        error: '"world" is not an ID unless you choose its encoding',
+        candidates: [{ encoding: 'base36', id: 54903217n }],
+      },
+    ]);
+    expect(inputMessage(parsed)).toBe(
+      '0 IDs read. Line 1: "hello" is not an ID unless you choose its encoding (and 1 more below).',
+    );
+    // Chosen, base36 reads exactly base36: the same words are two IDs.
+    const chosen = parseInput('hello world', 'base36');
+    expect(chosen.items).toEqual([
+      { line: 1, text: 'hello', id: 29234652n, encoding: 'base36', why: 'the encoding chosen above' },
+      { line: 1, text: 'world', id: 54903217n, encoding: 'base36', why: 'the encoding chosen above' },
+    ]);
+    expect(inputMessage(chosen)).toBe('2 IDs read.');
+  });
+
+  it('a bwmarrin base58 ID is read only once bwmarrin58 is chosen, and then only as bwmarrin58', () => {
+    expect(parseInput('4jgmnx8Js8A').items[0]).toMatchObject({
+      candidates: [{ encoding: 'bwmarrin58', id: 1428076403798048768n }],
+    });
+    expect(parseInput('4jgmnx8Js8A', 'bwmarrin58').items[0]).toMatchObject({
+      id: 1428076403798048768n,
+      encoding: 'bwmarrin58',
+    });
+    // Digits in a chosen encoding are that encoding, not decimal.
+    expect(parseInput('1234', 'hex').items[0]).toMatchObject({ error: expect.stringMatching(/hex/) });
+    expect(parseInput('1234', 'base36').items[0]).toMatchObject({ id: 49360n, encoding: 'base36' });
+  });
+
+  it('counts what was read, not what was pasted', () => {
+    const parsed = parseInput(`ID: ${SONYFLAKE_ID}, ${TWITTER_ID}; id ${DISCORD_ID}`);
+    expect(parsed.total).toBe(5);
+    // "ID:" is no ID in any encoding, "id" only in base36 (not chosen): neither is counted.
+    expect(inputMessage(parsed)).toMatch(
+      /^3 IDs read\. Line 1: expected an ID .*"ID:".* \(and 1 more below\)\.$/,
+    );
   });
 
   it('says what is wrong with garbage, a negative number, and a number past 2^63 - 1', () => {
@@ -44,10 +118,15 @@ describe('parseInput', () => {
     expect(errors[4]).toBe(`ok ${MAX_ID}`);
   });
 
-  it('asks for the encoding when encodings disagree, and uses the one chosen', () => {
+  it('lists every encoding when encodings disagree, and uses the one chosen', () => {
     const [ambiguous] = parseInput('zz').items;
     expect(ambiguous).toMatchObject({
-      error: expect.stringMatching(/reads differently in .*: choose its encoding/),
+      error: '"zz" is not an ID unless you choose its encoding',
+      candidates: [
+        { encoding: 'bwmarrin32', id: 759n },
+        { encoding: 'bwmarrin58', id: 1947n },
+        { encoding: 'base36', id: 1295n },
+      ],
     });
     expect(parseInput('zz', 'base36').items[0]).toMatchObject({ id: 35n * 36n + 35n, encoding: 'base36' });
     // Either letter case, as Go's ParseBase36 reads.
@@ -139,11 +218,21 @@ describe('readAs', () => {
     expect(readAs(SONYFLAKE_V2, SONYFLAKE_ID, NOW).problem).toMatch(/future/);
   });
 
+  it('finds a Discord ID plausible as Sonyflake (the default) and names Discord and Twitter beside it', () => {
+    const { chosen, plausible } = readAll(DISCORD_ID, SONYFLAKE, BUILT_IN, NOW);
+    expect(chosen.problem).toBeUndefined();
+    expect(new Date(chosen.startMs!).toISOString()).toBe('2017-12-27T16:16:04.490Z');
+    expect(plausible.map((r) => [r.named.key, new Date(r.startMs!).toISOString()])).toEqual([
+      ['twitter', '2012-03-03T13:01:20.453Z'],
+      ['discord', '2016-04-30T11:18:25.796Z'],
+    ]);
+  });
+
   it('flags an ID wider than the layout, and a layout whose epoch is after today', () => {
     const narrow = customLayout({ ...DEFAULT_CUSTOM, timeBits: 30 });
     expect(readAs(narrow, TWITTER_ID, NOW)).toMatchObject({
       fields: undefined,
-      problem: 'it has bits set above the 52 bits the Custom layout uses',
+      problem: 'it has bits set above the 52 bits the layout uses',
     });
     const later = customLayout({ ...DEFAULT_CUSTOM, epochMs: Date.UTC(2030, 0, 1) });
     expect(readAs(later, 1n, NOW).problem).toBe(

@@ -1,22 +1,17 @@
-import {
-  type DecomposedId,
-  decodeAnyId,
-  decodeId,
-  decompose as decomposeId,
-  type Layout,
-  toTime,
-} from '@ids/engine';
+import { type DecomposedId, decompose as decomposeId, type Layout, toTime } from '@ids/engine';
 import { parseCommandLine } from '../args.js';
 import { type Command, commandHelp, FORMAT_HELP, LAYOUT_HELP, OPTIONS, parseFormat } from '../command.js';
 import { UsageError } from '../errors.js';
 import { print, readLineBatches } from '../io.js';
 import { parseLayout } from '../layouts.js';
-import { noteGuessedEncoding, warnImplausibleTime } from '../plausible.js';
+import { layoutNotes, readIdText } from '../plausible.js';
 import { columns, partsSuffix } from '../table.js';
 
 interface Decomposed extends DecomposedId {
   readonly input: string;
   readonly encoding: string;
+  /** Why that encoding, when it was neither decimal nor given with --format. */
+  readonly why: string | undefined;
   readonly layout: string;
   readonly timeIso: string;
 }
@@ -54,7 +49,12 @@ function textItem(r: Decomposed, layout: Layout): string {
     : '';
   return columns([
     ['id', r.id.toString()],
-    ['read as', r.encoding === 'decimal' ? 'decimal' : `${r.encoding} ${JSON.stringify(r.input)}`],
+    [
+      'read as',
+      r.encoding === 'decimal'
+        ? 'decimal'
+        : `${r.encoding} ${JSON.stringify(r.input)}${r.why === undefined ? '' : ` (${r.why})`}`,
+    ],
     ['layout', `${r.layout}: ${describeLayout(layout)}`],
     ['time', `${r.timeIso} (tick ${r.time})`],
     ['sequence', String(r.sequence)],
@@ -69,10 +69,11 @@ export const decompose: Command = {
 
 Prints the fields of each ID: the time (start of its tick) as an ISO date, the sequence, the
 machine ID and its parts, and the layout used. IDs come from the arguments, or one per line from
-stdin when there are none. Without --format the encoding is recognised: digits are decimal;
-other text must read as one ID in exactly one encoding (an ambiguous one names the encodings that
-read it; a guessed one is noted on stderr). Without --layout, an ID dated in the future is warned
-about on stderr, naming the layouts that date it in the past.
+stdin when there are none. Without --format only text whose form leaves no doubt is read:
+digits (decimal), 16 hex digits, 13 Crockford base32 characters that no other encoding reads;
+anything else (a word reads as base36 too) is refused with every reading listed. Without
+--layout, an ID is read as sonyflake and stderr names the other layouts that date it plausibly
+(between their epoch and a minute from now), or warns when sonyflake does not.
 
 Options:
 ${LAYOUT_HELP}
@@ -92,14 +93,22 @@ ${FORMAT_HELP}
     });
     const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
     const format = values.format === undefined ? undefined : parseFormat(values.format);
+    // Read per ID: a stream of stdin can outlast the minute of slack the date rule allows.
+    const now = io.now ?? Date.now;
+    const note = values.layout === undefined ? layoutNotes(io, label, layout) : undefined;
     const row = (input: string): Decomposed => {
-      const { id, encoding } = format
-        ? { id: decodeId(input, format), encoding: format }
-        : decodeAnyId(input);
-      const fields = decomposeId(layout, id);
-      if (!format) noteGuessedEncoding(io, input, encoding);
-      if (values.layout === undefined) warnImplausibleTime(io, input, id, layout, label);
-      return { input, encoding, layout: label, ...fields, timeIso: toTime(layout, id).toISOString() };
+      const read = readIdText(input, format, now());
+      const fields = decomposeId(layout, read.id);
+      note?.(input, read.id, now());
+      const why = format || read.encoding === 'decimal' ? undefined : read.why;
+      return {
+        input,
+        encoding: read.encoding,
+        why,
+        layout: label,
+        ...fields,
+        timeIso: toTime(layout, read.id).toISOString(),
+      };
     };
     // Each ID is printed as soon as it is read: stdin is streamed line by line, never held whole.
     let count = 0;

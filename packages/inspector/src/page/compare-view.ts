@@ -13,6 +13,8 @@ interface Row {
 }
 
 const day = (ms: number) => iso(ms).slice(0, 10);
+/** A tick label's place on its axis; --at lets a narrow screen keep the end labels inside it. */
+const at = (percent: number) => `left:${percent}%;--at:${percent}%`;
 
 function bitBars(rows: readonly Row[]): HTMLElement {
   return h(
@@ -85,10 +87,8 @@ function lifetimes(rows: readonly Row[], nowMs: number): HTMLElement {
       h(
         'span',
         { class: 'track' },
-        ...axis.ticks.map((t) =>
-          h('span', { class: 'tick', style: `left:${timePercent(axis, t.ms)}%` }, t.label),
-        ),
-        h('span', { class: 'tick now', style: `left:${today}%` }, `today ${day(nowMs)}`),
+        ...axis.ticks.map((t) => h('span', { class: 'tick', style: at(timePercent(axis, t.ms)) }, t.label)),
+        h('span', { class: 'tick now', style: at(today) }, `today ${day(nowMs)}`),
       ),
       h('span', { class: 'legend' }),
     ),
@@ -121,9 +121,7 @@ function logBars(rows: readonly Row[], value: (limits: LayoutLimits) => number, 
       h(
         'span',
         { class: 'track' },
-        ...ticks.map((e) =>
-          h('span', { class: 'tick', style: `left:${(e / axis.decades) * 100}%` }, powerLabel(e)),
-        ),
+        ...ticks.map((e) => h('span', { class: 'tick', style: at((e / axis.decades) * 100) }, powerLabel(e))),
       ),
       h('span', { class: 'legend' }),
     ),

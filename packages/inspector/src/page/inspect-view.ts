@@ -5,7 +5,7 @@ import { byId, h, int, replace } from './dom.js';
 import { bitString, type Field, fieldsOf, fieldValue } from './fields.js';
 import type { NamedLayout } from './layouts.js';
 import { type Item, MAX_SHOWN, type Parsed } from './read.js';
-import { iso, type Reading, readAll } from './reading.js';
+import { iso, type Reading, readAll, readAs } from './reading.js';
 
 /** The 64 bits of `id`, grouped by the fields of `layout`, each group named. */
 export function bitStrip(id: bigint, named: NamedLayout): HTMLElement {
@@ -58,14 +58,19 @@ function values(reading: Reading): HTMLElement {
   );
 }
 
+/** "Twitter (2012-…), Discord (2016-…)": plausible readings with the time each gives. */
+function listed(readings: readonly Reading[]): string {
+  return readings
+    .map((r) => `${r.named.label} (${r.startMs === undefined ? '' : iso(r.startMs)})`)
+    .join(', ');
+}
+
 function warning(reading: Reading, plausible: readonly Reading[]): HTMLElement | undefined {
   if (reading.problem === undefined) return undefined;
   const others =
     plausible.length === 0
       ? 'No layout on this page reads it plausibly.'
-      : `It reads plausibly as ${plausible
-          .map((r) => `${r.named.label} (${r.startMs === undefined ? '' : iso(r.startMs)})`)
-          .join(', ')}.`;
+      : `It reads plausibly as ${listed(plausible)}.`;
   return h(
     'p',
     { class: 'warning', role: 'note' },
@@ -74,14 +79,66 @@ function warning(reading: Reading, plausible: readonly Reading[]): HTMLElement |
   );
 }
 
+/** Which reading the card shows and why; the other layouts that read the ID plausibly. */
+function pick(
+  item: Extract<Item, { id: bigint }>,
+  reading: Reading,
+  plausible: readonly Reading[],
+): HTMLElement {
+  const also =
+    reading.problem !== undefined
+      ? '' // The warning names them.
+      : plausible.length === 0
+        ? ' No other layout on this page reads it plausibly.'
+        : ` Also plausible: ${listed(plausible)}; an ID does not say which layout made it, so choose the one it came from.`;
+  return h(
+    'p',
+    {
+      class: 'pick',
+      'data-layout': reading.named.key,
+      'data-plausible': plausible.map((r) => r.named.key).join(' '),
+    },
+    `Read as ${item.encoding} (${item.why}) in the ${reading.named.label} layout, the one selected above.${also}`,
+  );
+}
+
+/** The readings of text that is not an ID until its encoding is chosen, each with its plausible layouts. */
+function candidates(
+  item: Extract<Item, { error: string }>,
+  all: readonly NamedLayout[],
+  nowMs: number,
+): HTMLElement | undefined {
+  if (item.candidates.length === 0) return undefined;
+  return h(
+    'ul',
+    { class: 'readings' },
+    ...item.candidates.map(({ encoding, id }) => {
+      const plausible = all.map((named) => readAs(named, id, nowMs)).filter((r) => r.problem === undefined);
+      const where =
+        plausible.length === 0 ? 'plausible in no layout here' : `plausible as ${listed(plausible)}`;
+      return h('li', { 'data-encoding': encoding }, `As ${encoding}: ${id}, ${where}.`);
+    }),
+  );
+}
+
 function card(item: Item, index: number, chosen: NamedLayout, all: readonly NamedLayout[], nowMs: number) {
   const title = `id-${index}`;
   if (!('id' in item)) {
+    const choose =
+      item.candidates.length === 0
+        ? undefined
+        : h(
+            'p',
+            { class: 'hint' },
+            `Not counted as an ID: choose ${item.candidates.map((c) => c.encoding).join(' or ')} as the encoding to read it.`,
+          );
     return h(
       'article',
       { class: 'card bad', 'aria-labelledby': title },
       h('h2', { id: title, class: 'card-title' }, `Line ${item.line}: `, h('code', {}, short(item.text))),
       h('p', { class: 'error' }, item.error),
+      candidates(item, all, nowMs),
+      choose,
     );
   }
   const { chosen: reading, plausible } = readAll(item.id, chosen, all, nowMs);
@@ -97,6 +154,7 @@ function card(item: Item, index: number, chosen: NamedLayout, all: readonly Name
       h('span', { class: 'enc' }, read),
     ),
     bitStrip(item.id, chosen),
+    pick(item, reading, plausible),
     warning(reading, plausible),
     values(reading),
     h('p', { class: 'forms' }, `hex ${encodeId(item.id, 'hex')} · base36 ${encodeId(item.id, 'base36')}`),
@@ -107,21 +165,19 @@ function short(text: string): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-/** The message beside the input: what was not read, and what was left out. */
+/** The message beside the input: how many IDs were read, what was not read, and what was left out. */
 export function inputMessage(parsed: Parsed): string {
-  const bad = parsed.items.filter((item) => !('id' in item));
-  const parts: string[] = [];
   if (parsed.total === 0) return 'Paste one or more IDs: decimal, hex, base32, base58 or base36.';
+  const read = parsed.items.filter((item) => 'id' in item).length;
+  const bad = parsed.items.filter((item) => !('id' in item));
+  const parts = [`${int(read)} ID${read === 1 ? '' : 's'} read.`];
   if (bad.length > 0) {
     const first = bad[0]!;
     const more = bad.length > 1 ? ` (and ${bad.length - 1} more below)` : '';
     parts.push(`Line ${first.line}: ${'error' in first ? first.error : ''}${more}.`);
   }
   if (parsed.total > MAX_SHOWN) {
-    parts.push(`${int(parsed.total)} IDs pasted: showing the first ${MAX_SHOWN}.`);
-  }
-  if (parts.length === 0) {
-    return `${parsed.total} ID${parsed.total === 1 ? '' : 's'} read.`;
+    parts.push(`${int(parsed.total)} pasted: only the first ${MAX_SHOWN} are read and shown.`);
   }
   return parts.join(' ');
 }

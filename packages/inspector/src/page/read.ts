@@ -2,12 +2,13 @@
 // are decoded and drawn, the rest are counted, so 10,000 lines cost a split and a count.
 import {
   AmbiguousIdError,
-  decodeAnyId,
+  type DetectedId,
   decodeId,
   ENCODING_NAMES,
   type EncodingName,
   IdsError,
   MAX_ID,
+  recognizeId,
 } from '@ids/engine';
 
 /** How many IDs the page decodes and draws at once. */
@@ -22,12 +23,16 @@ export type Item =
       readonly id: bigint;
       /** The encoding it was read in. */
       readonly encoding: EncodingName;
+      /** Why that encoding, for people. */
+      readonly why: string;
     }
   | {
       readonly line: number;
       readonly text: string;
       /** What is wrong with it, for people. */
       readonly error: string;
+      /** The IDs it would be in the encodings that read it, when one is chosen; empty when none reads it. */
+      readonly candidates: readonly DetectedId[];
     };
 
 /** What the page makes of the input box. */
@@ -47,33 +52,32 @@ export function shown(text: string): string {
   return JSON.stringify(text.length > 40 ? `${text.slice(0, 37)}...` : text);
 }
 
-/** Decodes one token; `encoding` 'auto' lets the engine find it. Never throws. */
+/**
+ * Decodes one token; with `encoding` 'auto' only where its form leaves no doubt (the engine's
+ * recognizeId: digits, or a fixed-width form no other encoding reads). Never throws.
+ */
 export function decodeToken(text: string, encoding: EncodingName | 'auto', line: number): Item {
+  const bad = (error: string, candidates: readonly DetectedId[] = []) => ({ line, text, error, candidates });
   // The engine's own messages cover these, but a person pasting "-5" or a 20-digit number wants
   // the range, not a list of encodings none of which reads it.
   if (/^[-−]\s*[0-9]+$/.test(text)) {
-    return { line, text, error: `${shown(text)} is negative: an ID is a whole number from 0 to 2^63 - 1` };
+    return bad(`${shown(text)} is negative: an ID is a whole number from 0 to 2^63 - 1`);
   }
   if (/^[0-9]+$/.test(text) && (text.length > 40 || BigInt(text) > MAX_ID)) {
-    return {
-      line,
-      text,
-      error: `${shown(text)} is past 2^63 - 1 (${MAX_ID}), the largest ID: an ID has 63 bits below the sign`,
-    };
+    return bad(
+      `${shown(text)} is past 2^63 - 1 (${MAX_ID}), the largest ID: an ID has 63 bits below the sign`,
+    );
   }
   try {
-    if (encoding === 'auto') {
-      const found = decodeAnyId(text);
-      return { line, text, id: found.id, encoding: found.encoding };
-    }
-    return { line, text, id: decodeId(text, encoding), encoding };
+    if (encoding === 'auto') return { line, text, ...recognizeId(text) };
+    return { line, text, id: decodeId(text, encoding), encoding, why: 'the encoding chosen above' };
   } catch (error) {
     if (error instanceof AmbiguousIdError) {
-      const readings = error.candidates.map((c) => `${c.encoding} (${c.id})`).join(', ');
-      return { line, text, error: `${shown(text)} reads differently in ${readings}: choose its encoding` };
+      const candidates = error.candidates as readonly DetectedId[];
+      return bad(`${shown(text)} is not an ID unless you choose its encoding`, candidates);
     }
-    if (error instanceof IdsError) return { line, text, error: error.message };
-    return { line, text, error: `${shown(text)} could not be read: ${String(error)}` };
+    if (error instanceof IdsError) return bad(error.message);
+    return bad(`${shown(text)} could not be read: ${String(error)}`);
   }
 }
 

@@ -1,11 +1,8 @@
 // One ID read in one layout, and whether that reading is believable. An ID does not say which
 // layout made it; a reading whose time lies in the future, or that needs bits the layout does
 // not have, points at the wrong layout, and the page names the ones that read it plausibly.
-import { type DecomposedId, decompose, tickStartMs } from '@ids/engine';
+import { type DecomposedId, decompose, implausibility, tickStartMs } from '@ids/engine';
 import type { NamedLayout } from './layouts.js';
-
-/** IDs from a host whose clock runs a little ahead are not "from the future". */
-export const FUTURE_SLACK_MS = 60_000;
 
 /** An ID in one layout. */
 export interface Reading {
@@ -24,27 +21,12 @@ export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** Reads `id` in a layout and judges the reading against `nowMs`. */
+/** Reads `id` in a layout and judges the reading against `nowMs` (the engine's rule, as in the CLI). */
 export function readAs(named: NamedLayout, id: bigint, nowMs: number): Reading {
-  const { layout } = named;
-  if (id > layout.maxId) {
-    const width = layout.timeBits + layout.sequenceBits + layout.machineBits;
-    return {
-      named,
-      fields: undefined,
-      startMs: undefined,
-      problem: `it has bits set above the ${width} bits the ${named.label} layout uses`,
-    };
-  }
-  const fields = decompose(layout, id);
-  const startMs = tickStartMs(layout, fields.time);
-  let problem: string | undefined;
-  if (layout.epochMs > nowMs + FUTURE_SLACK_MS) {
-    problem = `today is before the layout's epoch (${iso(layout.epochMs)}): no ID of it can exist yet`;
-  } else if (startMs > nowMs + FUTURE_SLACK_MS) {
-    problem = `its time, ${iso(startMs)}, is in the future`;
-  }
-  return { named, fields, startMs, problem };
+  const problem = implausibility(named.layout, id, nowMs);
+  if (id > named.layout.maxId) return { named, fields: undefined, startMs: undefined, problem };
+  const fields = decompose(named.layout, id);
+  return { named, fields, startMs: tickStartMs(named.layout, fields.time), problem };
 }
 
 /** The readings of `id` in every layout, the chosen one first. */
