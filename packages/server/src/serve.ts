@@ -1,6 +1,7 @@
 // What `ids-server` and `ids serve` run: configure, start, print where, wait for a signal, shut
 // down gracefully, and answer with the exit code.
 import { errorText } from '@ids/engine';
+import packageJson from '../package.json';
 import { parseServerArgs, serverHelp } from './config.js';
 import { ServerConfigError } from './errors.js';
 import { type IdServerOptions, startIdServer } from './server.js';
@@ -46,6 +47,10 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
     const parsed = parseServerArgs(args, env);
     if (parsed.help) {
       out.write(serverHelp(command));
+      return 0;
+    }
+    if (parsed.version) {
+      out.write(`${packageJson.version}\n`);
       return 0;
     }
     // Background events (a claim lost, a record not written) as one line each, for the logs.
