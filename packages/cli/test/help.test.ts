@@ -45,34 +45,49 @@ const mentions = (text: string, word: string) =>
   new RegExp(`(?<![\\w-])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`).test(text);
 
 /**
- * The lines of a help text whose columns do not line up. Within a paragraph, the rows of a list
- * at one indent ("  -n, --count N   how many") must start their last column at one place, and every
- * other column of theirs where the fullest row has one; a continuation line (one cell, indented
- * further) must start where the description column of a list above it does.
+ * The lines of a help text whose columns do not line up. A list is a run of rows of two or more
+ * cells at one indent ("  -n, --count N   how many"), ended by a line indented less: its rows must
+ * start their last cell at one column, and every other cell where its fullest row has one. A line
+ * of one cell is either a name alone in a list, ending before the list's description column, or a
+ * continuation starting at the description column of an open list indented less.
  */
 function misaligned(help: string): string[] {
+  type List = { description: number; fullest: number[]; rows: { line: string; starts: number[] }[] };
   const wrong: string[] = [];
   for (const paragraph of help.split(/\n\s*\n/)) {
-    const lists = new Map<number, { line: string; starts: number[] }[]>(); // by indent
+    const open = new Map<number, List>(); // by indent
+    const singles: { line: string; indent: number; lists: Map<number, List> }[] = [];
+    const lists: List[] = [];
     for (const line of paragraph.split('\n')) {
       const starts = [...line.matchAll(/(?:^ *| {2,})(?=\S)/g)].map((m) => m.index + m[0].length);
-      const indent = starts[0] ?? 0;
-      if (indent === 0) continue;
-      if (starts.length > 1) {
-        lists.set(indent, [...(lists.get(indent) ?? []), { line, starts }]);
-      } else {
-        const descriptions = [...lists.entries()]
-          .filter(([at]) => at < indent)
-          .map(([, rows]) => rows[0]!.starts.at(-1));
-        if (!lists.has(indent) && !descriptions.includes(indent)) wrong.push(line);
+      const indent = starts[0];
+      if (indent === undefined || indent === 0) continue;
+      for (const at of open.keys()) if (at > indent) open.delete(at);
+      if (starts.length === 1) {
+        singles.push({ line, indent, lists: new Map(open) });
+        continue;
+      }
+      let list = open.get(indent);
+      if (!list) {
+        list = { description: starts.at(-1)!, fullest: starts, rows: [] };
+        open.set(indent, list);
+        lists.push(list);
+      }
+      list.rows.push({ line, starts });
+      if (starts.length > list.fullest.length) list.fullest = starts;
+    }
+    for (const list of lists) {
+      for (const { line, starts } of list.rows) {
+        if (starts.at(-1) !== list.description || starts.some((at) => !list.fullest.includes(at))) {
+          wrong.push(line);
+        }
       }
     }
-    for (const rows of lists.values()) {
-      const last = rows[0]!.starts.at(-1);
-      const fullest = rows.reduce((a, b) => (b.starts.length > a.starts.length ? b : a)).starts;
-      for (const { line, starts } of rows) {
-        if (starts.at(-1) !== last || starts.some((at) => !fullest.includes(at))) wrong.push(line);
-      }
+    for (const { line, indent, lists: around } of singles) {
+      const own = around.get(indent);
+      const alone = own !== undefined && line.trimEnd().length < own.description;
+      const continuation = [...around].some(([at, list]) => at < indent && list.description === indent);
+      if (!alone && !continuation) wrong.push(line);
     }
   }
   return wrong;
@@ -106,9 +121,23 @@ describe('help screens', async () => {
 });
 
 describe('the alignment check', () => {
-  it('finds a column that does not line up, and a stray continuation line', () => {
-    const help = 'Options:\n  -a, --all     every one\n  --long-name  the other\n               more\n';
-    expect(misaligned(help)).toEqual(['  --long-name  the other', '               more']);
-    expect(misaligned('Options:\n  -a, --all     every one\n  --long-name   the other\n')).toEqual([]);
+  it('finds a column that does not line up, a stray continuation line, a name run into its text', () => {
+    const help = [
+      'Options:',
+      '  -a, --all     every one',
+      '  --long-name  the other',
+      '               more',
+      '  --format      one of:',
+      '    decimal       digits',
+      '    decimal-fixed 19 digits',
+      '',
+    ].join('\n');
+    expect(misaligned(help)).toEqual([
+      '  --long-name  the other',
+      '               more',
+      '    decimal-fixed 19 digits',
+    ]);
+    const fixed = 'Options:\n  -a, --all     every one\n  --long-name   the other\n                more\n  -h\n';
+    expect(misaligned(fixed)).toEqual([]);
   });
 });
