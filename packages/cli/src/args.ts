@@ -2,6 +2,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { errorText } from '@ids/engine';
 import { closestName } from '@ids/engine/internal';
 import { UsageError } from './errors.js';
+import { int } from './table.js';
 
 /**
  * Parses a command's arguments with node:util parseArgs in strict mode, and turns its errors into
@@ -40,7 +41,7 @@ export function parseCount(text: string, what: string, min: number, max: number)
       : Number.NaN;
   if (!(value >= min && value <= max)) {
     throw new UsageError(
-      `${what}: expected a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}, received ${JSON.stringify(text)}`,
+      `${what}: expected a whole number from ${int(min)} to ${int(max)}, received ${JSON.stringify(text)}`,
     );
   }
   return value;

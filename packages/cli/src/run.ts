@@ -1,3 +1,4 @@
+import { closestName } from '@ids/engine/internal';
 import packageJson from '../package.json';
 import type { Command } from './command.js';
 import { EXIT_HELP } from './command.js';
@@ -7,8 +8,7 @@ import { generate } from './commands/generate.js';
 import { inspect } from './commands/inspect.js';
 import { machineId } from './commands/machine-id.js';
 import { serve } from './commands/serve.js';
-import { closestName } from '@ids/engine/internal';
-import { errorLine, EXIT_USAGE, exitCodeOf, UsageError } from './errors.js';
+import { EXIT_USAGE, errorLine, exitCodeOf, UsageError } from './errors.js';
 import { checkOutput, type Io, print, processIo } from './io.js';
 
 /** The commands of `ids`, in the order `ids --help` lists them. */

@@ -111,7 +111,10 @@ describe('help and usage', () => {
     [['decompse'], 'unknown command "decompse"; did you mean decompose?'],
     [['machineid'], 'did you mean machine-id?'],
     [['--verison'], 'ids: error ERR_IDS_USAGE: unknown option "--verison"; did you mean --version?'],
-    [['generate', '--cont', '3'], "ids generate: error ERR_IDS_USAGE: Unknown option '--cont'; did you mean --count?"],
+    [
+      ['generate', '--cont', '3'],
+      "ids generate: error ERR_IDS_USAGE: Unknown option '--cont'; did you mean --count?",
+    ],
     [['generate', '--schem', 'ulid'], "Unknown option '--schem'; did you mean --scheme?"],
     [['compare', '--scheme'], "Unknown option '--scheme'; did you mean --schemes?"],
     [['machine-id', '--explian'], "Unknown option '--explian'; did you mean --explain?"],

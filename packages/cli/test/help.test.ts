@@ -137,7 +137,8 @@ describe('the alignment check', () => {
       '               more',
       '    decimal-fixed 19 digits',
     ]);
-    const fixed = 'Options:\n  -a, --all     every one\n  --long-name   the other\n                more\n  -h\n';
+    const fixed =
+      'Options:\n  -a, --all     every one\n  --long-name   the other\n                more\n  -h\n';
     expect(misaligned(fixed)).toEqual([]);
   });
 });
