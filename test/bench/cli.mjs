@@ -35,10 +35,10 @@ function batchCpu(args, batch, env) {
   const run = spawnSync('bash', ['-c', script], { encoding: 'utf8', env });
   if (run.status !== 0) throw new Error(`${command} failed: ${run.stderr}`);
   // `times` prints the shell's own user and system time, then its children's: "0m0.412s 0m0.080s".
-  const children = run.stdout.trim().split('\n').at(-1);
-  const [user, system] = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map(
-    (m) => Number(m[1]) * 60 + Number(m[2]),
-  );
+  const children = run.stdout.trim().split('\n').at(-1) ?? '';
+  const seconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+  if (seconds.length !== 2) throw new Error(`no times from bash: ${JSON.stringify(run.stdout)}`);
+  const [user = 0, system = 0] = seconds;
   return ((user + system) * 1000) / batch;
 }
 
@@ -54,12 +54,14 @@ export async function benchCli({
 } = {}) {
   // Host claims of `ids generate` (no --machine-id: the auto chain, as a user runs it) go to a
   // folder of this run, not the user's own.
+  /** @type {NodeJS.ProcessEnv} */
   const env = { ...process.env, IDS_CLAIM_DIR: mkdtempSync(join(tmpdir(), 'ids-bench-cli-')) };
   delete env.NODE_COMPILE_CACHE; // the ids bin picks its cache itself
+  /** @type {number[][]} */
   const times = CASES.map(() => []);
   for (const [, args] of CASES) batchCpu(args, 1, env); // warm the file and compile caches
   for (let round = 0; round < rounds; round++) {
-    for (const [i, [, args]] of CASES.entries()) times[i].push(batchCpu(args, batch, env));
+    for (const [i, [, args]] of CASES.entries()) times[i]?.push(batchCpu(args, batch, env));
   }
   const uuid = median(times[1]);
   const rows = CASES.map(([label], i) => [
