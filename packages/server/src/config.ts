@@ -146,11 +146,13 @@ export type ParsedCommandLine =
   | {
       /** `--help` was given: print `serverHelp()` and start nothing. */
       help: true;
+      /** `--help` wins over `--version`. */
       version?: false;
     }
   | {
+      /** No `--help`. */
       help: false;
-      /** `--version` was given (and no `--help`): print the version and start nothing. */
+      /** `--version` was given: print the version and start nothing. */
       version: true;
     }
   | {
