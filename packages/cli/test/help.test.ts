@@ -11,10 +11,13 @@ const readme = (pkg: string) => readFileSync(join(__dirname, '..', '..', pkg, 'R
 const CLI_README = readme('cli');
 const SERVER_README = readme('server');
 
-/** The names listed under a "Commands:" heading of a help text. */
-function commandsOf(help: string): string[] {
+/** The commands listed under a "Commands:" heading of a help text, each as its words ("segment create-tag"). */
+function commandsOf(help: string): string[][] {
   const section = /^Commands:\n((?: {2}.*\n)+)/m.exec(help)?.[1] ?? '';
-  return section.split('\n').flatMap((line) => /^ {2}([a-z][a-z0-9-]*)(?: {2,}|$)/.exec(line)?.[1] ?? []);
+  return section
+    .split('\n')
+    .flatMap((line) => /^ {2}([a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)*)(?: {2,}|$)/.exec(line)?.[1] ?? [])
+    .map((name) => name.split(' '));
 }
 
 /** Every help screen of `ids`: the top one, then each listed command's, and its commands' in turn. */
@@ -24,7 +27,7 @@ async function helpScreens(): Promise<Map<string, string>> {
     const result = await ids([...path, '--help']);
     expect(result.code, `ids ${path.join(' ')} --help`).toBe(0);
     screens.set(['ids', ...path].join(' '), result.stdout);
-    for (const name of commandsOf(result.stdout)) await visit([...path, name]);
+    for (const words of commandsOf(result.stdout)) await visit([...path, ...words]);
   };
   await visit([]);
   return screens;
