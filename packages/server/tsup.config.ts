@@ -1,3 +1,3 @@
 import { packageConfig } from '../../tsup.config.base';
 
-export default packageConfig(['src/index.ts', 'src/bin.ts']);
+export default packageConfig(['src/index.ts', 'src/help.ts', 'src/bin.ts']);

@@ -1,5 +1,6 @@
 // Runs the benchmarks named on the command line (all by default) and prints their tables.
 // `npm run bench` from the repository root builds first, then runs this.
+import { benchCli } from './cli.mjs';
 import { benchColdStart } from './cold-start.mjs';
 import { benchConcurrency } from './concurrency.mjs';
 import { benchEtcd } from './etcd.mjs';
@@ -22,6 +23,7 @@ const suites = {
   segment: benchSegment,
   server: benchServer,
   'cold-start': benchColdStart,
+  cli: benchCli,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -1,11 +1,14 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { errorText } from '@ids/engine';
+import { closestName } from '@ids/engine/internal';
 import { UsageError } from './errors.js';
+import { int } from './table.js';
 
 /**
  * Parses a command's arguments with node:util parseArgs in strict mode, and turns its errors into
  * one short UsageError line. Node's own messages go on about '--' after their first sentence; the
- * first is the point.
+ * first is the point. An unknown option names the command's nearest one (`--cont`: did you mean
+ * --count?).
  */
 export function parseCommandLine<const T extends Omit<ParseArgsConfig, 'strict'>>(
   config: T,
@@ -13,7 +16,15 @@ export function parseCommandLine<const T extends Omit<ParseArgsConfig, 'strict'>
   try {
     return parseArgs({ ...config, strict: true });
   } catch (error) {
-    throw new UsageError(errorText(error).split('. ')[0]!.replace(/\.$/, ''));
+    const first = errorText(error).split('. ')[0]!.replace(/\.$/, '');
+    const unknown = (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+    const typed = unknown ? /'([^']+)'/.exec(first)?.[1] : undefined;
+    const known = Object.entries(config.options ?? {}).flatMap(([name, option]) => [
+      `--${name}`,
+      ...(option.short ? [`-${option.short}`] : []),
+    ]);
+    const near = typed === undefined ? undefined : closestName(typed, [...known, '--help', '-h']);
+    throw new UsageError(near ? `${first}; did you mean ${near}?` : first);
   }
 }
 
@@ -30,7 +41,7 @@ export function parseCount(text: string, what: string, min: number, max: number)
       : Number.NaN;
   if (!(value >= min && value <= max)) {
     throw new UsageError(
-      `${what}: expected a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}, received ${JSON.stringify(text)}`,
+      `${what}: expected a whole number from ${int(min)} to ${int(max)}, received ${JSON.stringify(text)}`,
     );
   }
   return value;

@@ -4,6 +4,7 @@ import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { LAYOUT_SPEC_HELP } from './layouts.js';
 import { chooseMachineId } from './machine-id.js';
+import { columns } from './table.js';
 
 /** One subcommand of `ids`: its name, its help, and what it does (see COMMANDS). */
 export interface Command {
@@ -44,11 +45,17 @@ export function parseFormat(text: string): EncodingName {
   return text as EncodingName;
 }
 
-const pad = (lines: readonly string[]) => lines.map((line) => `    ${line}`).join('\n');
+/** A list inside an option's help: aligned columns, indented by four. */
+const sublist = (rows: readonly (readonly string[])[]) =>
+  columns(rows)
+    .trimEnd()
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
 
-export const LAYOUT_HELP = `  -l, --layout SPEC     the layout, one of:\n${pad(LAYOUT_SPEC_HELP)}`;
+export const LAYOUT_HELP = `  -l, --layout SPEC     the layout, one of:\n${sublist(LAYOUT_SPEC_HELP)}`;
 
-export const FORMAT_HELP = `  -f, --format NAME     one of:\n${pad(ENCODING_NAMES.map((n) => `${n.padEnd(14)}${ENCODINGS[n].description}`))}`;
+export const FORMAT_HELP = `  -f, --format NAME     one of:\n${sublist(ENCODING_NAMES.map((n) => [n, ENCODINGS[n].description]))}`;
 
 export const EXIT_HELP = 'Exit codes: 0 done, 1 failed while running, 2 a mistake in the command line.';
 

@@ -66,11 +66,13 @@ const KEYS = {
   snowflake: { node: 'nodeBits', step: 'stepBits', epoch: 'epoch' },
 } as const;
 
+/** What --layout takes, as rows of the form and what it means (for the options' help). */
 export const LAYOUT_SPEC_HELP = [
-  `a name: ${LAYOUT_NAMES.join(', ')} (snowflake = twitter)`,
-  'sonyflake:seq=B,machine=B,unit=MS,epoch=DATE  Sonyflake settings (Go names: BitsSequence, BitsMachineID, TimeUnit, StartTime)',
-  'snowflake:node=B,step=B,epoch=DATE  bwmarrin-style node/step bits (node + step <= 22)',
-  'DATE is YYYY-MM-DD, an ISO instant, or Unix ms; omitted keys take the defaults',
+  ['NAME', `${LAYOUT_NAMES.join(', ')} (snowflake = twitter)`],
+  ['sonyflake:seq=B,machine=B,unit=MS,epoch=DATE', 'Sonyflake settings (Go names: BitsSequence,'],
+  ['', 'BitsMachineID, TimeUnit, StartTime)'],
+  ['snowflake:node=B,step=B,epoch=DATE', 'bwmarrin-style node/step bits (node + step <= 22)'],
+  ['DATE', 'YYYY-MM-DD, an ISO instant, or Unix ms; omitted keys take the defaults'],
 ];
 
 function parseEpoch(text: string, spec: string): number {

@@ -3,6 +3,7 @@
 import type { Layout } from '@ids/engine';
 import type { Io } from './io.js';
 import { duration } from './progress.js';
+import { int } from './table.js';
 
 /**
  * When the machine ID is a host claim, says that it is unique on this host only, and how to
@@ -27,6 +28,6 @@ export function noteDuration(io: Io, count: number, layout: Layout, label: strin
   const seconds = count / ceiling;
   if (seconds < 1) return;
   io.stderr.write(
-    `ids: ${count.toLocaleString('en-US')} IDs take at least ${duration(seconds)} at the ${label} layout's ceiling of ${Math.round(ceiling).toLocaleString('en-US')} IDs/s per machine ID\n`,
+    `ids: ${int(count)} IDs take at least ${duration(seconds)} at the ${label} layout's ceiling of ${int(ceiling)} IDs/s per machine ID\n`,
   );
 }

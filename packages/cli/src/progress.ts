@@ -1,4 +1,5 @@
 import type { Io } from './io.js';
+import { int } from './table.js';
 
 /** Below this many IDs a run is over before a bar would tell anyone anything. */
 export const PROGRESS_MIN = 50_000;
@@ -36,7 +37,7 @@ export function progressBar(
       const rate = seconds > 0 ? done / seconds : 0;
       const eta = rate > 0 ? `, ${duration((total - done) / rate)} left` : '';
       stderr.write(
-        `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percent).padStart(3)}% ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} IDs, ${Math.round(rate).toLocaleString('en-US')}/s${eta}\x1b[K`,
+        `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percent).padStart(3)}% ${int(done)} / ${int(total)} IDs, ${int(rate)}/s${eta}\x1b[K`,
       );
     },
     finish() {

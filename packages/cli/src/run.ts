@@ -1,3 +1,4 @@
+import { closestName } from '@ids/engine/internal';
 import packageJson from '../package.json';
 import type { Command } from './command.js';
 import { EXIT_HELP } from './command.js';
@@ -8,7 +9,7 @@ import { inspect } from './commands/inspect.js';
 import { machineId } from './commands/machine-id.js';
 import { segment } from './commands/segment.js';
 import { serve } from './commands/serve.js';
-import { errorLine, exitCodeOf, UsageError } from './errors.js';
+import { EXIT_USAGE, errorLine, exitCodeOf, UsageError } from './errors.js';
 import { checkOutput, type Io, print, processIo } from './io.js';
 
 /** The commands of `ids`, in the order `ids --help` lists them. */
@@ -29,8 +30,12 @@ Sonyflake and snowflake IDs from the command line.
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
 
-ids <command> --help shows a command's options. ids --version (-v) prints the version.
-IDS_DEBUG=1 prints the stack of an unexpected error.
+Options:
+  -h, --help     this text; ids <command> --help shows a command's options
+  -v, --version  print the version
+
+ids alone prints this text on stderr and exits 2. IDS_DEBUG=1 prints the stack of an unexpected
+error.
 
 ${EXIT_HELP}
 `;
@@ -44,8 +49,13 @@ export async function run(args: readonly string[], io: Io = processIo()): Promis
   const [name, ...rest] = args;
   let command: Command | undefined;
   try {
-    // `ids` alone is a person finding out what the command does: show the help, not an error.
-    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    // `ids` alone did nothing that was asked, as with git, docker or kubectl: the help goes to
+    // stderr, so a script that lost its arguments sees a failure and no output to parse.
+    if (name === undefined) {
+      io.stderr.write(HELP);
+      return EXIT_USAGE;
+    }
+    if (name === '--help' || name === '-h' || name === 'help') {
       const topic = name === 'help' ? rest[0] : undefined;
       const about = topic === undefined ? undefined : COMMANDS.find((c) => c.name === topic);
       if (topic !== undefined && !about) throw new UsageError(`no command ${JSON.stringify(topic)}`);
@@ -58,8 +68,11 @@ export async function run(args: readonly string[], io: Io = processIo()): Promis
     }
     command = COMMANDS.find((c) => c.name === name);
     if (!command) {
+      const option = name.startsWith('-');
+      const names = option ? ['--help', '-h', '--version', '-v'] : COMMANDS.map((c) => c.name);
+      const near = closestName(name, names);
       throw new UsageError(
-        `unknown command ${JSON.stringify(name)}; expected one of ${COMMANDS.map((c) => c.name).join(', ')}`,
+        `unknown ${option ? 'option' : 'command'} ${JSON.stringify(name)}; ${near ? `did you mean ${near}? ` : ''}expected ${option ? 'a command, or ' : ''}one of ${names.join(', ')}`,
       );
     }
     // -h/--help anywhere before a `--` shows the command's help, whatever else was typed.

@@ -178,12 +178,42 @@ describe('help and usage', () => {
     expect((await ids(['--version'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
-  it('ids alone prints the help and exits 0; -v prints the version', async () => {
+  it('ids alone prints the help on stderr and exits 2 (like git); -v prints the version', async () => {
     const alone = await ids([]);
-    expect([alone.code, alone.stderr]).toEqual([0, '']);
-    expect(alone.stdout).toBe((await ids(['--help'])).stdout);
+    expect([alone.code, alone.stdout]).toEqual([2, '']);
+    expect(alone.stderr).toBe((await ids(['--help'])).stdout);
     expect((await ids(['-v'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
+
+  it.each([
+    [['gen'], 'ids: error ERR_IDS_USAGE: unknown command "gen"; did you mean generate?'],
+    [['decompse'], 'unknown command "decompse"; did you mean decompose?'],
+    [['machineid'], 'did you mean machine-id?'],
+    [['--verison'], 'ids: error ERR_IDS_USAGE: unknown option "--verison"; did you mean --version?'],
+    [
+      ['generate', '--cont', '3'],
+      "ids generate: error ERR_IDS_USAGE: Unknown option '--cont'; did you mean --count?",
+    ],
+    [['generate', '--schem', 'ulid'], "Unknown option '--schem'; did you mean --scheme?"],
+    [['compare', '--scheme'], "Unknown option '--scheme'; did you mean --schemes?"],
+    [['machine-id', '--explian'], "Unknown option '--explian'; did you mean --explain?"],
+    [['decompose', '--jsno', '1'], "Unknown option '--jsno'; did you mean --json?"],
+  ])('%j suggests the nearest name, exit 2', async (args, text) => {
+    const result = await ids(args);
+    expect([result.code, result.stdout]).toEqual([2, '']);
+    expect(result.stderr).toMatch(ERROR_LINE);
+    expect(result.stderr).toContain(text);
+  });
+
+  it.each([[['frobnicate']], [['generate', '--frobnicate']], [['--zzz']]])(
+    '%j: nothing near, no suggestion, exit 2',
+    async (args) => {
+      const result = await ids(args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(ERROR_LINE);
+      expect(result.stderr).not.toContain('did you mean');
+    },
+  );
 
   it.each([
     [

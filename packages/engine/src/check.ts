@@ -35,6 +35,39 @@ export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * The one of `names` a mistyped `word` most likely meant, for a "did you mean" hint: the only name
+ * it is a prefix of (`gen` for generate), else the nearest by edit distance when that is at most
+ * a third of the word's length (at least 1); undefined when nothing is that close or two tie.
+ */
+export function closestName(word: string, names: readonly string[]): string | undefined {
+  const prefixed = names.filter((name) => name.startsWith(word));
+  if (word !== '' && prefixed.length === 1) return prefixed[0];
+  let best: string | undefined;
+  let bestDistance = Math.max(1, Math.floor(word.length / 3)) + 1;
+  let tie = false;
+  for (const name of names) {
+    const distance = editDistance(word, name);
+    if (distance < bestDistance) [best, bestDistance, tie] = [name, distance, false];
+    else if (distance === bestDistance) tie = true;
+  }
+  return tie ? undefined : best;
+}
+
+/** Levenshtein distance: the fewest insertions, deletions and substitutions from a to b. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
 /** The default `onError` of generators and claims: a process warning, which never throws. */
 export function warnError(error: unknown): void {
   process.emitWarning(error instanceof Error ? error : new Error(errorText(error)));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { closestName } from '../src/check.js';
 import {
   checkInteger,
   checkStartTime,
@@ -85,5 +86,32 @@ describe('the checks every package shares', () => {
         }),
       ).toThrow(/year 275760/);
     }
+  });
+});
+
+describe('closestName', () => {
+  const commands = ['generate', 'decompose', 'compare', 'machine-id', 'inspect', 'serve'];
+
+  it.each([
+    ['gen', 'generate'], // the only name it begins
+    ['decompse', 'decompose'], // one letter left out
+    ['machineid', 'machine-id'],
+    ['comapre', 'compare'], // two letters swapped: distance 2, within a third of 7 letters
+    ['serve', 'serve'],
+  ])('%s: %s', (word, expected) => {
+    expect(closestName(word, commands)).toBe(expected);
+  });
+
+  it.each([
+    ['frobnicate'], // nothing near
+    [''],
+  ])('%j: undefined', (word) => {
+    expect(closestName(word, commands)).toBeUndefined();
+  });
+
+  it('gives none for a prefix of two names, or two names equally near', () => {
+    expect(closestName('--s', ['--scheme', '--store'])).toBeUndefined();
+    expect(closestName('--jso', ['--json', '--jsob'])).toBeUndefined();
+    expect(closestName('-x', ['-n', '-m'])).toBeUndefined();
   });
 });

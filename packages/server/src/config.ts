@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { errorText } from '@ids/engine';
+import { closestName } from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
 import { SERVER_LAYOUTS } from './layouts.js';
 import { DEFAULT_DRAIN_MS, type IdServerOptions } from './server.js';
@@ -119,10 +120,12 @@ export function serverHelp(
   command = 'ids-server',
   exitCodes = 'Exit codes: 0 stopped cleanly, 1 failed or cut short, 2 bad configuration.',
 ): string {
-  const lines = Object.entries(FLAGS).map(
-    ([name, flag]) => `  --${name.padEnd(18)} ${flag.env.padEnd(24)} ${flag.help}`,
-  );
-  const sources = machineIdSources().map((s) => `  ${s.name.padEnd(12)} ${s.summary}`);
+  const options = [
+    ...Object.entries(FLAGS).map(([name, flag]) => [`--${name}`, flag.env, flag.help]),
+    ['-h, --help', '', 'this text'],
+    ['-v, --version', '', 'print the version'],
+  ];
+  const sources = machineIdSources().map((s) => [s.name, s.summary]);
   return `Usage: ${command} [options]
 
 Serves IDs over HTTP: GET /id, /ids?count=N, /ids/{id}, /layout, /health/live, /health/ready,
@@ -130,16 +133,23 @@ Serves IDs over HTTP: GET /id, /ids?count=N, /ids/{id}, /layout, /health/live, /
 a segment store). On SIGTERM: drains (--drain), then stops gracefully; SIGINT skips the drain.
 
 Options (flag, environment variable; a flag wins):
-${lines.join('\n')}
-  -h, --help
+${aligned(options)}
 
 Machine-ID sources (--machine-id-source):
-${sources.join('\n')}
+${aligned(sources)}
 
 On a non-loopback HOST a bearer token is required (IDS_AUTH_TOKEN, IDS_AUTH_TOKEN_FILE), unless
 IDS_ALLOW_UNAUTHENTICATED=1; the per-client rate limit is then on by default.
 ${exitCodes}
 `;
+}
+
+/** Rows of cells as lines indented by two, each column as wide as its widest cell (so they line up). */
+function aligned(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows
+    .map((row) => `  ${row.map((cell, i) => cell.padEnd(i === row.length - 1 ? 0 : widths[i]!)).join('  ')}`)
+    .join('\n');
 }
 
 function integer(text: string, what: string): number {
@@ -154,10 +164,20 @@ export type ParsedCommandLine =
   | {
       /** `--help` was given: print `serverHelp()` and start nothing. */
       help: true;
+      /** `--help` wins over `--version`. */
+      version?: false;
     }
   | {
       /** No `--help`. */
       help: false;
+      /** `--version` was given: print the version and start nothing. */
+      version: true;
+    }
+  | {
+      /** No `--help`. */
+      help: false;
+      /** No `--version`. */
+      version?: false;
       /** The options the flags and environment give. */
       options: IdServerOptions;
     };
@@ -176,14 +196,28 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
     );
     ({ values } = parseArgs({
       args: [...args],
-      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      options: {
+        ...options,
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
       allowPositionals: false,
       strict: true,
     }));
   } catch (error) {
-    throw new ServerConfigError(errorText(error));
+    // An unknown flag names the nearest known one (--prot: did you mean --port?).
+    const typed =
+      (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+        ? /'([^']+)'/.exec(errorText(error))?.[1]
+        : undefined;
+    const flags = [...Object.keys(FLAGS), 'help', 'version'].map((name) => `--${name}`);
+    const near = typed === undefined ? undefined : closestName(typed, [...flags, '-h', '-v']);
+    // Node's message goes on about '--' after its first sentence; with a suggestion, that is the point.
+    const text = near ? `${errorText(error).split('. ')[0]}; did you mean ${near}?` : errorText(error);
+    throw new ServerConfigError(text);
   }
   if (values.help) return { help: true };
+  if (values.version) return { help: false, version: true };
   const get = (name: keyof typeof FLAGS): { value: string; what: string } | undefined => {
     const flag = values[name];
     if (typeof flag === 'string') return { value: flag, what: `--${name}` };

@@ -1,5 +1,6 @@
 // What `ids-server` and `ids serve` run: configure, start, log where, wait for a signal, drain
 // and shut down gracefully, and answer with the exit code.
+import packageJson from '../package.json';
 import { parseServerArgs, readLogFormat, serverHelp } from './config.js';
 import { ServerConfigError } from './errors.js';
 import type { ServerEvent } from './events.js';
@@ -45,6 +46,10 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
     const parsed = parseServerArgs(args, env);
     if (parsed.help) {
       out.write(serverHelp(command));
+      return 0;
+    }
+    if (parsed.version) {
+      out.write(`${packageJson.version}\n`);
       return 0;
     }
     // Background errors (a record not written, a renewal that failed) as one line each.

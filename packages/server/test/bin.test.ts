@@ -361,10 +361,24 @@ describe('ids-server configuration', () => {
     }
   });
 
-  it('an unknown flag is exit 2', async () => {
+  it('an unknown flag is exit 2; one close to a flag names it', async () => {
     const result = await runBin({}, ['--bogus']);
     expect(result.code).toBe(2);
     expect(result.err).toMatch(/bogus/);
+    expect(result.err).not.toContain('did you mean');
+    const near = await runBin({}, ['--prot', '8080']);
+    expect(near.code).toBe(2);
+    expect(near.err).toBe(
+      "ids-server: ERR_IDS_SERVER_CONFIG: Unknown option '--prot'; did you mean --port?\n",
+    );
+  });
+
+  it('--version and -v print the package version and start nothing', async () => {
+    const { version } = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
+    for (const flag of ['--version', '-v']) {
+      const result = await runBin({}, [flag]);
+      expect([result.code, result.out, result.err]).toEqual([0, `${version}\n`, '']);
+    }
   });
 });
 

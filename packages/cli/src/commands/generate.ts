@@ -14,6 +14,7 @@ import { parseLayout } from '../layouts.js';
 import { noteDuration, noteHostClaim } from '../notes.js';
 import { PROGRESS_MIN, progressBar } from '../progress.js';
 import { generateScheme, SCHEME_HELP, SCHEME_OPTIONS } from '../schemes.js';
+import { int } from '../table.js';
 
 /** The most IDs one run writes. */
 export const MAX_COUNT = 1_000_000_000;
@@ -26,13 +27,13 @@ export const generate: Command = {
   summary: 'write new IDs to stdout, one per line',
   help: commandHelp(`Usage: ids generate [-n N] [--layout SPEC] [--machine-id N] [--format NAME]
 
-Writes N new IDs to stdout, one per line, in increasing order. With N of ${PROGRESS_MIN.toLocaleString('en-US')} or more
+Writes N new IDs to stdout, one per line, in increasing order. With N of ${int(PROGRESS_MIN)} or more
 and stderr on a terminal, a progress bar is drawn on stderr. A count that takes a second or more
 at the layout's ceiling is announced on stderr with that time; a machine ID that is a host claim
 (unique on this host only) is noted there too.
 
 Options:
-  -n, --count N         how many IDs (default 1, at most ${MAX_COUNT.toLocaleString('en-US')})
+  -n, --count N         how many IDs (default 1, at most ${int(MAX_COUNT)})
 ${LAYOUT_HELP}
                         (default sonyflake)
   -m, --machine-id N    the machine ID; else IDS_MACHINE_ID, else the auto chain

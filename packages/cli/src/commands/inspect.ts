@@ -1,4 +1,3 @@
-import { inspectorHtml } from '@ids/inspector';
 import { parseCommandLine } from '../args.js';
 import { type Command, commandHelp } from '../command.js';
 import { UsageError } from '../errors.js';
@@ -35,6 +34,8 @@ Options:
         'stdout is a terminal: redirect the page to a file (ids inspect --html > layouts.html)',
       );
     }
+    // Loaded here, not on top: the page is large, and no other command uses it.
+    const { inspectorHtml } = await import('@ids/inspector');
     await print(io.stdout, inspectorHtml());
     return 0;
   },

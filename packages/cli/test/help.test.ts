@@ -1,0 +1,147 @@
+// Every help screen, read as a user reads it: the columns line up, and everything it offers (each
+// command, each flag) is in the README. The commands come from the help itself, not from a list
+// kept here, so a new command or flag without docs fails.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { serverHelp } from '@ids/server';
+import { describe, expect, it } from 'vitest';
+import { ids } from './helpers.js';
+
+const readme = (pkg: string) => readFileSync(join(__dirname, '..', '..', pkg, 'README.md'), 'utf8');
+const CLI_README = readme('cli');
+const SERVER_README = readme('server');
+
+/** The commands listed under a "Commands:" heading of a help text, each as its words ("segment create-tag"). */
+function commandsOf(help: string): string[][] {
+  const section = /^Commands:\n((?: {2}.*\n)+)/m.exec(help)?.[1] ?? '';
+  return section
+    .split('\n')
+    .flatMap((line) => /^ {2}([a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)*)(?: {2,}|$)/.exec(line)?.[1] ?? [])
+    .map((name) => name.split(' '));
+}
+
+/** Every help screen of `ids`: the top one, then each listed command's, and its commands' in turn. */
+async function helpScreens(): Promise<Map<string, string>> {
+  const screens = new Map<string, string>();
+  const visit = async (path: string[]) => {
+    const result = await ids([...path, '--help']);
+    expect(result.code, `ids ${path.join(' ')} --help`).toBe(0);
+    screens.set(['ids', ...path].join(' '), result.stdout);
+    for (const words of commandsOf(result.stdout)) await visit([...path, ...words]);
+  };
+  await visit([]);
+  return screens;
+}
+
+/** The flags (--name, -x) a help text offers: those that begin an indented line. */
+function flagsOf(help: string): string[] {
+  const flags = new Set<string>();
+  for (const line of help.split('\n')) {
+    const match = /^ {2,}(?:(-[a-zA-Z]), )?(--[a-z][a-z0-9-]*)/.exec(line);
+    if (match?.[1]) flags.add(match[1]);
+    if (match?.[2]) flags.add(match[2]);
+  }
+  return [...flags];
+}
+
+const mentions = (text: string, word: string) =>
+  new RegExp(`(?<![\\w-])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`).test(text);
+
+/**
+ * The lines of a help text whose columns do not line up. A list is a run of rows of two or more
+ * cells at one indent ("  -n, --count N   how many"), ended by a line indented less: its rows must
+ * start their last cell at one column, and every other cell where its fullest row has one. A line
+ * of one cell is either a name alone in a list, ending before the list's description column, or a
+ * continuation starting at the description column of an open list indented less.
+ */
+function misaligned(help: string): string[] {
+  type List = { description: number; fullest: number[]; rows: { line: string; starts: number[] }[] };
+  const wrong: string[] = [];
+  for (const paragraph of help.split(/\n\s*\n/)) {
+    const open = new Map<number, List>(); // by indent
+    const singles: { line: string; indent: number; lists: Map<number, List> }[] = [];
+    const lists: List[] = [];
+    for (const line of paragraph.split('\n')) {
+      const starts = [...line.matchAll(/(?:^ *| {2,})(?=\S)/g)].map((m) => m.index + m[0].length);
+      const indent = starts[0];
+      if (indent === undefined || indent === 0) continue;
+      for (const at of open.keys()) if (at > indent) open.delete(at);
+      if (starts.length === 1) {
+        singles.push({ line, indent, lists: new Map(open) });
+        continue;
+      }
+      let list = open.get(indent);
+      if (!list) {
+        list = { description: starts.at(-1)!, fullest: starts, rows: [] };
+        open.set(indent, list);
+        lists.push(list);
+      }
+      list.rows.push({ line, starts });
+      if (starts.length > list.fullest.length) list.fullest = starts;
+    }
+    for (const list of lists) {
+      for (const { line, starts } of list.rows) {
+        if (starts.at(-1) !== list.description || starts.some((at) => !list.fullest.includes(at))) {
+          wrong.push(line);
+        }
+      }
+    }
+    for (const { line, indent, lists: around } of singles) {
+      const own = around.get(indent);
+      const alone = own !== undefined && line.trimEnd().length < own.description;
+      const continuation = [...around].some(([at, list]) => at < indent && list.description === indent);
+      if (!alone && !continuation) wrong.push(line);
+    }
+  }
+  return wrong;
+}
+
+describe('help screens', async () => {
+  const screens = await helpScreens();
+  const { stdout: serverHelpText } = { stdout: serverHelp() };
+  const all = [...screens, ['ids-server', serverHelpText] as const];
+
+  it('finds every command of ids --help, and the help of each', () => {
+    expect([...screens.keys()]).toEqual(
+      expect.arrayContaining(['ids', 'ids generate', 'ids decompose', 'ids compare', 'ids serve']),
+    );
+  });
+
+  it.each(all)('%s --help: the columns line up', (_, help) => {
+    expect(misaligned(help)).toEqual([]);
+  });
+
+  it.each([...screens].filter(([name]) => name !== 'ids'))('%s is in the CLI README', (name) => {
+    expect(mentions(CLI_README, name), name).toBe(true);
+  });
+
+  // ids serve is ids-server: its flags are documented once, in @ids/server's README, which the
+  // CLI README points to.
+  it.each(all)('%s --help: every flag is in the README', (name, help) => {
+    const text = name === 'ids serve' || name === 'ids-server' ? SERVER_README : CLI_README;
+    expect(flagsOf(help).filter((flag) => !mentions(text, flag))).toEqual([]);
+  });
+});
+
+describe('the alignment check', () => {
+  it('finds a column that does not line up, a stray continuation line, a name run into its text', () => {
+    const help = [
+      'Options:',
+      '  -a, --all     every one',
+      '  --long-name  the other',
+      '               more',
+      '  --format      one of:',
+      '    decimal       digits',
+      '    decimal-fixed 19 digits',
+      '',
+    ].join('\n');
+    expect(misaligned(help)).toEqual([
+      '  --long-name  the other',
+      '               more',
+      '    decimal-fixed 19 digits',
+    ]);
+    const fixed =
+      'Options:\n  -a, --all     every one\n  --long-name   the other\n                more\n  -h\n';
+    expect(misaligned(fixed)).toEqual([]);
+  });
+});
