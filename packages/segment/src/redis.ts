@@ -1,9 +1,9 @@
 // The Redis store: INCRBY on one key per tag. @ids/machine-redis (and through it ioredis),
 // which opens every redis:// URL of @ids, is imported inside the factory, so importing
 // @ids/segment does not load it.
-import { errorText, InvalidArgumentError } from '@ids/engine';
+import { errorText, IdsError, InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { StoreCorruptError, UnknownTagError } from './errors.js';
+import { StoreCorruptError, StoreUnavailableError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {
   checkCreateTag,
@@ -97,6 +97,13 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
       // asks again later) rather than queueing it until a reconnect.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
+    }).catch((error: unknown) => {
+      // A bad URL or database is the caller's (typed already); anything else is a store that
+      // cannot be reached, said as the one error segment callers act on.
+      if (error instanceof IdsError) throw error;
+      throw new StoreUnavailableError(`could not reach the Redis segment store: ${errorText(error)}`, {
+        cause: error,
+      });
     });
     redis = own as unknown as RedisClient;
     close = async () => {

@@ -4,6 +4,7 @@
 import { InvalidArgumentError } from '@ids/engine';
 import { RedisDatabaseError, RedisOptionError } from '@ids/machine-redis';
 import {
+  freePort,
   hasPostgres,
   hasRedis,
   type PostgresServer,
@@ -209,6 +210,16 @@ describe.skipIf(!hasRedis())('Redis', () => {
       expect((error as RedisDatabaseError).database).toBe(99);
       expect((error as Error).message).toContain('received database 99: the server has databases 0 to 15');
     }
+  });
+
+  it('nothing listening at the URL: StoreUnavailableError from openSegmentStore, in the connect timeout', async () => {
+    const port = await freePort();
+    const error = await openSegmentStore(`redis://127.0.0.1:${port}`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/could not reach the Redis segment store/);
   });
 
   it.each(['abc', '-1'])('a database %j in the URL: RedisOptionError', async (db) => {
