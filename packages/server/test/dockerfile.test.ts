@@ -209,11 +209,13 @@ describe('its HEALTHCHECK command against a real server', () => {
   });
 });
 
+const firstLine = (text: string) => text.trim().split('\n')[0] ?? '';
+
 /**
  * A builder on this machine that can build the image without pulling: buildah (vfs storage and
  * chroot isolation, which need no daemon and no privileges beyond a user namespace), else a
- * Docker engine that answers. Undefined, with the reason, when there is none or when the base
- * image is not stored locally (a build must not reach out for it).
+ * Docker engine that answers. Else the reason, as text: there is none, or the base image is not
+ * stored locally (a build must not reach out for it).
  */
 function findBuilder():
   | {
@@ -228,7 +230,7 @@ function findBuilder():
   if (spawnSync('buildah', ['--version'], opts).status === 0) {
     const has = spawnSync('buildah', [...buildah, 'inspect', '--type', 'image', base], opts);
     if (has.status !== 0)
-      return `buildah is here, but the base image ${base} is not stored locally (no pull)`;
+      return `buildah is here, but not the base image ${base}, which a build here does not pull: ${firstLine(has.stderr)}`;
     return {
       build: (tag) =>
         spawnSync(
@@ -256,7 +258,7 @@ function findBuilder():
   if (spawnSync('docker', ['info'], opts).status === 0) {
     const has = spawnSync('docker', ['image', 'inspect', base], opts);
     if (has.status !== 0)
-      return `a Docker engine is here, but the base image ${base} is not stored locally (no pull)`;
+      return `a Docker engine is here, but not the base image ${base}, which a build here does not pull: ${firstLine(has.stderr)}`;
     return {
       build: (tag) => spawnSync('docker', ['build', '--pull=false', '-f', DOCKERFILE, '-t', tag, ROOT], opts),
       inspect: (tag) => spawnSync('docker', ['image', 'inspect', tag], opts).stdout,
