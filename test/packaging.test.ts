@@ -174,13 +174,29 @@ it('finds the packages to check by reading packages/*/package.json', () => {
 });
 
 describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (_name, pkg) => {
-  it('holds only dist/, package.json and the docs, with workspace ranges replaced by versions', async () => {
+  it('holds only dist/, deploy/, package.json and the docs, with workspace ranges replaced by versions', async () => {
     const file = tarballOf.get(pkg.name)!;
     const files = await tarList(file);
     const outside = files.filter(
-      (path) => !/^package\/(dist\/.+|package\.json|README\.md|CHANGELOG\.md|LICENSE(\.md)?)$/.test(path),
+      (path) =>
+        !/^package\/(dist\/.+|deploy\/.+|package\.json|README\.md|CHANGELOG\.md|LICENSE(\.md)?)$/.test(path),
     );
-    expect(outside, 'files outside files: ["dist"] and the docs').toEqual([]);
+    expect(outside, 'files outside files: ["dist", "deploy"] and the docs').toEqual([]);
+    // deploy/ is shipped whole where a package has one (the server's systemd unit and
+    // Dockerfile), and nowhere else.
+    const deployDir = join(pkg.dir, 'deploy');
+    const deployFiles = existsSync(deployDir)
+      ? readdirSync(deployDir).map((name) => `package/deploy/${name}`)
+      : [];
+    expect(files.filter((path) => path.startsWith('package/deploy/')).sort()).toEqual(deployFiles.sort());
+    if (pkg.name === '@ids/server') {
+      expect(deployFiles).toEqual(
+        expect.arrayContaining(['package/deploy/ids-server.service', 'package/deploy/Dockerfile']),
+      );
+      expect(await tarRead(file, 'package/deploy/Dockerfile')).toBe(
+        readFileSync(join(deployDir, 'Dockerfile'), 'utf8'),
+      );
+    }
     expect(files).toContain('package/package.json');
     const manifest = JSON.parse(await tarRead(file, 'package/package.json'));
     expect(manifest.version).toBe(pkg.version);
