@@ -516,7 +516,9 @@ function ticketStore(
       }
       checkServer(
         rowsOf(
-          await run('SELECT @@auto_increment_increment AS increment, @@auto_increment_offset AS server_offset'),
+          await run(
+            'SELECT @@auto_increment_increment AS increment, @@auto_increment_offset AS server_offset',
+          ),
         )[0],
         plan,
         `mysql ticket table ${table}`,
