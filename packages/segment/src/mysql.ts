@@ -20,7 +20,10 @@ import {
 /** One connection of a pool, as mysql2's promise API has it. */
 export interface MysqlConnection {
   /** A prepared statement with `?` parameters; resolves with `[rows or result, fields]`. */
-  execute(options: { sql: string; timeout?: number }, values?: unknown[]): Promise<[unknown, unknown]>;
+  execute(
+    options: { sql: string; timeout?: number },
+    values?: (string | number | null)[],
+  ): Promise<[unknown, unknown]>;
   /** A statement over the text protocol (transaction control, DDL). */
   query(options: { sql: string; timeout?: number }): Promise<[unknown, unknown]>;
   /** Gives the connection back to its pool. */
@@ -109,7 +112,7 @@ function typedMysqlError(error: unknown, where: string): unknown {
 
 type Run = {
   /** A prepared statement; resolves with its rows (or the result of a write). */
-  (sql: string, values?: unknown[]): Promise<unknown>;
+  (sql: string, values?: (string | number | null)[]): Promise<unknown>;
   /** A statement over the text protocol. */
   text(sql: string): Promise<unknown>;
 };
@@ -141,7 +144,7 @@ export async function onConnection<T>(
       throw typedMysqlError(error, where);
     }
   };
-  const run = ((sql: string, values?: unknown[]) =>
+  const run = ((sql: string, values?: (string | number | null)[]) =>
     guard(conn.execute({ sql, timeout: timeoutMs }, values))) as Run;
   run.text = (sql: string) => guard(conn.query({ sql, timeout: timeoutMs }));
   try {
