@@ -9,7 +9,7 @@ import { countOf } from './service.js';
 
 /** How the segment routes are set up. */
 export interface SegmentRoutesOptions {
-  /** The store: `pglite:`, `pglite:<dir>`, `postgres://...` or `redis://...` (see openSegmentStore). */
+  /** The store: `pglite:`, `pglite:<dir>`, `postgres://...`, `mysql://...` or `redis://...` (see openSegmentStore). */
   readonly store: string;
   /** Tags registered at start when absent (first ID 1); other tags must exist in the store. */
   readonly tags?: readonly string[];
