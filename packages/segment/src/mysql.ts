@@ -34,6 +34,7 @@ export interface MysqlConnection {
 
 /** What the MySQL store needs from a client: a mysql2 promise pool (`mysql2/promise` createPool). */
 export interface MysqlPool {
+  /** A connection of the pool, for statements that must share one (a transaction, LAST_INSERT_ID()). */
   getConnection(): Promise<MysqlConnection>;
 }
 
