@@ -73,6 +73,9 @@ export interface MysqlSegmentStore extends SegmentStore {
   readonly mysql: MysqlPool;
 }
 
+/** How long a statement may take by default, in ms (a stopped server must not hang a caller). */
+export const STATEMENT_TIMEOUT_MS = 5000;
+
 /** The step/offset plan's table: one row, written on first use. */
 export const PLAN_TABLE = 'ids_step_offset_plan';
 
@@ -290,7 +293,7 @@ export async function mysqlStore(options: MysqlStoreOptions): Promise<MysqlSegme
   }
   const plan = checkPlan(options.stepOffset);
   const table = checkIdentifier(options.table ?? (scheme === 'leaf' ? 'leaf_alloc' : 'sequence'), 'table');
-  const timeoutMs = checkInteger(options.timeoutMs ?? 5000, 'timeoutMs', 1, 2 ** 31 - 1);
+  const timeoutMs = checkInteger(options.timeoutMs ?? STATEMENT_TIMEOUT_MS, 'timeoutMs', 1, 2 ** 31 - 1);
   let pool: MysqlPool;
   let close = async () => {};
   if (client !== undefined) {
