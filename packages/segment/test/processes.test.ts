@@ -27,14 +27,19 @@ async function many(n: number, job: DrawJob) {
   return Promise.all(drawers.map((d) => d.done));
 }
 
-const kinds: { name: string; has: () => boolean; start: () => Promise<PostgresServer | RedisServer> }[] = [
+const kinds: {
+  name: string;
+  has: () => boolean;
+  start: () => Promise<PostgresServer | MariadbServer | RedisServer>;
+}[] = [
   { name: 'PostgreSQL', has: hasPostgres, start: () => startPostgres() },
+  { name: 'MySQL (MariaDB, leaf_alloc)', has: hasMariadb, start: () => startMariadb() },
   { name: 'Redis', has: hasRedis, start: () => startRedis() },
 ];
 
 for (const kind of kinds) {
   describe.skipIf(!kind.has())(`${kind.name}: many processes on one tag`, () => {
-    let server: PostgresServer | RedisServer;
+    let server: PostgresServer | MariadbServer | RedisServer;
     beforeAll(async () => {
       server = await kind.start();
     });

@@ -305,7 +305,9 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
     expect(segments.stats.roundTrips).toBeLessThanOrEqual(51);
     // A tag without a row: REPLACE would insert one; it is rolled back.
     await expect(store.allocate('nobody', 1)).rejects.toBeInstanceOf(UnknownTagError);
-    const [rows] = await admin.query('SELECT seq_name, count(*) AS n FROM ticket0.sequence GROUP BY seq_name');
+    const [rows] = await admin.query(
+      'SELECT seq_name, count(*) AS n FROM ticket0.sequence GROUP BY seq_name',
+    );
     expect(rows).toEqual([{ seq_name: 'orderNo', n: '1' }]);
     await segments.close();
     await store.close();
