@@ -158,6 +158,24 @@ describe.skipIf(!hasMariadb())('mysqlMachineId on MySQL (MariaDB)', () => {
     expect(rows).toEqual([{ address: '10.0.0.7', n: 2 }]);
   });
 
+  it('20 hosts registering at once on one pool get 1 to 20 (LAST_INSERT_ID() read on the inserting connection)', async () => {
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        mysqlMachineId({
+          mysql: pool,
+          path: join(tmp.dir, `fleet${i}`, 'id'),
+          table: 'fleet',
+          host: `host${i}`,
+        })({
+          bits: 16,
+        }),
+      ),
+    );
+    expect([...ids].sort((a, b) => Number(a) - Number(b))).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
+  });
+
   it('a number past the machine field is refused (MachineIdExhaustedError as the cause), never truncated, and not kept', async () => {
     const table = 'tiny';
     const ids: number[] = [];
