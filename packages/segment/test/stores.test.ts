@@ -336,11 +336,7 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
   }
 
   contract('mysql leaf_alloc', () => mysqlStore({ connectionString: server.url }));
-  contract(
-    'mysql ticket table',
-    () => mysqlStore({ connectionString: server.url, scheme: 'ticket' }),
-    false,
-  );
+  contract('mysql ticket table', () => mysqlStore({ connectionString: server.url, scheme: 'ticket' }), false);
 
   it("Leaf's own table and row: the first ID lies above its max_id, Leaf's step is the minimum, update_time moves", async () => {
     // The table as Leaf's README creates it, and a row as Leaf leaves it after issuing up to 999,999.
