@@ -513,7 +513,19 @@ async function registerTicketTag(
   after: bigint,
   where: string,
 ): Promise<void> {
+  const refuse = async () => {
+    const row = rowsOf(
+      await run(`SELECT CAST(seq_id AS CHAR) AS seq_id FROM \`${table}\` WHERE seq_name = ?`, [tag]),
+    )[0];
+    if (!row) return;
+    const held = storedMaxId(row.seq_id, where);
+    throw new TagExistsError(
+      `${where}: the tag exists (its last id is ${held}); expected a tag not yet created, received ${after}n. A ticket-table tag is never moved: its counter is the table's, shared by every tag`,
+    );
+  };
   for (;;) {
+    // Looked up first: a failed INSERT would still take a value from the table's counter.
+    await refuse();
     try {
       await run(
         `INSERT INTO \`${table}\` (seq_id, seq_name)
@@ -522,18 +534,10 @@ async function registerTicketTag(
       );
       return;
     } catch (error) {
-      // 1062 on seq_name: the tag exists. 1062 on seq_id: another tag was created at the same
-      // id at the same moment; 1213: a deadlock with another session. Those look again.
+      // 1062 on seq_name: the tag was created meanwhile (refused on the next turn). 1062 on
+      // seq_id: another tag took the same id at the same moment; 1213: a deadlock with another
+      // session. Each looks again.
       if (errnoOf(error) !== 1062 && errnoOf(error) !== 1213) throw error;
-    }
-    const row = rowsOf(
-      await run(`SELECT CAST(seq_id AS CHAR) AS seq_id FROM \`${table}\` WHERE seq_name = ?`, [tag]),
-    )[0];
-    if (row) {
-      const held = storedMaxId(row.seq_id, where);
-      throw new TagExistsError(
-        `${where}: the tag exists (its last id is ${held}); expected a tag not yet created, received ${after}n. A ticket-table tag is never moved: its counter is the table's, shared by every tag`,
-      );
     }
   }
 }
