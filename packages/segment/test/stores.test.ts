@@ -376,6 +376,34 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
     await store.close();
   });
 
+  it("createTag on a row Leaf left: refused at or below its max_id, raised above it, Leaf's step and description kept", async () => {
+    await admin.query(
+      "CREATE TABLE IF NOT EXISTS leafdb.leaf_alloc (biz_tag varchar(128) NOT NULL DEFAULT '', max_id bigint NOT NULL DEFAULT 1, step int NOT NULL, description varchar(256), update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, PRIMARY KEY (biz_tag))",
+    );
+    await admin.query(
+      "INSERT INTO leafdb.leaf_alloc (biz_tag, max_id, step, description) VALUES ('leaf-raise', 500, 2000, 'by Leaf')",
+    );
+    const store = await mysqlStore({ connectionString: urlOf('leafdb') });
+    const read = async () =>
+      (
+        await admin.query(
+          "SELECT CAST(max_id AS CHAR) AS max_id, step, description FROM leafdb.leaf_alloc WHERE biz_tag = 'leaf-raise'",
+        )
+      )[0];
+    for (const after of [0n, 499n, 500n]) {
+      const error = await store.createTag('leaf-raise', { after }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TagExistsError);
+      expect((error as Error).message).toContain('up to 500; expected after above 500');
+    }
+    expect(await read()).toEqual([{ max_id: '500', step: 2000, description: 'by Leaf' }]);
+    await store.createTag('leaf-raise', { after: 10_000n, step: 7 });
+    expect(await read()).toEqual([{ max_id: '10000', step: 2000, description: 'by Leaf' }]);
+    const segments = await Segments.create({ store, tag: 'leaf-raise', step: 100 });
+    expect(await segments.next()).toBe(10_001n);
+    await segments.close();
+    await store.close();
+  });
+
   it.each([
     ['max_id near 2^63', '9223372036854775000', '1000', /no room for a step of 1000/],
     ['max_id negative', '-5', '1000', /expected max_id from 0/],
