@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Makes the system programs available that the tests run for real: etcd (@ids/machine-etcd),
-// Redis and PostgreSQL (the Redis and segment packages), Chromium (the inspector page's
+// Redis, PostgreSQL and MariaDB (the Redis and segment packages), Chromium (the inspector page's
 // browser tests, driven by playwright-core: Playwright's own browser downloads need a host these
 // machines cannot reach), and promtool (@ids/server's /metrics is checked with it). The tests start their own server processes on free loopback ports;
 // this script only makes sure the binaries are installed.
@@ -11,7 +11,7 @@
 //   3. root with apt-get (Debian, Ubuntu, the CI image): install the Debian package, all
 //      missing ones in one apt-get call.
 //   4. otherwise: exit 1 saying what to install or which variable to set.
-// Usage: node scripts/ensure-services.mjs [etcd] [redis] [postgres] [chromium] [promtool]   (default: all)
+// Usage: node scripts/ensure-services.mjs [etcd] [redis] [postgres] [mariadb] [chromium] [promtool]   (default: all)
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -80,6 +80,22 @@ const SERVICES = {
       '  elsewhere: PostgreSQL 13 or newer, then set PG_BIN to the directory holding initdb and postgres',
       'or point the tests at a running server: DATABASE_URL=postgres://user@127.0.0.1:5432/db',
       '(with DATABASE_URL the cases that stop, kill or restart PostgreSQL are skipped).',
+    ],
+  },
+  mariadb: {
+    external: 'MYSQL_URL',
+    // Debian puts mariadbd in /usr/sbin, off a non-root PATH.
+    present: () =>
+      process.env.MARIADBD_BIN
+        ? executable(process.env.MARIADBD_BIN)
+        : onPath('mariadbd') || executable('/usr/sbin/mariadbd'),
+    debian: 'mariadb-server',
+    howTo: [
+      'The MySQL tests of @ids/segment run a real MariaDB server and none was found. Either install one:',
+      '  Debian/Ubuntu: sudo apt-get install mariadb-server    macOS: brew install mariadb',
+      '  elsewhere: MariaDB 10.6 or newer, then set MARIADBD_BIN=/path/to/mariadbd',
+      'or point the tests at a running MySQL or MariaDB: MYSQL_URL=mysql://user@127.0.0.1:3306/db',
+      '(with MYSQL_URL the cases that stop, kill or restart the server are skipped).',
     ],
   },
   chromium: {

@@ -1,7 +1,7 @@
 // One scheme measured in a process of its own: `node segment-child.mjs <case> <seconds> [store]`
 // prints one JSON line. segment.mjs runs every case and puts them side by side.
 import { setTimeout as sleep, setImmediate as turn } from 'node:timers/promises';
-import { openSegmentStore, Segments } from '@ids/segment';
+import { mysqlStore, openSegmentStore, Segments } from '@ids/segment';
 import { Snowflake } from '@ids/snowflake';
 import { Sonyflake } from '@ids/sonyflake';
 import { monotonicFactory } from 'ulid';
@@ -131,7 +131,46 @@ async function segment(store) {
   };
 }
 
+// The design's ticket table: one store round trip (REPLACE INTO, SELECT LAST_INSERT_ID(), in a
+// transaction) per ID, so the caller's rate is the database's. Each call of next() is timed.
+async function ticket(store) {
+  const tag = `bench-${process.pid}`;
+  await store.createTag(tag, { after: 0n });
+  const segments = await Segments.create({ store, tag });
+  for (let i = 0; i < 200; i++) await segments.next();
+  const trips0 = segments.stats.roundTrips;
+  const all = [];
+  const run = await timedAsync(async () => {
+    const until = performance.now() + seconds * 1000;
+    while (performance.now() < until) {
+      const t0 = performance.now();
+      await segments.next();
+      all.push((performance.now() - t0) * 1000);
+    }
+  });
+  const count = all.length;
+  const roundTripsPerMillion = ((segments.stats.roundTrips - trips0) / count) * 1e6;
+  await segments.close();
+  all.sort((a, b) => a - b);
+  return {
+    name: `ticket table (${store.kind})`,
+    idsPerSecond: count / run.seconds,
+    cpuSecondsPerMillion: (run.cpuSeconds / count) * 1e6,
+    roundTripsPerMillion,
+    p99: p(all, 0.99),
+    max: all.at(-1),
+  };
+}
+
 async function main() {
+  if (kind === 'ticket') {
+    const store = await mysqlStore({ connectionString: location, scheme: 'ticket' });
+    try {
+      return await ticket(store);
+    } finally {
+      await store.close();
+    }
+  }
   if (kind === 'segment') {
     const store = await openSegmentStore(location ?? 'pglite:');
     try {

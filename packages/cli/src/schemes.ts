@@ -49,7 +49,7 @@ export const SCHEME_OPTIONS = {
 
 export const SCHEME_HELP = `      --scheme NAME     ${SCHEMES.join(', ')} instead of a layout: UUIDs (uuid package),
                         ULIDs (ulid package, monotonic) or segment IDs (@ids/segment)
-      --store WHERE     for segment: postgres://..., redis://... or pglite:DIR
+      --store WHERE     for segment: postgres://..., mysql://..., redis://... or pglite:DIR
                         (default pglite:$XDG_DATA_HOME/ids/segment, kept between runs)
       --tag NAME        for segment: the tag to draw from (default "default"), created
                         once beforehand: ids segment create-tag NAME --after 0`;

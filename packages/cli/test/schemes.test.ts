@@ -2,7 +2,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import {
+  hasMariadb,
+  hasRedis,
+  type MariadbServer,
+  type RedisServer,
+  startMariadb,
+  startRedis,
+} from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_LINE, ids } from './helpers.js';
 
@@ -88,13 +95,38 @@ describe('ids generate --scheme', () => {
     expect(BigInt(lines(second.stdout)[0]!)).toBeGreaterThan(5n);
   }, 180_000);
 
+  describe.skipIf(!hasMariadb())('on a real MySQL (MariaDB)', () => {
+    let server: MariadbServer;
+    beforeAll(async () => {
+      server = await startMariadb();
+    });
+    afterAll(async () => {
+      await server?.close();
+    });
+
+    it('segment --store mysql://...: dense IDs from 1 in leaf_alloc, continuing across runs', async () => {
+      const run = (n: string) =>
+        ids(['generate', '--scheme', 'segment', '--store', server.url, '--tag', 'cli', '-n', n]);
+      // Not created yet: refused, never started from 1 on its own.
+      expect((await run('1')).stderr).toMatch(/ERR_IDS_SEGMENT_UNKNOWN_TAG/);
+      const created = await ids(['segment', 'create-tag', 'cli', '--store', server.url, '--after', '0']);
+      expect(created.stderr).toBe('');
+      const again = await ids(['segment', 'create-tag', 'cli', '--store', server.url, '--after', '0']);
+      expect(again.stderr).toMatch(/ERR_IDS_SEGMENT_TAG_EXISTS/);
+      const first = await run('3');
+      expect(first.stderr).toBe('');
+      expect(lines(first.stdout)).toEqual(['1', '2', '3']);
+      expect(BigInt(lines((await run('1')).stdout)[0]!)).toBeGreaterThan(3n);
+    }, 120_000);
+  });
+
   it.each([
     [['--scheme', 'uuidv8'], /--scheme: expected one of uuidv4, uuidv7, ulid, segment, received "uuidv8"/],
     [['--scheme', 'ulid', '--format', 'hex'], /--format does not apply to --scheme ulid/],
     [['--scheme', 'uuidv7', '--tag', 'x'], /--store and --tag apply to --scheme segment only/],
     [
-      ['--scheme', 'segment', '--store', 'mysql://x'],
-      /expected postgres:\/\/\.\.\., redis:\/\/\.\.\., pglite:/,
+      ['--scheme', 'segment', '--store', 'mongodb://x'],
+      /expected postgres:\/\/\.\.\., mysql:\/\/\.\.\., redis:\/\/\.\.\., pglite:/,
     ],
     [
       ['--scheme', 'segment', '--store', 'pglite:', '--tag', 'bad tag'],

@@ -77,3 +77,23 @@ export class SegmentsClosedError extends IdsError {
   readonly code = 'ERR_IDS_SEGMENT_CLOSED';
   override readonly name = 'SegmentsClosedError';
 }
+
+/**
+ * A table that is not the shape the store reads (a `leaf_alloc` without Leaf's columns, a
+ * ticket table whose name column has no unique key, so that `REPLACE INTO` would add rows
+ * instead of replacing one). Nothing was written to it.
+ */
+export class StoreSchemaError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_STORE_SCHEMA';
+  override readonly name = 'StoreSchemaError';
+}
+
+/**
+ * Step/offset: this server's `auto_increment_increment` / `auto_increment_offset` do not match
+ * the plan of N servers written to its database on first use (or the plan asked for), so its
+ * IDs could land in another server's series. Refused before any ID is issued.
+ */
+export class StepOffsetPlanError extends IdsError {
+  readonly code = 'ERR_IDS_SEGMENT_STEP_OFFSET_PLAN';
+  override readonly name = 'StepOffsetPlanError';
+}

@@ -1,18 +1,29 @@
 // @ids/segment: Leaf-segment IDs (ranges from a store, served from a double buffer) on
-// PostgreSQL, PGlite or Redis, and the database-assigned machine ID. Store clients (pg, PGlite,
-// ioredis) are imported only when a store of theirs is made.
+// PostgreSQL, PGlite, MySQL or Redis, and the database-assigned machine ID. Store clients (pg,
+// PGlite, mysql2, ioredis) are imported only when a store of theirs is made.
 export {
   BufferEmptyError,
   InvalidTagError,
   MachineIdExhaustedError,
   SegmentsClosedError,
+  StepOffsetPlanError,
   StepOutOfRangeError,
   StoreCorruptError,
+  StoreSchemaError,
   StoreUnavailableError,
   StoreWentBackwardsError,
   TagExistsError,
   UnknownTagError,
 } from './errors.js';
+export {
+  type MysqlConnection,
+  type MysqlPool,
+  type MysqlSegmentStore,
+  type MysqlStoreOptions,
+  mysqlStore,
+  PLAN_TABLE,
+  type StepOffsetPlan,
+} from './mysql.js';
 export { openSegmentStore } from './open.js';
 export {
   type PgliteStoreOptions,
@@ -46,4 +57,10 @@ export {
   type SegmentStore,
 } from './store.js';
 export { SegmentTags, type SegmentTagsOptions } from './tags.js';
-export { type SqlMachineIdOptions, sqlMachineId } from './worker.js';
+export {
+  type MachineRowOptions,
+  type MysqlMachineIdOptions,
+  mysqlMachineId,
+  type SqlMachineIdOptions,
+  sqlMachineId,
+} from './worker.js';

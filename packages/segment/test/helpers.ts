@@ -22,6 +22,8 @@ export interface DrawJob {
   step?: number;
   fixedStep?: boolean;
   paceEvery?: number;
+  /** Segments per process, each drawing in its own loop. Default 1. */
+  generators?: number;
 }
 
 /** A running drawing child: wait for `started`, send `stop()`, await `done` for its IDs and report. */
@@ -29,7 +31,19 @@ export interface Drawer {
   child: ChildProcess;
   started: Promise<void>;
   stop(): void;
-  done: Promise<{ ids: BigInt64Array; report: DrawReport }>;
+  done: Promise<Drawn>;
+}
+
+/** What a drawing child issued: every ID (generator after generator), and each generator's own. */
+export interface Drawn {
+  ids: BigInt64Array;
+  lists: BigInt64Array[];
+  report: DrawReport;
+}
+
+function readIds(path: string): BigInt64Array {
+  const buffer = readFileSync(path);
+  return new BigInt64Array(buffer.buffer, buffer.byteOffset, buffer.byteLength / 8);
 }
 
 export function scratch(): { dir: string; remove(): void } {
@@ -53,15 +67,22 @@ export function draw(job: DrawJob, out: string): Drawer {
     child.once('exit', (code) => reject(new Error(`child exited (${code}) before it started:\n${stderr}`)));
   });
   started.catch(() => undefined);
-  const done = new Promise<{ ids: BigInt64Array; report: DrawReport }>((resolve, reject) => {
+  const done = new Promise<Drawn>((resolve, reject) => {
     child.once('exit', (code, signal) => {
       if (code !== 0) {
         reject(new Error(`child exited with ${code ?? signal}:\n${stderr}\n${stdout}`));
         return;
       }
-      const buffer = readFileSync(out);
-      const ids = new BigInt64Array(buffer.buffer, buffer.byteOffset, buffer.byteLength / 8);
-      resolve({ ids, report: JSON.parse(stdout.trim().split('\n').at(-1)!) as DrawReport });
+      const lists = Array.from({ length: job.generators ?? 1 }, (_, g) =>
+        readIds(g === 0 ? out : `${out}.${g}`),
+      );
+      const ids = new BigInt64Array(lists.reduce((n, l) => n + l.length, 0));
+      let at = 0;
+      for (const list of lists) {
+        ids.set(list, at);
+        at += list.length;
+      }
+      resolve({ ids, lists, report: JSON.parse(stdout.trim().split('\n').at(-1)!) as DrawReport });
     });
   });
   return {

@@ -1,12 +1,16 @@
 // Many processes drawing from one tag on a real PostgreSQL and a real Redis: all IDs distinct,
-// a store killed mid-run, and 50 processes starting at once.
+// a store killed mid-run (PostgreSQL, and MySQL on Leaf's leaf_alloc), and 50 processes
+// starting at once.
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  hasMariadb,
   hasPostgres,
   hasRedis,
+  type MariadbServer,
   type PostgresServer,
   type RedisServer,
+  startMariadb,
   startPostgres,
   startRedis,
 } from '@ids/test-services';
@@ -34,14 +38,19 @@ async function many(n: number, job: DrawJob) {
   return Promise.all(drawers.map((d) => d.done));
 }
 
-const kinds: { name: string; has: () => boolean; start: () => Promise<PostgresServer | RedisServer> }[] = [
+const kinds: {
+  name: string;
+  has: () => boolean;
+  start: () => Promise<PostgresServer | MariadbServer | RedisServer>;
+}[] = [
   { name: 'PostgreSQL', has: hasPostgres, start: () => startPostgres() },
+  { name: 'MySQL (MariaDB, leaf_alloc)', has: hasMariadb, start: () => startMariadb() },
   { name: 'Redis', has: hasRedis, start: () => startRedis() },
 ];
 
 for (const kind of kinds) {
   describe.skipIf(!kind.has())(`${kind.name}: many processes on one tag`, () => {
-    let server: PostgresServer | RedisServer;
+    let server: PostgresServer | MariadbServer | RedisServer;
     beforeAll(async () => {
       server = await kind.start();
     });
@@ -83,53 +92,74 @@ for (const kind of kinds) {
   });
 }
 
-describe.skipIf(!hasPostgres())('PostgreSQL killed mid-run', () => {
-  let server: PostgresServer;
-  beforeAll(async () => {
-    server = await startPostgres({ allowExternal: false });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+// The same run on each SQL store: the server is killed (a crash, no clean shutdown) while 5
+// processes x 2 generators draw from one tag, and started again on the same data.
+const killable: { name: string; has: () => boolean; start: () => Promise<PostgresServer | MariadbServer> }[] =
+  [
+    { name: 'PostgreSQL', has: hasPostgres, start: () => startPostgres({ allowExternal: false }) },
+    {
+      name: 'MySQL (MariaDB, leaf_alloc)',
+      has: hasMariadb,
+      start: () => startMariadb({ allowExternal: false }),
+    },
+  ];
 
-  it('no duplicate, no loss beyond the buffers and one segment per process, typed errors while both buffers are dry', async () => {
-    const step = 500;
-    const job: DrawJob = {
-      store: server.url,
-      tag: 'killed',
-      step,
-      fixedStep: true,
-      paceEvery: 50,
-    };
-    await create(server.url, job.tag);
-    const drawers = Array.from({ length: 6 }, () => draw(job, out()));
-    await Promise.all(drawers.map((d) => d.started));
-    await sleep(300);
-    await server.kill();
-    // Paced at 50 IDs per ms, each process drains its two buffers (at most 1,000 IDs) in well
-    // under this, then fails with StoreUnavailableError until the server is back.
-    await sleep(1500);
-    await server.start();
-    await sleep(500);
-    for (const d of drawers) d.stop();
-    const results = await Promise.all(drawers.map((d) => d.done));
-    const { sorted, duplicates } = union(results.map((r) => r.ids));
-    expect(duplicates).toEqual([]);
-    for (const { ids } of results) expect(strictlyIncreasing(ids)).toBe(true);
-    const dry = results.filter((r) => (r.report.errors.ERR_IDS_SEGMENT_STORE_UNAVAILABLE ?? 0) > 0);
-    expect(dry.length).toBeGreaterThan(0);
-    for (const { report } of results) {
-      expect(Object.keys(report.errors).filter((c) => c !== 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE')).toEqual([]);
-    }
-    // Allocated but never issued: what each process still held at its end, plus at most one
-    // segment per process whose UPDATE committed while the connection died before the answer.
-    const held = results.reduce((sum, r) => sum + BigInt(r.report.remaining), 0n);
-    const missing = sorted[sorted.length - 1]! - sorted[0]! + 1n - BigInt(sorted.length);
-    expect(missing).toBeLessThanOrEqual(held + BigInt(drawers.length * step));
-    // Every process drew again after the restart: its last ID lies above what it held before.
-    for (const { report } of results) expect(report.count).toBeGreaterThan(1000);
+for (const kind of killable) {
+  describe.skipIf(!kind.has())(`${kind.name} killed mid-run`, () => {
+    let server: PostgresServer | MariadbServer;
+    beforeAll(async () => {
+      server = await kind.start();
+    });
+    afterAll(async () => {
+      await server?.close();
+    });
+
+    it('no duplicate, no loss beyond the buffers and one segment per generator, typed errors while both buffers are dry', async () => {
+      const step = 500;
+      const generators = 2;
+      const job: DrawJob = {
+        store: server.url,
+        tag: 'killed',
+        step,
+        fixedStep: true,
+        paceEvery: 50,
+        generators,
+      };
+      await create(server.url, job.tag);
+      const drawers = Array.from({ length: 5 }, () => draw(job, out()));
+      await Promise.all(drawers.map((d) => d.started));
+      await sleep(300);
+      await server.kill();
+      // Paced at 50 IDs per ms, each generator drains its two buffers (at most 1,000 IDs) in
+      // well under this, then fails with StoreUnavailableError until the server is back.
+      await sleep(1500);
+      await server.start();
+      await sleep(500);
+      for (const d of drawers) d.stop();
+      const results = await Promise.all(drawers.map((d) => d.done));
+      const { sorted, duplicates } = union(results.map((r) => r.ids));
+      expect(duplicates).toEqual([]);
+      for (const { lists } of results) {
+        expect(lists.length).toBe(generators);
+        for (const ids of lists) expect(strictlyIncreasing(ids)).toBe(true);
+      }
+      const dry = results.filter((r) => (r.report.errors.ERR_IDS_SEGMENT_STORE_UNAVAILABLE ?? 0) > 0);
+      expect(dry.length).toBeGreaterThan(0);
+      for (const { report } of results) {
+        expect(Object.keys(report.errors).filter((c) => c !== 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE')).toEqual(
+          [],
+        );
+      }
+      // Allocated but never issued: what each process still held at its end, plus at most one
+      // segment per generator whose UPDATE committed while the connection died before the answer.
+      const held = results.reduce((sum, r) => sum + BigInt(r.report.remaining), 0n);
+      const missing = sorted[sorted.length - 1]! - sorted[0]! + 1n - BigInt(sorted.length);
+      expect(missing).toBeLessThanOrEqual(held + BigInt(drawers.length * generators * step));
+      // Every generator drew again after the restart: more than the two segments it could hold before.
+      for (const { lists } of results) for (const ids of lists) expect(ids.length).toBeGreaterThan(2 * step);
+    });
   });
-});
+}
 
 describe.skipIf(!hasRedis())('Redis (no persistence) killed mid-run', () => {
   let server: RedisServer;

@@ -1,22 +1,28 @@
 // Each store on its real server: the same contract (register once, atomic ranges, unknown tag),
-// the step/offset sequences across two databases, and what each store holds that is corrupt.
+// the step/offset sequences across two databases (PostgreSQL) or servers (MySQL), Leaf's own
+// leaf_alloc table, and what each store holds that is corrupt.
 
 import { InvalidArgumentError } from '@ids/engine';
 import { RedisDatabaseError, RedisOptionError } from '@ids/machine-redis';
 import {
   freePort,
+  hasMariadb,
   hasPostgres,
   hasRedis,
+  type MariadbServer,
   type PostgresServer,
   type RedisServer,
+  startMariadb,
   startPostgres,
   startRedis,
 } from '@ids/test-services';
 import { Redis } from 'ioredis';
+import { createPool, type Pool } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   MAX_ID,
+  mysqlStore,
   openSegmentStore,
   pgliteStore,
   postgresStore,
@@ -24,7 +30,9 @@ import {
   type SegmentRange,
   type SegmentStore,
   Segments,
+  StepOffsetPlanError,
   StoreCorruptError,
+  StoreSchemaError,
   StoreUnavailableError,
   TagExistsError,
   UnknownTagError,
@@ -63,16 +71,18 @@ function contract(name: string, open: () => Promise<SegmentStore>, raises = true
         expect(error, String(after)).toBeInstanceOf(TagExistsError);
         if (raises) expect((error as Error).message).toContain(`up to ${last}; expected after above ${last}`);
       }
-      expect((await store.allocate('again', 10)).first).toBe(last + 1n);
+      const next = await store.allocate('again', 10);
+      expect(next.first).toBe(last + 1n);
+      // Above the latest range: a store may hand out more than 10 (leaf_alloc's step is a minimum).
       if (!raises) {
         // A sequence is never moved, not even up.
-        await expect(store.createTag('again', { after: last + 1000n })).rejects.toBeInstanceOf(
+        await expect(store.createTag('again', { after: next.last + 1000n })).rejects.toBeInstanceOf(
           TagExistsError,
         );
         return;
       }
-      await store.createTag('again', { after: last + 1000n });
-      expect((await store.allocate('again', 10)).first).toBe(last + 1001n);
+      await store.createTag('again', { after: next.last + 1000n });
+      expect((await store.allocate('again', 10)).first).toBe(next.last + 1001n);
     });
 
     it('20 createTag at once on a fresh tag: one creates it, 19 are refused', async () => {
@@ -303,5 +313,237 @@ describe.skipIf(!hasRedis())('Redis', () => {
     const segments = await Segments.create({ store, tag: 'big', step: 10 });
     expect(await segments.nextIds(3)).toEqual([2n ** 60n + 1n, 2n ** 60n + 2n, 2n ** 60n + 3n]);
     await store.close();
+  });
+});
+
+describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
+  let server: MariadbServer;
+  let admin: Pool;
+  const databases = ['leafdb', 'ticket0', 'ticket1', 'ticket2', 'replan'];
+  const urlOf = (db: string) => server.url.replace(/\/ids$/, `/${db}`);
+  beforeAll(async () => {
+    server = await startMariadb();
+    admin = createPool({
+      uri: server.url,
+      connectionLimit: 2,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+    });
+    for (const db of databases) await admin.query(`CREATE DATABASE IF NOT EXISTS ${db}`);
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await server?.close();
+  });
+
+  /**
+   * A pool whose sessions carry a server's step/offset settings: what `auto_increment_increment`
+   * and `auto_increment_offset` in each ID server's configuration give every connection.
+   */
+  function serverPool(db: string, increment: number, offset: number): Pool {
+    const pool = createPool({ uri: urlOf(db), connectionLimit: 4 });
+    pool.on('connection', (conn) => {
+      conn.query(`SET SESSION auto_increment_increment = ${increment}, auto_increment_offset = ${offset}`);
+    });
+    return pool;
+  }
+
+  contract('mysql leaf_alloc', () => mysqlStore({ connectionString: server.url }));
+  contract('mysql ticket table', () => mysqlStore({ connectionString: server.url, scheme: 'ticket' }), false);
+
+  it("Leaf's own table and row: the first ID lies above its max_id, Leaf's step is the minimum, update_time moves", async () => {
+    // The table as Leaf's README creates it, and a row as Leaf leaves it after issuing up to 999,999.
+    await admin.query(`CREATE TABLE leafdb.leaf_alloc (
+      biz_tag varchar(128) NOT NULL DEFAULT '',
+      max_id bigint(20) NOT NULL DEFAULT '1',
+      step int(11) NOT NULL,
+      description varchar(256) DEFAULT NULL,
+      update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+      PRIMARY KEY (biz_tag)
+    ) ENGINE=InnoDB`);
+    await admin.query(
+      "INSERT INTO leafdb.leaf_alloc (biz_tag, max_id, step, description, update_time) VALUES ('leaf-test', 1000000, 2000, 'Test leaf Segment Mode Get Id', '2020-01-01 00:00:00')",
+    );
+    const store = await openSegmentStore(urlOf('leafdb'));
+    expect(store.kind).toBe('mysql');
+    // Asked for 100 per segment, given Leaf's 2,000: the row's step is the floor.
+    const segments = await Segments.create({
+      store,
+      tag: 'leaf-test',
+      step: 100,
+      minStep: 100,
+      maxStep: 100,
+    });
+    const ids = await segments.nextIds(2500);
+    expect(ids[0]).toBe(1_000_001n);
+    expect(ids.at(-1)).toBe(1_002_500n);
+    const [rows] = await admin.query(
+      "SELECT CAST(max_id AS CHAR) AS max_id, step, description, update_time > '2020-01-01' AS moved FROM leafdb.leaf_alloc WHERE biz_tag = 'leaf-test'",
+    );
+    expect(rows).toEqual([
+      { max_id: '1004000', step: 2000, description: 'Test leaf Segment Mode Get Id', moved: 1 },
+    ]);
+    await segments.close();
+    await store.close();
+  });
+
+  it("createTag on a row Leaf left: refused at or below its max_id, raised above it, Leaf's step and description kept", async () => {
+    await admin.query(
+      "CREATE TABLE IF NOT EXISTS leafdb.leaf_alloc (biz_tag varchar(128) NOT NULL DEFAULT '', max_id bigint NOT NULL DEFAULT 1, step int NOT NULL, description varchar(256), update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, PRIMARY KEY (biz_tag))",
+    );
+    await admin.query(
+      "INSERT INTO leafdb.leaf_alloc (biz_tag, max_id, step, description) VALUES ('leaf-raise', 500, 2000, 'by Leaf')",
+    );
+    const store = await mysqlStore({ connectionString: urlOf('leafdb') });
+    const read = async () =>
+      (
+        await admin.query(
+          "SELECT CAST(max_id AS CHAR) AS max_id, step, description FROM leafdb.leaf_alloc WHERE biz_tag = 'leaf-raise'",
+        )
+      )[0];
+    for (const after of [0n, 499n, 500n]) {
+      const error = await store.createTag('leaf-raise', { after }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TagExistsError);
+      expect((error as Error).message).toContain('up to 500; expected after above 500');
+    }
+    expect(await read()).toEqual([{ max_id: '500', step: 2000, description: 'by Leaf' }]);
+    await store.createTag('leaf-raise', { after: 10_000n, step: 7 });
+    expect(await read()).toEqual([{ max_id: '10000', step: 2000, description: 'by Leaf' }]);
+    const segments = await Segments.create({ store, tag: 'leaf-raise', step: 100 });
+    expect(await segments.next()).toBe(10_001n);
+    await segments.close();
+    await store.close();
+  });
+
+  it.each([
+    ['max_id near 2^63', '9223372036854775000', '1000', /no room for a step of 1000/],
+    ['max_id negative', '-5', '1000', /expected max_id from 0/],
+    ['step 0', '10', '0', /expected step to be 1 or more/],
+    ['step negative', '10', '-100', /expected step to be 1 or more/],
+  ])('a leaf_alloc row with %s: StoreCorruptError, nothing written', async (_, maxId, step, message) => {
+    const tag = `bad-${maxId}-${step}`.replace(/[^A-Za-z0-9_.-]/g, '_');
+    await admin.query(
+      "CREATE TABLE IF NOT EXISTS leafdb.leaf_alloc (biz_tag varchar(128) NOT NULL DEFAULT '', max_id bigint NOT NULL DEFAULT 1, step int NOT NULL, description varchar(256), update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, PRIMARY KEY (biz_tag))",
+    );
+    await admin.execute(
+      'INSERT INTO leafdb.leaf_alloc (biz_tag, max_id, step) VALUES (?, CAST(? AS SIGNED), CAST(? AS SIGNED))',
+      [tag, maxId, step],
+    );
+    const store = await mysqlStore({ connectionString: urlOf('leafdb') });
+    const error = await Segments.create({ store, tag, step: 10 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreCorruptError);
+    expect((error as Error).message).toMatch(message);
+    const [rows] = await admin.execute(
+      'SELECT CAST(max_id AS CHAR) AS max_id, step FROM leafdb.leaf_alloc WHERE biz_tag = ?',
+      [tag],
+    );
+    expect(rows).toEqual([{ max_id: maxId, step: Number(step) }]);
+    await store.close();
+  });
+
+  it('a missing tag, a table with the wrong columns, a bad database: typed errors, nothing written', async () => {
+    const store = await mysqlStore({ connectionString: urlOf('leafdb') });
+    await expect(Segments.create({ store, tag: 'absent', step: 10 })).rejects.toBeInstanceOf(UnknownTagError);
+    await store.close();
+    await admin.query(
+      'CREATE TABLE leafdb.wrong_alloc (tag varchar(64) PRIMARY KEY, max_id varchar(20), step int)',
+    );
+    await admin.query("INSERT INTO leafdb.wrong_alloc VALUES ('w', '10', 10)");
+    const wrong = await mysqlStore({ connectionString: urlOf('leafdb'), table: 'wrong_alloc' });
+    const error = await wrong.createTag('w', { after: 0n }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreSchemaError);
+    expect((error as Error).message).toMatch(
+      /biz_tag: missing; max_id: varchar, expected bigint; update_time: missing/,
+    );
+    const [rows] = await admin.query('SELECT * FROM leafdb.wrong_alloc');
+    expect(rows).toEqual([{ tag: 'w', max_id: '10', step: 10 }]);
+    await wrong.close();
+    const nowhere = await openSegmentStore(urlOf('no_such_db'));
+    await expect(nowhere.createTag('x', { after: 0n })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await nowhere.close();
+    const [dbs] = await admin.query("SHOW DATABASES LIKE 'no_such_db'");
+    expect(dbs).toEqual([]);
+  });
+
+  it('a ticket table without the unique key on seq_name: StoreSchemaError before any REPLACE', async () => {
+    await admin.query(
+      'CREATE TABLE ticket0.loose (seq_id bigint AUTO_INCREMENT PRIMARY KEY, seq_name varchar(64) NOT NULL)',
+    );
+    await admin.query("INSERT INTO ticket0.loose (seq_name) VALUES ('orderNo')");
+    const store = await mysqlStore({ connectionString: urlOf('ticket0'), scheme: 'ticket', table: 'loose' });
+    await expect(Segments.create({ store, tag: 'orderNo' })).rejects.toBeInstanceOf(StoreSchemaError);
+    const [rows] = await admin.query('SELECT CAST(seq_id AS CHAR) AS seq_id, seq_name FROM ticket0.loose');
+    expect(rows).toEqual([{ seq_id: '1', seq_name: 'orderNo' }]);
+    await store.close();
+  });
+
+  it('ticket table: the design statements, one ID per round trip, one row per tag', async () => {
+    const store = await mysqlStore({ connectionString: urlOf('ticket0'), scheme: 'ticket' });
+    await store.createTag('orderNo', { after: 0n });
+    const segments = await Segments.create({ store, tag: 'orderNo' });
+    const ids = await Promise.all(Array.from({ length: 50 }, () => segments.next()));
+    expect(new Set(ids).size).toBe(50);
+    // One store call per ID (plus, at most, the prefetch of the next one).
+    expect(segments.stats.roundTrips).toBeGreaterThanOrEqual(50);
+    expect(segments.stats.roundTrips).toBeLessThanOrEqual(51);
+    // A tag without a row: REPLACE would insert one; it is rolled back.
+    await expect(store.allocate('nobody', 1)).rejects.toBeInstanceOf(UnknownTagError);
+    const [rows] = await admin.query(
+      'SELECT seq_name, count(*) AS n FROM ticket0.sequence GROUP BY seq_name',
+    );
+    expect(rows).toEqual([{ seq_name: 'orderNo', n: '1' }]);
+    await segments.close();
+    await store.close();
+  });
+
+  it('step/offset: servers 1 and 2 of 2 interleave with no collision; offset 3 of 2, or a changed plan, is refused', async () => {
+    const pools = [serverPool('ticket1', 2, 1), serverPool('ticket2', 2, 2)];
+    const stores = await Promise.all(
+      pools.map((client, i) => mysqlStore({ client, stepOffset: { servers: 2, offset: i + 1 } })),
+    );
+    const all = await Promise.all(
+      stores.map(async (store) => {
+        await store.createTag('orderNo', { after: 0n });
+        const segments = await Segments.create({ store, tag: 'orderNo' });
+        return segments.nextIds(300);
+      }),
+    );
+    expect(new Set(all.flat()).size).toBe(600);
+    expect(all[0]!.every((id) => id % 2n === 1n)).toBe(true);
+    expect(all[1]!.every((id) => id % 2n === 0n)).toBe(true);
+    for (const store of stores) expect(store.kind).toBe('mysql step/offset');
+    for (const store of stores) await store.close();
+
+    // A third server configured with offset 3 and increment 2 would issue 3, 5, 7...: server 1's.
+    const third = serverPool('replan', 2, 3);
+    await expect(mysqlStore({ client: third, stepOffset: { servers: 2, offset: 3 } })).rejects.toBeInstanceOf(
+      StepOffsetPlanError,
+    );
+    // A store whose plan says server 2 of 2, on a server configured as 3 of 2: refused at first use.
+    const mismatch = await mysqlStore({ client: third, stepOffset: { servers: 2, offset: 2 } });
+    await expect(mismatch.createTag('orderNo', { after: 0n })).rejects.toBeInstanceOf(StepOffsetPlanError);
+    await third.end();
+    // Server 1 reconfigured for a third server (increment 3) against the plan of 2 written on first use.
+    const grown = serverPool('ticket1', 3, 1);
+    const replanned = await mysqlStore({ client: grown, stepOffset: { servers: 3, offset: 1 } });
+    const error = await Segments.create({ store: replanned, tag: 'orderNo' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StepOffsetPlanError);
+    expect((error as Error).message).toMatch(/first used as server 1 of 2/);
+    await grown.end();
+    for (const pool of pools) await pool.end();
+    const [rows] = await admin.query('SELECT count(*) AS n FROM replan.sequence');
+    expect(rows).toEqual([{ n: '0' }]);
+  });
+
+  it('IDs past 2^53 stay exact (leaf and ticket)', async () => {
+    for (const scheme of ['leaf', 'ticket'] as const) {
+      const store = await mysqlStore({ connectionString: server.url, scheme, table: `big_${scheme}` });
+      await store.createTag('big', { after: 2n ** 60n, step: 10 });
+      const segments = await Segments.create({ store, tag: 'big', step: 10 });
+      const ids = await segments.nextIds(3);
+      expect(ids[0]).toBeGreaterThan(2n ** 60n);
+      expect(ids[1]! - ids[0]!).toBe(1n);
+      await store.close();
+    }
   });
 });

@@ -1,13 +1,22 @@
-// The database-assigned machine ID on a real PostgreSQL: a row per host inserted once, kept in a
-// local file, refused (never wrapped) once it no longer fits the field.
+// The database-assigned machine ID on a real PostgreSQL and a real MySQL (MariaDB): a row per
+// host inserted once, kept in a local file, refused (never wrapped) once it no longer fits the field.
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError, MachineIdProviderError } from '@ids/engine';
 import { KeptFallbackError } from '@ids/machine-file';
-import { hasPostgres, type PostgresServer, startPostgres } from '@ids/test-services';
+import {
+  hasMariadb,
+  hasPostgres,
+  type MariadbServer,
+  type PostgresServer,
+  startMariadb,
+  startPostgres,
+} from '@ids/test-services';
+import { createPool, type Pool } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MachineIdExhaustedError, sqlMachineId } from '../src/index.js';
+import { MachineIdExhaustedError, mysqlMachineId, sqlMachineId } from '../src/index.js';
 import { scratch } from './helpers.js';
 
 describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
@@ -104,5 +113,108 @@ describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
       machineId: sqlMachineId({ sql: dead, path: join(tmp.dir, 'dead', 'id') }),
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MachineIdProviderError);
+  });
+});
+
+const WORKER = new URL('./fixtures/mysql-worker.mjs', import.meta.url).pathname;
+
+/** Runs fixtures/mysql-worker.mjs in a process of its own and resolves with the machine ID it printed. */
+function workerProcess(job: { url: string; path: string; table: string; address: string }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [WORKER, JSON.stringify(job)], (error, stdout, stderr) => {
+      if (error) reject(new Error(`${error.message}\n${stderr}`));
+      else resolve(Number(stdout.trim()));
+    });
+  });
+}
+
+describe.skipIf(!hasMariadb())('mysqlMachineId on MySQL (MariaDB)', () => {
+  let server: MariadbServer;
+  let pool: Pool;
+  const tmp = scratch();
+  beforeAll(async () => {
+    server = await startMariadb();
+    pool = createPool({ uri: server.url, connectionLimit: 8 });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await server?.close();
+    tmp.remove();
+  });
+
+  it('two processes on one host with the same address get distinct IDs; a restart reads its file, no new row', async () => {
+    const job = (name: string) => ({
+      url: server.url,
+      path: join(tmp.dir, name, 'machine-id'),
+      table: 'workers',
+      address: '10.0.0.7',
+    });
+    const [a, b] = await Promise.all([workerProcess(job('a')), workerProcess(job('b'))]);
+    expect(a).not.toBe(b);
+    expect([a, b].sort()).toEqual([1, 2]);
+    expect(readFileSync(job('a').path, 'utf8')).toBe(`${a}\n`);
+    expect(await workerProcess(job('a'))).toBe(a);
+    const [rows] = await pool.query('SELECT address, count(*) AS n FROM workers GROUP BY address');
+    expect(rows).toEqual([{ address: '10.0.0.7', n: 2 }]);
+  });
+
+  it('20 hosts registering at once on one pool get 1 to 20 (LAST_INSERT_ID() read on the inserting connection)', async () => {
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        mysqlMachineId({
+          mysql: pool,
+          path: join(tmp.dir, `fleet${i}`, 'id'),
+          table: 'fleet',
+          host: `host${i}`,
+        })({
+          bits: 16,
+        }),
+      ),
+    );
+    expect([...ids].sort((a, b) => Number(a) - Number(b))).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
+  });
+
+  it('a number past the machine field is refused (MachineIdExhaustedError as the cause), never truncated, and not kept', async () => {
+    const table = 'tiny';
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(
+        (await mysqlMachineId({ mysql: pool, path: join(tmp.dir, `tiny${i}`, 'id'), table })({
+          bits: 2,
+        })) as number,
+      );
+    }
+    expect(ids).toEqual([1, 2, 3]);
+    const path = join(tmp.dir, 'tiny3', 'id');
+    const error = await Promise.resolve()
+      .then(() => mysqlMachineId({ mysql: pool, path, table })({ bits: 2 }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KeptFallbackError);
+    expect((error as Error).cause).toBeInstanceOf(MachineIdExhaustedError);
+    expect(((error as Error).cause as Error).message).toMatch(
+      /assigned machine ID 4; expected one from 0 to 3/,
+    );
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('an assigned number past 2^53 is read exactly and refused, not rounded', async () => {
+    await pool.query(
+      'CREATE TABLE huge (id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY, host varchar(255) NOT NULL, address varchar(64), created_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP) AUTO_INCREMENT = 9007199254740993',
+    );
+    const error = await Promise.resolve()
+      .then(() =>
+        mysqlMachineId({ mysql: pool, path: join(tmp.dir, 'huge', 'id'), table: 'huge' })({ bits: 16 }),
+      )
+      .catch((e: unknown) => e);
+    expect(((error as Error).cause as Error).message).toMatch(/assigned machine ID 9007199254740993;/);
+  });
+
+  it('bad options fail at once', () => {
+    expect(() => mysqlMachineId({ mysql: {} as never, path: 'x' })).toThrow(InvalidArgumentError);
+    expect(() => mysqlMachineId({ mysql: pool, path: 'x', table: 'Drop Table' })).toThrow(
+      InvalidArgumentError,
+    );
   });
 });

@@ -59,7 +59,7 @@ const FLAGS = {
   'segment-store': {
     type: 'string',
     env: 'IDS_SEGMENT_STORE',
-    help: 'segment IDs by tag from pglite:<dir>, postgres://... or redis://... (default: none)',
+    help: 'segment IDs by tag from pglite:<dir>, postgres://..., mysql://... or redis://... (default: none)',
   },
   'segment-tags': {
     type: 'string',

@@ -11,7 +11,7 @@ import { countOf } from './service.js';
 
 /** How the segment routes are set up. */
 export interface SegmentRoutesOptions {
-  /** The store: `pglite:`, `pglite:<dir>`, `postgres://...` or `redis://...` (see openSegmentStore). */
+  /** The store: `pglite:`, `pglite:<dir>`, `postgres://...`, `mysql://...` or `redis://...` (see openSegmentStore). */
   readonly store: string;
   /**
    * Tags checked (and their first segment fetched) at start. Never created: a missing one is

@@ -68,7 +68,7 @@ export interface IdServerOptions {
   /** TTL in seconds of the redis source's claim keys (1 to 86,400). Default 10. */
   readonly machineIdTtlSeconds?: number;
   /**
-   * The segment store (`pglite:<dir>`, `postgres://...`, `redis://...`); with it the segment
+   * The segment store (`pglite:<dir>`, `postgres://...`, `mysql://...`, `redis://...`); with it the segment
    * routes by tag exist. `@ids/segment` is loaded only then.
    */
   readonly segmentStore?: string;

@@ -1,12 +1,15 @@
-// Segment IDs by tag through the bin, on the three stores: PGlite in a temporary directory, and
-// a real PostgreSQL and Redis started on free loopback ports.
+// Segment IDs by tag through the bin, on the four stores: PGlite in a temporary directory, and
+// a real PostgreSQL, MySQL (MariaDB) and Redis started on free loopback ports.
 import { readFileSync } from 'node:fs';
 import { TagExistsError } from '@ids/segment';
 import {
+  hasMariadb,
   hasPostgres,
   hasRedis,
+  type MariadbServer,
   type PostgresServer,
   type RedisServer,
+  startMariadb,
   startPostgres,
   startRedis,
 } from '@ids/test-services';
@@ -137,9 +140,11 @@ describe('segment routes on PGlite (a temporary directory)', () => {
   });
 
   it('a bad store string or tag is exit 2 before listening', async () => {
-    const bad = await runBin({ IDS_CLAIM_DIR: scratch() }, ['--segment-store', 'mysql://x']);
+    const bad = await runBin({ IDS_CLAIM_DIR: scratch() }, ['--segment-store', 'mongodb://x']);
     expect(bad.code).toBe(2);
-    expect(bad.err).toMatch(/segment-store: .*expected postgres:\/\/\.\.\., redis:\/\/\.\.\., pglite:/);
+    expect(bad.err).toMatch(
+      /segment-store: .*expected postgres:\/\/\.\.\., mysql:\/\/\.\.\., redis:\/\/\.\.\., pglite:/,
+    );
     const tag = await runBin({ IDS_CLAIM_DIR: scratch(), IDS_SEGMENT_STORE: 'pglite:' }, [
       '--segment-tags',
       'ok,-no',
@@ -154,53 +159,66 @@ describe('segment routes on PGlite (a temporary directory)', () => {
     const bin = readFileSync(BIN, 'utf8');
     expect(bin).toMatch(/await import\(['"]@ids\/segment['"]\)/);
     expect(bin).not.toMatch(/^import[^;]*from ['"]@ids\/(segment|inspector|machine-redis)['"]/m);
-    expect(bin).not.toMatch(/^import[^;]*['"](pg|@electric-sql\/pglite|ioredis)['"]/m);
+    expect(bin).not.toMatch(/^import[^;]*['"](pg|@electric-sql\/pglite|ioredis|mysql2[^'"]*)['"]/m);
   });
 });
 
-describe.skipIf(!hasPostgres())('segment routes on a real PostgreSQL', () => {
-  let pg: PostgresServer;
-  let runs: BinRun[] = [];
-  beforeAll(async () => {
-    pg = await startPostgres();
-    await createTags(pg.url, ['orders', 'later']);
-    // `later` is created but not configured: its first segment is fetched on its first request.
-    const env = { IDS_SEGMENT_STORE: pg.url, IDS_SEGMENT_TAGS: 'orders' };
-    runs = await Promise.all([
-      startBin({ ...env, IDS_CLAIM_DIR: scratch() }),
-      startBin({ ...env, IDS_CLAIM_DIR: scratch() }),
-    ]);
-  });
-  afterAll(async () => {
-    await Promise.all(runs.map((run) => run.stop()));
-    await pg?.close();
-  });
+// The same routes on each SQL server: `--segment-store postgres://...` and `mysql://...`.
+const sqlServers: {
+  name: string;
+  has: () => boolean;
+  external: string;
+  start: () => Promise<PostgresServer | MariadbServer>;
+}[] = [
+  { name: 'PostgreSQL', has: hasPostgres, external: 'DATABASE_URL', start: () => startPostgres() },
+  { name: 'MySQL (MariaDB)', has: hasMariadb, external: 'MYSQL_URL', start: () => startMariadb() },
+];
 
-  it('two server processes on one store: every ID distinct', async () => {
-    const ids = await load(runs, 'orders');
-    expect(ids).toHaveLength(2 * (50 * 50 + 50));
-    expect(new Set(ids).size).toBe(ids.length);
-  });
+for (const kind of sqlServers) {
+  describe.skipIf(!kind.has())(`segment routes on a real ${kind.name}`, () => {
+    let db: PostgresServer | MariadbServer;
+    let runs: BinRun[] = [];
+    beforeAll(async () => {
+      db = await kind.start();
+      await createTags(db.url, ['orders', 'later']);
+      // `later` is created but not configured: its first segment is fetched on its first request.
+      const env = { IDS_SEGMENT_STORE: db.url, IDS_SEGMENT_TAGS: 'orders' };
+      runs = await Promise.all([
+        startBin({ ...env, IDS_CLAIM_DIR: scratch() }),
+        startBin({ ...env, IDS_CLAIM_DIR: scratch() }),
+      ]);
+    });
+    afterAll(async () => {
+      await Promise.all(runs.map((run) => run.stop()));
+      await db?.close();
+    });
 
-  it.skipIf(process.env.DATABASE_URL)(
-    'store down: 503 ERR_IDS_SEGMENT_STORE_UNAVAILABLE for a tag not yet buffered; back with the store',
-    async () => {
-      const run = runs[0]!;
-      await pg.stop();
-      try {
-        const reply = await call(run.url, 'GET', '/api/segment/get/later');
-        expectError(reply, 503, 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE');
-        expect(reply.headers['retry-after']).toBe('1');
-        // IDs of the generators do not need the store.
-        expect((await call(run.url, 'GET', '/id')).status).toBe(200);
-      } finally {
-        await pg.start();
-      }
-      const back = await call(run.url, 'GET', '/api/segment/get/later');
-      expect(back.status, back.text).toBe(200);
-    },
-  );
-});
+    it('two server processes on one store: every ID distinct', async () => {
+      const ids = await load(runs, 'orders');
+      expect(ids).toHaveLength(2 * (50 * 50 + 50));
+      expect(new Set(ids).size).toBe(ids.length);
+    });
+
+    it.skipIf(process.env[kind.external])(
+      'store down: 503 ERR_IDS_SEGMENT_STORE_UNAVAILABLE for a tag not yet buffered; back with the store',
+      async () => {
+        const run = runs[0]!;
+        await db.stop();
+        try {
+          const reply = await call(run.url, 'GET', '/api/segment/get/later');
+          expectError(reply, 503, 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE');
+          expect(reply.headers['retry-after']).toBe('1');
+          // IDs of the generators do not need the store.
+          expect((await call(run.url, 'GET', '/id')).status).toBe(200);
+        } finally {
+          await db.start();
+        }
+        const back = await call(run.url, 'GET', '/api/segment/get/later');
+        expect(back.status, back.text).toBe(200);
+      },
+    );
+  });
+}
 
 describe.skipIf(!hasRedis())('segment routes on a real Redis', () => {
   let redis: RedisServer;

@@ -1,9 +1,10 @@
 /**
  * Real servers for the tests of `@ids` packages that need them. Each starts on a free loopback
  * port in a temporary directory, and everything started is ended when the test process exits.
- * REDIS_URL / DATABASE_URL point the tests at servers of the user's own instead.
+ * REDIS_URL / DATABASE_URL / MYSQL_URL point the tests at servers of the user's own instead.
  */
 
+export { hasMariadb, type MariadbServer, type StartMariadbOptions, startMariadb } from './mariadb.js';
 export {
   hasPostgres,
   type PostgresServer,

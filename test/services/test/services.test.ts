@@ -1,6 +1,14 @@
 import { connect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { accepts, hasPostgres, hasRedis, startPostgres, startRedis } from '../src/index.js';
+import {
+  accepts,
+  hasMariadb,
+  hasPostgres,
+  hasRedis,
+  startMariadb,
+  startPostgres,
+  startRedis,
+} from '../src/index.js';
 
 /** One RESP command over a raw socket: the harness is tested without any client library. */
 function redisCommand(port: number, line: string): Promise<string> {
@@ -72,5 +80,35 @@ describe.skipIf(!hasPostgres())('startPostgres', () => {
     expect(await accepts(pg.port)).toBe(true);
     await pg.close();
     expect(await accepts(pg.port)).toBe(false);
+  });
+});
+
+/** The first packet a MySQL-protocol server sends: the handshake, whose 5th byte is protocol 10. */
+function mysqlGreeting(port: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('data', (data) => {
+      socket.destroy();
+      resolve(data);
+    });
+    socket.once('error', reject);
+  });
+}
+
+describe.skipIf(!hasMariadb())('startMariadb', () => {
+  it('starts a server that greets, and kills and restarts it on the same port', async () => {
+    const db = await startMariadb({ allowExternal: false });
+    afterAll(() => db.close());
+    expect(db.url).toBe(`mysql://root@127.0.0.1:${db.port}/ids`);
+    const greeting = await mysqlGreeting(db.port);
+    expect(greeting[4]).toBe(10);
+    expect(greeting.toString('latin1')).toMatch(/MariaDB/);
+    await db.kill();
+    expect(db.running).toBe(false);
+    expect(await accepts(db.port)).toBe(false);
+    await db.start();
+    expect((await mysqlGreeting(db.port))[4]).toBe(10);
+    await db.close();
+    expect(await accepts(db.port)).toBe(false);
   });
 });

@@ -36,7 +36,7 @@ directory.
 
 Options:
       --after N         the ID before the first (required): 0 for a new tag
-      --store WHERE     postgres://..., redis://... or pglite:DIR
+      --store WHERE     postgres://..., mysql://..., redis://... or pglite:DIR
                         (default pglite:$XDG_DATA_HOME/ids/segment, as ids generate --scheme segment)
 `),
   async run(args, io) {
