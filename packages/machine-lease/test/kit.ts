@@ -45,6 +45,15 @@ export function aborted(signal: AbortSignal): Promise<number> {
  */
 export const WAIT_MS = 45_000;
 
+/**
+ * Resolves, with performance.now(), when a timer of `ms` set now really runs. On a busy machine
+ * timers run late: a bound the product keeps with its own timer (a fence at TTL minus the
+ * margin, a request given up after timeoutMs) is checked against this, not against `now + ms`.
+ */
+export function timerRuns(ms: number): Promise<number> {
+  return new Promise((resolve) => setTimeout(() => resolve(performance.now()), ms));
+}
+
 /** Resolves after `ms` of wall time. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
