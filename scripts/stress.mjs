@@ -97,7 +97,11 @@ function runSuite(dir, scratch, attempt, onChild) {
     const child = spawn(
       process.execPath,
       [vitestBin, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${json}`],
-      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } },
+      {
+        cwd: dir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+      },
     );
     onChild(child);
     let output = '';

@@ -1,6 +1,7 @@
 // scripts/stress.mjs (npm run test:stress) is not run by `npm test`, but it must still say the
 // truth: its exit status, what it prints, and that no busy loop outlives it.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -26,7 +27,14 @@ function start(args: string[]): { child: ChildProcess; output: () => string; exi
 async function run(args: string[]): Promise<{ code: number | null; output: string }> {
   const { exit, output } = start(args);
   const code = await exit;
+  removeLogs(output());
   return { code, output: output() };
+}
+
+/** Deletes the logs a run that did not pass keeps (it prints where). */
+function removeLogs(output: string): void {
+  const dir = /^logs of every attempt: (.+)$/m.exec(output)?.[1];
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
 /** The busy loops' pids, from the script's first line. */
@@ -101,6 +109,7 @@ describe('scripts/stress.mjs', () => {
       expect(output).toMatch(/^attempt 1: FAIL in /m);
       expect(output).toContain('suite.check.mjs > fails on purpose: AssertionError: expected 2 to be 3');
       expect(output).toContain('did not pass 1 times in a row within 1 attempts');
+      expect(output).toMatch(/^logs of every attempt: /m);
       expect(code).toBe(1);
       await gone(loopPids(output));
     },
@@ -118,6 +127,7 @@ describe('scripts/stress.mjs', () => {
       }
       child.kill('SIGINT');
       expect(await exit).toBe(130);
+      removeLogs(output());
       expect(output()).toContain('SIGINT: stopping the busy loops and the running suite');
       expect(output()).toContain('stress: interrupted');
       await gone(loopPids(output()));

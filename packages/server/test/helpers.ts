@@ -177,3 +177,23 @@ export function matchesSpec(
     `${method} ${path} ${reply.status}: ${JSON.stringify(validate.errors)} for ${reply.text.slice(0, 300)}`,
   ).toBe(true);
 }
+
+/**
+ * The ceiling for waiting on an event (a reconnect, a renewal): a last resort that only a broken
+ * run reaches, generous enough for a machine busy with other work.
+ */
+export const WAIT_MS = 45_000;
+
+/**
+ * Calls `attempt` every `everyMs` until `done` accepts its result, and returns that result; after
+ * WAIT_MS it returns the last one, for the test's own `expect` to say what it was.
+ */
+export async function pollUntil<T>(attempt: () => Promise<T>, done: (result: T) => boolean, everyMs = 50) {
+  const end = performance.now() + WAIT_MS;
+  let result = await attempt();
+  while (!done(result) && performance.now() < end) {
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+    result = await attempt();
+  }
+  return result;
+}
