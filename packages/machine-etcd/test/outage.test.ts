@@ -20,8 +20,10 @@ import {
   MARGIN_MS,
   sleep,
   TTL_MS,
+  timerRuns,
   FAST_LEASE as timing,
   until,
+  WAIT_MS,
 } from './helpers.js';
 
 interface Issued {
@@ -69,26 +71,29 @@ describe.skipIf(!canStartEtcd)('etcd stopped mid-run', () => {
     await sleep(300);
 
     const stoppedAt = performance.now();
+    // The budget: from the last confirmed keepalive (no later than the stop) to TTL - margin,
+    // as this process's timers run (late, on a busy machine: the keeper's as much as this one).
+    const budget = timerRuns(TTL_MS - MARGIN_MS);
     await etcd.members[0]!.stop();
     const fencedAt = await aborted(held.signal);
-    // The budget: from the last confirmed keepalive (no later than the stop) to TTL - margin.
-    expect(fencedAt - stoppedAt).toBeLessThan(TTL_MS - MARGIN_MS + 50);
+    expect(fencedAt).toBeLessThan((await budget) + 50);
     const reason = held.signal.reason as EtcdLeaseLostError;
     expect(reason).toBeInstanceOf(EtcdLeaseLostError);
     expect(['keepalive-failed', 'deadline']).toContain(reason.kind);
     await sleep(TTL_MS + 500); // down for longer than the TTL
 
-    await etcd.members[0]!.start();
+    // From when the start began: the holder may claim and issue before start() has seen etcd ready.
     const restartedAt = performance.now();
+    await etcd.members[0]!.start();
     const issuedBefore = load.issued.length;
-    await until(() => load.issued.length > issuedBefore + 10, 15_000, 'IDs after etcd returned');
+    await until(() => load.issued.length > issuedBefore + 10, WAIT_MS, 'IDs after etcd returned');
     const resumedAt = load.issued[issuedBefore]!.at;
     await load.stop();
 
     // Nothing was issued between the fence and the return; calls were refused with MachineIdLostError.
     expect(load.issued.filter((i) => i.at > fencedAt && i.at < restartedAt)).toEqual([]);
     const refusals = load.refused.filter((r) => r.at > fencedAt && r.at < restartedAt);
-    expect(refusals.length).toBeGreaterThan(100);
+    expect(refusals.length).toBeGreaterThan(0); // calls were made meanwhile (as often as a busy machine allows)
     for (const r of refusals) expect(r.error).toBeInstanceOf(MachineIdLostError);
     const ids = load.issued.map((i) => i.id);
     expect(new Set(ids).size).toBe(ids.length);
@@ -114,9 +119,9 @@ describe.skipIf(!canStartEtcd)('closing while etcd is down', () => {
     await etcd.members[0]!.stop();
     await aborted(held.signal);
     await sleep(300); // the generator is renewing meanwhile, and failing
-    const t0 = performance.now();
+    const budget = timerRuns(timing.timeoutMs * 2 + 500);
     const error = await failure(gen.close());
-    expect(performance.now() - t0).toBeLessThan(timing.timeoutMs * 2 + 500);
+    expect(performance.now()).toBeLessThan(await budget);
     expect(error).toBeInstanceOf(EtcdUnavailableError);
     expect(error.message).toMatch(/releasing machine ID \d+: the lease could not be revoked .* within 2 s/);
     await expect(gen.nextId()).rejects.toBeInstanceOf(GeneratorClosedError);
@@ -151,6 +156,7 @@ describe.skipIf(!canStartEtcd)('a partition between one client and etcd (a loopb
       await sleep(300);
 
       const cutAt = performance.now();
+      const budget = timerRuns(TTL_MS - MARGIN_MS);
       proxy.setMode(mode);
       const fencedA = aborted(a.signal);
 
@@ -162,7 +168,7 @@ describe.skipIf(!canStartEtcd)('a partition between one client and etcd (a loopb
           | EtcdMachineIdClaim
           | undefined;
         if (!b) await sleep(20);
-        expect(performance.now() - cutAt).toBeLessThan(10_000);
+        expect(performance.now() - cutAt).toBeLessThan(WAIT_MS);
       }
       const claimedB = performance.now();
       const genB = new IdGenerator({ layout, machineId: b, onError: () => undefined });
@@ -190,7 +196,7 @@ describe.skipIf(!canStartEtcd)('a partition between one client and etcd (a loopb
       if (mode === 'blackhole') {
         // The watchdog at the deadline, or the keepalive in flight, whose own time runs out there too.
         expect(['deadline', 'keepalive-failed']).toContain(reason.kind);
-        expect(fencedAt - cutAt).toBeLessThan(TTL_MS - MARGIN_MS + 50);
+        expect(fencedAt).toBeLessThan((await budget) + 50);
       } else {
         // The connection is refused: the next keepalive fails, well before the deadline.
         expect(reason.kind).toBe('keepalive-failed');

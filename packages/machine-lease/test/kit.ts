@@ -39,6 +39,21 @@ export function aborted(signal: AbortSignal): Promise<number> {
   );
 }
 
+/**
+ * The ceiling for waiting on an event (a process issuing, a server answering): a last resort
+ * that only a broken run reaches, generous enough for a machine busy with other work.
+ */
+export const WAIT_MS = 45_000;
+
+/**
+ * Resolves, with performance.now(), when a timer of `ms` set now really runs. On a busy machine
+ * timers run late: a bound the product keeps with its own timer (a fence at TTL minus the
+ * margin, a request given up after timeoutMs) is checked against this, not against `now + ms`.
+ */
+export function timerRuns(ms: number): Promise<number> {
+  return new Promise((resolve) => setTimeout(() => resolve(performance.now()), ms));
+}
+
 /** Resolves after `ms` of wall time. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -101,6 +116,8 @@ export interface Issuer {
   readonly ids: { id: bigint; at: number }[];
   /** Wall time it said it held its claim, once it has. */
   claimedAt: number | undefined;
+  /** Wall time it said its first claim attempt was refused (it retries from then on), if it was. */
+  waitingAt: number | undefined;
   /** SIGTERM, then resolves when it has closed and exited. */
   stop(): Promise<void>;
 }
@@ -118,6 +135,7 @@ export function spawnIssuer(fixture: string, args: string[]): Issuer {
     child,
     ids: [],
     claimedAt: undefined,
+    waitingAt: undefined,
     async stop() {
       child.kill('SIGCONT');
       child.kill('SIGTERM');
@@ -135,6 +153,7 @@ export function spawnIssuer(fixture: string, args: string[]): Issuer {
     for (const line of lines) {
       const [a, b, c] = line.split(' ');
       if (a === 'claimed') issuer.claimedAt = Number(c);
+      else if (a === 'waiting') issuer.waitingAt = Number(b);
       else if (a !== 'closed' && a) issuer.ids.push({ id: BigInt(a), at: Number(b) });
     }
   });
@@ -161,10 +180,12 @@ export async function holderAndWaiter(
   const a = start();
   cleanup.push(() => a.stop());
   // The first claim of a fresh ID may wait out the unknown past (one TTL).
-  await until(() => a.ids.length > 50, 15_000, 'A issuing');
+  await until(() => a.ids.length > 50, WAIT_MS, 'A issuing');
   const b = start();
   cleanup.push(() => b.stop());
-  await sleep(300);
+  // Until B has been refused once it may not even be running yet (Node starting on a busy
+  // machine): a test that then restarts or pauses something would race B's start-up, not B.
+  await until(() => b.waitingAt !== undefined || b.claimedAt !== undefined, WAIT_MS, 'B refused once');
   expect(b.claimedAt, 'B claimed the ID A holds').toBeUndefined();
   return { a, b };
 }

@@ -30,6 +30,8 @@ export interface DrawJob {
 export interface Drawer {
   child: ChildProcess;
   started: Promise<void>;
+  /** Resolves once the child has reported `event` (see fixtures/draw.mjs); rejects if it exits first. */
+  saw(event: 'unavailable' | 'resumed'): Promise<void>;
   stop(): void;
   done: Promise<Drawn>;
 }
@@ -67,6 +69,19 @@ export function draw(job: DrawJob, out: string): Drawer {
     child.once('exit', (code) => reject(new Error(`child exited (${code}) before it started:\n${stderr}`)));
   });
   started.catch(() => undefined);
+  const seen = new Set<string>();
+  const isEvent = (m: unknown): m is { event: string } => typeof m === 'object' && m !== null && 'event' in m;
+  child.on('message', (m) => {
+    if (isEvent(m)) seen.add(m.event);
+  });
+  const saw = (event: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (seen.has(event)) return resolve();
+      child.on('message', (m) => {
+        if (isEvent(m) && m.event === event) resolve();
+      });
+      child.once('exit', () => reject(new Error(`child exited before it reported '${event}':\n${stderr}`)));
+    });
   const done = new Promise<Drawn>((resolve, reject) => {
     child.once('exit', (code, signal) => {
       if (code !== 0) {
@@ -88,6 +103,7 @@ export function draw(job: DrawJob, out: string): Drawer {
   return {
     child,
     started,
+    saw,
     stop: () => {
       if (child.connected) child.send('stop');
     },

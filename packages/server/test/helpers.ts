@@ -191,3 +191,23 @@ export async function createTags(store: string, tags: readonly string[], after =
     await opened.close();
   }
 }
+
+/**
+ * The ceiling for waiting on an event (a reconnect, a renewal): a last resort that only a broken
+ * run reaches, generous enough for a machine busy with other work.
+ */
+export const WAIT_MS = 45_000;
+
+/**
+ * Calls `attempt` every `everyMs` until `done` accepts its result, and returns that result; after
+ * WAIT_MS it returns the last one, for the test's own `expect` to say what it was.
+ */
+export async function pollUntil<T>(attempt: () => Promise<T>, done: (result: T) => boolean, everyMs = 50) {
+  const end = performance.now() + WAIT_MS;
+  let result = await attempt();
+  while (!done(result) && performance.now() < end) {
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+    result = await attempt();
+  }
+  return result;
+}

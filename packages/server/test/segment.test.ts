@@ -22,6 +22,7 @@ import {
   createTags,
   expectError,
   matchesSpec,
+  pollUntil,
   type Reply,
   runBin,
   scratch,
@@ -261,11 +262,11 @@ describe.skipIf(!hasRedis())('segment routes on a real Redis', () => {
       }
       // The client reconnects with backoff: 503 until it has. Redis ran without persistence, so
       // it forgot the tag, which is then unknown rather than 1 again.
-      let reply = await call(run.url, 'GET', '/api/segment/get/later');
-      for (let i = 0; i < 100 && reply.status === 503; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        reply = await call(run.url, 'GET', '/api/segment/get/later');
-      }
+      const reply = await pollUntil(
+        () => call(run.url, 'GET', '/api/segment/get/later'),
+        (r) => r.status !== 503,
+        100,
+      );
       expectError(reply, 404, 'ERR_IDS_SEGMENT_UNKNOWN_TAG');
     },
   );

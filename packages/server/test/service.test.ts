@@ -13,7 +13,7 @@ import {
   ServerConfigError,
   startIdServer,
 } from '../src/index.js';
-import { call, expectError, raw } from './helpers.js';
+import { call, expectError, pollUntil, raw } from './helpers.js';
 
 const running: RunningIdServer[] = [];
 async function start(options: Parameters<typeof startIdServer>[0]) {
@@ -93,11 +93,7 @@ describe('readiness through a claim fence', () => {
     expect(metrics).toContain('ids_ready 0');
 
     source.grant();
-    let back = await ready();
-    for (let i = 0; i < 100 && back.status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      back = await ready();
-    }
+    const back = await pollUntil(ready, (r) => r.status === 200, 10);
     expect(back.status).toBe(200);
     expect(back.json.machines[0]).toEqual({ slot: 0, machineId: 102, state: 'held' });
     const again = await call(server.url, 'GET', '/ids?count=300');

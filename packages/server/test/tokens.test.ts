@@ -5,7 +5,16 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TOKEN_PREFIX } from '../src/index.js';
-import { type BinRun, call, expectError, matchesSpec, runBin, scratch, startBin } from './helpers.js';
+import {
+  type BinRun,
+  call,
+  expectError,
+  matchesSpec,
+  pollUntil,
+  runBin,
+  scratch,
+  startBin,
+} from './helpers.js';
 
 describe.skipIf(!hasRedis())('idempotency tokens on Redis', () => {
   let redis: RedisServer;
@@ -126,11 +135,10 @@ describe.skipIf(!hasRedis())('idempotency tokens on Redis', () => {
     // IDs do not depend on Redis.
     expect((await call(run.url, 'GET', '/id')).status).toBe(200);
     await redis.start();
-    let back = await call(run.url, 'POST', '/tokens');
-    for (let i = 0; i < 100 && back.status !== 201; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      back = await call(run.url, 'POST', '/tokens');
-    }
+    const back = await pollUntil(
+      () => call(run.url, 'POST', '/tokens'),
+      (reply) => reply.status === 201,
+    );
     expect(back.status).toBe(201);
     client.disconnect();
     client = new Redis(redis.url);

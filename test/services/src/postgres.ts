@@ -2,7 +2,7 @@ import { type ChildProcess, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { freePort, removeScratch, scratchDir, startTracked, stopChild, waitReady } from './process.js';
+import { onFreePort, removeScratch, scratchDir, startTracked, stopChild, waitReady } from './process.js';
 
 /** A PostgreSQL server for tests. */
 export interface PostgresServer {
@@ -95,8 +95,19 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     removeScratch(dir);
     throw new Error(`initdb failed (${init.status}) as ${owner.uid ?? userInfo().username}:\n${init.stderr}`);
   }
-  const port = await freePort();
-  const args = ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'max_connections=300'];
+  let port = 0;
+  const args = () => [
+    '-D',
+    data,
+    '-p',
+    String(port),
+    '-h',
+    '127.0.0.1',
+    '-k',
+    dir,
+    '-c',
+    'max_connections=300',
+  ];
   let child: ChildProcess | undefined;
   const isReady = async () =>
     spawnSync(join(binDir, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-t', '1'], {
@@ -105,7 +116,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
 
   async function start(): Promise<void> {
     if (child && child.exitCode === null && child.signalCode === null) return;
-    const started = startTracked(join(binDir as string, 'postgres'), args, {
+    const started = startTracked(join(binDir as string, 'postgres'), args(), {
       exitSignal: 'SIGQUIT',
       ...owner,
       cwd: dir,
@@ -120,7 +131,12 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     );
   }
 
-  await start();
+  // Later starts (a restart) use the same port: another process may take it meanwhile, which
+  // such a start then reports.
+  port = await onFreePort((free) => {
+    port = free;
+    return start();
+  });
   const isRunning = () => child !== undefined && child.exitCode === null && child.signalCode === null;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

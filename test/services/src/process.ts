@@ -64,6 +64,27 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Runs `start(port)` on a free port, and again on another when the server could not bind it: a
+ * port found free can be taken by another process (a parallel test file, another user's run)
+ * before the server binds it. Resolves with the port it started on. `pick` is a seam for tests.
+ */
+export async function onFreePort(
+  start: (port: number) => Promise<void>,
+  pick: () => Promise<number> = freePort,
+  attempts = 3,
+): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await pick();
+    try {
+      await start(port);
+      return port;
+    } catch (error) {
+      if (attempt >= attempts || !/address already in use/i.test(String(error))) throw error;
+    }
+  }
+}
+
 /** Starts `command`, tracked so that it is ended when this process exits. */
 export function startTracked(
   command: string,

@@ -3,7 +3,15 @@ import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, removeScratch, runs, scratchDir, startTracked, stopChild, waitReady } from './process.js';
+import {
+  onFreePort,
+  removeScratch,
+  runs,
+  scratchDir,
+  startTracked,
+  stopChild,
+  waitReady,
+} from './process.js';
 
 /** A Redis server for tests. */
 export interface RedisServer {
@@ -80,9 +88,9 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
   if (externalUrl) return externalRedis(externalUrl);
   const binary = options.binary ?? process.env.REDIS_SERVER_BIN ?? 'redis-server';
   const dir = scratchDir(mkdtempSync(join(tmpdir(), 'ids-redis-')));
-  const port = await freePort();
+  let port = 0;
   const password = options.password;
-  const args = [
+  const args = () => [
     '--port',
     String(port),
     '--bind',
@@ -102,7 +110,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
 
   async function start(): Promise<void> {
     if (child && child.exitCode === null && child.signalCode === null) return;
-    const started = startTracked(binary, args, { exitSignal: 'SIGKILL' });
+    const started = startTracked(binary, args(), { exitSignal: 'SIGKILL' });
     child = started.child;
     await waitReady(
       `redis-server on port ${port}`,
@@ -113,7 +121,12 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     );
   }
 
-  await start();
+  // Later starts (a restart) use the same port: another process may take it meanwhile, which
+  // such a start then reports.
+  port = await onFreePort((free) => {
+    port = free;
+    return start();
+  });
   const auth = password === undefined ? '' : `:${encodeURIComponent(password)}@`;
   const isRunning = () => child !== undefined && child.exitCode === null && child.signalCode === null;
   return {

@@ -9,6 +9,7 @@ import {
   startPostgres,
   startRedis,
 } from '../src/index.js';
+import { onFreePort } from '../src/process.js';
 
 /** One RESP command over a raw socket: the harness is tested without any client library. */
 function redisCommand(port: number, line: string): Promise<string> {
@@ -110,5 +111,35 @@ describe.skipIf(!hasMariadb())('startMariadb', () => {
     expect((await mysqlGreeting(db.port))[4]).toBe(10);
     await db.close();
     expect(await accepts(db.port)).toBe(false);
+  });
+});
+
+describe('onFreePort', () => {
+  it('starts again on another port when the one found free was taken before the bind; other failures are thrown', async () => {
+    const picks = [5001, 5002, 5003, 5004];
+    const pick = async () => picks.shift()!;
+    const tried: number[] = [];
+    const port = await onFreePort(async (p) => {
+      tried.push(p);
+      if (p < 5003) throw new Error(`redis-server exited during start-up: bind: Address already in use`);
+    }, pick);
+    expect(port).toBe(5003);
+    expect(tried).toEqual([5001, 5002, 5003]);
+
+    const other = onFreePort(async () => {
+      throw new Error('redis-server exited during start-up: bad config');
+    }, pick);
+    await expect(other).rejects.toThrow('bad config');
+
+    let calls = 0;
+    const always = onFreePort(
+      async () => {
+        calls++;
+        throw new Error('Address already in use');
+      },
+      async () => 6000,
+    );
+    await expect(always).rejects.toThrow('Address already in use');
+    expect(calls).toBe(3);
   });
 });
