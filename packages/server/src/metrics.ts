@@ -24,8 +24,12 @@ export interface ServerMetrics {
   readonly renewals: Counter<'slot'>;
   /** 1 while /health/ready answers 200. */
   readonly ready: Gauge;
-  /** Requests received and not yet answered. */
-  readonly inFlight: Gauge;
+  /**
+   * Requests received and not yet answered: a plain count the HTTP layer keeps, which the
+   * `ids_http_requests_in_flight` gauge reads when scraped (a prom-client inc/dec per request
+   * checks and hashes labels twice per request for a value only a scrape looks at).
+   */
+  readonly inFlight: { count: number };
   /** HTTP request latency, by route pattern, method and status. */
   readonly httpSeconds: Histogram<'route' | 'method' | 'status'>;
 }
@@ -94,11 +98,7 @@ export function createMetrics(): ServerMetrics {
       registers,
     }),
     ready: new Gauge({ name: 'ids_ready', help: '1 while /health/ready answers 200', registers }),
-    inFlight: new Gauge({
-      name: 'ids_http_requests_in_flight',
-      help: 'Requests received and not yet answered',
-      registers,
-    }),
+    inFlight: inFlightCount(registers),
     httpSeconds: new Histogram({
       name: 'ids_http_request_duration_seconds',
       help: 'HTTP request latency by route, method and status',
@@ -107,6 +107,20 @@ export function createMetrics(): ServerMetrics {
       registers,
     }),
   };
+}
+
+/** The in-flight count, and its gauge in `registers` that reads it when scraped. */
+function inFlightCount(registers: Registry[]): { count: number } {
+  const inFlight = { count: 0 };
+  new Gauge({
+    name: 'ids_http_requests_in_flight',
+    help: 'Requests received and not yet answered',
+    registers,
+    collect() {
+      this.set(inFlight.count);
+    },
+  });
+  return inFlight;
 }
 
 /**
