@@ -527,6 +527,23 @@ function bytesUnder(dir: string): number {
   return total;
 }
 
+/** The five largest installed packages with their size, for the message of a size that grew. */
+function largestPackages(nodeModules: string): string {
+  const sizes: [string, number][] = [];
+  for (const entry of readdirSync(nodeModules, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name === '.bin') continue;
+    const names = entry.name.startsWith('@')
+      ? readdirSync(join(nodeModules, entry.name)).map((name) => `${entry.name}/${name}`)
+      : [entry.name];
+    for (const name of names) sizes.push([name, bytesUnder(join(nodeModules, name))]);
+  }
+  return sizes
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([name, bytes]) => `${name} ${(bytes / 1024 / 1024).toFixed(2)} MB`)
+    .join(', ');
+}
+
 /** The installed packages (name@version) whose manifest has an install-time script. */
 function installScripts(nodeModules: string): string[] {
   const found: string[] = [];
@@ -574,24 +591,37 @@ describe('light installs: only the packages asked for and what they need', () =>
     if (result.status !== 0) throw new Error(describeRun(`npm install in ${name}`, result));
     const bytes = bytesUnder(join(dir, 'node_modules'));
     process.stdout.write(`packaging: ${wanted.join(' + ')} installs ${(bytes / MB).toFixed(2)} MB\n`);
-    return { dir, bytes };
+    return { dir, bytes, largest: largestPackages(join(dir, 'node_modules')) };
   };
 
-  it('@ids/cli + @ids/sonyflake: at most 5 MB, no install scripts, and the ids command runs', async () => {
-    const { dir, bytes } = await installed('light-cli', ['@ids/cli', '@ids/sonyflake']);
+  it('@ids/cli + @ids/sonyflake: at most 5 MB, no install scripts; ids runs and names what serve and a store need', async () => {
+    const { dir, bytes, largest } = await installed('light-cli', ['@ids/cli', '@ids/sonyflake']);
     expect(installScripts(join(dir, 'node_modules'))).toEqual([]);
-    expect(bytes / MB).toBeLessThanOrEqual(5);
+    expect(bytes / MB, `largest: ${largest}`).toBeLessThanOrEqual(5);
     const ids = await run(join(dir, 'node_modules', '.bin', 'ids'), ['generate', '--machine-id', '1'], {
       cwd: dir,
     });
     expect(ids.status, describeRun('ids generate', ids)).toBe(0);
     expect(ids.stdout.trim()).toMatch(/^\d+$/);
+    // The server and the stores are optional peers: each command that needs one names it.
+    const serve = await run(join(dir, 'node_modules', '.bin', 'ids'), ['serve', '--port', '0'], { cwd: dir });
+    expect(serve.status, describeRun('ids serve', serve)).toBe(1);
+    expect(serve.stderr).toContain('ERR_IDS_MISSING_PACKAGE: install @ids/server to use `ids serve`');
+    const segment = await run(
+      join(dir, 'node_modules', '.bin', 'ids'),
+      ['generate', '--scheme', 'segment', '--store', 'redis://127.0.0.1:1'],
+      { cwd: dir },
+    );
+    expect(segment.status, describeRun('ids generate --scheme segment', segment)).toBe(1);
+    expect(segment.stderr).toContain(
+      'ERR_IDS_MISSING_PACKAGE: install @ids/segment (and @ids/machine-redis) to use a redis:// segment store',
+    );
   }, 330_000);
 
   it('@ids/server without a store: at most 10 MB; a store it lacks is ERR_IDS_MISSING_PACKAGE naming it', async () => {
-    const { dir, bytes } = await installed('light-server', ['@ids/server']);
+    const { dir, bytes, largest } = await installed('light-server', ['@ids/server']);
     expect(installScripts(join(dir, 'node_modules'))).toEqual([]);
-    expect(bytes / MB).toBeLessThanOrEqual(10);
+    expect(bytes / MB, `largest: ${largest}`).toBeLessThanOrEqual(10);
     expect(existsSync(join(dir, 'node_modules', '@ids', 'segment'))).toBe(false);
     // Port 1 on loopback: nothing is dialled, the store's package fails to load first.
     const server = await run(
