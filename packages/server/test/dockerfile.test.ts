@@ -137,7 +137,7 @@ describe('deploy/Dockerfile, as written', () => {
     expect(ignored.filter((pattern) => needed.includes(pattern.replace(/^\*\*\//, '')))).toEqual([]);
   });
 
-  it('installs exactly the tarballs of @ids/server and the @ids packages it depends on or takes as peers, transitively, and the stores' clients', () => {
+  it('installs exactly the tarballs of @ids/server and the @ids packages it depends on or takes as peers, transitively, and the clients of the stores', () => {
     const graph = workspaceDependencies();
     const needed = new Set<string>();
     const visit = (name: string) => {
