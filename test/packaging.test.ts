@@ -11,6 +11,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -294,6 +295,33 @@ interface Smoke {
   badId?: { name: string; code: string; isIdsError: boolean };
 }
 
+/**
+ * npm install of `specs` (tarballs, or names from the registry) in `cwd`.
+ */
+function npmInstall(cwd: string, specs: readonly string[]): Promise<RunResult> {
+  return run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      // A registry that cannot be reached (a proxy's certificate not trusted, say) fails in
+      // seconds with npm's own error, instead of minutes of retries. npm checks that the
+      // minimum wait does not exceed the maximum (its default minimum is 10 s) only when it
+      // fetches, i.e. with an empty cache: set both, or a fresh machine fails here.
+      '--fetch-retries=1',
+      // npm's minimum (10 s) above the maximum fails every fetch ("minTimeout is greater than
+      // maxTimeout"), which shows only when a dependency is missing from npm's cache.
+      '--fetch-retry-mintimeout=1000',
+      '--fetch-retry-maxtimeout=5000',
+      '--loglevel=error',
+      ...specs,
+    ],
+    { cwd, timeoutMs: 300_000 },
+  );
+}
+
 describe('installed from the tarballs into a scratch project outside the workspace', () => {
   let install: RunResult;
   let declared = new Map<string, string[]>();
@@ -313,27 +341,7 @@ describe('installed from the tarballs into a scratch project outside the workspa
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'ids-scratch', private: true }));
     // Third-party dependencies (ipaddr.js, ...) come from the registry; --prefer-offline takes
     // them from npm's cache when it has them, which keeps repeated runs fast.
-    install = await run(
-      'npm',
-      [
-        'install',
-        '--no-audit',
-        '--no-fund',
-        '--prefer-offline',
-        // A registry that cannot be reached (a proxy's certificate not trusted, say) fails in
-        // seconds with npm's own error, instead of minutes of retries. npm checks that the
-        // minimum wait does not exceed the maximum (its default minimum is 10 s) only when it
-        // fetches, i.e. with an empty cache: set both, or a fresh machine fails here.
-        '--fetch-retries=1',
-        // npm's minimum (10 s) above the maximum fails every fetch ("minTimeout is greater than
-        // maxTimeout"), which shows only when a dependency is missing from npm's cache.
-        '--fetch-retry-mintimeout=1000',
-        '--fetch-retry-maxtimeout=5000',
-        '--loglevel=error',
-        ...packages.map((pkg) => tarballOf.get(pkg.name)!),
-      ],
-      { cwd: project, timeoutMs: 300_000 },
-    );
+    install = await npmInstall(project, [...tarballOf.values()]);
     if (install.status !== 0) throw new Error(describeRun('npm install of the tarballs', install));
     // One TypeScript program over every package's declarations: they share engine's and their
     // dependencies' types, which one program parses once.
@@ -492,4 +500,138 @@ describe('installed from the tarballs into a scratch project outside the workspa
       expect(smoke.badId).toEqual({ name: 'InvalidIdError', code: 'ERR_IDS_INVALID_ID', isIdsError: true });
     }
   });
+});
+
+/** The @ids packages `names` need installed (their dependencies, not optional peers), names included. */
+function idsClosure(names: readonly string[]): string[] {
+  const byName = new Map(packages.map((pkg) => [pkg.name, pkg]));
+  const found = new Set<string>();
+  const visit = (name: string) => {
+    const pkg = byName.get(name);
+    if (!pkg || found.has(name)) return;
+    found.add(name);
+    for (const dep of Object.keys((pkg.manifest.dependencies ?? {}) as Record<string, string>)) visit(dep);
+  };
+  for (const name of names) visit(name);
+  return [...found];
+}
+
+/** Bytes of the files under `dir` (symbolic links not followed), as a disk-usage count would add them. */
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += bytesUnder(path);
+    else if (entry.isFile()) total += statSync(path).size;
+  }
+  return total;
+}
+
+/** The five largest installed packages with their size, for the message of a size that grew. */
+function largestPackages(nodeModules: string): string {
+  const sizes: [string, number][] = [];
+  for (const entry of readdirSync(nodeModules, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name === '.bin') continue;
+    const names = entry.name.startsWith('@')
+      ? readdirSync(join(nodeModules, entry.name)).map((name) => `${entry.name}/${name}`)
+      : [entry.name];
+    for (const name of names) sizes.push([name, bytesUnder(join(nodeModules, name))]);
+  }
+  return sizes
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([name, bytes]) => `${name} ${(bytes / 1024 / 1024).toFixed(2)} MB`)
+    .join(', ');
+}
+
+/** The installed packages (name@version) whose manifest has an install-time script. */
+function installScripts(nodeModules: string): string[] {
+  const found: string[] = [];
+  const visit = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const path = join(dir, entry.name);
+      if (entry.name.startsWith('@')) {
+        visit(path);
+        continue;
+      }
+      const manifestFile = join(path, 'package.json');
+      if (existsSync(manifestFile)) {
+        const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+        const scripts = manifest.scripts ?? {};
+        // npm runs `node-gyp rebuild` for a binding.gyp even without an install script.
+        if (
+          scripts.preinstall ||
+          scripts.install ||
+          scripts.postinstall ||
+          existsSync(join(path, 'binding.gyp'))
+        )
+          found.push(`${manifest.name}@${manifest.version}`);
+      }
+      if (existsSync(join(path, 'node_modules'))) visit(join(path, 'node_modules'));
+    }
+  };
+  visit(nodeModules);
+  return found;
+}
+
+// What a user who wants one ID gets: the store clients (PGlite, gRPC, pg, ioredis) are optional
+// peers, installed only by users of that store. Each case is its own scratch project with only
+// the tarballs the named packages need.
+describe('light installs: only the packages asked for and what they need', () => {
+  const MB = 1024 * 1024;
+  const installed = async (name: string, wanted: readonly string[]) => {
+    const dir = join(scratch, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `ids-${name}`, private: true }));
+    const result = await npmInstall(
+      dir,
+      idsClosure(wanted).map((pkg) => tarballOf.get(pkg)!),
+    );
+    if (result.status !== 0) throw new Error(describeRun(`npm install in ${name}`, result));
+    const bytes = bytesUnder(join(dir, 'node_modules'));
+    process.stdout.write(`packaging: ${wanted.join(' + ')} installs ${(bytes / MB).toFixed(2)} MB\n`);
+    return { dir, bytes, largest: largestPackages(join(dir, 'node_modules')) };
+  };
+
+  it('@ids/cli + @ids/sonyflake: at most 5 MB, no install scripts; ids runs and names what serve and a store need', async () => {
+    const { dir, bytes, largest } = await installed('light-cli', ['@ids/cli', '@ids/sonyflake']);
+    expect(installScripts(join(dir, 'node_modules'))).toEqual([]);
+    expect(bytes / MB, `largest: ${largest}`).toBeLessThanOrEqual(5);
+    const ids = await run(join(dir, 'node_modules', '.bin', 'ids'), ['generate', '--machine-id', '1'], {
+      cwd: dir,
+    });
+    expect(ids.status, describeRun('ids generate', ids)).toBe(0);
+    expect(ids.stdout.trim()).toMatch(/^\d+$/);
+    // The server and the stores are optional peers: each command that needs one names it.
+    const serve = await run(join(dir, 'node_modules', '.bin', 'ids'), ['serve', '--port', '0'], { cwd: dir });
+    expect(serve.status, describeRun('ids serve', serve)).toBe(1);
+    expect(serve.stderr).toContain('ERR_IDS_MISSING_PACKAGE: install @ids/server to use `ids serve`');
+    const segment = await run(
+      join(dir, 'node_modules', '.bin', 'ids'),
+      ['generate', '--scheme', 'segment', '--store', 'redis://127.0.0.1:1'],
+      { cwd: dir },
+    );
+    expect(segment.status, describeRun('ids generate --scheme segment', segment)).toBe(1);
+    expect(segment.stderr).toContain(
+      'ERR_IDS_MISSING_PACKAGE: install @ids/segment (and @ids/machine-redis) to use a redis:// segment store',
+    );
+  }, 330_000);
+
+  it('@ids/server without a store: at most 10 MB; a store it lacks is ERR_IDS_MISSING_PACKAGE naming it', async () => {
+    const { dir, bytes, largest } = await installed('light-server', ['@ids/server']);
+    expect(installScripts(join(dir, 'node_modules'))).toEqual([]);
+    expect(bytes / MB, `largest: ${largest}`).toBeLessThanOrEqual(10);
+    expect(existsSync(join(dir, 'node_modules', '@ids', 'segment'))).toBe(false);
+    // Port 1 on loopback: nothing is dialled, the store's package fails to load first.
+    const server = await run(
+      join(dir, 'node_modules', '.bin', 'ids-server'),
+      ['--port', '0', '--machine-id', '1', '--segment-store', 'redis://127.0.0.1:1'],
+      { cwd: dir },
+    );
+    expect(server.status, describeRun('ids-server', server)).not.toBe(0);
+    expect(server.stderr).toContain(
+      'install @ids/segment (and @ids/machine-redis) to use a redis:// segment store',
+    );
+  }, 330_000);
 });

@@ -12,8 +12,8 @@ export interface Command {
   readonly name: string;
   /** One line for `ids --help`. */
   readonly summary: string;
-  /** The whole `ids <name> --help` text. */
-  readonly help: string;
+  /** The whole `ids <name> --help` text, or how to load it (from a package that may not be installed). */
+  readonly help: string | (() => Promise<string>);
   /** Resolves with the exit code; throws for errors (the caller prints them and picks 1 or 2). `--help` never reaches it. */
   run(args: string[], io: Io): Promise<number>;
 }

@@ -2,6 +2,7 @@
 // the --machine-id flag as its first step. The trail is the chain's own, shown as is by
 // `ids machine-id --explain`.
 import { InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
+import { importOptional } from '@ids/engine/internal';
 import {
   AUTO_STEPS,
   type AutoChainStep,
@@ -22,7 +23,11 @@ const REDIS_STEP: AutoChainStep = {
   name: 'redis',
   title: 'Redis claim',
   async run(context) {
-    const { redisAutoStep } = await import('@ids/machine-redis');
+    const { redisAutoStep } = await importOptional(
+      '@ids/machine-redis',
+      () => import('@ids/machine-redis'),
+      'a Redis machine ID (IDS_REDIS_URL)',
+    );
     return redisAutoStep().run(context);
   },
 };

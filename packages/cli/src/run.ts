@@ -59,7 +59,7 @@ export async function run(args: readonly string[], io: Io = processIo()): Promis
       const topic = name === 'help' ? rest[0] : undefined;
       const about = topic === undefined ? undefined : COMMANDS.find((c) => c.name === topic);
       if (topic !== undefined && !about) throw new UsageError(`no command ${JSON.stringify(topic)}`);
-      await print(io.stdout, about?.help ?? HELP);
+      await print(io.stdout, about ? await helpOf(about) : HELP);
       return 0;
     }
     if (name === '--version' || name === '-V' || name === '-v') {
@@ -78,7 +78,7 @@ export async function run(args: readonly string[], io: Io = processIo()): Promis
     // -h/--help anywhere before a `--` shows the command's help, whatever else was typed.
     const end = rest.indexOf('--');
     if ((end < 0 ? rest : rest.slice(0, end)).some((arg) => arg === '--help' || arg === '-h')) {
-      await print(io.stdout, command.help);
+      await print(io.stdout, await helpOf(command));
       return 0;
     }
     const code = await command.run([...rest], io);
@@ -93,4 +93,9 @@ export async function run(args: readonly string[], io: Io = processIo()): Promis
     if (io.env.IDS_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
     return code;
   }
+}
+
+/** A command's help text, loaded first when it lives in another package. */
+async function helpOf(command: Command): Promise<string> {
+  return typeof command.help === 'string' ? command.help : command.help();
 }

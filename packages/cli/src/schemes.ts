@@ -4,6 +4,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { compareSchemes, type SchemeComparison } from '@ids/engine';
+import { importOptional, segmentStoreNeeds } from '@ids/engine/internal';
 import { UsageError } from './errors.js';
 import { type Io, print } from './io.js';
 import { parseLayout } from './layouts.js';
@@ -77,9 +78,16 @@ async function generatorOf(
     const make = monotonicFactory();
     return { next: () => make(), close: async () => {} };
   }
-  const { checkTag, openSegmentStore, Segments } = await import('@ids/segment');
+  const where = options.store ?? defaultSegmentStore(io.env);
+  const { use, also } = segmentStoreNeeds(where);
+  const { checkTag, openSegmentStore, Segments } = await importOptional(
+    '@ids/segment',
+    () => import('@ids/segment'),
+    use,
+    also,
+  );
   checkTag(options.tag ?? 'default'); // before a store is opened (PGlite takes seconds to start)
-  const store = await openSegmentStore(options.store ?? defaultSegmentStore(io.env));
+  const store = await openSegmentStore(where);
   try {
     const segments = await Segments.create({ store, tag: options.tag ?? 'default' });
     return {

@@ -173,3 +173,20 @@ export class GeneratorClosedError extends IdsError {
   readonly code = 'ERR_IDS_CLOSED';
   override readonly name = 'GeneratorClosedError';
 }
+
+/**
+ * A feature was configured whose package is not installed (stores' clients are optional peer
+ * dependencies, installed only by their users). The message names what to install.
+ */
+export class MissingPackageError extends IdsError {
+  readonly code = 'ERR_IDS_MISSING_PACKAGE';
+  override readonly name = 'MissingPackageError';
+  constructor(
+    message: string,
+    /** The packages to install, the one that failed to load first. */
+    readonly packages: readonly string[],
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}

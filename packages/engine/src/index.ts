@@ -67,6 +67,7 @@ export {
   MachineIdLostError,
   MachineIdProviderError,
   MachineIdRejectedError,
+  MissingPackageError,
   OverTimeLimitError,
   StartTimeAheadError,
 } from './errors.js';

@@ -7,4 +7,5 @@ export { createWithMachineId, type MachineIdRequest } from './construct.js';
 export { received } from './errors.js';
 export { toMs } from './id.js';
 export { acceptMachineId, afterValue, idOf, type ResolveMode, releaseQuietly } from './machine.js';
+export { importOptional, SEGMENT_STORE_CLIENTS, segmentStoreNeeds } from './optional.js';
 export { type LongTimeoutOptions, setLongTimeout } from './timer.js';

@@ -4,7 +4,7 @@
 // _offset), the plan of servers checked. mysql2 is imported inside the factory, so importing
 // @ids/segment does not load it.
 import { checkInteger, errorText, InvalidArgumentError } from '@ids/engine';
-import { received } from '@ids/engine/internal';
+import { importOptional, received } from '@ids/engine/internal';
 import {
   StepOffsetPlanError,
   StoreCorruptError,
@@ -316,7 +316,11 @@ export async function mysqlStore(options: MysqlStoreOptions): Promise<MysqlSegme
       );
     }
     const maxConnections = checkInteger(options.maxConnections ?? 4, 'maxConnections', 1, 1000);
-    const { createPool } = await import('mysql2/promise');
+    const { createPool } = await importOptional(
+      'mysql2',
+      () => import('mysql2/promise'),
+      'a mysql:// segment store',
+    );
     const own = createPool({
       uri: connectionString,
       connectionLimit: maxConnections,

@@ -2,7 +2,7 @@
 // importing @ids/segment loads neither pg nor the PGlite WASM until a store is made.
 import { join, resolve } from 'node:path';
 import { InvalidArgumentError } from '@ids/engine';
-import { received } from '@ids/engine/internal';
+import { importOptional, received } from '@ids/engine/internal';
 import { lockFile } from '@ids/machine-file';
 import { type SqlClient, type SqlSegmentStore, type SqlStoreOptions, sqlSegmentStore } from './sql.js';
 
@@ -44,7 +44,7 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<SqlS
     );
   }
   const timeoutMs = options.timeoutMs ?? 5000;
-  const { default: pg } = await import('pg');
+  const { default: pg } = await importOptional('pg', () => import('pg'), 'a postgres:// segment store');
   const pool = new pg.Pool({
     connectionString,
     max: options.maxConnections ?? 4,
@@ -97,7 +97,11 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Sql
       `dataDir: expected a directory path, received ${received(options.dataDir)}`,
     );
   }
-  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGlite } = await importOptional(
+    '@electric-sql/pglite',
+    () => import('@electric-sql/pglite'),
+    'a pglite: segment store',
+  );
   if (options.dataDir === undefined) {
     const db = await PGlite.create();
     return sqlSegmentStore(db, 'pglite', options, () => db.close());

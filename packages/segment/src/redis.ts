@@ -2,7 +2,7 @@
 // which opens every redis:// URL of @ids, is imported inside the factory, so importing
 // @ids/segment does not load it.
 import { errorText, IdsError, InvalidArgumentError } from '@ids/engine';
-import { received } from '@ids/engine/internal';
+import { importOptional, received } from '@ids/engine/internal';
 import { StoreCorruptError, StoreUnavailableError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {
@@ -88,7 +88,11 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
     }
     redis = client;
   } else {
-    const { openRedisClient } = await import('@ids/machine-redis');
+    const { openRedisClient } = await importOptional(
+      '@ids/machine-redis',
+      () => import('@ids/machine-redis'),
+      'a redis:// segment store',
+    );
     const timeoutMs = options.timeoutMs ?? 5000;
     const own = await openRedisClient(url, {
       commandTimeout: timeoutMs,

@@ -2,6 +2,7 @@
 // segment package, and through it PGlite, pg or ioredis, is imported only when a store is
 // configured, so a server without one starts without loading them.
 import { errorText } from '@ids/engine';
+import { importOptional, segmentStoreNeeds } from '@ids/engine/internal';
 import type { SegmentStore, Segments } from '@ids/segment';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { HttpError, ServerConfigError } from './errors.js';
@@ -140,7 +141,13 @@ function asHttpError(error: unknown, tag?: string): unknown {
  * cannot be opened.
  */
 export async function segmentPlugin(options: SegmentRoutesOptions): Promise<ServerPlugin> {
-  const { openSegmentStore, SegmentTags, checkTag } = await import('@ids/segment');
+  const { use, also } = segmentStoreNeeds(options.store);
+  const { openSegmentStore, SegmentTags, checkTag } = await importOptional(
+    '@ids/segment',
+    () => import('@ids/segment'),
+    use,
+    also,
+  );
   // A bad tag or store string is the configuration's fault: exit 2 before anything listens. A
   // store that cannot be reached is not (exit 1).
   const misconfigured = (what: string, error: unknown) =>

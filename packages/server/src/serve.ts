@@ -1,5 +1,6 @@
 // What `ids-server` and `ids serve` run: configure, start, log where, wait for a signal, drain
 // and shut down gracefully, and answer with the exit code.
+import { MissingPackageError } from '@ids/engine';
 import packageJson from '../package.json';
 import { parseServerArgs, readLogFormat, serverHelp } from './config.js';
 import { ServerConfigError } from './errors.js';
@@ -71,7 +72,8 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
       ...io.extra,
     });
   } catch (error) {
-    const code = error instanceof ServerConfigError ? 2 : 1;
+    // A store configured without its package installed is the configuration's fault too.
+    const code = error instanceof ServerConfigError || error instanceof MissingPackageError ? 2 : 1;
     const { msg, fields } = errorFields(error);
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
     log.error(cause ? `${msg} (${cause})` : msg, { ...fields, ...(cause ? { cause } : {}), exitCode: code });

@@ -3,6 +3,7 @@
 // was fenced and that cannot renew by itself. A source another package provides (Redis, say)
 // plugs in with `registerMachineIdSource` and is then named by `--machine-id-source`.
 import { type Layout, type MachineIdClaim, resolveMachineId } from '@ids/engine';
+import { importOptional } from '@ids/engine/internal';
 import { autoMachineId, claimHostMachineId, type Env } from '@ids/machine-file';
 import { type InterfaceSource, privateIpMachineId } from '@ids/machine-ip';
 import { ServerConfigError } from './errors.js';
@@ -194,7 +195,11 @@ registerMachineIdSource({
       | undefined;
     if (!provider) {
       // Loaded only when asked for: it brings gRPC with it.
-      const { etcdMachineId } = await import('@ids/machine-etcd');
+      const { etcdMachineId } = await importOptional(
+        '@ids/machine-etcd',
+        () => import('@ids/machine-etcd'),
+        'the etcd machine-ID source',
+      );
       const endpoints = context.etcdEndpoints ?? splitList(context.env.IDS_ETCD_ENDPOINTS);
       provider = etcdMachineId({
         ...(endpoints ? { endpoints } : {}),
@@ -218,7 +223,11 @@ registerMachineIdSource({
       | undefined;
     if (!provider) {
       // Loaded only when asked for, like etcd: the server's cold start does not pay for ioredis.
-      const { redisMachineId } = await import('@ids/machine-redis');
+      const { redisMachineId } = await importOptional(
+        '@ids/machine-redis',
+        () => import('@ids/machine-redis'),
+        'the redis machine-ID source',
+      );
       const url = context.redisUrl ?? (context.env.IDS_REDIS_URL || undefined);
       if (url === undefined) {
         throw new ServerConfigError(

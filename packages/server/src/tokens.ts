@@ -2,6 +2,7 @@
 // with the call, and the service consumes it once. The consume is one Lua script, so two
 // consumers racing on one token cannot both see it unused: Redis runs scripts one at a time.
 import { errorText } from '@ids/engine';
+import { importOptional } from '@ids/engine/internal';
 import type { Redis as RedisClient } from 'ioredis';
 import { TokenStoreError } from './errors.js';
 
@@ -61,7 +62,11 @@ export async function redisTokenStore(
 ): Promise<TokenStore> {
   const prefix = options.prefix ?? DEFAULT_TOKEN_PREFIX;
   // Loaded only with Redis configured, so a server without it does not pay for ioredis at start.
-  const { openRedisClient, RedisDatabaseError, RedisOptionError } = await import('@ids/machine-redis');
+  const { openRedisClient, RedisDatabaseError, RedisOptionError } = await importOptional(
+    '@ids/machine-redis',
+    () => import('@ids/machine-redis'),
+    'a redis:// token store',
+  );
   let redis: RedisClient;
   try {
     redis = await openRedisClient(url, {

@@ -74,18 +74,24 @@ function envOf(stage: Instruction[]): Map<string, string> {
   return env;
 }
 
-/** Names and @ids dependencies of packages/*, from their package.json files. */
-function workspaceDependencies(): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
+/**
+ * The @ids dependencies of packages/*, and the other packages they take as peers, from their
+ * package.json files. Optional peers count: the image is the server with every store it can
+ * use, and the stores' packages and clients are optional peers.
+ */
+function workspaceDependencies(): Map<string, { ids: string[]; clients: string[]; own: string[] }> {
+  const graph = new Map<string, { ids: string[]; clients: string[]; own: string[] }>();
   for (const entry of readdirSync(join(ROOT, 'packages'))) {
     const file = join(ROOT, 'packages', entry, 'package.json');
     if (!existsSync(file)) continue;
     const manifest = JSON.parse(readFileSync(file, 'utf8'));
-    const deps = Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies });
-    graph.set(
-      manifest.name,
-      deps.filter((dep) => dep.startsWith('@ids/')),
-    );
+    const own = Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies });
+    const peers = Object.keys(manifest.peerDependencies ?? {});
+    graph.set(manifest.name, {
+      ids: [...own, ...peers].filter((dep) => dep.startsWith('@ids/')),
+      clients: peers.filter((dep) => !dep.startsWith('@ids/')),
+      own,
+    });
   }
   return graph;
 }
@@ -131,13 +137,13 @@ describe('deploy/Dockerfile, as written', () => {
     expect(ignored.filter((pattern) => needed.includes(pattern.replace(/^\*\*\//, '')))).toEqual([]);
   });
 
-  it('installs exactly the tarballs of @ids/server and the @ids packages it depends on, transitively', () => {
+  it('installs exactly the tarballs of @ids/server and the @ids packages it depends on or takes as peers, transitively, and the clients of the stores', () => {
     const graph = workspaceDependencies();
     const needed = new Set<string>();
     const visit = (name: string) => {
       if (needed.has(name)) return;
       needed.add(name);
-      for (const dep of graph.get(name) ?? []) visit(dep);
+      for (const dep of graph.get(name)?.ids ?? []) visit(dep);
     };
     visit('@ids/server');
     const install = only(runtime, 'RUN').find((i) => i.args.includes('npm install'));
@@ -146,6 +152,15 @@ describe('deploy/Dockerfile, as written', () => {
       (match) => `@ids/${match[1]}`,
     );
     expect(installed.sort()).toEqual([...needed].sort());
+    // The stores' clients that no installed @ids package depends on are named with a range.
+    const bundled = new Set([...needed].flatMap((name) => graph.get(name)?.own ?? []));
+    const clients = new Set(
+      [...needed].flatMap((name) => graph.get(name)?.clients ?? []).filter((dep) => !bundled.has(dep)),
+    );
+    const named = [...(install?.args ?? '').matchAll(/'((?:@[a-z-]+\/)?[a-z0-9.-]+)@[^']+'/g)].map(
+      (match) => match[1],
+    );
+    expect(named.sort()).toEqual([...clients].sort());
     expect(install?.args).toMatch(/--omit=dev/);
   });
 

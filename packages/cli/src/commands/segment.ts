@@ -1,3 +1,4 @@
+import { importOptional, segmentStoreNeeds } from '@ids/engine/internal';
 import { parseCommandLine } from '../args.js';
 import { type Command, commandHelp } from '../command.js';
 import { UsageError } from '../errors.js';
@@ -64,13 +65,20 @@ Options:
       );
     }
     const after = parseAfter(values.after);
-    const { checkTag, openSegmentStore } = await import('@ids/segment');
+    const where = values.store ?? defaultSegmentStore(io.env);
+    const { use, also } = segmentStoreNeeds(where);
+    const { checkTag, openSegmentStore } = await importOptional(
+      '@ids/segment',
+      () => import('@ids/segment'),
+      use,
+      also,
+    );
     try {
       checkTag(tag); // before a store is opened (PGlite takes seconds to start)
     } catch (error) {
       throw new UsageError((error as Error).message, { cause: error });
     }
-    const store = await openSegmentStore(values.store ?? defaultSegmentStore(io.env));
+    const store = await openSegmentStore(where);
     try {
       await store.createTag(tag, { after });
     } finally {
