@@ -42,7 +42,14 @@ function isMissing(error: unknown, pkg: string): boolean {
  * The client package each segment store string needs, one line per store, shared by @ids/segment
  * (which loads it) and the server and CLI (which name it when @ids/segment itself is missing).
  */
-export const SEGMENT_STORE_CLIENTS: readonly { scheme: RegExp; client: string; use: string }[] = [
+export const SEGMENT_STORE_CLIENTS: readonly {
+  /** Which store strings this line is for. */
+  scheme: RegExp;
+  /** The package the store needs beside @ids/segment. */
+  client: string;
+  /** How messages name the store, e.g. "a postgres:// segment store". */
+  use: string;
+}[] = [
   { scheme: /^postgres(ql)?:\/\//, client: 'pg', use: 'a postgres:// segment store' },
   { scheme: /^rediss?:\/\//, client: '@ids/machine-redis', use: 'a redis:// segment store' },
   { scheme: /^(pglite|memory):/, client: '@electric-sql/pglite', use: 'a pglite: segment store' },

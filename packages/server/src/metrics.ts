@@ -29,7 +29,10 @@ export interface ServerMetrics {
    * `ids_http_requests_in_flight` gauge reads when scraped (a prom-client inc/dec per request
    * checks and hashes labels twice per request for a value only a scrape looks at).
    */
-  readonly inFlight: { count: number };
+  readonly inFlight: {
+    /** Requests being answered now; read into `ids_http_requests_in_flight` at each scrape. */
+    count: number;
+  };
   /** HTTP request latency, by route pattern, method and status. */
   readonly httpSeconds: Histogram<'route' | 'method' | 'status'>;
 }
