@@ -16,7 +16,6 @@ import {
   ClaimDirUnsafeError,
   ClaimFileCorruptError,
   ClaimLostError,
-  FileWriteError,
   MachineIdHeldError,
   NoFreeMachineIdError,
 } from './errors.js';
@@ -30,9 +29,9 @@ import {
   writeTemp,
   writeTempSync,
 } from './files.js';
-import { FOREIGN_CLAIM_GRACE_MS, identityOf, type ProcessTable, systemProcesses } from './process.js';
-import { type ClaimRecord, formatRecord, readRecord } from './record.js';
-import { type Context, newNonce, replace, sweepTokens, take } from './takeover.js';
+import { identityOf, type ProcessTable, systemProcesses } from './process.js';
+import { type ClaimRecord, formatRecord } from './record.js';
+import { type Context, commitRenewal, newNonce, replace, sweepTokens, take } from './takeover.js';
 
 /** Default `recordIntervalMs` of a host claim. */
 export const DEFAULT_CLAIM_RECORD_INTERVAL_MS = 500;
@@ -315,49 +314,15 @@ export class HostClaim implements MachineIdClaim {
       unlinkQuiet(this.#ctx.files, temp);
       return;
     }
-    let current: ClaimRecord | undefined;
-    try {
-      current = readRecord(this.#ctx.files, this.path);
-    } catch (error) {
-      this.#lose(errorText(error), temp);
-      return;
-    }
-    if (current?.nonce !== this.#mine.nonce || current.state !== 'held') {
-      this.#lose(
-        current === undefined
-          ? 'the file was removed'
-          : `the file now holds pid ${current.pid}'s ${current.state} claim`,
-        temp,
-      );
-      return;
-    }
-    if (recordedMs <= this.#persisted) {
-      unlinkQuiet(this.#ctx.files, temp); // Renewed further meanwhile (by verify): keep that.
-      return;
-    }
-    const lapsed = current.recordedMs ?? Number.NEGATIVE_INFINITY;
-    try {
-      this.#ctx.files.renameSync(temp, this.path);
+    const renewal = { nonce: this.#mine.nonce, recordedMs, persisted: this.#persisted };
+    const outcome = commitRenewal(this.#ctx, this.path, temp, renewal, 'claim');
+    if (outcome.kind === 'failed') this.#onError(outcome.error);
+    if (outcome.kind === 'written' || (outcome.kind === 'lost' && outcome.written))
       this.#persisted = recordedMs;
-    } catch (error) {
-      unlinkQuiet(this.#ctx.files, temp);
-      this.#onError(
-        new FileWriteError(`could not write ${this.path}: ${errorText(error)}`, { cause: error }),
-      );
-      return;
-    }
-    // Renewed so late that a process of another PID namespace may have judged the claim
-    // abandoned and taken it between our check and our rename: stop, rather than share the ID.
-    const lateMs = this.#clock.now() - lapsed;
-    if (lateMs > FOREIGN_CLAIM_GRACE_MS) {
-      this.#lose(
-        `its record was renewed ${Math.round(lateMs)} ms after it lapsed (more than ${FOREIGN_CLAIM_GRACE_MS} ms: the process was stopped or starved), so another PID namespace may have taken it over`,
-      );
-    }
+    if (outcome.kind === 'lost') this.#lose(outcome.why);
   }
 
-  #lose(why: string, temp?: string): void {
-    if (temp !== undefined) unlinkQuiet(this.#ctx.files, temp);
+  #lose(why: string): void {
     this.#done = true;
     clearInterval(this.#timer);
     atExit.delete(this);

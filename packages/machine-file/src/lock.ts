@@ -28,9 +28,9 @@ import {
   writeTemp,
   writeTempSync,
 } from './files.js';
-import { FOREIGN_CLAIM_GRACE_MS, identityOf, type ProcessTable, systemProcesses } from './process.js';
+import { identityOf, type ProcessTable, systemProcesses } from './process.js';
 import { type ClaimRecord, formatRecord, readRecord } from './record.js';
-import { type Context, newNonce, replace, sweepTokens, take } from './takeover.js';
+import { type Context, commitRenewal, newNonce, replace, sweepTokens, take } from './takeover.js';
 
 /** Default `renewIntervalMs` of a lock file. */
 export const DEFAULT_LOCK_RENEW_INTERVAL_MS = 1000;
@@ -324,49 +324,15 @@ export class FileLock implements ReleasedAtExit {
       unlinkQuiet(this.#ctx.files, temp);
       return;
     }
-    let current: ClaimRecord | undefined;
-    try {
-      current = readRecord(this.#ctx.files, this.path);
-    } catch (error) {
-      this.#lose(errorText(error), temp);
-      return;
-    }
-    if (current?.nonce !== this.#mine.nonce || current.state !== 'held') {
-      this.#lose(
-        current === undefined
-          ? 'the file was removed'
-          : `the file now holds pid ${current.pid}'s ${current.state} record`,
-        temp,
-      );
-      return;
-    }
-    if (recordedMs <= this.#recorded) {
-      unlinkQuiet(this.#ctx.files, temp); // Renewed further meanwhile (by verify): keep that.
-      return;
-    }
-    const lapsed = current.recordedMs ?? Number.NEGATIVE_INFINITY;
-    try {
-      this.#ctx.files.renameSync(temp, this.path);
+    const renewal = { nonce: this.#mine.nonce, recordedMs, persisted: this.#recorded };
+    const outcome = commitRenewal(this.#ctx, this.path, temp, renewal, 'record');
+    if (outcome.kind === 'failed') this.#onError(outcome.error);
+    if (outcome.kind === 'written' || (outcome.kind === 'lost' && outcome.written))
       this.#recorded = recordedMs;
-    } catch (error) {
-      unlinkQuiet(this.#ctx.files, temp);
-      this.#onError(
-        new FileWriteError(`could not write ${this.path}: ${errorText(error)}`, { cause: error }),
-      );
-      return;
-    }
-    // Renewed so late that a process of another PID namespace may have judged the lock
-    // abandoned and taken it between our check and our rename: stop rather than share.
-    const lateMs = this.#clock.now() - lapsed;
-    if (lateMs > FOREIGN_CLAIM_GRACE_MS) {
-      this.#lose(
-        `it was renewed ${Math.round(lateMs)} ms after its record lapsed (more than ${FOREIGN_CLAIM_GRACE_MS} ms: the process was stopped or starved), so another PID namespace may have taken it over`,
-      );
-    }
+    if (outcome.kind === 'lost') this.#lose(outcome.why);
   }
 
-  #lose(why: string, temp?: string): void {
-    if (temp !== undefined) unlinkQuiet(this.#ctx.files, temp);
+  #lose(why: string): void {
     this.#done = true;
     clearInterval(this.#timer);
     atExit.delete(this);

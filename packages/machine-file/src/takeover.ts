@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { errorText } from '@ids/engine';
 import { ClaimDirError, FileWriteError } from './errors.js';
 import { errnoOf, type FileSystem, syncDir, unlinkQuiet, writeTempSync } from './files.js';
-import { type Identity, judge, type ProcessTable } from './process.js';
+import { FOREIGN_CLAIM_GRACE_MS, type Identity, judge, type ProcessTable } from './process.js';
 import { type ClaimRecord, formatRecord, readRecord } from './record.js';
 
 /** Everything a claim operation needs: the file system, the process table, who we are, where. */
@@ -166,4 +166,69 @@ export function sweepTokens(ctx: Context, names: readonly string[], onError: (er
       onError(error);
     }
   }
+}
+
+/** What came of putting a renewed record in place (see commitRenewal). */
+export type Renewal =
+  /** Renewed further meanwhile (by a synchronous verify): the newer record stays. */
+  | { readonly kind: 'kept' }
+  | { readonly kind: 'written' }
+  /** The holder no longer holds the file, or should not trust it: stop, saying `why`. */
+  | { readonly kind: 'lost'; readonly why: string; readonly written: boolean }
+  | { readonly kind: 'failed'; readonly error: FileWriteError };
+
+/**
+ * Puts a renewed record, written to `temp`, in place at `path`, synchronously (a release cannot
+ * slip between the check and the rename), if the file still holds the held record of `nonce`
+ * and nothing renewed it to `recordedMs` or later meanwhile (`persisted`). `temp` is gone
+ * afterwards, whatever the outcome. Shared by host claims and lock files, whose files are alike.
+ * `holds` names a record in messages ("claim", "record").
+ */
+export function commitRenewal(
+  ctx: Context,
+  path: string,
+  temp: string,
+  renewal: { readonly nonce: string; readonly recordedMs: number; readonly persisted: number },
+  holds: string,
+): Renewal {
+  let current: ClaimRecord | undefined;
+  try {
+    current = readRecord(ctx.files, path);
+  } catch (error) {
+    unlinkQuiet(ctx.files, temp);
+    return { kind: 'lost', why: errorText(error), written: false };
+  }
+  if (current?.nonce !== renewal.nonce || current.state !== 'held') {
+    unlinkQuiet(ctx.files, temp);
+    const why =
+      current === undefined
+        ? 'the file was removed'
+        : `the file now holds pid ${current.pid}'s ${current.state} ${holds}`;
+    return { kind: 'lost', why, written: false };
+  }
+  if (renewal.recordedMs <= renewal.persisted) {
+    unlinkQuiet(ctx.files, temp);
+    return { kind: 'kept' };
+  }
+  const lapsed = current.recordedMs ?? Number.NEGATIVE_INFINITY;
+  try {
+    ctx.files.renameSync(temp, path);
+  } catch (error) {
+    unlinkQuiet(ctx.files, temp);
+    return {
+      kind: 'failed',
+      error: new FileWriteError(`could not write ${path}: ${errorText(error)}`, { cause: error }),
+    };
+  }
+  // Renewed so late that a process of another PID namespace may have judged the record
+  // abandoned and taken the file between our check and our rename: stop, rather than share.
+  const lateMs = ctx.now() - lapsed;
+  if (lateMs > FOREIGN_CLAIM_GRACE_MS) {
+    return {
+      kind: 'lost',
+      why: `its record was renewed ${Math.round(lateMs)} ms after it lapsed (more than ${FOREIGN_CLAIM_GRACE_MS} ms: the process was stopped or starved), so another PID namespace may have taken it over`,
+      written: true,
+    };
+  }
+  return { kind: 'written' };
 }
