@@ -4,5 +4,5 @@ export { comparisonRows } from './commands/compare.js';
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeOf, UsageError } from './errors.js';
 export type { Io } from './io.js';
 export { type CliLayout, DEFAULT_COMPARISON, LAYOUT_NAMES, parseLayout } from './layouts.js';
-export { chooseMachineId, type MachineIdOptions, NoMachineIdError } from './machine-id.js';
+export { chooseMachineId, type MachineIdOptions } from './machine-id.js';
 export { COMMANDS, run } from './run.js';

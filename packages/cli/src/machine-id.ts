@@ -45,15 +45,6 @@ export interface MachineIdOptions {
 }
 
 /**
- * The chain's error under the name this package used before; its code is now the chain's,
- * `ERR_IDS_AUTO_MACHINE_ID`, and `trail` replaces `steps`.
- * @deprecated Use AutoMachineIdError from @ids/machine-file.
- */
-export const NoMachineIdError = AutoMachineIdError;
-/** @deprecated Use AutoMachineIdError from @ids/machine-file. */
-export type NoMachineIdError = AutoMachineIdError;
-
-/**
  * Chooses the machine ID: `--machine-id`, then the auto chain (IDS_MACHINE_ID, a StatefulSet
  * ordinal in Kubernetes, EC2 metadata and a unique-local IPv6 address when opted in with
  * IDS_AUTO_OPT_IN, the private IPv4 rule, a host claim in IDS_CLAIM_DIR). IDs derived from the

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { InvalidMachineIdError } from '@ids/engine';
+import { AutoMachineIdError } from '@ids/machine-file';
 import { describe, expect, it } from 'vitest';
 import { EXIT_FAILURE, EXIT_USAGE, exitCodeOf, UsageError } from '../src/errors.js';
-import { chooseMachineId, NoMachineIdError } from '../src/machine-id.js';
+import { chooseMachineId } from '../src/machine-id.js';
 import { PROGRESS_MIN, progressBar } from '../src/progress.js';
 import { COMPARE_DEFAULT } from './expected.js';
 import { CLAIM_DIR, hostWith, NO_PRIVATE_ADDRESS } from './helpers.js';
@@ -65,7 +66,7 @@ describe('chooseMachineId', () => {
     }
   });
 
-  it('fails with NoMachineIdError carrying every step when none produced an ID', async () => {
+  it('fails with AutoMachineIdError carrying every step when none produced an ID', async () => {
     const blocked = join(mkdtempSync(join(tmpdir(), 'ids-cli-')), 'file');
     writeFileSync(blocked, 'not a directory');
     const attempt = chooseMachineId({
@@ -73,8 +74,8 @@ describe('chooseMachineId', () => {
       env: { IDS_CLAIM_DIR: join(blocked, 'x') },
       interfaces: NO_PRIVATE_ADDRESS,
     });
-    await expect(attempt).rejects.toThrow(NoMachineIdError);
-    const error = (await attempt.catch((e) => e)) as NoMachineIdError;
+    await expect(attempt).rejects.toThrow(AutoMachineIdError);
+    const error = (await attempt.catch((e) => e)) as AutoMachineIdError;
     expect(error.code).toBe('ERR_IDS_AUTO_MACHINE_ID');
     expect(error.trail.map((s) => s.step)).toEqual([
       '--machine-id',
@@ -93,7 +94,7 @@ describe('exit codes', () => {
   it('2 for what the user typed, 1 for anything that failed while running', () => {
     expect(exitCodeOf(new UsageError('x'))).toBe(EXIT_USAGE);
     expect(exitCodeOf(new InvalidMachineIdError('x'))).toBe(EXIT_USAGE);
-    expect(exitCodeOf(new NoMachineIdError('x', []))).toBe(EXIT_FAILURE);
+    expect(exitCodeOf(new AutoMachineIdError('x', []))).toBe(EXIT_FAILURE);
     expect(exitCodeOf(new Error('bug'))).toBe(EXIT_FAILURE);
   });
 });

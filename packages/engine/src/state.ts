@@ -99,6 +99,3 @@ export function nextSlot(
   out.waitMs = tick > current ? tickStartMs(layout, tick) - now : 0;
   return out;
 }
-
-/** The former name of `nextSlot` (kept for existing callers; `FakeClock.advance` means something else). */
-export const advance = nextSlot;

@@ -369,9 +369,3 @@ export class Holder {
     return this.#released;
   }
 }
-
-/**
- * The former name of CheckedHolderOptions ("Settings" is kept for a generator's user-facing settings).
- * @deprecated Use CheckedHolderOptions.
- */
-export type HolderSettings = CheckedHolderOptions;

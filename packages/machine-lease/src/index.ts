@@ -6,7 +6,6 @@ export { bounded, StoreTimeout } from './bounded.js';
 export {
   type CheckedHolderOptions,
   Holder,
-  type HolderSettings,
   type LeasedClaim,
   RecordedTimeWait,
 } from './holder.js';
@@ -31,8 +30,6 @@ export {
   holderOptions,
   integer,
   type LeaseOptions,
-  type LeaseSettings,
-  leaseSettings,
   MAX_TIMER_MS,
   ms,
   NOT_BEFORE_WAIT_SLACK_MS,

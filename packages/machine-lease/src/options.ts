@@ -179,16 +179,3 @@ export function checkAskedId(machineId: unknown): number {
   }
   return machineId;
 }
-
-// Former names. "Settings" now means only a generator's user-facing settings (Go's word); a
-// validated internal form is Checked...Options in every package.
-/**
- * The former name of CheckedLeaseOptions.
- * @deprecated Use CheckedLeaseOptions.
- */
-export type LeaseSettings = CheckedLeaseOptions;
-/**
- * The former name of checkLeaseOptions.
- * @deprecated Use checkLeaseOptions.
- */
-export const leaseSettings = checkLeaseOptions;
