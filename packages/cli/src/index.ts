@@ -3,6 +3,6 @@ export type { Command } from './command.js';
 export { comparisonRows } from './commands/compare.js';
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeOf, UsageError } from './errors.js';
 export type { Io } from './io.js';
-export { type CliLayout, DEFAULT_COMPARISON, LAYOUT_NAMES, parseLayout } from './layouts.js';
+export { type CliLayout, DEFAULT_COMPARISON, parseLayout } from './layouts.js';
 export { chooseMachineId, type MachineIdOptions } from './machine-id.js';
 export { COMMANDS, run } from './run.js';

@@ -1,14 +1,17 @@
-// Layouts by name or by a short spec, for --layout and `ids compare`. Each spec goes through the
-// settings of @ids/sonyflake or @ids/snowflake, so it is validated exactly as in code.
-import type { IdGenerator, Layout, MachineIdClaim } from '@ids/engine';
+// Layouts by name or by a short spec, for --layout and `ids compare`. The names are the engine's
+// table of named layouts (NAMED_LAYOUTS); each spec goes through the settings of @ids/sonyflake
+// or @ids/snowflake, so it is validated exactly as in code.
 import {
-  SNOWFLAKE_PRESETS,
-  Snowflake,
-  type SnowflakePreset,
-  type SnowflakeSettings,
-  snowflakeLayout,
-} from '@ids/snowflake';
-import { GO_V2_START_TIME, Sonyflake, type SonyflakeSettings, sonyflakeLayout } from '@ids/sonyflake';
+  type IdGenerator,
+  LAYOUT_NAMES,
+  type Layout,
+  type MachineIdClaim,
+  NAMED_LAYOUTS,
+  type NamedLayout,
+  namedLayout,
+} from '@ids/engine';
+import { Snowflake, type SnowflakePreset, type SnowflakeSettings, snowflakeLayout } from '@ids/snowflake';
+import { Sonyflake, type SonyflakeSettings, sonyflakeLayout } from '@ids/sonyflake';
 import { UsageError } from './errors.js';
 
 /** A layout the command can name, compare, and build a generator for. */
@@ -40,25 +43,19 @@ function snowflake(label: string, settings: SnowflakeSettings): CliLayout {
   };
 }
 
-// Read from the packages' preset tables, so a new snowflake preset (an entry in
-// SNOWFLAKE_PRESETS) is a name here without an edit. 'snowflake' is twitter's other name.
-const NAMED: Readonly<Record<string, () => CliLayout>> = {
-  sonyflake: () => sonyflake('sonyflake', {}),
-  'sonyflake-v2': () => sonyflake('sonyflake-v2', { startTime: GO_V2_START_TIME }),
-  ...Object.fromEntries(
-    (Object.keys(SNOWFLAKE_PRESETS) as SnowflakePreset[]).map((preset) => [
-      preset,
-      () => snowflake(preset, { preset }),
-    ]),
-  ),
-  snowflake: () => snowflake('snowflake', {}),
-};
+/** A named layout through its family's settings: a Snowflake preset, or a Sonyflake of its bits. */
+function named(label: string, { name, family, layout }: NamedLayout): CliLayout {
+  if (family === 'snowflake') return snowflake(label, { preset: name as SnowflakePreset });
+  return sonyflake(label, {
+    bitsSequence: layout.sequenceBits,
+    bitsMachineId: layout.machineBits,
+    timeUnit: layout.timeUnitMs,
+    startTime: layout.epochMs,
+  });
+}
 
-/** The names --layout takes besides custom specs. */
-export const LAYOUT_NAMES = Object.keys(NAMED);
-
-/** What `ids compare` shows when given no --layout. */
-export const DEFAULT_COMPARISON = ['sonyflake', 'sonyflake-v2', 'twitter', 'discord'];
+/** What `ids compare` shows when given no --layout: every named layout. */
+export const DEFAULT_COMPARISON = Object.keys(NAMED_LAYOUTS);
 
 /** The keys each custom spec kind takes, mapped to its settings. */
 const KEYS = {
@@ -68,7 +65,12 @@ const KEYS = {
 
 /** What --layout takes, as rows of the form and what it means (for the options' help). */
 export const LAYOUT_SPEC_HELP = [
-  ['NAME', `${LAYOUT_NAMES.join(', ')} (snowflake = twitter)`],
+  [
+    'NAME',
+    `${LAYOUT_NAMES.join(', ')} (${Object.values<NamedLayout>(NAMED_LAYOUTS)
+      .flatMap((entry) => (entry.aliases ?? []).map((alias) => `${alias} = ${entry.name}`))
+      .join(', ')})`,
+  ],
   ['sonyflake:seq=B,machine=B,unit=MS,epoch=DATE', 'Sonyflake settings (Go names: BitsSequence,'],
   ['', 'BitsMachineID, TimeUnit, StartTime)'],
   ['snowflake:node=B,step=B,epoch=DATE', 'bwmarrin-style node/step bits (node + step <= 22)'],
@@ -99,8 +101,8 @@ function parseEpoch(text: string, spec: string): number {
  * the settings errors of the packages for values out of range.
  */
 export function parseLayout(spec: string): CliLayout {
-  const named = NAMED[spec];
-  if (named && Object.hasOwn(NAMED, spec)) return named();
+  const entry = namedLayout(spec);
+  if (entry) return named(spec, entry);
   const colon = spec.indexOf(':');
   const kind = spec.slice(0, colon);
   if (colon < 0 || (kind !== 'sonyflake' && kind !== 'snowflake')) {

@@ -2,38 +2,29 @@
 // stderr. Both rules are the engine's, shared with the inspector page: text is an ID only in the
 // --format encoding or one its form leaves no doubt about (recognizeId), and a reading is
 // plausible when its time lies between the layout's epoch and a minute from now
-// (implausibility). An ID does not say which layout made it: without --layout the default is
-// used, and the other layouts that date the ID plausibly are named.
+// (implausibility, plausibleLayouts). An ID does not say which layout made it: without --layout
+// the default is used, and the other named layouts that date the ID plausibly are named.
 import {
   AmbiguousIdError,
   decodeId,
   type EncodingName,
   implausibility,
   type Layout,
+  NAMED_LAYOUTS,
+  type NamedLayout,
+  plausibleLayouts,
   type RecognizedId,
   recognizeId,
   toTime,
 } from '@ids/engine';
 import type { Io } from './io.js';
-import { LAYOUT_NAMES, parseLayout } from './layouts.js';
-
-/** The named layouts, built once, one name per distinct layout ('snowflake' is twitter's other name). */
-let named: readonly { name: string; layout: Layout }[] | undefined;
-function namedLayouts(): readonly { name: string; layout: Layout }[] {
-  if (named) return named;
-  const seen = new Set<string>();
-  named = LAYOUT_NAMES.map((name) => ({ name, layout: parseLayout(name).layout })).filter(({ layout: l }) => {
-    const key = [l.timeBits, l.timeUnitMs, l.sequenceBits, l.machineBits, l.fieldOrder, l.epochMs].join();
-    return !seen.has(key) && seen.add(key);
-  });
-  return named;
-}
 
 /** The named layouts that read `id` plausibly at `now`, each with the time it gives: "discord (2016-…)". */
-export function plausibleLayouts(id: bigint, now: number): { name: string; text: string }[] {
-  return namedLayouts()
-    .filter(({ layout }) => implausibility(layout, id, now) === undefined)
-    .map(({ name, layout }) => ({ name, text: `${name} (${toTime(layout, id).toISOString()})` }));
+function plausibleNamed(id: bigint, now: number): { name: string; text: string }[] {
+  return plausibleLayouts(id, now, Object.values<NamedLayout>(NAMED_LAYOUTS)).map(({ name, layout }) => ({
+    name,
+    text: `${name} (${toTime(layout, id).toISOString()})`,
+  }));
 }
 
 /**
@@ -48,7 +39,7 @@ export function readIdText(input: string, format: EncodingName | undefined, now:
   } catch (error) {
     if (!(error instanceof AmbiguousIdError)) throw error;
     const readings = error.candidates.map(({ encoding, id }) => {
-      const layouts = plausibleLayouts(id, now).map((l) => l.text);
+      const layouts = plausibleNamed(id, now).map((l) => l.text);
       const where =
         layouts.length === 0 ? 'plausible in no named layout' : `plausible as ${layouts.join(', ')}`;
       return `as ${encoding} ${id}, ${where}`;
@@ -78,7 +69,7 @@ export function layoutNotes(
     const problem = implausibility(layout, id, now);
     // Past the last note, a plausible reading costs no look at the other layouts (piped files).
     if (problem === undefined && notes >= MAX_LAYOUT_NOTES) return;
-    const others = plausibleLayouts(id, now).filter((l) => l.name !== label);
+    const others = plausibleNamed(id, now).filter((l) => l.name !== label);
     if (problem !== undefined) {
       const hint =
         others.length > 0

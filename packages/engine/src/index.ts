@@ -117,7 +117,9 @@ export {
   resolveMachineId,
   resolveMachineIdSync,
 } from './machine.js';
-export { FUTURE_SLACK_MS, implausibility, type RecognizedId, recognizeId } from './reading.js';
+export { LAYOUT_NAMES, NAMED_LAYOUTS, type NamedLayout, namedLayout } from './named-layouts.js';
+export { FUTURE_SLACK_MS, implausibility, plausibleLayouts } from './plausibility.js';
+export { type RecognizedId, recognizeId } from './recognize.js';
 export { DuplicateGeneratorError, type SameMachineIdSetting } from './registry.js';
 export {
   createSharedState,

@@ -3,10 +3,9 @@
 
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { errorText } from '@ids/engine';
+import { errorText, LAYOUT_NAMES } from '@ids/engine';
 import { closestName } from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
-import { SERVER_LAYOUTS } from './layouts.js';
 import { DEFAULT_DRAIN_MS, type IdServerOptions } from './server.js';
 import { machineIdList, machineIdSources, splitList } from './sources.js';
 
@@ -18,7 +17,7 @@ const FLAGS = {
   layout: {
     type: 'string',
     env: 'IDS_LAYOUT',
-    help: `${Object.keys(SERVER_LAYOUTS).join(', ')} (default sonyflake)`,
+    help: `${LAYOUT_NAMES.join(', ')} (default sonyflake)`,
   },
   machines: {
     type: 'string',

@@ -15,7 +15,6 @@ export type {
   RequestEvent,
   ServerEvent,
 } from './events.js';
-export { layoutNamed, SERVER_LAYOUTS } from './layouts.js';
 export type { ServerMetrics } from './metrics.js';
 export { MachinePool, type PoolOptions, type PoolSlot, type SlotState } from './pool.js';
 export type { RouteReply, RouteRequest, ServerPlugin, ServerRoute } from './routes.js';

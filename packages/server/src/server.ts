@@ -48,7 +48,7 @@ export interface IdServerOptions {
   readonly host?: string;
   /** TCP port, 0 to 65535; 0 picks a free one. Default 8080. */
   readonly port?: number;
-  /** A layout name (see SERVER_LAYOUTS) or a layout. Default `sonyflake`. */
+  /** A layout name (see the engine's NAMED_LAYOUTS) or a layout. Default `sonyflake`. */
   readonly layout?: string | Layout;
   /** Generators (machine IDs) in this process, 1 to 64. Default: as many as `machineIds`, else 1. */
   readonly machines?: number;

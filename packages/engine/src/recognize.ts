@@ -1,11 +1,9 @@
-// Reading an ID from text when nobody said how it was written. Text does not carry its encoding,
-// nor an ID its layout: `hello` is a base36 ID as far as the digits go, and a Discord ID is also
-// a believable Sonyflake one from 2017. These two rules are the ones the CLI's `ids decompose`
-// and the inspector page both use, so the two read the same text the same way.
+// Reading an ID from text when nobody said how it was written. Text does not carry its encoding:
+// `hello` is a base36 ID as far as the digits go. The CLI's `ids decompose` and the inspector page
+// both read text through this rule, so the two read the same text the same way (and both judge
+// the reading with the one rule of plausibility.ts).
 import { type DetectedId, decodeAnyId, ENCODINGS } from './encodings.js';
 import { AmbiguousIdError } from './errors.js';
-import { toTime } from './id.js';
-import type { Layout } from './layout.js';
 
 /** An ID read from text without a chosen encoding, and why that encoding. */
 export interface RecognizedId extends DetectedId {
@@ -46,24 +44,4 @@ export function recognizeId(text: string): RecognizedId {
     `${JSON.stringify(text)} is not read as an ID until its encoding is chosen: only ${encoding} reads it (as ${found.id}), and ${encoding} reads ordinary words too`,
     [found],
   );
-}
-
-/** How far past the clock an ID's time may lie: the clocks of the hosts that made it disagree by less. */
-export const FUTURE_SLACK_MS = 60_000;
-
-/**
- * Why `id` is not believable as an ID of `layout` at `nowMs`, or undefined when it is: it fits
- * the layout, and its time lies between the layout's epoch and `nowMs` + FUTURE_SLACK_MS.
- */
-export function implausibility(layout: Layout, id: bigint, nowMs: number): string | undefined {
-  if (id > layout.maxId) {
-    const width = layout.timeBits + layout.sequenceBits + layout.machineBits;
-    return `it has bits set above the ${width} bits the layout uses`;
-  }
-  if (layout.epochMs > nowMs + FUTURE_SLACK_MS) {
-    return `today is before the layout's epoch (${new Date(layout.epochMs).toISOString()}): no ID of it can exist yet`;
-  }
-  const time = toTime(layout, id);
-  if (time.getTime() > nowMs + FUTURE_SLACK_MS) return `its time, ${time.toISOString()}, is in the future`;
-  return undefined;
 }

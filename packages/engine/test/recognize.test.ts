@@ -1,29 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { encodeId } from '../src/encodings.js';
 import { AmbiguousIdError, InvalidIdError } from '../src/errors.js';
-import { defineLayout } from '../src/layout.js';
-import { FUTURE_SLACK_MS, implausibility, recognizeId } from '../src/reading.js';
+import { recognizeId } from '../src/recognize.js';
 
-const SONYFLAKE = defineLayout({
-  name: 'sonyflake',
-  timeBits: 39,
-  timeUnitMs: 10,
-  sequenceBits: 8,
-  machineBits: 16,
-  epochMs: Date.UTC(2014, 8, 1),
-});
-const DISCORD = defineLayout({
-  name: 'discord',
-  timeBits: 41,
-  timeUnitMs: 1,
-  sequenceBits: 12,
-  machineBits: 10,
-  fieldOrder: 'machine-sequence',
-  epochMs: 1420070400000,
-});
 // The example ID of Discord's API reference: 2016-04-30T11:18:25.796Z as Discord reads it.
 const DISCORD_ID = 175928847299117063n;
-const NOW = Date.UTC(2026, 10, 26, 12);
 
 function refusal(text: string): AmbiguousIdError {
   try {
@@ -79,29 +60,5 @@ describe('recognizeId: text is an ID only where its form leaves no doubt', () =>
 
   it('refuses text no encoding reads with InvalidIdError', () => {
     expect(() => recognizeId('not-an-id')).toThrow(InvalidIdError);
-  });
-});
-
-describe('implausibility: a reading is believable between the epoch and a minute from now', () => {
-  it('finds a Discord ID plausible both as Discord (2016) and as Sonyflake (2017)', () => {
-    expect(implausibility(DISCORD, DISCORD_ID, NOW)).toBeUndefined();
-    expect(implausibility(SONYFLAKE, DISCORD_ID, NOW)).toBeUndefined();
-  });
-
-  it('allows a time up to FUTURE_SLACK_MS ahead of the clock it is given, not a millisecond more', () => {
-    const start = Date.UTC(2016, 3, 30, 11, 18, 25, 796);
-    expect(implausibility(DISCORD, DISCORD_ID, start - FUTURE_SLACK_MS)).toBeUndefined();
-    expect(implausibility(DISCORD, DISCORD_ID, start - FUTURE_SLACK_MS - 1)).toBe(
-      'its time, 2016-04-30T11:18:25.796Z, is in the future',
-    );
-  });
-
-  it('rejects an ID wider than the layout, and any ID of a layout whose epoch has not come', () => {
-    const narrow = defineLayout({ ...SONYFLAKE, name: 'narrow', timeBits: 20 });
-    expect(implausibility(narrow, DISCORD_ID, NOW)).toBe('it has bits set above the 44 bits the layout uses');
-    const later = defineLayout({ ...SONYFLAKE, name: 'later', epochMs: Date.UTC(2030, 0, 1) });
-    expect(implausibility(later, 1n, NOW)).toBe(
-      "today is before the layout's epoch (2030-01-01T00:00:00.000Z): no ID of it can exist yet",
-    );
   });
 });
