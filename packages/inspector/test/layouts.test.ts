@@ -1,5 +1,5 @@
-// The page writes its named layouts out (the packages that own them also carry Node-only code):
-// each must be exactly the layout its package builds.
+// The page lists the engine's table of named layouts (the flavour packages that build them also
+// carry Node-only code): each must be exactly the layout its package builds.
 import { compareLayouts } from '@ids/engine';
 import { DISCORD_LAYOUT, TWITTER_LAYOUT } from '@ids/snowflake';
 import { GO_V2_START_TIME, sonyflakeLayout } from '@ids/sonyflake';
@@ -14,9 +14,9 @@ describe('the layouts the page names', () => {
       twitter: TWITTER_LAYOUT,
       discord: DISCORD_LAYOUT,
     };
-    expect(BUILT_IN.map((l) => l.key)).toEqual(Object.keys(expected));
+    expect(BUILT_IN.map((l) => l.name)).toEqual(Object.keys(expected));
     for (const named of BUILT_IN) {
-      expect(named.layout, named.key).toEqual(expected[named.key as keyof typeof expected]);
+      expect(named.layout, named.name).toEqual(expected[named.name as keyof typeof expected]);
     }
   });
 

@@ -4,17 +4,17 @@ import { decompose, defineLayout, MAX_ID } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import { bitString, fieldsOf, fieldValue } from '../src/page/fields.js';
 import { inputMessage } from '../src/page/inspect-view.js';
-import { BUILT_IN, customLayout, DEFAULT_CUSTOM, type NamedLayout } from '../src/page/layouts.js';
-import { MAX_SHOWN, parseInput } from '../src/page/read.js';
-import { readAll, readAs } from '../src/page/reading.js';
+import { readAll, readAs } from '../src/page/layout-reading.js';
+import { BUILT_IN, customLayout, DEFAULT_CUSTOM, type PageLayout } from '../src/page/layouts.js';
+import { MAX_SHOWN, parseInput } from '../src/page/parse-input.js';
 import { logAxis, logPercent, powerLabel, timeAxis, timePercent } from '../src/page/scale.js';
 
 const NOW = Date.UTC(2026, 10, 23, 12);
 const [SONYFLAKE, SONYFLAKE_V2, TWITTER, DISCORD] = BUILT_IN as [
-  NamedLayout,
-  NamedLayout,
-  NamedLayout,
-  NamedLayout,
+  PageLayout,
+  PageLayout,
+  PageLayout,
+  PageLayout,
 ];
 
 // Made by hand: tick 29463504567 (2024-01-02T03:04:05.670Z), sequence 5, machine 0x1234.
@@ -204,7 +204,7 @@ describe('readAs', () => {
   it('finds a Twitter ID read as Sonyflake in the future, and names Twitter as plausible', () => {
     const { chosen, plausible } = readAll(TWITTER_ID, SONYFLAKE, BUILT_IN, NOW);
     expect(chosen.problem).toBe('its time, 2044-08-14T05:15:42.690Z, is in the future');
-    expect(plausible.map((r) => r.named.key)).toEqual(['twitter']);
+    expect(plausible.map((r) => r.named.name)).toEqual(['twitter']);
     expect(new Date(plausible[0]!.startMs!).toISOString()).toBe('2022-10-28T03:49:11.734Z');
     expect(plausible[0]!.fields?.parts).toEqual({ datacenter: 10, worker: 10 });
   });
@@ -222,7 +222,7 @@ describe('readAs', () => {
     const { chosen, plausible } = readAll(DISCORD_ID, SONYFLAKE, BUILT_IN, NOW);
     expect(chosen.problem).toBeUndefined();
     expect(new Date(chosen.startMs!).toISOString()).toBe('2017-12-27T16:16:04.490Z');
-    expect(plausible.map((r) => [r.named.key, new Date(r.startMs!).toISOString()])).toEqual([
+    expect(plausible.map((r) => [r.named.name, new Date(r.startMs!).toISOString()])).toEqual([
       ['twitter', '2012-03-03T13:01:20.453Z'],
       ['discord', '2016-04-30T11:18:25.796Z'],
     ]);

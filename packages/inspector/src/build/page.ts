@@ -28,9 +28,7 @@ const TARGETS = ['chrome100', 'firefox100', 'safari15.4'];
  * so the page would fail as it loads. From the sources, the engine's `sideEffects: false` lets
  * esbuild drop every module the page does not import (clock, generator, shared state).
  */
-function engineFromSource(packageDir: string): Plugin {
-  const require = createRequire(join(packageDir, 'package.json'));
-  const engineDir = dirname(require.resolve('@ids/engine/package.json'));
+function engineFromSource(engineDir: string): Plugin {
   return {
     name: 'engine-from-source',
     setup(b) {
@@ -39,8 +37,17 @@ function engineFromSource(packageDir: string): Plugin {
   };
 }
 
-/** Builds the page from `packageDir`/src/page. @throws when the script or CSS does not build. */
-export async function buildPage(packageDir: string): Promise<BuiltPage> {
+/** Where the workspace's @ids/engine is, seen from `packageDir`. */
+function engineOf(packageDir: string): string {
+  return dirname(createRequire(join(packageDir, 'package.json')).resolve('@ids/engine/package.json'));
+}
+
+/**
+ * Builds the page from `packageDir`/src/page, with the engine of `engineDir`/src (by default the
+ * workspace's; the one-file-change test passes a changed copy). @throws when the script or CSS
+ * does not build.
+ */
+export async function buildPage(packageDir: string, engineDir = engineOf(packageDir)): Promise<BuiltPage> {
   const pageDir = join(packageDir, 'src', 'page');
   const bundle = await build({
     entryPoints: [join(pageDir, 'main.ts')],
@@ -53,7 +60,7 @@ export async function buildPage(packageDir: string): Promise<BuiltPage> {
     legalComments: 'none',
     // platform 'browser': a Node builtin reaching the bundle fails the build here, not the page.
     logLevel: 'silent',
-    plugins: [engineFromSource(packageDir)],
+    plugins: [engineFromSource(engineDir)],
   });
   const script = bundle.outputFiles[0]!.text.trim();
   const css = (

@@ -1,14 +1,13 @@
 // The layouts side by side: a bar of 64 bits per layout, to scale; each lifetime on one time
 // axis with today marked; IDs per second and machines on log axes; and the figures as a table.
 import { type LayoutLimits, layoutLimits } from '@ids/engine';
-import { byId, h, int, replace } from './dom.js';
+import { byId, h, int, iso, replace } from './dom.js';
 import { fieldsOf } from './fields.js';
-import type { NamedLayout } from './layouts.js';
-import { iso } from './reading.js';
+import type { PageLayout } from './layouts.js';
 import { logAxis, logPercent, powerLabel, timeAxis, timePercent, years } from './scale.js';
 
 interface Row {
-  readonly named: NamedLayout;
+  readonly named: PageLayout;
   readonly limits: LayoutLimits;
 }
 
@@ -25,7 +24,7 @@ function bitBars(rows: readonly Row[]): HTMLElement {
       const legend = fields.map((f) => `${f.name} ${f.bits}`).join(' · ');
       return h(
         'div',
-        { class: 'row', 'data-layout': named.key },
+        { class: 'row', 'data-layout': named.name },
         h('span', { class: 'rname' }, named.label),
         h(
           'span',
@@ -66,7 +65,7 @@ function lifetimes(rows: readonly Row[], nowMs: number): HTMLElement {
       const text = `${day(span.startMs)} → ${day(span.endMs)}${beyond ? ' (beyond the axis)' : ''}, ${years(limits.lifetimeMs)}`;
       return h(
         'div',
-        { class: 'row', 'data-layout': named.key },
+        { class: 'row', 'data-layout': named.name },
         h('span', { class: 'rname' }, named.label),
         h(
           'span',
@@ -104,7 +103,7 @@ function logBars(rows: readonly Row[], value: (limits: LayoutLimits) => number, 
     ...rows.map(({ named, limits }) =>
       h(
         'div',
-        { class: 'row', 'data-layout': named.key },
+        { class: 'row', 'data-layout': named.name },
         h('span', { class: 'rname' }, named.label),
         h(
           'span',
@@ -153,7 +152,7 @@ function figures(rows: readonly Row[]): HTMLElement {
         const parts = layout.machineParts?.map((p) => `${p.name} ${p.bits}`).join(' + ');
         return h(
           'tr',
-          { 'data-layout': named.key },
+          { 'data-layout': named.name },
           h('th', { scope: 'row' }, named.label),
           h('td', {}, `${layout.timeBits} bits of ${layout.timeUnitMs} ms`),
           h('td', {}, `${layout.sequenceBits} bits`),
@@ -170,7 +169,7 @@ function figures(rows: readonly Row[]): HTMLElement {
 }
 
 /** Draws the comparison of `layouts` as of `nowMs`. */
-export function renderCompare(layouts: readonly NamedLayout[], nowMs: number): void {
+export function renderCompare(layouts: readonly PageLayout[], nowMs: number): void {
   const rows = layouts.map((named) => ({ named, limits: layoutLimits(named.layout) }));
   replace(byId('bars'), bitBars(rows));
   replace(byId('lifetimes'), lifetimes(rows, nowMs));

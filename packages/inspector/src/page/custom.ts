@@ -1,9 +1,8 @@
 // The custom-bits form: its fields become a LayoutSpec, checked by the engine's defineLayout, so
 // the page accepts exactly the layouts the library does and shows the library's message.
 import { type FieldOrder, IdsError, type LayoutSpec } from '@ids/engine';
-import { byId } from './dom.js';
-import { customLayout, DEFAULT_CUSTOM, type NamedLayout } from './layouts.js';
-import { iso } from './reading.js';
+import { byId, iso } from './dom.js';
+import { customLayout, DEFAULT_CUSTOM, type PageLayout } from './layouts.js';
 
 const NUMBERS = [
   ['custom-time', 'timeBits', 'time bits'],
@@ -20,7 +19,7 @@ export function fillCustomForm(): void {
 }
 
 /** The layout the form describes, or the reason it describes none. */
-export function readCustomForm(): { layout: NamedLayout } | { error: string } {
+export function readCustomForm(): { layout: PageLayout } | { error: string } {
   const spec: Record<string, number | string> = { name: 'custom' };
   for (const [id, key, label] of NUMBERS) {
     const text = byId<HTMLInputElement>(id).value.trim();

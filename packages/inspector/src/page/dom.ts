@@ -47,3 +47,8 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
 export function int(value: number | bigint): string {
   return value.toLocaleString('en-US');
 }
+
+/** A date as the page writes instants: ISO 8601 in UTC, to the millisecond. */
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,14 +1,14 @@
 // The inspector: each pasted ID as 64 bits grouped by field, its decoded values, and a warning
 // when the chosen layout reads it implausibly.
 import { encodeId } from '@ids/engine';
-import { byId, h, int, replace } from './dom.js';
+import { byId, h, int, iso, replace } from './dom.js';
 import { bitString, type Field, fieldsOf, fieldValue } from './fields.js';
-import type { NamedLayout } from './layouts.js';
-import { type Item, MAX_SHOWN, type Parsed } from './read.js';
-import { iso, type Reading, readAll, readAs } from './reading.js';
+import { plausibleReadings, type Reading, readAll } from './layout-reading.js';
+import type { PageLayout } from './layouts.js';
+import { type Item, MAX_SHOWN, type Parsed } from './parse-input.js';
 
 /** The 64 bits of `id`, grouped by the fields of `layout`, each group named. */
-export function bitStrip(id: bigint, named: NamedLayout): HTMLElement {
+export function bitStrip(id: bigint, named: PageLayout): HTMLElement {
   const bits = bitString(id);
   const fields = fieldsOf(named.layout);
   return h(
@@ -95,8 +95,8 @@ function pick(
     'p',
     {
       class: 'pick',
-      'data-layout': reading.named.key,
-      'data-plausible': plausible.map((r) => r.named.key).join(' '),
+      'data-layout': reading.named.name,
+      'data-plausible': plausible.map((r) => r.named.name).join(' '),
     },
     `Read as ${item.encoding} (${item.why}) in the ${reading.named.label} layout, the one selected above.${also}`,
   );
@@ -105,7 +105,7 @@ function pick(
 /** The readings of text that is not an ID until its encoding is chosen, each with its plausible layouts. */
 function candidates(
   item: Extract<Item, { error: string }>,
-  all: readonly NamedLayout[],
+  all: readonly PageLayout[],
   nowMs: number,
 ): HTMLElement | undefined {
   if (item.candidates.length === 0) return undefined;
@@ -113,7 +113,7 @@ function candidates(
     'ul',
     { class: 'readings' },
     ...item.candidates.map(({ encoding, id }) => {
-      const plausible = all.map((named) => readAs(named, id, nowMs)).filter((r) => r.problem === undefined);
+      const plausible = plausibleReadings(id, all, nowMs);
       const where =
         plausible.length === 0 ? 'plausible in no layout here' : `plausible as ${listed(plausible)}`;
       return h('li', { 'data-encoding': encoding }, `As ${encoding}: ${id}, ${where}.`);
@@ -121,7 +121,7 @@ function candidates(
   );
 }
 
-function card(item: Item, index: number, chosen: NamedLayout, all: readonly NamedLayout[], nowMs: number) {
+function card(item: Item, index: number, chosen: PageLayout, all: readonly PageLayout[], nowMs: number) {
   const title = `id-${index}`;
   if (!('id' in item)) {
     const choose =
@@ -185,8 +185,8 @@ export function inputMessage(parsed: Parsed): string {
 /** Draws the results of one parse. */
 export function renderInspect(
   parsed: Parsed,
-  chosen: NamedLayout,
-  all: readonly NamedLayout[],
+  chosen: PageLayout,
+  all: readonly PageLayout[],
   nowMs: number,
 ): void {
   const message = byId('input-message');

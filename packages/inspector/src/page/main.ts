@@ -1,15 +1,15 @@
 // The page's entry: wires the controls to the two views and redraws on every change. Work per
-// change is bounded (see read.ts), so typing or pasting never freezes the page.
+// change is bounded (see parse-input.ts), so typing or pasting never freezes the page.
 import { renderCompare } from './compare-view.js';
 import { fillCustomForm, readCustomForm } from './custom.js';
 import { byId } from './dom.js';
 import { renderInspect } from './inspect-view.js';
-import { BUILT_IN, type NamedLayout } from './layouts.js';
-import { ENCODING_CHOICES, parseInput } from './read.js';
+import { BUILT_IN, type PageLayout } from './layouts.js';
+import { ENCODING_CHOICES, parseInput } from './parse-input.js';
 
-let custom: NamedLayout | undefined;
+let custom: PageLayout | undefined;
 
-function layouts(): NamedLayout[] {
+function layouts(): PageLayout[] {
   return custom ? [...BUILT_IN, custom] : [...BUILT_IN];
 }
 
@@ -17,8 +17,8 @@ const input = byId<HTMLTextAreaElement>('ids');
 const layoutSelect = byId<HTMLSelectElement>('layout');
 const encodingSelect = byId<HTMLSelectElement>('encoding');
 
-for (const named of [...BUILT_IN, { key: 'custom', label: 'Custom (set below)' }]) {
-  layoutSelect.add(new Option(named.label, named.key));
+for (const named of [...BUILT_IN, { name: 'custom', label: 'Custom (set below)' }]) {
+  layoutSelect.add(new Option(named.label, named.name));
 }
 for (const name of ENCODING_CHOICES) {
   encodingSelect.add(new Option(name === 'auto' ? 'detect' : name, name));
@@ -26,7 +26,7 @@ for (const name of ENCODING_CHOICES) {
 
 function inspect(): void {
   const all = layouts();
-  const chosen = all.find((l) => l.key === layoutSelect.value) ?? BUILT_IN[0]!;
+  const chosen = all.find((l) => l.name === layoutSelect.value) ?? BUILT_IN[0]!;
   const encoding = encodingSelect.value as (typeof ENCODING_CHOICES)[number];
   const start = performance.now();
   renderInspect(parseInput(input.value, encoding), chosen, all, Date.now());
@@ -50,7 +50,7 @@ function updateCustom(): void {
   }
   const option = layoutSelect.querySelector<HTMLOptionElement>('option[value="custom"]');
   if (option) option.disabled = custom === undefined;
-  if (custom === undefined && layoutSelect.value === 'custom') layoutSelect.value = BUILT_IN[0]!.key;
+  if (custom === undefined && layoutSelect.value === 'custom') layoutSelect.value = BUILT_IN[0]!.name;
   drawCompare();
   inspect();
 }
