@@ -1,12 +1,18 @@
-// A new snowflake preset and a new ID encoding are each a change to one file: the preset table
-// (packages/snowflake/src/presets.ts) or the encodings table (packages/engine/src/encodings.ts).
-// Each test edits only that file in a copy of the package's source and shows that everything
-// reading the table (the setting, its type, its error message, the CLI's layout names, the
-// encoders and auto-detection) takes the new entry.
-import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+// A new named layout and a new ID encoding are each a change to one file: the engine's table of
+// named layouts (packages/engine/src/named-layouts.ts) or its encodings table
+// (packages/engine/src/encodings.ts). Each test edits only that file in a copy of the engine's
+// source and shows that everything reading the table takes the new entry: for a layout, the
+// snowflake `preset` setting (its type, its error message), the `ids` CLI and the `ids-server`
+// run as processes on the copy, and the inspector page built from it and opened in Chromium;
+// for an encoding, the encoders and auto-detection.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildPage } from '../packages/inspector/src/build/page.js';
+import { launch, type PageServer, servePage } from '../packages/inspector/test/browser.js';
+import { engineSwapArgs } from './lib/engine-swap.js';
 import { type ChangedCopy, copyWithOneFileChanged } from './lib/one-file-change.js';
-import { root } from './lib/workspace.js';
+import { describeRun, root, run } from './lib/workspace.js';
 
 const copies: ChangedCopy[] = [];
 
@@ -19,41 +25,152 @@ afterAll(() => {
   for (const copy of copies) copy.remove();
 });
 
-describe('a new snowflake preset', () => {
-  const copy = copyWithOneFileChanged(join(root, 'packages', 'snowflake'), 'presets.ts', (text) =>
+describe('a new named layout', () => {
+  const copy = copyWithOneFileChanged(join(root, 'packages', 'engine'), 'named-layouts.ts', (text) =>
     edit(
       text,
-      'export const SNOWFLAKE_PRESETS = {',
-      `/** A fixture's preset: Twitter's bits from 2020. */
-export const FIXTURE_LAYOUT: Layout = defineLayout({ ...TWITTER_LAYOUT, name: 'fixture', epochMs: Date.UTC(2020, 0, 1) });
-
-export const SNOWFLAKE_PRESETS = {
-  fixture: FIXTURE_LAYOUT,`,
+      'export const NAMED_LAYOUTS = {',
+      `export const NAMED_LAYOUTS = {
+  /** A fixture's layout: Twitter's bits from 2020. */
+  fixture: {
+    name: 'fixture',
+    label: 'Fixture',
+    family: 'snowflake',
+    layout: defineLayout({ name: 'fixture', ...SNOWFLAKE_BITS, epochMs: Date.UTC(2020, 0, 1) }),
+  },`,
     ),
   );
   copies.push(copy);
+  const EPOCH = Date.UTC(2020, 0, 1);
+  // Made by hand in the fixture's bits: 2024-01-02T03:04:05.670Z, machine 7, sequence 5.
+  const TIME = Date.UTC(2024, 0, 2, 3, 4, 5, 670);
+  const ID = (BigInt(TIME - EPOCH) << 22n) | (7n << 12n) | 5n;
+  /** `node --import …`: the built packages, run on the copy of the engine. */
+  let onCopy: string[];
+  const ids = (...args: string[]) =>
+    run(process.execPath, [...onCopy, join(root, 'packages', 'cli', 'dist', 'cli.js'), ...args], {
+      cwd: root,
+    });
 
-  it('is one file', () => {
-    expect(copy.changed).toEqual(['presets.ts']);
+  beforeAll(async () => {
+    onCopy = await engineSwapArgs(copy.index);
   });
 
-  it('is taken by the preset setting, named by its error message, and listed by the CLI', async () => {
-    const snowflake = (await import(copy.index)) as typeof import('@ids/snowflake');
+  it('is one file', () => {
+    expect(copy.changed).toEqual(['named-layouts.ts']);
+  });
+
+  it('is taken by the snowflake preset setting and named by its error message', async () => {
+    // @ids/snowflake's source, importing the copy of the engine.
+    const engine = (await import(copy.index)) as typeof import('@ids/engine');
+    vi.doMock('@ids/engine', () => engine);
+    vi.doMock('@ids/engine/internal', () => import(join(dirname(copy.index), 'internal.ts')));
+    const snowflake = (await import('../packages/snowflake/src/index.js')) as typeof import('@ids/snowflake');
     const generator = new snowflake.Snowflake({ preset: 'fixture' as never, machineId: 3 });
     expect(generator.layout.name).toBe('fixture');
-    expect(generator.layout.epochMs).toBe(Date.UTC(2020, 0, 1));
+    expect(generator.layout.epochMs).toBe(EPOCH);
     expect(() => new snowflake.Snowflake({ preset: 'nope' as never, machineId: 1 })).toThrow(
       "preset: expected 'fixture', 'twitter' or 'discord', received \"nope\" (string)",
     );
     await generator.close();
-    // The CLI reads the table of whatever @ids/snowflake it gets.
-    vi.doMock('@ids/snowflake', () => snowflake);
-    const { LAYOUT_NAMES, parseLayout } = await import('../packages/cli/src/layouts.js');
-    expect(LAYOUT_NAMES).toContain('fixture');
-    expect(parseLayout('fixture').layout.epochMs).toBe(Date.UTC(2020, 0, 1));
-    vi.doUnmock('@ids/snowflake');
+    vi.doUnmock('@ids/engine');
+    vi.doUnmock('@ids/engine/internal');
+  });
+
+  it('is a layout of the ids CLI: --layout takes it, its help and `ids compare` list it', async () => {
+    const decompose = await ids('decompose', '--json', '--layout', 'fixture', ID.toString());
+    expect(decompose.status, describeRun('ids decompose', decompose)).toBe(0);
+    expect(JSON.parse(decompose.stdout)).toEqual([
+      expect.objectContaining({
+        layout: 'fixture',
+        time: new Date(TIME).toISOString(),
+        machine: 7,
+        sequence: 5,
+      }),
+    ]);
+    const compare = await ids('compare', '--json');
+    expect(compare.status, describeRun('ids compare', compare)).toBe(0);
+    expect(JSON.parse(compare.stdout)).toContainEqual(
+      expect.objectContaining({ name: 'fixture', epoch: new Date(EPOCH).toISOString() }),
+    );
+    const help = await ids('decompose', '--help');
+    expect(help.stdout).toMatch(/\bfixture, sonyflake, sonyflake-v2, twitter, discord, snowflake\b/);
+    // A generator of it: a Snowflake of the preset, in the built @ids/snowflake.
+    const generate = await ids('generate', '--json', '--layout', 'fixture', '--machine-id', '7');
+    expect(generate.status, describeRun('ids generate', generate)).toBe(0);
+    expect(JSON.parse(generate.stdout)).toMatchObject({ layout: 'fixture', machineId: 7 });
+  });
+
+  it('is a layout of ids-server: --layout takes it, GET /layout describes it, GET /id issues its IDs', async () => {
+    const server = join(root, 'packages', 'server', 'dist', 'bin.js');
+    const help = await run(process.execPath, [...onCopy, server, '--help'], { cwd: root });
+    expect(help.stdout).toContain('fixture, sonyflake, sonyflake-v2, twitter, discord, snowflake');
+    const child = spawn(process.execPath, [...onCopy, server, '--layout', 'fixture', '--machine-id', '7'], {
+      cwd: root,
+      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', IDS_DRAIN_MS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const closed = new Promise((resolve) => child.once('close', resolve));
+    try {
+      const url = await listening(child);
+      const layout = await (await fetch(`${url}/layout`)).json();
+      expect(layout).toMatchObject({
+        name: 'fixture',
+        epoch: new Date(EPOCH).toISOString(),
+        machineBits: 10,
+      });
+      const { id } = (await (await fetch(`${url}/id`)).json()) as { id: string };
+      const engine = (await import(copy.index)) as typeof import('@ids/engine');
+      expect(engine.decompose(engine.namedLayout('fixture')!.layout, BigInt(id)).machine).toBe(7);
+    } finally {
+      child.kill('SIGTERM');
+      await closed;
+    }
+  });
+
+  it('is listed by the inspector page built from it, in Chromium: in the layout select and the comparison', async () => {
+    const page = await buildPage(join(root, 'packages', 'inspector'), dirname(dirname(copy.index)));
+    let server: PageServer | undefined;
+    let browser: Awaited<ReturnType<typeof launch>> | undefined;
+    try {
+      server = await servePage(page.html);
+      browser = await launch();
+      const tab = await browser.newPage();
+      await tab.goto(server.url);
+      await tab.waitForSelector('html[data-ready="true"]');
+      expect(await tab.locator('#layout option[value="fixture"]').textContent()).toBe('Fixture');
+      await tab.fill('#ids', ID.toString());
+      await tab.selectOption('#layout', 'fixture');
+      await tab.click('#inspect-button');
+      await expect.poll(() => tab.getAttribute('.card .pick', 'data-layout')).toBe('fixture');
+      expect(await tab.textContent('.card .start')).toBe(new Date(TIME).toISOString());
+      await tab.click('#tab-compare');
+      expect(await tab.locator('#figures tr[data-layout="fixture"] .date').textContent()).toBe('2020-01-01');
+    } finally {
+      await browser?.close();
+      await server?.close();
+    }
   });
 });
+
+/** The URL ids-server prints once it listens. @throws when it exits first. */
+function listening(child: ChildProcess): Promise<string> {
+  let out = '';
+  let err = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1] as string);
+    });
+    child.once('close', (code) =>
+      reject(new Error(`ids-server exited with ${code} before listening: ${out}${err}`)),
+    );
+  });
+}
 
 describe('a new encoding', () => {
   const copy = copyWithOneFileChanged(join(root, 'packages', 'engine'), 'encodings.ts', (text) =>
