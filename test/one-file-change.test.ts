@@ -32,12 +32,12 @@ describe('a new named layout', () => {
       'export const NAMED_LAYOUTS = {',
       `export const NAMED_LAYOUTS = {
   /** A fixture's layout: Twitter's bits from 2020. */
-  fixture: {
+  fixture: entry({
     name: 'fixture',
     label: 'Fixture',
     family: 'snowflake',
     layout: defineLayout({ name: 'fixture', ...SNOWFLAKE_BITS, epochMs: Date.UTC(2020, 0, 1) }),
-  },`,
+  }),`,
     ),
   );
   copies.push(copy);
