@@ -5,8 +5,14 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '@ids/machine-ip/testing';
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import {
+  closedLoopbackEndpoint,
+  hasRedis,
+  type ImdsTestServer,
+  type RedisServer,
+  startImdsTestServer,
+  startRedis,
+} from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_DIR, ERROR_LINE, ids as idsInProcess } from './helpers.js';
 

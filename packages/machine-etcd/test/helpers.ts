@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { type Layout, resolveMachineId } from '@ids/engine';
+import { type EtcdCluster, startEtcd } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { type Issuer, serverForSuite, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import { type EtcdMachineIdClaim, type EtcdMachineIdOptions, etcdMachineId } from '../src/index.js';
-import { type EtcdCluster, startEtcd } from '../src/testing.js';
 
 // Everything the suites share with the other lease stores' tests.
 export * from '../../machine-lease/test/kit.js';

@@ -1,6 +1,6 @@
 // The etcd machine-ID source through the bin, against a real etcd on a loopback port.
 import { spawnSync } from 'node:child_process';
-import { type EtcdCluster, startEtcd } from '@ids/machine-etcd/testing';
+import { type EtcdCluster, startEtcd } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startBin } from './helpers.js';
 
