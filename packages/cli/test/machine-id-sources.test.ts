@@ -16,7 +16,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_DIR, ERROR_LINE, ids as idsInProcess } from './helpers.js';
 
-const bin = join(__dirname, '..', 'dist', 'cli.js');
+const bin = join(__dirname, '..', 'bin', 'ids.js');
 const userEnv = Object.fromEntries(
   Object.entries(process.env).filter(
     ([name]) => !name.startsWith('IDS_') && name !== 'KUBERNETES_SERVICE_HOST',
