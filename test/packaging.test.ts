@@ -210,14 +210,28 @@ it('finds the packages to check by reading packages/*/package.json', () => {
 });
 
 describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (_name, pkg) => {
-  it('holds only dist/, deploy/, package.json and the docs, with workspace ranges replaced by versions', async () => {
+  it('holds only dist/, bin/, deploy/, package.json and the docs, with workspace ranges replaced by versions', async () => {
     const file = tarballOf.get(pkg.name)!;
     const files = await tarList(file);
     const outside = files.filter(
       (path) =>
-        !/^package\/(dist\/.+|deploy\/.+|package\.json|README\.md|CHANGELOG\.md|LICENSE(\.md)?)$/.test(path),
+        !/^package\/(dist\/.+|bin\/.+|deploy\/.+|package\.json|README\.md|CHANGELOG\.md|LICENSE(\.md)?)$/.test(
+          path,
+        ),
     );
-    expect(outside, 'files outside files: ["dist", "deploy"] and the docs').toEqual([]);
+    expect(outside, 'files outside files: ["dist", "bin", "deploy"] and the docs').toEqual([]);
+    // bin/ holds the commands' launchers (committed, so that a fresh clone links them before any
+    // build), each as in the repository, and nothing else.
+    const bin = pkg.manifest.bin as string | Record<string, string> | undefined;
+    const manifestBins = (typeof bin === 'string' ? [bin] : Object.values(bin ?? {})).map(
+      (path) => `package/${path.replace(/^\.\//, '')}`,
+    );
+    expect(files.filter((path) => path.startsWith('package/bin/')).sort()).toEqual(manifestBins.sort());
+    for (const launcher of manifestBins) {
+      expect(await tarRead(file, launcher), launcher).toBe(
+        readFileSync(join(pkg.dir, launcher.slice('package/'.length)), 'utf8'),
+      );
+    }
     // deploy/ is shipped whole where a package has one (the server's systemd unit and
     // Dockerfile), and nowhere else.
     const deployDir = join(pkg.dir, 'deploy');
