@@ -1,17 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { hasEtcd } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import { check } from '../index.mjs';
 
 const script = join(__dirname, '..', 'index.mjs');
-const hasEtcd =
-  spawnSync(process.env.ETCD_BIN ?? 'etcd', ['--version']).status === 0 ||
-  Boolean(process.env.ETCD_ENDPOINTS);
 
 describe('examples/etcd-fleet', () => {
   // A ceiling as for examples/redis-fleet, not vitest's 5 s default: the run takes 10-14 s on a
   // loaded 2-core machine.
-  it.skipIf(!hasEtcd)(
+  it.skipIf(!hasEtcd() && !process.env.ETCD_ENDPOINTS)(
     '8 processes share 4 machine IDs through etcd; every ID is unique',
     { timeout: 90_000 },
     () => {

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exited, freePort, startTracked } from './process.js';
+import { exited, freePort, runs, startTracked } from './process.js';
 
 /**
  * Real etcd servers for tests: each member runs on free loopback ports with its own temporary
@@ -170,6 +170,11 @@ async function waitHealthy(members: readonly Member[], timeoutMs: number): Promi
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** Whether an etcd binary can be started here (for `describe.skipIf`); ETCD_ENDPOINTS is not counted. */
+export function hasEtcd(binary = process.env.ETCD_BIN ?? 'etcd'): boolean {
+  return runs(binary);
 }
 
 /**

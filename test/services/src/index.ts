@@ -6,7 +6,7 @@
  * and a fake EC2 metadata service. A private package: none of this ships in a tarball.
  */
 
-export { type EtcdCluster, type EtcdMember, type StartEtcdOptions, startEtcd } from './etcd.js';
+export { type EtcdCluster, type EtcdMember, hasEtcd, type StartEtcdOptions, startEtcd } from './etcd.js';
 export { closedLoopbackEndpoint, type ImdsMode, type ImdsTestServer, startImdsTestServer } from './imds.js';
 
 export { hasMariadb, type MariadbServer, type StartMariadbOptions, startMariadb } from './mariadb.js';
