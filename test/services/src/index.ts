@@ -8,7 +8,6 @@
 
 export { type EtcdCluster, type EtcdMember, hasEtcd, type StartEtcdOptions, startEtcd } from './etcd.js';
 export { closedLoopbackEndpoint, type ImdsMode, type ImdsTestServer, startImdsTestServer } from './imds.js';
-
 export { hasMariadb, type MariadbServer, type StartMariadbOptions, startMariadb } from './mariadb.js';
 export {
   hasPostgres,
