@@ -7,7 +7,7 @@
 // `process.moduleLoadList` (Node's own record of every built-in it has loaded).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { closedLoopbackEndpoint } from '@ids/machine-ip/testing';
+import { closedLoopbackEndpoint } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -80,8 +80,8 @@ describe.each<Mode>(['esm', 'cjs'])('a fresh process (%s)', (mode) => {
   });
 
   // The same probe sees a heavy built-in when one is loaded, so the checks above can fail: the
-  // providers load theirs on first use, and @ids/machine-ip/testing (a loopback server) at import.
-  it('sees node:os loaded when the private-IPv4 provider runs, node:http when the EC2 one does, and with the testing entry', async () => {
+  // providers load theirs on first use, and node:http itself loads its stack at import.
+  it('sees node:os loaded when the private-IPv4 provider runs, node:http when the EC2 one does, and with node:http imported', async () => {
     const provider = coldRun(
       mode,
       '@ids/machine-ip',
@@ -106,7 +106,7 @@ describe.each<Mode>(['esm', 'cjs'])('a fresh process (%s)', (mode) => {
       ].join('\n'),
     );
     expect(heavyIn(ec2.builtins)).toEqual(expect.arrayContaining(['http', 'net', 'stream']));
-    const testing = coldRun(mode, '@ids/machine-ip/testing', 'id = 1n;');
-    expect(heavyIn(testing.builtins)).toEqual(expect.arrayContaining(['http', 'net', 'stream']));
+    const http = coldRun(mode, 'node:http', 'id = 1n;');
+    expect(heavyIn(http.builtins)).toEqual(expect.arrayContaining(['http', 'net', 'stream']));
   });
 });

@@ -55,6 +55,41 @@ async function tarRead(file: string, member: string): Promise<string> {
   return read.stdout;
 }
 
+/** A tarball unpacked once into the scratch folder: its package/ folder. */
+const unpackedDirs = new Map<string, Promise<string>>();
+function unpacked(file: string): Promise<string> {
+  let dir = unpackedDirs.get(file);
+  if (!dir) {
+    const into = join(scratch, 'unpacked', file.slice(tarballs.length + 1));
+    mkdirSync(into, { recursive: true });
+    dir = run('tar', ['-xzf', file, '-C', into], { cwd: scratch }).then((result) => {
+      if (result.status !== 0) throw new Error(describeRun(`tar -xzf ${file}`, result));
+      return join(into, 'package');
+    });
+    unpackedDirs.set(file, dir);
+  }
+  return dir;
+}
+
+/** Paths of the files under `dir`, relative to it. */
+function filesUnder(dir: string, prefix = ''): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(dir, join(prefix, entry.name)) : [join(prefix, entry.name)],
+  );
+}
+
+/**
+ * Code that is test machinery, by what only it contains: @ids/test-services' launchers (etcd,
+ * Redis, PostgreSQL, MariaDB), its TCP proxy and its fake EC2 metadata service. Such code lives in
+ * that private package and must not reach a tarball, under any file name or bundled into another.
+ */
+const TEST_MACHINERY: readonly RegExp[] = [
+  /\bstart(Etcd|Redis|Postgres|Mariadb)\b/,
+  /--initial-cluster-token/,
+  /\bTcpProxy\b/,
+  /\bstartImdsTestServer\b|\bclosedLoopbackEndpoint\b|captive portal/,
+];
+
 /** Each module a package exports (".", "./sub"), with the declaration file for import and for require. */
 function entryPoints(
   manifest: Record<string, unknown>,
@@ -175,14 +210,28 @@ it('finds the packages to check by reading packages/*/package.json', () => {
 });
 
 describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (_name, pkg) => {
-  it('holds only dist/, deploy/, package.json and the docs, with workspace ranges replaced by versions', async () => {
+  it('holds only dist/, bin/, deploy/, package.json and the docs, with workspace ranges replaced by versions', async () => {
     const file = tarballOf.get(pkg.name)!;
     const files = await tarList(file);
     const outside = files.filter(
       (path) =>
-        !/^package\/(dist\/.+|deploy\/.+|package\.json|README\.md|CHANGELOG\.md|LICENSE(\.md)?)$/.test(path),
+        !/^package\/(dist\/.+|bin\/.+|deploy\/.+|package\.json|README\.md|CHANGELOG\.md|LICENSE(\.md)?)$/.test(
+          path,
+        ),
     );
-    expect(outside, 'files outside files: ["dist", "deploy"] and the docs').toEqual([]);
+    expect(outside, 'files outside files: ["dist", "bin", "deploy"] and the docs').toEqual([]);
+    // bin/ holds the commands' launchers (committed, so that a fresh clone links them before any
+    // build), each as in the repository, and nothing else.
+    const bin = pkg.manifest.bin as string | Record<string, string> | undefined;
+    const manifestBins = (typeof bin === 'string' ? [bin] : Object.values(bin ?? {})).map(
+      (path) => `package/${path.replace(/^\.\//, '')}`,
+    );
+    expect(files.filter((path) => path.startsWith('package/bin/')).sort()).toEqual(manifestBins.sort());
+    for (const launcher of manifestBins) {
+      expect(await tarRead(file, launcher), launcher).toBe(
+        readFileSync(join(pkg.dir, launcher.slice('package/'.length)), 'utf8'),
+      );
+    }
     // deploy/ is shipped whole where a package has one (the server's systemd unit and
     // Dockerfile), and nowhere else.
     const deployDir = join(pkg.dir, 'deploy');
@@ -212,6 +261,25 @@ describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (
       const local = packages.find((other) => other.name === dep);
       if (local) expect(range, `${dep} range`).toBe(`^${local.version}`);
     }
+  });
+
+  it('holds no test machinery: no testing entry, no launcher, proxy or fake metadata service', async () => {
+    const file = tarballOf.get(pkg.name)!;
+    const dir = await unpacked(file);
+    const files = filesUnder(dir);
+    expect(
+      files.filter((path) => /(^|\/)testing/.test(path)),
+      'files named testing*',
+    ).toEqual([]);
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    expect(Object.keys(manifest.exports ?? {}).filter((subpath) => subpath.includes('testing'))).toEqual([]);
+    const found = files
+      .filter((path) => path.startsWith('dist/'))
+      .flatMap((path) => {
+        const text = readFileSync(join(dir, path), 'utf8');
+        return TEST_MACHINERY.filter((marker) => marker.test(text)).map((marker) => `${path}: ${marker}`);
+      });
+    expect(found, 'test machinery in the packed code').toEqual([]);
   });
 
   it('carries the license, the changelog and where the project lives', async () => {

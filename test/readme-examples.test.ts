@@ -239,7 +239,7 @@ function cliCommands(): CliCommand[] {
 }
 
 const commandsInReadmes = cliCommands();
-const idsBin = join(root, 'packages', 'cli', 'dist', 'cli.js');
+const idsBin = join(root, 'packages', 'cli', 'bin', 'ids.js');
 
 it('finds the CLI commands of the READMEs, `ids compare` in the root README with its output', () => {
   expect(

@@ -7,13 +7,14 @@
 // for IDs to be released and take them over. Their clocks are set up to 750 ms apart, as hosts'
 // clocks can be: a successor whose clock is behind must still start after the time its
 // predecessor recorded on the ID, or it would issue IDs that sort before the old ones (and, in
-// the same tick, repeat them). Uses the etcd in ETCD_ENDPOINTS, or starts one for the run (Debian's etcd-server;
+// the same tick, repeat them). Uses the etcd in ETCD_ENDPOINTS, or starts one for the run with
+// the repository's test launcher, @ids/test-services (Debian's etcd-server;
 // `node scripts/ensure-services.mjs` installs it).
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startEtcd } from '@ids/machine-etcd/testing';
+import { startEtcd } from '@ids/test-services';
 
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -1,3 +1,3 @@
 import { packageConfig } from '../../tsup.config.base';
 
-export default packageConfig(['src/index.ts', 'src/cli.ts', 'src/main.ts']);
+export default packageConfig(['src/index.ts', 'src/main.ts']);

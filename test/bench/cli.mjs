@@ -14,7 +14,7 @@ import { formatTable } from './lib/measure.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // IDS_BENCH_CLI_BIN measures another build of the bin (an older one, for a before/after figure).
-const idsBin = process.env.IDS_BENCH_CLI_BIN ?? join(here, '..', '..', 'packages', 'cli', 'dist', 'cli.js');
+const idsBin = process.env.IDS_BENCH_CLI_BIN ?? join(here, '..', '..', 'packages', 'cli', 'bin', 'ids.js');
 const uuidRoot = join(here, 'node_modules', 'uuid');
 const uuidBin = join(uuidRoot, JSON.parse(readFileSync(join(uuidRoot, 'package.json'), 'utf8')).bin.uuid);
 

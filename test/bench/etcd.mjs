@@ -3,7 +3,7 @@
 // etcd-server: `node scripts/ensure-services.mjs` installs it) unless ETCD_ENDPOINTS names one.
 import { cpus, loadavg } from 'node:os';
 import { etcdMachineId } from '@ids/machine-etcd';
-import { startEtcd } from '@ids/machine-etcd/testing';
+import { startEtcd } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { claimLatencies, fmt, formatTable } from './lib/measure.mjs';
 

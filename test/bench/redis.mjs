@@ -8,9 +8,8 @@
 // README), which is a rule, not a latency.
 import { cpus, loadavg } from 'node:os';
 import { etcdMachineId } from '@ids/machine-etcd';
-import { startEtcd } from '@ids/machine-etcd/testing';
 import { redisMachineId } from '@ids/machine-redis';
-import { startRedis } from '@ids/test-services';
+import { startEtcd, startRedis } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import { claimLatencies, fmt, formatTable } from './lib/measure.mjs';

@@ -7,7 +7,7 @@
 // claims is a temporary directory.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -84,33 +84,10 @@ function valueFrom(from: NonNullable<EnvVar['valueFrom']>, ordinal: number): str
   throw new Error(`the test does not know the downward-API field ${path}`);
 }
 
-let shims: string | undefined;
-
-/**
- * A folder holding `ids-server` as `npm i -g @ids/server` puts it on an image's PATH: a script
- * that runs the package's bin. Not the workspace's node_modules/.bin, which pnpm fills at install
- * time, before the build has made the bin's file: on a fresh clone the link is missing.
- */
-function binDir(): string {
-  if (shims !== undefined) return shims;
-  const serverDir = join(example, 'node_modules', '@ids', 'server');
-  const { bin } = JSON.parse(readFileSync(join(serverDir, 'package.json'), 'utf8')) as {
-    bin: Record<string, string>;
-  };
-  const dir = mkdtempSync(join(tmpdir(), 'ids-sts-bin-'));
-  const script = join(dir, 'ids-server');
-  writeFileSync(
-    script,
-    `#!/bin/sh\nexec '${process.execPath}' '${join(serverDir, bin['ids-server']!)}' "$@"\n`,
-  );
-  chmodSync(script, 0o755);
-  shims = dir;
-  return dir;
-}
-
 /**
  * Pod ids-N's environment: the manifest's, what every pod gets, and the test's two loopback
- * settings. PATH finds `ids-server` as on the image (see binDir).
+ * settings. PATH finds `ids-server` as on the image: the example's node_modules/.bin, where pnpm
+ * links the bin (a committed launcher, so the link is there on a fresh clone too).
  */
 function podEnv(
   ordinal: number,
@@ -127,7 +104,9 @@ function podEnv(
   ) as Record<string, string>;
   return {
     ...inherited,
-    PATH: [binDir(), dirname(process.execPath), process.env.PATH].join(delimiter),
+    PATH: [join(example, 'node_modules', '.bin'), dirname(process.execPath), process.env.PATH].join(
+      delimiter,
+    ),
     ...fromManifest,
     HOSTNAME: `${set.metadata.name}-${ordinal}`,
     KUBERNETES_SERVICE_HOST: '10.96.0.1',

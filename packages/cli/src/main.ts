@@ -1,5 +1,5 @@
-// What the `ids` executable runs once cli.ts has turned on the compile cache: the command line,
-// exiting with its code. A separate entry of the build, loaded by cli.ts alone; not API.
+// What the `ids` executable runs once bin/ids.js has turned on the compile cache: the command
+// line, exiting with its code. A separate entry of the build, loaded by bin/ids.js alone; not API.
 import { guardOutput } from './io.js';
 import { run } from './run.js';
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { run } from '../src/run.js';
 import { ERROR_LINE, ids } from './helpers.js';
 
-const bin = join(__dirname, '..', 'dist', 'cli.js');
+const bin = join(__dirname, '..', 'bin', 'ids.js');
 
 describe('ids inspect', () => {
   it('--html writes the whole page, the same bytes as inspectorHtml()', async () => {

@@ -5,12 +5,18 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '@ids/machine-ip/testing';
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import {
+  closedLoopbackEndpoint,
+  hasRedis,
+  type ImdsTestServer,
+  type RedisServer,
+  startImdsTestServer,
+  startRedis,
+} from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_DIR, ERROR_LINE, ids as idsInProcess } from './helpers.js';
 
-const bin = join(__dirname, '..', 'dist', 'cli.js');
+const bin = join(__dirname, '..', 'bin', 'ids.js');
 const userEnv = Object.fromEntries(
   Object.entries(process.env).filter(
     ([name]) => !name.startsWith('IDS_') && name !== 'KUBERNETES_SERVICE_HOST',

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLAIM_DIR } from './helpers.js';
 
-const bin = join(__dirname, '..', 'dist', 'cli.js');
+const bin = join(__dirname, '..', 'bin', 'ids.js');
 const { IDS_MACHINE_ID: _ignored, ...userEnv } = process.env;
 const env = { ...userEnv, IDS_CLAIM_DIR: CLAIM_DIR, IDS_MACHINE_ID: '1' };
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const bin = join(__dirname, '..', 'dist', 'cli.js');
+const bin = join(__dirname, '..', 'bin', 'ids.js');
 
 describe('ids serve', () => {
   it('serves IDs on a free loopback port with --machines 2, and exits 0 on SIGTERM after the default drain', async () => {

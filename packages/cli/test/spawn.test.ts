@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { COMPARE_DEFAULT } from './expected.js';
 import { CLAIM_DIR, ERROR_LINE } from './helpers.js';
 
-const bin = join(__dirname, '..', 'dist', 'cli.js');
+const bin = join(__dirname, '..', 'bin', 'ids.js');
 // The user's own machine-ID settings (IDS_*, a Kubernetes pod's variables) must not steer these runs.
 const userEnv = Object.fromEntries(
   Object.entries(process.env).filter(

@@ -1,7 +1,8 @@
 // Go's check path against a paused holder, as separate processes: A takes machine ID 0, is
 // SIGSTOPped past the TTL, B takes ID 0, A resumes. Every ID of both is compared.
+
+import { startEtcd } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { startEtcd } from '../src/testing.js';
 import {
   canStartEtcd,
   cleanupAfterEach,

@@ -1,9 +1,9 @@
 // A three-member etcd cluster on loopback: members die (the leader among them) while a
 // generator issues IDs and other claimers come and go.
 import { IdGenerator } from '@ids/engine';
+import { type EtcdCluster, startEtcd } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EtcdMachineIdClaim } from '../src/index.js';
-import { type EtcdCluster, startEtcd } from '../src/testing.js';
 import { canStartEtcd, claim, freshPrefix, layoutWith, sleep, until, WAIT_MS } from './helpers.js';
 
 describe.skipIf(!canStartEtcd)('a three-member cluster', () => {

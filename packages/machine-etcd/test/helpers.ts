@@ -1,16 +1,15 @@
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { type Layout, resolveMachineId } from '@ids/engine';
+import { type EtcdCluster, hasEtcd, startEtcd } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { type Issuer, serverForSuite, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import { type EtcdMachineIdClaim, type EtcdMachineIdOptions, etcdMachineId } from '../src/index.js';
-import { type EtcdCluster, startEtcd } from '../src/testing.js';
 
 // Everything the suites share with the other lease stores' tests.
 export * from '../../machine-lease/test/kit.js';
 
 /** Whether this machine can run etcd servers itself (scripts/ensure-services.mjs installs one). */
-export const canStartEtcd = spawnSync(process.env.ETCD_BIN ?? 'etcd', ['--version']).status === 0;
+export const canStartEtcd = hasEtcd();
 
 const external = process.env.ETCD_ENDPOINTS?.split(',').map((s) => s.trim());
 

@@ -1,6 +1,7 @@
 // etcd stopped mid-run, and a partition between one client and etcd: the generator fences
 // within the TTL budget, and a second holder gets the ID only after the first has fenced.
 import { GeneratorClosedError, IdGenerator, MachineIdLostError } from '@ids/engine';
+import { type ProxyMode, startEtcd, TcpProxy } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import {
   EtcdLeaseLostError,
@@ -8,7 +9,6 @@ import {
   EtcdUnavailableError,
   etcdMachineId,
 } from '../src/index.js';
-import { type ProxyMode, startEtcd, TcpProxy } from '../src/testing.js';
 import {
   aborted,
   canStartEtcd,

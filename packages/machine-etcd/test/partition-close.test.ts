@@ -2,8 +2,8 @@
 // cancel gets no reply), and that stream used to keep the process alive for 15 s and more.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { startEtcd, TcpProxy } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { startEtcd, TcpProxy } from '../src/testing.js';
 import { canStartEtcd, cleanupAfterEach, freshPrefix } from './helpers.js';
 
 const fixture = join(__dirname, 'fixtures', 'close-behind-partition.mjs');

@@ -2,10 +2,10 @@
 // keepalives, the fence and the pauses between renewal attempts all run on fake time, while
 // the requests themselves are real.
 import { IdGenerator, MachineIdLostError } from '@ids/engine';
+import { startEtcd } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
 import { type EtcdLeaseLostError, etcdMachineId } from '../src/index.js';
-import { startEtcd } from '../src/testing.js';
 import { canStartEtcd, freshPrefix, layoutWith, sleep, until } from './helpers.js';
 
 describe.skipIf(!canStartEtcd)('renewal, on an injected clock', () => {

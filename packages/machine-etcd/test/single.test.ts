@@ -11,6 +11,7 @@ import {
   tickOf,
   tickStartMs,
 } from '@ids/engine';
+import { freePort } from '@ids/test-services';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
@@ -23,7 +24,6 @@ import {
   MachineIdSpaceFullError,
   RecordedTimeAheadError,
 } from '../src/index.js';
-import { freePort } from '../src/testing.js';
 import {
   aborted,
   adminClient,

@@ -4,10 +4,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MachineIdProviderError } from '@ids/engine';
-import { hasOpenssl, selfSignedTls, type TestTls } from '@ids/test-services';
+import { freePort, hasOpenssl, selfSignedTls, type TestTls } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdTlsError } from '../src/index.js';
-import { freePort } from '../src/testing.js';
 import { canStartEtcd, claim, failure, freshPrefix, layoutWith, sleep } from './helpers.js';
 
 describe.skipIf(!canStartEtcd || !hasOpenssl())('etcd over TLS', () => {

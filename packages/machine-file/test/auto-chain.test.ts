@@ -10,8 +10,8 @@ import {
   MetadataUnavailableError,
   NoUniqueLocalAddressError,
 } from '@ids/machine-ip';
-import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '@ids/machine-ip/testing';
 import { Sonyflake } from '@ids/sonyflake';
+import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AUTO_STEPS,

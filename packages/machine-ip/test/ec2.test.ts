@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '@ids/engine';
+import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ec2MachineId,
@@ -8,7 +9,6 @@ import {
   MetadataRefusedError,
   MetadataUnavailableError,
 } from '../src/index.js';
-import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '../src/testing.js';
 
 // No cloud is reachable here, and no test may send traffic off loopback: every call below is
 // given the endpoint of a loopback server speaking IMDSv2 (./imds.ts), or a closed loopback port.

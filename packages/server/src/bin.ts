@@ -1,5 +1,4 @@
-#!/usr/bin/env node
-// `ids-server`: see `ids-server --help`.
+// What the `ids-server` command (bin/ids-server.js) runs: see `ids-server --help`.
 import { errorText } from '@ids/engine';
 import { serve } from './serve.js';
 

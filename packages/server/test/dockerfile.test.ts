@@ -181,9 +181,9 @@ describe('deploy/Dockerfile, as written', () => {
     for (const cmd of only(runtime, 'CMD')) expect(execForm(cmd.args)).toBeDefined();
     expect(only(runtime, 'STOPSIGNAL').every((i) => i.args === 'SIGTERM')).toBe(true);
     // The bin's #! line execs node, so node (not env) is the process the signal reaches.
-    expect(readFileSync(join(__dirname, '..', 'src', 'bin.ts'), 'utf8').split('\n')[0]).toBe(
-      '#!/usr/bin/env node',
-    );
+    for (const file of Object.values(manifest.bin) as string[]) {
+      expect(readFileSync(join(__dirname, '..', file), 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');
+    }
   });
 
   it('has a HEALTHCHECK in exec form on /health/ready, run by node', () => {

@@ -1,10 +1,7 @@
 // The etcd machine-ID source through the bin, against a real etcd on a loopback port.
-import { spawnSync } from 'node:child_process';
-import { type EtcdCluster, startEtcd } from '@ids/machine-etcd/testing';
+import { type EtcdCluster, hasEtcd, startEtcd } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startBin } from './helpers.js';
-
-const hasEtcd = spawnSync(process.env.ETCD_BIN ?? 'etcd', ['--version']).status === 0;
 
 /** The claim keys under the default prefix, through etcd's JSON gateway. */
 async function claimKeys(): Promise<string[]> {
@@ -24,7 +21,7 @@ async function claimKeys(): Promise<string[]> {
 }
 let etcdUrl = '';
 
-describe.skipIf(!hasEtcd)('ids-server --machine-id-source etcd', () => {
+describe.skipIf(!hasEtcd())('ids-server --machine-id-source etcd', () => {
   let etcd: EtcdCluster;
   beforeAll(async () => {
     etcd = await startEtcd();

@@ -2,8 +2,12 @@
  * Real servers for the tests of `@ids` packages that need them. Each starts on a free loopback
  * port in a temporary directory, and everything started is ended when the test process exits.
  * REDIS_URL / DATABASE_URL / MYSQL_URL point the tests at servers of the user's own instead.
+ * Beside them, what tests put between a client and a server: a TCP proxy that cuts the line,
+ * and a fake EC2 metadata service. A private package: none of this ships in a tarball.
  */
 
+export { type EtcdCluster, type EtcdMember, hasEtcd, type StartEtcdOptions, startEtcd } from './etcd.js';
+export { closedLoopbackEndpoint, type ImdsMode, type ImdsTestServer, startImdsTestServer } from './imds.js';
 export { hasMariadb, type MariadbServer, type StartMariadbOptions, startMariadb } from './mariadb.js';
 export {
   hasPostgres,
@@ -13,5 +17,6 @@ export {
   startPostgres,
 } from './postgres.js';
 export { accepts, freePort } from './process.js';
+export { type ProxyMode, TcpProxy } from './proxy.js';
 export { hasRedis, type RedisServer, type StartRedisOptions, startRedis } from './redis.js';
 export { hasOpenssl, selfSignedTls, type TestTls } from './tls.js';

@@ -2,9 +2,11 @@ import { connect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   accepts,
+  hasEtcd,
   hasMariadb,
   hasPostgres,
   hasRedis,
+  startEtcd,
   startMariadb,
   startPostgres,
   startRedis,
@@ -111,6 +113,16 @@ describe.skipIf(!hasMariadb())('startMariadb', () => {
     expect((await mysqlGreeting(db.port))[4]).toBe(10);
     await db.close();
     expect(await accepts(db.port)).toBe(false);
+  });
+});
+
+describe('startEtcd', () => {
+  it('without the binary: hasEtcd says so, and a start fails naming it and how to install it', async () => {
+    const binary = '/nonexistent/etcd';
+    expect(hasEtcd(binary)).toBe(false);
+    await expect(startEtcd({ binary })).rejects.toThrow(
+      `cannot run etcd (${binary}): install it (Debian/Ubuntu: apt-get install etcd-server; or run scripts/ensure-services.mjs) or set ETCD_BIN`,
+    );
   });
 });
 

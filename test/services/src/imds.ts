@@ -1,8 +1,8 @@
-// @ids/machine-ip/testing: a metadata service on a loopback port that speaks IMDSv2 as EC2's
-// does, for testing `ec2MachineId` (and code built on it) where no cloud is reachable. PUT
-// /latest/api/token with a TTL header gives a token; GET /latest/meta-data/... needs that token
-// (401 without it or with another). Modes inject the faults a real one can show. It listens on
-// 127.0.0.1 only: nothing here leaves loopback.
+// A fake EC2 metadata service on a loopback port that speaks IMDSv2 as EC2's does, for testing
+// `ec2MachineId` (and code built on it) where no cloud is reachable. PUT /latest/api/token with
+// a TTL header gives a token; GET /latest/meta-data/... needs that token (401 without it or with
+// another). Modes inject the faults a real one can show. It listens on 127.0.0.1 only: nothing
+// here leaves loopback.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { exited, freePort, runs, startTracked } from './process.js';
 
 /**
  * Real etcd servers for tests: each member runs on free loopback ports with its own temporary
@@ -56,26 +56,6 @@ export interface StartEtcdOptions {
 }
 
 const DIR_PREFIX = 'ids-etcd-';
-const live = new Set<ChildProcess>();
-let hooked = false;
-
-/** Kills what this process started when it exits or is told to stop, then lets the signal do its work. */
-function hookExit(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', () => {
-    for (const child of live) child.kill('SIGKILL');
-  });
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    const handler = () => {
-      for (const child of live) child.kill('SIGKILL');
-      process.off(signal, handler);
-      // Only re-raise when no one else listens: then the default action (exit) is what was meant.
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-    };
-    process.on(signal, handler);
-  }
-}
 
 function alive(pid: number): boolean {
   try {
@@ -105,19 +85,6 @@ function sweep(root: string): void {
   }
 }
 
-/** A free loopback TCP port (the OS picks it; it is released before etcd binds it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 async function health(url: string): Promise<boolean> {
   try {
     const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(500) });
@@ -128,14 +95,9 @@ async function health(url: string): Promise<boolean> {
   }
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
 class Member implements EtcdMember {
   #child: ChildProcess | undefined;
-  #stderr = '';
+  #output: () => string = () => '';
 
   constructor(
     readonly name: string,
@@ -151,23 +113,20 @@ class Member implements EtcdMember {
     return this.#child !== undefined && this.#child.exitCode === null && this.#child.signalCode === null;
   }
 
+  /** The end of what the current (or last) process wrote, for errors about its start. */
   get stderr(): string {
-    return this.#stderr;
+    return this.#output();
   }
 
   spawn(): void {
     if (this.running) return;
-    this.#stderr = '';
-    const child = spawn(this.binary, this.args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => {
-      this.#stderr = (this.#stderr + chunk).slice(-4000);
-    });
+    const { child, output } = startTracked(this.binary, this.args, { exitSignal: 'SIGKILL' });
+    let failure = '';
+    // A binary that cannot be run is an 'error' event, not an exit: keep its message (ENOENT).
     child.on('error', (error) => {
-      this.#stderr += `\n${error.message}`;
+      failure = `\n${error.message}`;
     });
-    live.add(child);
-    child.once('exit', () => live.delete(child));
+    this.#output = () => (output() + failure).slice(-4000);
     if (child.pid) writeFileSync(this.pidFile, String(child.pid));
     this.#child = child;
   }
@@ -213,6 +172,11 @@ async function waitHealthy(members: readonly Member[], timeoutMs: number): Promi
   }
 }
 
+/** Whether an etcd binary can be started here (for `describe.skipIf`); ETCD_ENDPOINTS is not counted. */
+export function hasEtcd(binary = process.env.ETCD_BIN ?? 'etcd'): boolean {
+  return runs(binary);
+}
+
 /**
  * Starts an etcd cluster of `size` members (default 1) on loopback and waits until every
  * member reports healthy (which needs an elected leader).
@@ -238,7 +202,6 @@ async function startOnce(options: StartEtcdOptions): Promise<EtcdCluster> {
   const binary = options.binary ?? process.env.ETCD_BIN ?? 'etcd';
   const root = options.dataRoot ?? tmpdir();
   sweep(root);
-  hookExit();
   const dir = mkdtempSync(join(root, `${DIR_PREFIX}${process.pid}-`));
   // One token for the whole cluster: members with different tokens form different clusters.
   const token = `ids-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
