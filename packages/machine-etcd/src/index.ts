@@ -1,7 +1,19 @@
 // @ids/machine-etcd: machine IDs for a fleet, held through etcd leases. The only package of
 // @ids that depends on etcd3 (and so on gRPC).
 
-export { RecordedTimeWait } from '@ids/machine-lease';
+// The lease errors are one family across stores (`store: 'etcd'` here): the same classes as
+// @ids/machine-lease's and @ids/machine-redis's.
+export {
+  LeaseBitsMismatchError,
+  LeaseCorruptClaimError,
+  LeaseError,
+  LeaseLostError,
+  LeaseSpaceFullError,
+  LeaseStoreRefusedError,
+  LeaseStoreUnavailableError,
+  LeaseTimeAheadError,
+  RecordedTimeWait,
+} from '@ids/machine-lease';
 export { type EtcdMachineIdCheck, etcdCheckMachineId } from './check.js';
 export {
   type EtcdMachineIdClaim,
@@ -9,18 +21,7 @@ export {
   type EtcdMachineIdProvider,
   etcdMachineId,
 } from './claim.js';
-export {
-  CorruptClaimError,
-  EtcdLeaseLostError,
-  EtcdOptionError,
-  EtcdRequestError,
-  EtcdTlsError,
-  EtcdUnavailableError,
-  type LeaseLossKind,
-  MachineBitsMismatchError,
-  MachineIdSpaceFullError,
-  RecordedTimeAheadError,
-} from './errors.js';
+export { EtcdOptionError } from './errors.js';
 export type { Owner } from './keys.js';
 export {
   DEFAULT_ENDPOINT,

@@ -1,7 +1,19 @@
 // @ids/machine-redis: machine IDs for a fleet through Redis. The only package of @ids that
 // depends on a Redis client (ioredis).
 
-export { RecordedTimeWait } from '@ids/machine-lease';
+// The lease errors are one family across stores (`store: 'redis'` here): the same classes as
+// @ids/machine-lease's and @ids/machine-etcd's.
+export {
+  LeaseBitsMismatchError,
+  LeaseCorruptClaimError,
+  LeaseError,
+  LeaseLostError,
+  LeaseSpaceFullError,
+  LeaseStoreRefusedError,
+  LeaseStoreUnavailableError,
+  LeaseTimeAheadError,
+  RecordedTimeWait,
+} from '@ids/machine-lease';
 export {
   type RedisAutoStep,
   type RedisAutoStepAnswer,
@@ -20,18 +32,7 @@ export {
   type RedisMachineIdProvider,
   redisMachineId,
 } from './claim.js';
-export {
-  type LeaseLossKind,
-  RedisBitsMismatchError,
-  RedisCorruptClaimError,
-  RedisDatabaseError,
-  RedisLeaseLostError,
-  RedisOptionError,
-  RedisRecordedTimeAheadError,
-  RedisRequestError,
-  RedisSpaceFullError,
-  RedisUnavailableError,
-} from './errors.js';
+export { RedisDatabaseError, RedisOptionError } from './errors.js';
 export type { Owner } from './keys.js';
 export {
   DEFAULT_REDIS_PREFIX,
