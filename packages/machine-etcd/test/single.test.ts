@@ -346,7 +346,7 @@ describe('etcdMachineId', () => {
     expect((held.signal.reason as LeaseLostError).kind).toBe('key-lost');
     const refused = await failure(gen.nextId());
     expect(refused).toBeInstanceOf(MachineIdLostError);
-    expect((refused as Error).message).toMatch(/no longer held: the claim .* was deleted/);
+    expect((refused as Error).message).toMatch(/no longer held: etcd: the claim .* was deleted/);
     let after = 0n;
     await until(
       async () => {
