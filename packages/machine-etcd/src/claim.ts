@@ -37,18 +37,15 @@ export interface EtcdMachineIdOptions extends EtcdOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-/** A machine ID held through an etcd lease; the generator watches it (see MachineIdClaim). */
+/**
+ * A machine ID held through an etcd lease; the generator watches it (see MachineIdClaim and
+ * LeasedClaim). Its `key` is `<prefix>/<id>`, its `leaseId` the etcd lease (decimal); `record`
+ * writes `<prefix>/time/<id>`; a watcher on the key fences it at once when the key is deleted or
+ * re-bound; `release` revokes the lease (the key is gone at once) and closes the client if it
+ * was made here, rejecting with LeaseStoreUnavailableError when etcd could not be told (etcd then
+ * frees the ID when the lease expires, within the TTL).
+ */
 export interface EtcdMachineIdClaim extends LeasedClaim {
-  /** Aborts, with a LeaseLostError as reason, when the lease can no longer be trusted, or on release. */
-  readonly signal: AbortSignal;
-  /** The claim key, `<prefix>/<id>`. */
-  readonly key: string;
-  /** The etcd lease holding the key (decimal). */
-  readonly leaseId: string;
-  /** Fences at once if the lease's trust deadline has passed (timers may not have run yet). */
-  verify(): void;
-  /** Writes the time reached (kept only if later than any before) to `<prefix>/time/<id>`. */
-  record(timeMs: number): Promise<void>;
   /**
    * Once the signal aborted: resolves with a claim again, retrying while etcd is unavailable.
    * It keeps the same ID when the lease survived, else claims one (the same ID if still free).
@@ -56,13 +53,6 @@ export interface EtcdMachineIdClaim extends LeasedClaim {
    * credentials). After release it never settles.
    */
   renew(): Promise<EtcdMachineIdClaim>;
-  /**
-   * Waits for pending records, cancels the watcher, stops keepalives, revokes the lease (the
-   * key is gone at once) and closes the client if it was made here. Idempotent.
-   * @throws LeaseStoreUnavailableError when the lease could not be revoked (etcd frees the ID when
-   * the lease expires, within the TTL); everything else is released regardless.
-   */
-  release(): Promise<void>;
 }
 
 /** What etcdMachineId returns: a MachineIdProvider whose result is always an EtcdMachineIdClaim. */

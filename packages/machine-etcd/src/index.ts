@@ -1,19 +1,10 @@
 // @ids/machine-etcd: machine IDs for a fleet, held through etcd leases. The only package of
 // @ids that depends on etcd3 (and so on gRPC).
 
-// The lease errors are one family across stores (`store: 'etcd'` here): the same classes as
-// @ids/machine-lease's and @ids/machine-redis's.
-export {
-  LeaseBitsMismatchError,
-  LeaseCorruptClaimError,
-  LeaseError,
-  LeaseLostError,
-  LeaseSpaceFullError,
-  LeaseStoreRefusedError,
-  LeaseStoreUnavailableError,
-  LeaseTimeAheadError,
-  RecordedTimeWait,
-} from '@ids/machine-lease';
+export { RecordedTimeWait } from '@ids/machine-lease';
+// The lease errors are one family across stores (`store: 'etcd'` here): the very classes
+// of @ids/machine-lease, which every store package re-exports.
+export * from '@ids/machine-lease/errors';
 export { type EtcdMachineIdCheck, etcdCheckMachineId } from './check.js';
 export {
   type EtcdMachineIdClaim,

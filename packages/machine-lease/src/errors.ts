@@ -1,20 +1,9 @@
 import { IdsError } from '@ids/engine';
+import type { LeaseLossKind } from './store.js';
 
 // One class per failure, whatever the store: a user catches "every ID is held" once, and reads
-// `store` when it matters which store said it. Each store package re-exports these classes.
-
-/** Why a held machine ID stopped being trusted (the `kind` of a LeaseLostError). */
-export type LeaseLossKind =
-  /** A keepalive was refused or could not reach the store. */
-  | 'keepalive-failed'
-  /** No keepalive succeeded for TTL minus the fencing margin. */
-  | 'deadline'
-  /** The store says the lease no longer exists (it expired or was revoked). */
-  | 'lease-expired'
-  /** The claim key was deleted or given to another holder. */
-  | 'key-lost'
-  /** The claim was released by its holder. */
-  | 'released';
+// `store` when it matters which store said it. Each store package re-exports this module whole
+// (the '@ids/machine-lease/errors' entry): it exports the classes and nothing else.
 
 /**
  * What every lease failure has: the store it came from, named in `store` and at the start of
@@ -110,13 +99,4 @@ export class LeaseCorruptClaimError extends LeaseError {
 export class LeaseTimeAheadError extends LeaseError {
   readonly code = 'ERR_IDS_LEASE_TIME_AHEAD';
   override readonly name = 'LeaseTimeAheadError';
-}
-
-/** Whether renewing should retry after `error` (unreachable, lost, full) rather than give up. */
-export function isTransient(error: unknown): boolean {
-  return (
-    error instanceof LeaseStoreUnavailableError ||
-    error instanceof LeaseLostError ||
-    error instanceof LeaseSpaceFullError
-  );
 }

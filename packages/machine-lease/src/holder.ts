@@ -1,7 +1,12 @@
 import { InvalidArgumentError, type MachineIdClaim } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { allocate } from './allocate.js';
-import { isTransient, LeaseLostError, LeaseStoreUnavailableError, LeaseTimeAheadError } from './errors.js';
+import {
+  LeaseLostError,
+  LeaseSpaceFullError,
+  LeaseStoreUnavailableError,
+  LeaseTimeAheadError,
+} from './errors.js';
 import type { Scheduler } from './keeper.js';
 import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
 import type { Attempt, LeaseStore, Watch } from './store.js';
@@ -71,6 +76,15 @@ export interface LeasedClaim extends MachineIdClaim {
 }
 
 const never = new Promise<never>(() => undefined);
+
+/** Whether renewing should retry after `error` (unreachable, lost, full) rather than give up. */
+function isTransient(error: unknown): boolean {
+  return (
+    error instanceof LeaseStoreUnavailableError ||
+    error instanceof LeaseLostError ||
+    error instanceof LeaseSpaceFullError
+  );
+}
 
 /**
  * Holds one machine ID for one generator on any LeaseStore: a lease, the keeper that keeps it

@@ -3,10 +3,8 @@
 // API: it may change in any release without notice. Store authors start from '@ids/machine-lease'.
 
 export { bounded, StoreTimeout } from './bounded.js';
-export type { LeaseLossKind } from './errors.js';
-export { type CheckedHolderOptions, Holder } from './holder.js';
 export { type KeeperTiming, LeaseKeeper, realScheduler, type Scheduler, schedulerOf } from './keeper.js';
-export { grantLease, type Lease, type LeaseTiming } from './lease.js';
+export { grantLease, type Lease } from './lease.js';
 export {
   type CheckedLeaseOptions,
   checkAskedId,
@@ -14,10 +12,9 @@ export {
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,
-  integer,
   ms,
   type OptionError,
   readRecordedTime,
 } from './options.js';
 export { currentOwner, type Owner, readOwner } from './owner.js';
-export type { Granted, Watch } from './store.js';
+export type { Granted, LeaseLossKind, Watch } from './store.js';

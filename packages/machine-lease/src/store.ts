@@ -1,3 +1,16 @@
+/** Why a held machine ID stopped being trusted (the `kind` of a LeaseLostError). */
+export type LeaseLossKind =
+  /** A keepalive was refused or could not reach the store. */
+  | 'keepalive-failed'
+  /** No keepalive succeeded for TTL minus the fencing margin. */
+  | 'deadline'
+  /** The store says the lease no longer exists (it expired or was revoked). */
+  | 'lease-expired'
+  /** The claim key was deleted or given to another holder. */
+  | 'key-lost'
+  /** The claim was released by its holder. */
+  | 'released';
+
 /** A lease as granted: its ID in the store and its TTL. */
 export interface Granted {
   /** The store's name for the lease (etcd: a decimal int64; Redis: a random token). */

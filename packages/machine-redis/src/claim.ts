@@ -8,22 +8,16 @@ import { RedisStore } from './store.js';
 /** The options of `redisMachineId`: how to reach Redis, hold a claim there, and pick and record an ID. */
 export interface RedisMachineIdOptions extends RedisLeaseOptions, HolderOptions {}
 
-/** A machine ID held through a Redis key with a TTL; the generator watches it (see MachineIdClaim). */
+/**
+ * A machine ID held through a Redis key with a TTL; the generator watches it (see
+ * MachineIdClaim and LeasedClaim). Its `key` is `{<prefix>}:<id>`, its `leaseId` the random
+ * token in the key's value (32 hex digits); `record` writes `{<prefix>}:time:<id>` while the key
+ * is ours; `release` deletes the key if it is still ours (compare-and-delete) and closes the
+ * client if it was made here.
+ */
 export interface RedisMachineIdClaim extends LeasedClaim {
-  /** Aborts, with a LeaseLostError as reason, when the claim can no longer be trusted, or on release. */
-  readonly signal: AbortSignal;
-  /** The claim key, `{<prefix>}:<id>`. */
-  readonly key: string;
-  /** The random token in the claim's value (32 hex digits). */
-  readonly leaseId: string;
-  /** Fences at once if the claim's trust deadline has passed (timers may not have run yet). */
-  verify(): void;
-  /** Writes the time reached (kept only if later) to `{<prefix>}:time:<id>`, while the key is ours. */
-  record(timeMs: number): Promise<void>;
   /** Once the signal aborted: resolves with a claim again (the same ID if still free), retrying while Redis is unavailable. */
   renew(): Promise<RedisMachineIdClaim>;
-  /** Deletes the claim key if it is still ours (compare-and-delete) and closes the client if it was made here. Idempotent. */
-  release(): Promise<void>;
 }
 
 /** What redisMachineId returns: a MachineIdProvider whose result is always a RedisMachineIdClaim. */

@@ -1,19 +1,10 @@
 // @ids/machine-redis: machine IDs for a fleet through Redis. The only package of @ids that
 // depends on a Redis client (ioredis).
 
-// The lease errors are one family across stores (`store: 'redis'` here): the same classes as
-// @ids/machine-lease's and @ids/machine-etcd's.
-export {
-  LeaseBitsMismatchError,
-  LeaseCorruptClaimError,
-  LeaseError,
-  LeaseLostError,
-  LeaseSpaceFullError,
-  LeaseStoreRefusedError,
-  LeaseStoreUnavailableError,
-  LeaseTimeAheadError,
-  RecordedTimeWait,
-} from '@ids/machine-lease';
+export { RecordedTimeWait } from '@ids/machine-lease';
+// The lease errors are one family across stores (`store: 'redis'` here): the very classes
+// of @ids/machine-lease, which every store package re-exports.
+export * from '@ids/machine-lease/errors';
 export {
   type RedisAutoStep,
   type RedisAutoStepAnswer,
