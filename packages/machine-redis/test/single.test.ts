@@ -1,6 +1,6 @@
 // Against one real redis-server: claims, the recorded time, release, dense and full fields,
 // garbage under the prefix, and a Redis that cannot be reached or refuses us.
-import { IdGenerator, MachineIdLostError } from '@ids/engine';
+import { IdGenerator, InvalidArgumentError, MachineIdLostError } from '@ids/engine';
 import { hasRedis } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import {
@@ -142,6 +142,32 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     expect((error.cause as Error).message).toMatch(
       /machine ID 5000, which does not fit a 2-bit machine field/,
     );
+  });
+
+  it('machineId (from the one leased-provider factory, as etcd has it): that ID held; taken: LeaseSpaceFullError; outside the field: LeaseBitsMismatchError', async () => {
+    const prefix = freshPrefix('chosen');
+    await seedTimes(prefix, [2]);
+    const layout = layoutWith(2);
+    const held = await claim(layout, { url: suite.server.url, prefix, machineId: 2, ...fast });
+    try {
+      expect(held.machineId).toBe(2);
+      const taken = await failure(claim(layout, { url: suite.server.url, prefix, machineId: 2, ...fast }));
+      expect(taken.cause).toBeInstanceOf(LeaseSpaceFullError);
+      expect((taken.cause as LeaseSpaceFullError).store).toBe('redis');
+      expect((taken.cause as Error).message).toMatch(/machine ID 2 is held by another process/);
+      const wide = await failure(claim(layout, { url: suite.server.url, prefix, machineId: 4, ...fast }));
+      expect(wide.cause).toBeInstanceOf(LeaseBitsMismatchError);
+      expect((wide.cause as Error).message).toMatch(
+        /machineId 4 does not fit the generator's 2-bit machine field/,
+      );
+      // A time that is not a number is refused as the bad argument it is, not written.
+      await expect(held.record(Number.NaN)).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(held.record(Number.NaN)).rejects.toThrow(
+        /record: expected Unix milliseconds, received NaN/,
+      );
+    } finally {
+      await held.release();
+    }
   });
 
   it('records the time reached; the next holder of the ID issues nothing at or before it', async () => {
