@@ -123,7 +123,9 @@ describe.skipIf(!canStartEtcd)('closing while etcd is down', () => {
     const error = await failure(gen.close());
     expect(performance.now()).toBeLessThan(await budget);
     expect(error).toBeInstanceOf(LeaseStoreUnavailableError);
-    expect(error.message).toMatch(/^etcd: releasing machine ID \d+: the lease could not be revoked .* within 2 s/);
+    expect(error.message).toMatch(
+      /^etcd: releasing machine ID \d+: the lease could not be revoked .* within 2 s/,
+    );
     await expect(gen.nextId()).rejects.toBeInstanceOf(GeneratorClosedError);
   });
 });
