@@ -82,13 +82,11 @@ export class LeaseBitsMismatchError extends LeaseError {
 export class LeaseCorruptClaimError extends LeaseError {
   readonly code = 'ERR_IDS_LEASE_CORRUPT_CLAIM';
   override readonly name = 'LeaseCorruptClaimError';
-  constructor(
-    store: string,
-    /** The key at fault, e.g. `/ids/machine-id/7` (etcd) or `{ids:machine-id}:7` (Redis). */
-    readonly key: string,
-    message: string,
-  ) {
+  /** The key at fault, e.g. `/ids/machine-id/7` (etcd) or `{ids:machine-id}:7` (Redis). */
+  readonly key: string;
+  constructor(store: string, key: string, message: string) {
     super(store, message);
+    this.key = key;
   }
 }
 

@@ -2,15 +2,10 @@
 // check, the recorded-time reading, the call time limit and the scheduler seam.
 import { InvalidMachineIdError } from '@ids/engine';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { bounded, StoreTimeout } from '../src/bounded.js';
 import { LeaseCorruptClaimError } from '../src/index.js';
-import {
-  bounded,
-  checkAskedId,
-  readRecordedTime,
-  realScheduler,
-  StoreTimeout,
-  schedulerOf,
-} from '../src/internal.js';
+import { realScheduler, schedulerOf } from '../src/keeper.js';
+import { checkAskedId, readRecordedTime } from '../src/options.js';
 import { FakeScheduler } from './fake-scheduler.js';
 
 describe('checkAskedId', () => {
