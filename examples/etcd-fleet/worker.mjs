@@ -1,7 +1,7 @@
 // One member of the fleet: claims a machine ID from etcd (waiting while every ID is held),
 // issues IDs, prints them as one JSON line, and closes, which records the time it reached and
 // frees the ID at once.
-import { etcdMachineId, MachineIdSpaceFullError } from '@ids/machine-etcd';
+import { etcdMachineId, LeaseSpaceFullError } from '@ids/machine-etcd';
 import { MachineIdProviderError, Sonyflake } from '@ids/sonyflake';
 import { settingsFor } from './settings.mjs';
 
@@ -17,7 +17,7 @@ async function join() {
     } catch (error) {
       const cause = error instanceof MachineIdProviderError ? error.cause : undefined;
       // A full field frees up as others leave; anything else is a real failure.
-      if (!(cause instanceof MachineIdSpaceFullError)) throw error;
+      if (!(cause instanceof LeaseSpaceFullError)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }

@@ -1,7 +1,7 @@
 // One member of the fleet: claims a machine ID from Redis (waiting while every ID is held),
 // issues IDs, prints them as one JSON line, and closes, which records the time it reached and
 // frees the ID at once.
-import { RedisSpaceFullError, redisMachineId } from '@ids/machine-redis';
+import { LeaseSpaceFullError, redisMachineId } from '@ids/machine-redis';
 import { MachineIdProviderError, Sonyflake } from '@ids/sonyflake';
 import { settingsFor } from './settings.mjs';
 
@@ -18,7 +18,7 @@ async function join() {
     } catch (error) {
       const cause = error instanceof MachineIdProviderError ? error.cause : undefined;
       // A full field frees up as others leave; anything else is a real failure.
-      if (!(cause instanceof RedisSpaceFullError)) throw error;
+      if (!(cause instanceof LeaseSpaceFullError)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }

@@ -1,7 +1,7 @@
 import type { MachineIdCheck } from '@ids/engine';
-import { checkAskedId, grantLease, type Lease, schedulerOf } from '@ids/machine-lease';
+import { LeaseBitsMismatchError, LeaseLostError } from '@ids/machine-lease';
+import { checkAskedId, grantLease, type Lease, schedulerOf } from '@ids/machine-lease/internal';
 import { Connection } from './connection.js';
-import { EtcdLeaseLostError, MachineBitsMismatchError } from './errors.js';
 import { type EtcdOptions, checkEtcdOptions as validate } from './options.js';
 import { EtcdStore } from './store.js';
 
@@ -9,7 +9,7 @@ import { EtcdStore } from './store.js';
 export interface EtcdMachineIdCheck extends MachineIdCheck {
   (machineId: number): Promise<boolean>;
   /**
-   * Aborts, with an EtcdLeaseLostError as reason, when the lease holding the checked IDs can
+   * Aborts, with a LeaseLostError as reason, when the lease holding the checked IDs can
    * no longer be trusted. A check cannot stop a generator by itself (Go's check is asked once);
    * use etcdMachineId for fencing, or watch this.
    */
@@ -35,9 +35,10 @@ export interface EtcdMachineIdCheck extends MachineIdCheck {
  * The lease is granted at the first call and kept until `close()`; if it is lost, `signal`
  * aborts and the next call takes a new lease.
  * @throws EtcdOptionError at once for an option that cannot work (names it).
- * The check rejects with EtcdUnavailableError (within `timeoutMs`), CorruptClaimError (the key
- * holds something this package did not write), MachineBitsMismatchError (an ID outside `bits`),
- * EtcdRequestError.
+ * The check rejects with the lease errors of @ids/machine-lease, `store: 'etcd'`:
+ * LeaseStoreUnavailableError (within `timeoutMs`), LeaseCorruptClaimError (the key holds
+ * something this package did not write), LeaseBitsMismatchError (an ID outside `bits`),
+ * LeaseStoreRefusedError.
  */
 export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdCheck {
   const s = validate(options);
@@ -62,10 +63,11 @@ export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdChec
   }
 
   const check = async (machineId: number): Promise<boolean> => {
-    if (closed) throw new EtcdLeaseLostError('released', 'the check was closed');
+    if (closed) throw new LeaseLostError('etcd', 'released', 'the check was closed');
     checkAskedId(machineId);
     if (s.bits !== undefined && machineId >= 2 ** s.bits) {
-      throw new MachineBitsMismatchError(
+      throw new LeaseBitsMismatchError(
+        'etcd',
         `machine ID ${machineId} does not fit the ${s.bits}-bit field this check was set up for (bits: ${s.bits})`,
       );
     }

@@ -1,7 +1,7 @@
 import type { MachineIdContext } from '@ids/engine';
-import { Holder, holderOptions, integer, type LeasedClaim, schedulerOf } from '@ids/machine-lease';
+import { type LeasedClaim, leasedMachineId } from '@ids/machine-lease';
 import { Connection } from './connection.js';
-import { EtcdOptionError, MachineBitsMismatchError } from './errors.js';
+import { EtcdOptionError } from './errors.js';
 import { type EtcdOptions, checkEtcdOptions as validate } from './options.js';
 import { EtcdStore } from './store.js';
 
@@ -10,7 +10,7 @@ export interface EtcdMachineIdOptions extends EtcdOptions {
   /**
    * Hold exactly this machine ID instead of any free one: the safe form of Go's
    * `CheckMachineID` for an ID you chose (a lease, fencing, renewal; see the README). Taken by
-   * another process: the provider rejects with MachineIdSpaceFullError. Default: any free ID.
+   * another process: the provider rejects with LeaseSpaceFullError. Default: any free ID.
    */
   readonly machineId?: number;
   /**
@@ -26,7 +26,7 @@ export interface EtcdMachineIdOptions extends EtcdOptions {
   /**
    * The longest a claim waits, in ms, for the time an earlier holder recorded for its ID when
    * that time lies ahead of this host's clock (the wait is reported once through `onError`);
-   * further ahead, the provider rejects with RecordedTimeAheadError. An integer from 0 to
+   * further ahead, the provider rejects with LeaseTimeAheadError. An integer from 0 to
    * 2,147,483,647, else EtcdOptionError. Default: the TTL plus 60,000 ms.
    */
   readonly maxNotBeforeWaitMs?: number;
@@ -37,18 +37,15 @@ export interface EtcdMachineIdOptions extends EtcdOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-/** A machine ID held through an etcd lease; the generator watches it (see MachineIdClaim). */
+/**
+ * A machine ID held through an etcd lease; the generator watches it (see MachineIdClaim and
+ * LeasedClaim). Its `key` is `<prefix>/<id>`, its `leaseId` the etcd lease (decimal); `record`
+ * writes `<prefix>/time/<id>`; a watcher on the key fences it at once when the key is deleted or
+ * re-bound; `release` revokes the lease (the key is gone at once) and closes the client if it
+ * was made here, rejecting with LeaseStoreUnavailableError when etcd could not be told (etcd then
+ * frees the ID when the lease expires, within the TTL).
+ */
 export interface EtcdMachineIdClaim extends LeasedClaim {
-  /** Aborts, with an EtcdLeaseLostError as reason, when the lease can no longer be trusted, or on release. */
-  readonly signal: AbortSignal;
-  /** The claim key, `<prefix>/<id>`. */
-  readonly key: string;
-  /** The etcd lease holding the key (decimal). */
-  readonly leaseId: string;
-  /** Fences at once if the lease's trust deadline has passed (timers may not have run yet). */
-  verify(): void;
-  /** Writes the time reached (kept only if later than any before) to `<prefix>/time/<id>`. */
-  record(timeMs: number): Promise<void>;
   /**
    * Once the signal aborted: resolves with a claim again, retrying while etcd is unavailable.
    * It keeps the same ID when the lease survived, else claims one (the same ID if still free).
@@ -56,13 +53,6 @@ export interface EtcdMachineIdClaim extends LeasedClaim {
    * credentials). After release it never settles.
    */
   renew(): Promise<EtcdMachineIdClaim>;
-  /**
-   * Waits for pending records, cancels the watcher, stops keepalives, revokes the lease (the
-   * key is gone at once) and closes the client if it was made here. Idempotent.
-   * @throws EtcdUnavailableError when the lease could not be revoked (etcd frees the ID when
-   * the lease expires, within the TTL); everything else is released regardless.
-   */
-  release(): Promise<void>;
 }
 
 /** What etcdMachineId returns: a MachineIdProvider whose result is always an EtcdMachineIdClaim. */
@@ -83,38 +73,18 @@ export type EtcdMachineIdProvider = (context: MachineIdContext) => Promise<EtcdM
  *
  * Options are validated here, at once.
  * @throws EtcdOptionError for an option that cannot work (names it).
- * The provider rejects with EtcdUnavailableError (etcd not reachable within `timeoutMs`),
- * MachineBitsMismatchError, CorruptClaimError, MachineIdSpaceFullError, EtcdRequestError.
+ * The provider rejects with the lease errors of @ids/machine-lease, `store: 'etcd'`:
+ * LeaseStoreUnavailableError (etcd not reachable within `timeoutMs`), LeaseBitsMismatchError,
+ * LeaseCorruptClaimError, LeaseSpaceFullError, LeaseTimeAheadError, LeaseStoreRefusedError.
  */
 export function etcdMachineId(options: EtcdMachineIdOptions = {}): EtcdMachineIdProvider {
-  const s = validate(options);
-  const optionError = (option: string, message: string) => new EtcdOptionError(option, message);
-  const choices = holderOptions(options, optionError, s.ttlSeconds);
-  const scheduler = schedulerOf(options);
-  const only = options.machineId;
-  if (only !== undefined) integer(only, 'machineId', 0, 2 ** 30 - 1, optionError);
-  return async ({ bits }: MachineIdContext) => {
-    if (s.bits !== undefined && s.bits !== bits) {
-      throw new MachineBitsMismatchError(
-        `etcdMachineId was set up for a ${s.bits}-bit machine field (bits: ${s.bits}), but the generator's field has ${bits} bits`,
-      );
-    }
-    if (only !== undefined && only >= 2 ** bits) {
-      throw new MachineBitsMismatchError(
-        `machineId ${only} does not fit the generator's ${bits}-bit machine field (0 to ${2 ** bits - 1})`,
-      );
-    }
-    const store = new EtcdStore(new Connection(options, s), s.prefix);
-    try {
-      const holder = new Holder(
-        store,
-        { ...s, ...choices, bits, ...(only === undefined ? {} : { only }) },
-        scheduler,
-      );
-      return (await holder.acquire()) as EtcdMachineIdClaim;
-    } catch (error) {
-      store.close();
-      throw error;
-    }
-  };
+  const checked = validate(options);
+  return leasedMachineId<EtcdMachineIdClaim>({
+    store: 'etcd',
+    name: 'etcdMachineId',
+    options,
+    lease: checked,
+    optionError: (option, message) => new EtcdOptionError(option, message),
+    open: () => new EtcdStore(new Connection(options, checked), checked.prefix),
+  });
 }

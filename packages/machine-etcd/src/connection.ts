@@ -1,5 +1,6 @@
 import { errorText } from '@ids/engine';
-import { bounded, StoreTimeout } from '@ids/machine-lease';
+import { LeaseLostError, LeaseStoreRefusedError, LeaseStoreUnavailableError } from '@ids/machine-lease';
+import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import {
   castGrpcError,
   Etcd3,
@@ -10,7 +11,6 @@ import {
   type IOptions,
   isRecoverableError,
 } from 'etcd3';
-import { EtcdLeaseLostError, EtcdRequestError, EtcdTlsError, EtcdUnavailableError } from './errors.js';
 
 /** What Node's TLS and gRPC say when a certificate does not verify (codes and messages). */
 const TLS_FAILURE =
@@ -42,7 +42,7 @@ class NoAnswer extends Error {}
 /**
  * One etcd client plus the rules for talking to it: every call is bounded by `timeoutMs` (a
  * gRPC deadline, and a timer in case the library itself stalls), and its failures are sorted
- * into EtcdUnavailableError (waiting may help) and EtcdRequestError (it will not).
+ * into LeaseStoreUnavailableError (waiting may help) and LeaseStoreRefusedError (it will not).
  */
 export class Connection {
   readonly client: Etcd3;
@@ -97,9 +97,12 @@ export class Connection {
   }
 
   translate(what: string, raw: unknown, ms: number): Error {
-    if (raw instanceof EtcdLeaseLostError || raw instanceof EtcdUnavailableError) return raw;
+    if (raw instanceof LeaseLostError || raw instanceof LeaseStoreUnavailableError) return raw;
     if (raw instanceof StoreTimeout) {
-      return new EtcdUnavailableError(`${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)`);
+      return new LeaseStoreUnavailableError(
+        'etcd',
+        `${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)`,
+      );
     }
     // Unary calls come back typed; errors on streams come as gRPC's plain Error with a status code.
     const error =
@@ -107,21 +110,24 @@ export class Connection {
         ? castGrpcError(raw)
         : raw;
     if (error instanceof EtcdLeaseInvalidError) {
-      return new EtcdLeaseLostError(
+      return new LeaseLostError(
+        'etcd',
         'lease-expired',
         `${what}: etcd no longer knows the lease (it expired or was revoked)`,
-        {
-          cause: error,
-        },
+        { cause: error },
       );
     }
     const message = errorText(error);
     // gRPC reports a certificate that does not verify as UNAVAILABLE ("no connection
     // established"), which would read as "etcd is down, wait": it is a setup error instead.
     if (isTlsFailure(error) || isTlsFailure(raw)) {
-      return new EtcdTlsError(`${what}: the TLS connection to ${this.#where} failed: ${message}`, {
-        cause: error,
-      });
+      return new LeaseStoreRefusedError(
+        'etcd',
+        `${what}: the TLS connection to ${this.#where} failed: ${message}`,
+        {
+          cause: error,
+        },
+      );
     }
     if (
       error instanceof NoAnswer ||
@@ -129,9 +135,13 @@ export class Connection {
       isBrokenCircuit(error) ||
       (error instanceof Error && isRecoverableError(error))
     ) {
-      return new EtcdUnavailableError(`${what}: ${this.#where} is unavailable: ${message}`, { cause: error });
+      return new LeaseStoreUnavailableError('etcd', `${what}: ${this.#where} is unavailable: ${message}`, {
+        cause: error,
+      });
     }
-    return new EtcdRequestError(`${what}: ${this.#where} refused: ${message}`, { cause: error });
+    return new LeaseStoreRefusedError('etcd', `${what}: ${this.#where} refused: ${message}`, {
+      cause: error,
+    });
   }
 
   /** Grants a lease; returns its ID (a decimal string, as etcd3 gives int64) and granted TTL in ms. */
@@ -141,13 +151,15 @@ export class Connection {
       (options) => this.client.leaseClient.leaseGrant({ TTL: ttlSeconds, ID: 0 }, options),
       budgetMs,
     );
-    if (response.error) throw new EtcdRequestError(`granting a lease: etcd refused: ${response.error}`);
+    if (response.error) {
+      throw new LeaseStoreRefusedError('etcd', `granting a lease: etcd refused: ${response.error}`);
+    }
     return { id: response.ID, ttlMs: Number(response.TTL) * 1000 };
   }
 
   /**
    * One keepalive on a stream of its own (etcd3's streaming loop only notices a dead lease a
-   * TTL late). Resolves when etcd confirms the lease alive; EtcdLeaseLostError when etcd says it
+   * TTL late). Resolves when etcd confirms the lease alive; LeaseLostError when etcd says it
    * is gone (TTL 0).
    */
   keepalive(leaseId: string, budgetMs: number): Promise<void> {
@@ -177,7 +189,8 @@ export class Connection {
           opened.write({ ID: leaseId });
         });
         if (Number(reply.TTL) <= 0) {
-          throw new EtcdLeaseLostError(
+          throw new LeaseLostError(
+            'etcd',
             'lease-expired',
             `etcd says lease ${leaseId} no longer exists (it expired or was revoked)`,
           );
@@ -205,7 +218,7 @@ export class Connection {
         this.client.leaseClient.leaseRevoke({ ID: leaseId }, options),
       );
     } catch (error) {
-      if (error instanceof EtcdLeaseLostError) return;
+      if (error instanceof LeaseLostError) return;
       throw error;
     }
   }

@@ -2,6 +2,9 @@
 // @ids that depends on etcd3 (and so on gRPC).
 
 export { RecordedTimeWait } from '@ids/machine-lease';
+// The lease errors are one family across stores (`store: 'etcd'` here): the very classes
+// of @ids/machine-lease, which every store package re-exports.
+export * from '@ids/machine-lease/errors';
 export { type EtcdMachineIdCheck, etcdCheckMachineId } from './check.js';
 export {
   type EtcdMachineIdClaim,
@@ -9,18 +12,7 @@ export {
   type EtcdMachineIdProvider,
   etcdMachineId,
 } from './claim.js';
-export {
-  CorruptClaimError,
-  EtcdLeaseLostError,
-  EtcdOptionError,
-  EtcdRequestError,
-  EtcdTlsError,
-  EtcdUnavailableError,
-  type LeaseLossKind,
-  MachineBitsMismatchError,
-  MachineIdSpaceFullError,
-  RecordedTimeAheadError,
-} from './errors.js';
+export { EtcdOptionError } from './errors.js';
 export type { Owner } from './keys.js';
 export {
   DEFAULT_ENDPOINT,

@@ -1,6 +1,6 @@
 import { received } from '@ids/engine/internal';
-import { type Owner, readOwner, readRecordedTime } from '@ids/machine-lease';
-import { CorruptClaimError } from './errors.js';
+import { LeaseCorruptClaimError } from '@ids/machine-lease';
+import { type Owner, readOwner, readRecordedTime } from '@ids/machine-lease/internal';
 
 /**
  * The keys under a prefix P:
@@ -34,7 +34,8 @@ export class Keys {
   idOf(key: string): number {
     const tail = key.slice(this.prefix.length + 1);
     if (!/^(0|[1-9]\d{0,9})$/.test(tail)) {
-      throw new CorruptClaimError(
+      throw new LeaseCorruptClaimError(
+        'etcd',
         key,
         `the key ${JSON.stringify(key)} under the claim prefix is not <prefix>/<machine id>: expected a decimal integer after ${this.prefix}/, received ${received(tail)}`,
       );
@@ -43,18 +44,19 @@ export class Keys {
   }
 }
 
-export { currentOwner, type Owner } from '@ids/machine-lease';
+export { currentOwner, type Owner } from '@ids/machine-lease/internal';
 
 function text(value: Uint8Array): string {
   return Buffer.from(value).toString('utf8');
 }
 
-/** Reads a claim's value; anything this package would not have written is CorruptClaimError. */
+/** Reads a claim's value; anything this package would not have written is LeaseCorruptClaimError. */
 export function parseOwner(key: string, value: Uint8Array): Owner {
   const raw = text(value);
   const o = readOwner(raw);
   if (o === undefined) {
-    throw new CorruptClaimError(
+    throw new LeaseCorruptClaimError(
+      'etcd',
       key,
       `the claim ${key} holds ${received(raw)}: expected the JSON identity of its holder ({"host":...,"pid":...,"started":...}); remove the key or use another prefix`,
     );
@@ -62,7 +64,7 @@ export function parseOwner(key: string, value: Uint8Array): Owner {
   return { host: o.host, pid: o.pid, started: o.started };
 }
 
-/** Reads a recorded time (decimal Unix ms); anything else is CorruptClaimError. */
+/** Reads a recorded time (decimal Unix ms); anything else is LeaseCorruptClaimError. */
 export function parseTime(key: string, value: Uint8Array): number {
-  return readRecordedTime(key, text(value), (at, message) => new CorruptClaimError(at, message));
+  return readRecordedTime('etcd', key, text(value));
 }

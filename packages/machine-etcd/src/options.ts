@@ -5,7 +5,7 @@ import {
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,
-} from '@ids/machine-lease';
+} from '@ids/machine-lease/internal';
 import type { Etcd3, IOptions } from 'etcd3';
 import { EtcdOptionError } from './errors.js';
 
@@ -22,7 +22,7 @@ export interface EtcdOptions {
    * etcd client URLs (`http://host:port` or `https://host:port`, all of one scheme), as an array
    * or a comma-separated string. Default: the `ETCD_ENDPOINTS` environment variable, else
    * `http://127.0.0.1:2379`. A malformed URL is EtcdOptionError; an unreachable one gives
-   * EtcdUnavailableError within `timeoutMs`.
+   * LeaseStoreUnavailableError within `timeoutMs`.
    */
   readonly endpoints?: string | readonly string[];
   /** TLS material, passed to etcd3 as is (`rootCertificate`, `privateKey`, `certChain`). Default: none. */
@@ -55,12 +55,12 @@ export interface EtcdOptions {
   readonly keepaliveIntervalMs?: number;
   /**
    * The longest any exchange with etcd may take (connecting, claiming, a keepalive, a record), in
-   * ms, above 0. Default 3,000. Past it the call fails with EtcdUnavailableError.
+   * ms, above 0. Default 3,000. Past it the call fails with LeaseStoreUnavailableError.
    */
   readonly timeoutMs?: number;
   /**
    * The width of the machine field this fleet uses, 0 to 30. Default: whatever the generator
-   * says. When given, a generator with another width is refused with MachineBitsMismatchError.
+   * says. When given, a generator with another width is refused with LeaseBitsMismatchError.
    */
   readonly bits?: number;
 }

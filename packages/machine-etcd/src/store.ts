@@ -1,7 +1,7 @@
 import { setLongTimeout } from '@ids/engine/internal';
-import type { Attempt, Granted, LeaseStore, Watch } from '@ids/machine-lease';
+import type { Attempt, LeaseStore } from '@ids/machine-lease';
+import type { Granted, Watch } from '@ids/machine-lease/internal';
 import type { Connection } from './connection.js';
-import { etcdErrors } from './errors.js';
 import { currentOwner, Keys, parseOwner, parseTime } from './keys.js';
 
 /** Claim keys read per request while listing (etcd answers a few hundred KB at most). */
@@ -14,7 +14,6 @@ const PAGE = 1000;
  */
 export class EtcdStore implements LeaseStore {
   readonly name = 'etcd';
-  readonly errors = etcdErrors;
   readonly keys: Keys;
   readonly #conn: Connection;
   readonly #owner = JSON.stringify(currentOwner());
@@ -50,7 +49,7 @@ export class EtcdStore implements LeaseStore {
    * reads the recorded time (so a claim costs one round trip). A key that already carries our
    * lease is ours: a retried request whose first try committed but whose answer was lost.
    *
-   * @throws CorruptClaimError when the key, or the recorded time of an ID we get, holds garbage.
+   * @throws LeaseCorruptClaimError when the key, or the recorded time of an ID we get, holds garbage.
    */
   async tryCreate(leaseId: string, id: number): Promise<Attempt> {
     const client = this.#conn.client;
@@ -82,7 +81,7 @@ export class EtcdStore implements LeaseStore {
    * Every ID held under the prefix, read page by page, keys only: which IDs are taken is all a
    * listing is for, and near a full field many claimers list at once. A value holding garbage
    * is reported by whichever probe or check reads it; a key name that is not `<prefix>/<id>`
-   * is reported here (CorruptClaimError).
+   * is reported here (LeaseCorruptClaimError).
    */
   async listTaken(): Promise<Set<number>> {
     const { keys } = this;

@@ -2,7 +2,7 @@
 // machine-lease/test/not-before.ts for the cases).
 import { describe } from 'vitest';
 import { notBeforeCases } from '../../machine-lease/test/not-before.js';
-import { EtcdOptionError, etcdMachineId, RecordedTimeAheadError, RecordedTimeWait } from '../src/index.js';
+import { EtcdOptionError, etcdMachineId, LeaseTimeAheadError, RecordedTimeWait } from '../src/index.js';
 import { canStartEtcd, etcdForSuite, freshPrefix } from './helpers.js';
 
 describe.skipIf(!canStartEtcd)('a recorded time ahead of the clock (etcd)', () => {
@@ -20,6 +20,7 @@ describe.skipIf(!canStartEtcd)('a recorded time ahead of the clock (etcd)', () =
     claimed: async (prefix) => (await suite.admin.get(`${prefix}/0`).string()) !== null,
     optionError: EtcdOptionError,
     notice: RecordedTimeWait,
-    timeAhead: RecordedTimeAheadError,
+    timeAhead: LeaseTimeAheadError,
+    name: 'etcd',
   });
 });

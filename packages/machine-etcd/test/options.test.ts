@@ -2,12 +2,7 @@
 import { IdsError, MachineIdProviderError, resolveMachineId } from '@ids/engine';
 import { Etcd3 } from 'etcd3';
 import { describe, expect, it } from 'vitest';
-import {
-  EtcdOptionError,
-  etcdCheckMachineId,
-  etcdMachineId,
-  MachineBitsMismatchError,
-} from '../src/index.js';
+import { EtcdOptionError, etcdCheckMachineId, etcdMachineId, LeaseBitsMismatchError } from '../src/index.js';
 import { parseEndpoints } from '../src/options.js';
 import { layoutWith } from './helpers.js';
 
@@ -128,10 +123,10 @@ describe('bad options: a typed error that says which option and what it received
     const attempt = resolveMachineId(layoutWith(16), provider);
     await expect(attempt).rejects.toBeInstanceOf(MachineIdProviderError);
     const cause = await attempt.catch((e: Error) => e.cause);
-    expect(cause).toBeInstanceOf(MachineBitsMismatchError);
+    expect(cause).toBeInstanceOf(LeaseBitsMismatchError);
     expect((cause as Error).message).toMatch(
       /set up for a 10-bit machine field \(bits: 10\), but the generator's field has 16 bits/,
     );
-    expect((cause as MachineBitsMismatchError).code).toBe('ERR_IDS_ETCD_BITS_MISMATCH');
+    expect((cause as LeaseBitsMismatchError).code).toBe('ERR_IDS_LEASE_BITS_MISMATCH');
   });
 });

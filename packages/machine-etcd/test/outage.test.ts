@@ -4,10 +4,10 @@ import { GeneratorClosedError, IdGenerator, MachineIdLostError } from '@ids/engi
 import { type ProxyMode, startEtcd, TcpProxy } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import {
-  EtcdLeaseLostError,
   type EtcdMachineIdClaim,
-  EtcdUnavailableError,
   etcdMachineId,
+  LeaseLostError,
+  LeaseStoreUnavailableError,
 } from '../src/index.js';
 import {
   aborted,
@@ -77,8 +77,8 @@ describe.skipIf(!canStartEtcd)('etcd stopped mid-run', () => {
     await etcd.members[0]!.stop();
     const fencedAt = await aborted(held.signal);
     expect(fencedAt).toBeLessThan((await budget) + 50);
-    const reason = held.signal.reason as EtcdLeaseLostError;
-    expect(reason).toBeInstanceOf(EtcdLeaseLostError);
+    const reason = held.signal.reason as LeaseLostError;
+    expect(reason).toBeInstanceOf(LeaseLostError);
     expect(['keepalive-failed', 'deadline']).toContain(reason.kind);
     await sleep(TTL_MS + 500); // down for longer than the TTL
 
@@ -122,8 +122,10 @@ describe.skipIf(!canStartEtcd)('closing while etcd is down', () => {
     const budget = timerRuns(timing.timeoutMs * 2 + 500);
     const error = await failure(gen.close());
     expect(performance.now()).toBeLessThan(await budget);
-    expect(error).toBeInstanceOf(EtcdUnavailableError);
-    expect(error.message).toMatch(/releasing machine ID \d+: the lease could not be revoked .* within 2 s/);
+    expect(error).toBeInstanceOf(LeaseStoreUnavailableError);
+    expect(error.message).toMatch(
+      /^etcd: releasing machine ID \d+: the lease could not be revoked .* within 2 s/,
+    );
     await expect(gen.nextId()).rejects.toBeInstanceOf(GeneratorClosedError);
   });
 });
@@ -192,7 +194,7 @@ describe.skipIf(!canStartEtcd)('a partition between one client and etcd (a loopb
       expect(new Set(all).size).toBe(all.length);
       expect(genA.decompose(lastA.id).machine).toBe(genB.decompose(firstB.id).machine);
       expect(firstB.id).toBeGreaterThan(lastA.id);
-      const reason = a.signal.reason as EtcdLeaseLostError;
+      const reason = a.signal.reason as LeaseLostError;
       if (mode === 'blackhole') {
         // The watchdog at the deadline, or the keepalive in flight, whose own time runs out there too.
         expect(['deadline', 'keepalive-failed']).toContain(reason.kind);

@@ -5,7 +5,7 @@ import { IdGenerator, MachineIdLostError } from '@ids/engine';
 import { startEtcd } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
-import { type EtcdLeaseLostError, etcdMachineId } from '../src/index.js';
+import { etcdMachineId, type LeaseLostError } from '../src/index.js';
 import { canStartEtcd, freshPrefix, layoutWith, sleep, until } from './helpers.js';
 
 describe.skipIf(!canStartEtcd)('renewal, on an injected clock', () => {
@@ -38,7 +38,7 @@ describe.skipIf(!canStartEtcd)('renewal, on an injected clock', () => {
       scheduler.requested.length = 0;
       await scheduler.advance(1000); // the next beat
       await until(() => claim.signal.aborted, 5000, 'the fence');
-      expect((claim.signal.reason as EtcdLeaseLostError).kind).toBe('keepalive-failed');
+      expect((claim.signal.reason as LeaseLostError).kind).toBe('keepalive-failed');
       await expect(gen.nextId()).rejects.toBeInstanceOf(MachineIdLostError);
 
       // The generator asked for renewal; each failed attempt waits on the fake clock.

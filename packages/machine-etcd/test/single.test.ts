@@ -16,13 +16,13 @@ import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
 import {
-  CorruptClaimError,
-  EtcdLeaseLostError,
-  EtcdUnavailableError,
   etcdCheckMachineId,
-  MachineBitsMismatchError,
-  MachineIdSpaceFullError,
-  RecordedTimeAheadError,
+  LeaseBitsMismatchError,
+  LeaseCorruptClaimError,
+  LeaseLostError,
+  LeaseSpaceFullError,
+  LeaseStoreUnavailableError,
+  LeaseTimeAheadError,
 } from '../src/index.js';
 import {
   aborted,
@@ -100,8 +100,8 @@ describe('etcdCheckMachineId', () => {
       const signal = check.signal;
       await suite.admin.leaseClient.leaseRevoke({ ID: lease! });
       await aborted(signal);
-      expect(signal.reason).toBeInstanceOf(EtcdLeaseLostError);
-      expect((signal.reason as EtcdLeaseLostError).kind).toBe('lease-expired');
+      expect(signal.reason).toBeInstanceOf(LeaseLostError);
+      expect((signal.reason as LeaseLostError).kind).toBe('lease-expired');
       // A later call takes a new lease.
       expect(await check(3)).toBe(true);
       expect(await leaseOf(`${prefix}/3`)).not.toBe(lease);
@@ -110,15 +110,15 @@ describe('etcdCheckMachineId', () => {
     }
   });
 
-  it('a key holding garbage: CorruptClaimError naming the key and what it holds', async () => {
+  it('a key holding garbage: LeaseCorruptClaimError naming the key and what it holds', async () => {
     const prefix = freshPrefix('check-garbage');
     await suite.admin.put(`${prefix}/9`).value('banana');
     const check = etcdCheckMachineId({ endpoints: suite.server.endpoints, prefix, ...fast });
     try {
       const error = await failure(check(9));
-      expect(error).toBeInstanceOf(CorruptClaimError);
-      expect((error as CorruptClaimError).code).toBe('ERR_IDS_ETCD_CORRUPT_KEY');
-      expect((error as CorruptClaimError).key).toBe(`${prefix}/9`);
+      expect(error).toBeInstanceOf(LeaseCorruptClaimError);
+      expect((error as LeaseCorruptClaimError).code).toBe('ERR_IDS_LEASE_CORRUPT_CLAIM');
+      expect((error as LeaseCorruptClaimError).key).toBe(`${prefix}/9`);
       expect((error as Error).message).toMatch(
         /holds "banana" \(string\): expected the JSON identity of its holder/,
       );
@@ -233,15 +233,15 @@ describe('etcdMachineId', () => {
     }
   });
 
-  it('a full field: MachineIdSpaceFullError saying so', async () => {
+  it('a full field: LeaseSpaceFullError saying so', async () => {
     const prefix = freshPrefix('full');
     await expectFullField(
       (layout) => claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast }),
-      MachineIdSpaceFullError,
+      LeaseSpaceFullError,
     );
   });
 
-  it('garbage under the prefix (a value, a key name, a recorded time): CorruptClaimError naming the key', async () => {
+  it('garbage under the prefix (a value, a key name, a recorded time): LeaseCorruptClaimError naming the key', async () => {
     const layout = layoutWith(1);
     const valueGarbage = freshPrefix('garbage-value');
     await suite.admin.put(`${valueGarbage}/0`).value('{"not":"an owner"}');
@@ -249,8 +249,8 @@ describe('etcdMachineId', () => {
     const e1 = await failure(
       claim(layout, { endpoints: suite.server.endpoints, prefix: valueGarbage, ...fast }),
     );
-    expect(e1.cause).toBeInstanceOf(CorruptClaimError);
-    expect((e1.cause as CorruptClaimError).key).toBe(`${valueGarbage}/0`);
+    expect(e1.cause).toBeInstanceOf(LeaseCorruptClaimError);
+    expect((e1.cause as LeaseCorruptClaimError).key).toBe(`${valueGarbage}/0`);
     expect((e1.cause as Error).message).toMatch(/holds "\{\\"not\\":\\"an owner\\"\}"/);
 
     const nameGarbage = freshPrefix('garbage-name');
@@ -262,7 +262,7 @@ describe('etcdMachineId', () => {
         probes: 0,
       }),
     );
-    expect(e2.cause).toBeInstanceOf(CorruptClaimError);
+    expect(e2.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((e2.cause as Error).message).toMatch(/is not <prefix>\/<machine id>.*received "00"/);
 
     const timeGarbage = freshPrefix('garbage-time');
@@ -270,7 +270,7 @@ describe('etcdMachineId', () => {
     const e3 = await failure(
       claim(layoutWith(0), { endpoints: suite.server.endpoints, prefix: timeGarbage }),
     );
-    expect(e3.cause).toBeInstanceOf(CorruptClaimError);
+    expect(e3.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((e3.cause as Error).message).toMatch(
       /recorded time .*time\/0 holds "yesterday".*decimal Unix milliseconds/,
     );
@@ -278,14 +278,14 @@ describe('etcdMachineId', () => {
     expect(await suite.admin.get(`${timeGarbage}/0`).string()).toBeNull();
   });
 
-  it('a claim under the prefix wider than the field: MachineBitsMismatchError', async () => {
+  it('a claim under the prefix wider than the field: LeaseBitsMismatchError', async () => {
     const prefix = freshPrefix('wider');
     for (const id of [0, 1, 2, 3]) await suite.admin.put(`${prefix}/${id}`).value(identity());
     await suite.admin.put(`${prefix}/5000`).value(identity());
     const error = await failure(
       claim(layoutWith(2), { endpoints: suite.server.endpoints, prefix, probes: 0 }),
     );
-    expect(error.cause).toBeInstanceOf(MachineBitsMismatchError);
+    expect(error.cause).toBeInstanceOf(LeaseBitsMismatchError);
     expect((error.cause as Error).message).toMatch(
       /machine ID 5000, which does not fit a 2-bit machine field/,
     );
@@ -304,7 +304,7 @@ describe('etcdMachineId', () => {
     // With a true clock, an hour behind the recorded time: refuses rather than reissue (the
     // claim gives up past maxNotBeforeWaitMs, the TTL plus a minute by default).
     const second = await failure(claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast }));
-    expect(second.cause).toBeInstanceOf(RecordedTimeAheadError);
+    expect(second.cause).toBeInstanceOf(LeaseTimeAheadError);
 
     // A holder whose clock is just behind waits for the recorded tick to pass (on its injected
     // clock), then continues above it.
@@ -343,10 +343,10 @@ describe('etcdMachineId', () => {
     const before = await gen.nextId();
     await suite.admin.delete().key(held.key);
     await aborted(held.signal);
-    expect((held.signal.reason as EtcdLeaseLostError).kind).toBe('key-lost');
+    expect((held.signal.reason as LeaseLostError).kind).toBe('key-lost');
     const refused = await failure(gen.nextId());
     expect(refused).toBeInstanceOf(MachineIdLostError);
-    expect((refused as Error).message).toMatch(/no longer held: the claim .* was deleted/);
+    expect((refused as Error).message).toMatch(/no longer held: etcd: the claim .* was deleted/);
     let after = 0n;
     await until(
       async () => {
@@ -399,13 +399,13 @@ describe('etcdMachineId', () => {
     await gen.nextId();
     await suite.admin.leaseClient.leaseRevoke({ ID: held.leaseId });
     await aborted(held.signal);
-    expect(['lease-expired', 'key-lost']).toContain((held.signal.reason as EtcdLeaseLostError).kind);
+    expect(['lease-expired', 'key-lost']).toContain((held.signal.reason as LeaseLostError).kind);
     await until(async () => (await gen.nextId().catch(() => 0n)) > 0n, 5000, 'the generator to resume');
     await gen.close();
   });
 });
 
-describe('an etcd that cannot be reached: EtcdUnavailableError within timeoutMs, never a hang', () => {
+describe('an etcd that cannot be reached: LeaseStoreUnavailableError within timeoutMs, never a hang', () => {
   let silent: Server;
   let silentUrl: string;
   beforeAll(async () => {
@@ -424,8 +424,8 @@ describe('an etcd that cannot be reached: EtcdUnavailableError within timeoutMs,
     const t0 = performance.now();
     const error = await failure(claim(layoutWith(8), { endpoints, timeoutMs: 1500 }));
     expect(performance.now() - t0).toBeLessThan(1500 + 500);
-    expect(error.cause).toBeInstanceOf(EtcdUnavailableError);
-    expect((error.cause as EtcdUnavailableError).code).toBe('ERR_IDS_ETCD_UNAVAILABLE');
+    expect(error.cause).toBeInstanceOf(LeaseStoreUnavailableError);
+    expect((error.cause as LeaseStoreUnavailableError).code).toBe('ERR_IDS_LEASE_STORE_UNAVAILABLE');
     expect((error.cause as Error).message).toMatch(new RegExp(`granting a lease: etcd at ${endpoints}`));
   });
 
@@ -439,8 +439,8 @@ describe('an etcd that cannot be reached: EtcdUnavailableError within timeoutMs,
       const elapsed = performance.now() - t0;
       expect(elapsed).toBeGreaterThanOrEqual(900);
       expect(elapsed).toBeLessThan(1000 + 500);
-      const cause = error instanceof EtcdUnavailableError ? error : (error as Error).cause;
-      expect(cause).toBeInstanceOf(EtcdUnavailableError);
+      const cause = error instanceof LeaseStoreUnavailableError ? error : (error as Error).cause;
+      expect(cause).toBeInstanceOf(LeaseStoreUnavailableError);
       expect((cause as Error).message).toMatch(/did not answer within 1000 ms|unavailable/);
     }
   });

@@ -1,12 +1,12 @@
 // etcd over TLS with a self-signed CA made here by openssl: trusted, the claim works; not
-// trusted, the error is EtcdTlsError (a setup error), not EtcdUnavailableError ("wait").
+// trusted, the error is LeaseStoreRefusedError (a setup error), not LeaseStoreUnavailableError ("wait").
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MachineIdProviderError } from '@ids/engine';
 import { freePort, hasOpenssl, selfSignedTls, type TestTls } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EtcdTlsError } from '../src/index.js';
+import { LeaseStoreRefusedError } from '../src/index.js';
 import { canStartEtcd, claim, failure, freshPrefix, layoutWith, sleep } from './helpers.js';
 
 describe.skipIf(!canStartEtcd || !hasOpenssl())('etcd over TLS', () => {
@@ -49,7 +49,7 @@ describe.skipIf(!canStartEtcd || !hasOpenssl())('etcd over TLS', () => {
     tls?.remove();
   });
 
-  it('trusted CA: claims; untrusted: EtcdTlsError (ERR_IDS_ETCD_TLS) within the timeout, not EtcdUnavailableError', async () => {
+  it('trusted CA: claims; untrusted: LeaseStoreRefusedError (ERR_IDS_LEASE_STORE_REFUSED) within the timeout, not LeaseStoreUnavailableError', async () => {
     const layout = layoutWith(4);
     const rootCertificate = readFileSync(tls.caFile);
     const held = await claim(layout, {
@@ -65,8 +65,8 @@ describe.skipIf(!canStartEtcd || !hasOpenssl())('etcd over TLS', () => {
     );
     expect(performance.now() - t0).toBeLessThan(3000);
     expect(error).toBeInstanceOf(MachineIdProviderError);
-    expect(error.cause).toBeInstanceOf(EtcdTlsError);
-    expect((error.cause as EtcdTlsError).code).toBe('ERR_IDS_ETCD_TLS');
+    expect(error.cause).toBeInstanceOf(LeaseStoreRefusedError);
+    expect((error.cause as LeaseStoreRefusedError).code).toBe('ERR_IDS_LEASE_STORE_REFUSED');
     console.log(`untrusted TLS: ${(error.cause as Error).message}`);
   });
 });

@@ -1,3 +1,4 @@
+import { LeaseBitsMismatchError, LeaseSpaceFullError } from './errors.js';
 import type { Attempt, LeaseStore } from './store.js';
 
 function randomBelow(n: number): number {
@@ -32,7 +33,8 @@ export async function listTaken(store: LeaseStore, bits: number): Promise<Set<nu
   const taken = await store.listTaken();
   for (const id of taken) {
     if (id >= 2 ** bits) {
-      throw store.errors.bitsMismatch(
+      throw new LeaseBitsMismatchError(
+        store.name,
         `${store.claimKey(id)} holds machine ID ${id}, which does not fit a ${bits}-bit machine field (0 to ${2 ** bits - 1}): another fleet with a wider field uses ${store.where}; give this one its own prefix`,
       );
     }
@@ -48,7 +50,7 @@ export interface AllocateOptions {
   readonly probes: number;
   /** Tried first (the ID held before a lost lease), when it fits. */
   readonly preferred?: number;
-  /** The only ID to try (the user chose it): taken means the store's space-full error. */
+  /** The only ID to try (the user chose it): taken means LeaseSpaceFullError. */
   readonly only?: number;
   /** Called between round trips; throws to stop (the lease was lost meanwhile). */
   readonly stillValid: () => void;
@@ -61,7 +63,7 @@ export interface AllocateOptions {
  * taken and tries the free IDs in random order, which spreads concurrent claimers over
  * different IDs. Lists again if others took them all meanwhile.
  *
- * @throws the store's space-full error when every ID is held.
+ * @throws LeaseSpaceFullError when every ID is held.
  */
 export async function allocate(
   store: LeaseStore,
@@ -79,7 +81,8 @@ export async function allocate(
   if (options.only !== undefined) {
     const got = await attempt(options.only);
     if (got) return got;
-    throw store.errors.spaceFull(
+    throw new LeaseSpaceFullError(
+      store.name,
       `machine ID ${options.only} is held by another process (${store.claimKey(options.only)}); it is the only ID this claim may take`,
     );
   }
@@ -108,7 +111,8 @@ export async function allocate(
     if (free === 0) break;
   }
   const field = `${space.toLocaleString('en-US')} IDs of the ${options.bits}-bit field under ${store.where}`;
-  throw store.errors.spaceFull(
+  throw new LeaseSpaceFullError(
+    store.name,
     free === 0
       ? `every machine ID is held: all ${field} have a live lease; widen the field or wait for a holder to leave`
       : `no machine ID could be claimed: of the ${field}, each one seen free was taken by another claimer first, 8 times over`,

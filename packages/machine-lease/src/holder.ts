@@ -1,9 +1,15 @@
-import type { MachineIdClaim } from '@ids/engine';
+import { InvalidArgumentError, type MachineIdClaim } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { allocate } from './allocate.js';
+import {
+  LeaseLostError,
+  LeaseSpaceFullError,
+  LeaseStoreUnavailableError,
+  LeaseTimeAheadError,
+} from './errors.js';
 import type { Scheduler } from './keeper.js';
 import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
-import type { Attempt, LeaseLost, LeaseStore, Watch } from './store.js';
+import type { Attempt, LeaseStore, Watch } from './store.js';
 
 /** What a holder needs beyond the lease timing: how to find and record an ID. */
 export interface CheckedHolderOptions extends LeaseTiming {
@@ -43,7 +49,7 @@ export class RecordedTimeWait extends Error {
 
 /** A machine ID held through a lease in some store; the generator watches it (see MachineIdClaim). */
 export interface LeasedClaim extends MachineIdClaim {
-  /** Aborts, with the store's lost-lease error as reason, when the lease can no longer be trusted, or on release. */
+  /** Aborts, with a LeaseLostError as reason, when the lease can no longer be trusted, or on release. */
   readonly signal: AbortSignal;
   /** The claim's key in the store. */
   readonly key: string;
@@ -63,13 +69,22 @@ export interface LeasedClaim extends MachineIdClaim {
   renew(): Promise<LeasedClaim>;
   /**
    * Waits for pending records, cancels the watch, stops keepalives, revokes the lease and
-   * closes the store. Idempotent; rejects with the store's unavailable error when the lease
+   * closes the store. Idempotent; rejects with LeaseStoreUnavailableError when the lease
    * could not be revoked (it then expires within the TTL).
    */
   release(): Promise<void>;
 }
 
 const never = new Promise<never>(() => undefined);
+
+/** Whether renewing should retry after `error` (unreachable, lost, full) rather than give up. */
+function isTransient(error: unknown): boolean {
+  return (
+    error instanceof LeaseStoreUnavailableError ||
+    error instanceof LeaseLostError ||
+    error instanceof LeaseSpaceFullError
+  );
+}
 
 /**
  * Holds one machine ID for one generator on any LeaseStore: a lease, the keeper that keeps it
@@ -140,7 +155,7 @@ export class Holder {
    * long that can still be. Otherwise, a time an earlier holder recorded ahead of this clock
    * (its clock ran ahead, or it recorded a horizon) is waited out here, said once and bounded
    * by maxNotBeforeWaitMs, rather than left to the generator's clock-backwards bound.
-   * @throws the store's timeAhead error past the bound.
+   * @throws LeaseTimeAheadError past the bound.
    */
   #waitBeforeIssuing(id: number, attempt: Extract<Attempt, { held: true }>): number {
     if (attempt.quarantineMs !== undefined && attempt.quarantineMs > 0) return attempt.quarantineMs;
@@ -152,7 +167,8 @@ export class Holder {
     const max = this.#settings.maxNotBeforeWaitMs;
     const recorded = `the time recorded for machine ID ${id} in ${this.#store.name} (${new Date(attempt.notBefore).toISOString()})`;
     if (waitMs > max) {
-      throw this.#store.errors.timeAhead(
+      throw new LeaseTimeAheadError(
+        this.#store.name,
         `${recorded} is ${waitMs} ms ahead of this host's clock (${new Date(now).toISOString()}): expected at most maxNotBeforeWaitMs = ${max} ms. An earlier holder's clock ran ahead, or the record was written by hand: check the clocks, or raise maxNotBeforeWaitMs`,
       );
     }
@@ -167,8 +183,8 @@ export class Holder {
     return waitMs;
   }
 
-  #releasedError(): LeaseLost {
-    return this.#store.errors.lost('released', 'the claim was released while claiming');
+  #releasedError(): LeaseLostError {
+    return new LeaseLostError(this.#store.name, 'released', 'the claim was released while claiming');
   }
 
   #stillValid(lease: Lease): void {
@@ -205,11 +221,11 @@ export class Holder {
   #startWatch(lease: Lease, id: number, revision: string): void {
     const key = this.#store.claimKey(id);
     this.#watch = this.#store.watch?.(lease.id, id, revision, (what) =>
-      lease.keeper.fence(this.#store.errors.lost('key-lost', `the claim ${key} was ${what}`)),
+      lease.keeper.fence(new LeaseLostError(this.#store.name, 'key-lost', `the claim ${key} was ${what}`)),
     );
   }
 
-  #onLost(lease: Lease, reason: LeaseLost): void {
+  #onLost(lease: Lease, reason: LeaseLostError): void {
     if (this.#lease !== lease) return;
     void this.#cancelWatch();
     const controller = this.#controller;
@@ -225,7 +241,7 @@ export class Holder {
   #record(claim: LeasedClaim, lease: Lease, timeMs: number): Promise<void> {
     if (!Number.isFinite(timeMs)) {
       return Promise.reject(
-        this.#store.errors.option('record', `expected Unix milliseconds, received ${received(timeMs)}`),
+        new InvalidArgumentError(`record: expected Unix milliseconds, received ${received(timeMs)}`),
       );
     }
     // A fenced or replaced claim records nothing: its lease may already be someone else's ID.
@@ -243,7 +259,8 @@ export class Holder {
     if (value <= this.#written || lease.keeper.lost) return;
     if (!(await this.#store.writeTime(lease.id, id, value))) {
       lease.keeper.fence(
-        this.#store.errors.lost(
+        new LeaseLostError(
+          this.#store.name,
           'key-lost',
           `the claim ${this.#store.claimKey(id)} no longer carries lease ${lease.id}`,
         ),
@@ -296,7 +313,7 @@ export class Holder {
         return await this.#recoverOnce();
       } catch (error) {
         if (this.#released) return undefined;
-        if (!this.#store.errors.transient(error)) throw error;
+        if (!isTransient(error)) throw error;
       }
       await this.#pause(pause);
       pause = Math.min(pause * 2, 2000);
@@ -328,7 +345,7 @@ export class Holder {
           return this.#issue(lease, undefined, held.revision);
         }
       } catch (error) {
-        if (!this.#store.errors.isLost(error)) throw error;
+        if (!(error instanceof LeaseLostError)) throw error;
       }
     }
     if (old) {
@@ -346,7 +363,7 @@ export class Holder {
       const lease = this.#lease;
       this.#lease = undefined;
       lease?.keeper.stop();
-      this.#controller?.abort(this.#store.errors.lost('released', 'the claim was released'));
+      this.#controller?.abort(new LeaseLostError(this.#store.name, 'released', 'the claim was released'));
       // Records first: their writes are guarded by the lease that is about to go.
       await this.#writes;
       await this.#cancelWatch();
@@ -360,7 +377,8 @@ export class Holder {
       }
       this.#store.close();
       if (failure) {
-        throw this.#store.errors.unavailable(
+        throw new LeaseStoreUnavailableError(
+          this.#store.name,
           `releasing machine ID ${this.#id}: the lease could not be revoked (${(failure as Error).message}); ${this.#store.name} frees the ID when the lease expires, within ${this.#settings.ttlSeconds} s`,
           { cause: failure },
         );

@@ -1,6 +1,6 @@
 import { errorText } from '@ids/engine';
 import { setLongTimeout } from '@ids/engine/internal';
-import type { LeaseErrors, LeaseLost } from './store.js';
+import { LeaseLostError } from './errors.js';
 
 /**
  * Monotonic time in ms and one-shot timers: where the keeper reads the time and waits. Tests
@@ -46,8 +46,8 @@ export interface KeeperTiming {
 
 /**
  * One keepalive round trip, given how long it may take: resolves once the store confirms the
- * lease alive; rejects when it does not (the store's lost-lease error of kind 'lease-expired'
- * or 'key-lost' when the store says the lease is gone, anything else for "could not ask").
+ * lease alive; rejects when it does not (a LeaseLostError of kind 'lease-expired' or
+ * 'key-lost' when the store says the lease is gone, anything else for "could not ask").
  */
 export type Keepalive = (timeoutMs: number) => Promise<void>;
 
@@ -68,10 +68,10 @@ export class LeaseKeeper {
   readonly #timing: KeeperTiming;
   readonly #scheduler: Scheduler;
   readonly #keepalive: Keepalive;
-  readonly #onLost: (reason: LeaseLost) => void;
-  readonly #errors: Pick<LeaseErrors, 'lost' | 'isLost'>;
+  readonly #onLost: (reason: LeaseLostError) => void;
+  readonly #store: string;
   #lastOk: number;
-  #lost: LeaseLost | null = null;
+  #lost: LeaseLostError | null = null;
   #stopped = false;
   #inFlight = false;
   #cancelBeat: () => void = () => undefined;
@@ -80,17 +80,17 @@ export class LeaseKeeper {
   /**
    * @param grantedAt scheduler time at which the lease grant (or the last keepalive known to
    * have succeeded) was sent.
-   * @param errors how the store names a lost lease (its own error class).
+   * @param store the store's name, for the LeaseLostError the keeper makes.
    */
   constructor(
     timing: KeeperTiming,
     scheduler: Scheduler,
     keepalive: Keepalive,
-    onLost: (reason: LeaseLost) => void,
+    onLost: (reason: LeaseLostError) => void,
     grantedAt: number,
-    errors: Pick<LeaseErrors, 'lost' | 'isLost'>,
+    store: string,
   ) {
-    this.#errors = errors;
+    this.#store = store;
     this.#timing = timing;
     this.#scheduler = scheduler;
     this.#keepalive = keepalive;
@@ -114,7 +114,7 @@ export class LeaseKeeper {
   }
 
   /** Why the lease is no longer trusted, or null while it is. */
-  get lost(): LeaseLost | null {
+  get lost(): LeaseLostError | null {
     return this.#lost;
   }
 
@@ -141,15 +141,15 @@ export class LeaseKeeper {
   }
 
   /** Fences from outside (the claim key was deleted, a record write found the key taken). */
-  fence(reason: LeaseLost): void {
+  fence(reason: LeaseLostError): void {
     if (this.#lost !== null || this.#stopped) return;
     this.#lost = reason;
     this.stop();
     this.#onLost(reason);
   }
 
-  #fence(kind: LeaseLost['kind'], message: string, cause?: unknown): void {
-    this.fence(this.#errors.lost(kind, message, cause === undefined ? undefined : { cause }));
+  #fence(kind: LeaseLostError['kind'], message: string, cause?: unknown): void {
+    this.fence(new LeaseLostError(this.#store, kind, message, cause === undefined ? undefined : { cause }));
   }
 
   #deadlineMessage(): string {
@@ -199,7 +199,7 @@ export class LeaseKeeper {
       (error: unknown) => {
         this.#inFlight = false;
         if (this.#stopped) return;
-        if (this.#errors.isLost(error)) this.fence(error);
+        if (error instanceof LeaseLostError) this.fence(error);
         else {
           const reason = errorText(error);
           this.#fence('keepalive-failed', `a keepalive failed: ${reason}`, error);

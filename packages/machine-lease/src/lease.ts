@@ -1,5 +1,6 @@
+import type { LeaseLostError } from './errors.js';
 import { LeaseKeeper, type Scheduler } from './keeper.js';
-import type { LeaseLost, LeaseStore } from './store.js';
+import type { LeaseStore } from './store.js';
 
 /** How a lease is held: the validated timing options every leased provider shares. */
 export interface LeaseTiming {
@@ -32,7 +33,7 @@ export function keepLease(
   id: string,
   ttlMs: number,
   sentAt: number,
-  onLost: (lease: Lease, reason: LeaseLost) => void,
+  onLost: (lease: Lease, reason: LeaseLostError) => void,
 ): Lease {
   const lease: Lease = {
     id,
@@ -42,7 +43,7 @@ export function keepLease(
       (ms) => store.keepalive(id, ms),
       (reason) => onLost(lease, reason),
       sentAt,
-      store.errors,
+      store.name,
     ),
   };
   lease.keeper.start();
@@ -58,7 +59,7 @@ export async function grantLease(
   store: LeaseStore,
   timing: LeaseTiming,
   scheduler: Scheduler,
-  onLost: (lease: Lease, reason: LeaseLost) => void,
+  onLost: (lease: Lease, reason: LeaseLostError) => void,
 ): Promise<Lease> {
   const sentAt = scheduler.now();
   const granted = await store.grant(timing.ttlSeconds);

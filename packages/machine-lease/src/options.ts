@@ -1,5 +1,6 @@
 import { checkInteger, checkOnError, DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
+import { LeaseCorruptClaimError } from './errors.js';
 import type { LeaseTiming } from './lease.js';
 
 /** Lease TTL when none is given, in seconds. */
@@ -30,16 +31,24 @@ export interface LeaseOptions {
   readonly bits?: number;
 }
 
-/** The options of a provider (not of a check): how to pick and record an ID. */
+/** The options of a provider (not of a check): which ID to hold, and how to pick and record it. */
 export interface HolderOptions {
+  /**
+   * Hold exactly this machine ID instead of any free one: the safe form of Go's
+   * `CheckMachineID` for an ID you chose (a lease, fencing, renewal). An integer from 0 to
+   * 2^30 - 1, else the store's option error; one that does not fit the generator's field is
+   * LeaseBitsMismatchError; taken by another process, the provider rejects with
+   * LeaseSpaceFullError. Default: any free ID.
+   */
+  readonly machineId?: number;
   /** Random IDs tried before listing the taken ones, 0 to 64. */
   readonly probes?: number;
   /** How often, in ms, the generator records the time it reached. */
   readonly recordIntervalMs?: number;
   /**
    * The longest a claim waits, in ms, for the time an earlier holder recorded for its ID when
-   * that time lies ahead of this host's clock; further ahead, the provider rejects with the
-   * store's recorded-time-ahead error. An integer from 0 to 2,147,483,647 (Node's timer
+   * that time lies ahead of this host's clock; further ahead, the provider rejects with
+   * LeaseTimeAheadError. An integer from 0 to 2,147,483,647 (Node's timer
    * maximum). Default: the TTL plus 60,000 ms.
    */
   readonly maxNotBeforeWaitMs?: number;
@@ -144,25 +153,22 @@ export function holderOptions(
 
 /**
  * A recorded time as stores keep it (decimal Unix ms, at most 16 digits), or undefined when the
- * text is anything else: the store then reports the key with its own error class.
+ * text is anything else: the store then reports the key as LeaseCorruptClaimError.
  */
-export function recordedTime(raw: string): number | undefined {
+function recordedTime(raw: string): number | undefined {
   const ms = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
   return Number.isSafeInteger(ms) ? ms : undefined;
 }
 
 /**
- * A recorded time read back from `key`: its milliseconds, or the store's corrupt-key error
- * (made by `corrupt`) saying what the key holds and what was expected.
+ * A recorded time read back from `key` of `store`: its milliseconds, or LeaseCorruptClaimError
+ * saying what the key holds and what was expected.
  */
-export function readRecordedTime(
-  key: string,
-  raw: string,
-  corrupt: (key: string, message: string) => Error,
-): number {
+export function readRecordedTime(store: string, key: string, raw: string): number {
   const ms = recordedTime(raw);
   if (ms === undefined) {
-    throw corrupt(
+    throw new LeaseCorruptClaimError(
+      store,
       key,
       `the recorded time ${key} holds ${received(raw)}: expected decimal Unix milliseconds; remove the key or use another prefix`,
     );

@@ -1,4 +1,4 @@
-/** Why a held machine ID stopped being trusted (the `reason` of the claim's AbortSignal). */
+/** Why a held machine ID stopped being trusted (the `kind` of a LeaseLostError). */
 export type LeaseLossKind =
   /** A keepalive was refused or could not reach the store. */
   | 'keepalive-failed'
@@ -10,39 +10,6 @@ export type LeaseLossKind =
   | 'key-lost'
   /** The claim was released by its holder. */
   | 'released';
-
-/** The error a lost lease is reported with: each store has its own class (and `code`). */
-export interface LeaseLost extends Error {
-  /** Why the lease stopped being trusted. */
-  readonly kind: LeaseLossKind;
-}
-
-/**
- * How a store names its failures. The holder never makes an error of its own class: users
- * match on the store's (`EtcdLeaseLostError`, `RedisLeaseLostError`, ...), whose codes stay
- * those the store documents.
- */
-export interface LeaseErrors {
-  /** A lost lease, of the store's class. */
-  lost(kind: LeaseLossKind, message: string, options?: { cause?: unknown }): LeaseLost;
-  /** Whether `error` is the store's lost-lease error (a keepalive that says "the lease is gone"). */
-  isLost(error: unknown): error is LeaseLost;
-  /** The store could not be reached (a release that could not revoke). */
-  unavailable(message: string, options?: { cause?: unknown }): Error;
-  /** Every ID of the field is held. */
-  spaceFull(message: string): Error;
-  /** A claim under the prefix does not fit the field. */
-  bitsMismatch(message: string): Error;
-  /**
-   * The time recorded for the ID lies further ahead of this host's clock than
-   * `maxNotBeforeWaitMs`: the claim is given up rather than waited for.
-   */
-  timeAhead(message: string): Error;
-  /** A value given to the claim that cannot work (`record(NaN)`); `option` names it. */
-  option(option: string, message: string): Error;
-  /** Whether renewing should retry after `error` (unreachable, lost, full) rather than give up. */
-  transient(error: unknown): boolean;
-}
 
 /** A lease as granted: its ID in the store and its TTL. */
 export interface Granted {
@@ -84,20 +51,21 @@ export type Attempt =
  * holder's fencing deadline rests on it.
  */
 export interface LeaseStore {
-  /** The store's name for messages: `etcd`, `Redis`. */
+  /**
+   * The store's name, lower case: `etcd`, `redis`. The holder's errors carry it in `store` and
+   * start their message with it; the store's own errors (LeaseStoreUnavailableError, ...) do too.
+   */
   readonly name: string;
   /** Where the claims live, for messages: `/ids/machine-id/`, `ids:machine-id:`. */
   readonly where: string;
-  /** The store's error classes. */
-  readonly errors: LeaseErrors;
   /** The name of the claim of `id` (the claim's `key`). */
   claimKey(id: number): string;
   /** Grants a lease of `ttlSeconds`. */
   grant(ttlSeconds: number): Promise<Granted>;
   /**
    * One keepalive, within `timeoutMs`: resolves once the store confirms the lease (and every
-   * claim bound to it) alive; rejects with `errors.lost(...)` when the store says it is gone,
-   * with anything else when it could not ask.
+   * claim bound to it) alive; rejects with a LeaseLostError when the store says it is gone,
+   * with anything else (LeaseStoreUnavailableError) when it could not ask.
    */
   keepalive(leaseId: string, timeoutMs: number): Promise<void>;
   /** Ends the lease, freeing its claims at once. A lease already gone is not an error. */
@@ -105,10 +73,10 @@ export interface LeaseStore {
   /**
    * Creates the claim of `id`, bound to the lease, if nothing is there, reading the recorded
    * time in the same step. A claim already bound to this lease is ours (a retried request).
-   * Rejects (typed) when the key holds something this store did not write.
+   * Rejects with LeaseCorruptClaimError when the key holds something this store did not write.
    */
   tryCreate(leaseId: string, id: number): Promise<Attempt>;
-  /** Every ID with a claim, keys only. Rejects for a claim name that is not an ID. */
+  /** Every ID with a claim, keys only. Rejects (LeaseCorruptClaimError) for a claim name that is not an ID. */
   listTaken(): Promise<Set<number>>;
   /**
    * Records `timeMs` for `id` (kept only if later), only while the claim carries the lease.

@@ -2,25 +2,11 @@
 // check, the recorded-time reading, the call time limit and the scheduler seam.
 import { InvalidMachineIdError } from '@ids/engine';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  bounded,
-  checkAskedId,
-  readRecordedTime,
-  realScheduler,
-  StoreTimeout,
-  schedulerOf,
-} from '../src/index.js';
+import { bounded, StoreTimeout } from '../src/bounded.js';
+import { LeaseCorruptClaimError } from '../src/index.js';
+import { realScheduler, schedulerOf } from '../src/keeper.js';
+import { checkAskedId, readRecordedTime } from '../src/options.js';
 import { FakeScheduler } from './fake-scheduler.js';
-
-class Corrupt extends Error {
-  constructor(
-    readonly key: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-const corrupt = (key: string, message: string) => new Corrupt(key, message);
 
 describe('checkAskedId', () => {
   it('passes integers 0 and up, and names what came otherwise', () => {
@@ -36,19 +22,21 @@ describe('checkAskedId', () => {
 });
 
 describe('readRecordedTime', () => {
-  it('decimal Unix ms come back as a number; anything else is the store error naming the key', () => {
-    expect(readRecordedTime('k', '1700000000000', corrupt)).toBe(1_700_000_000_000);
+  it('decimal Unix ms come back as a number; anything else is LeaseCorruptClaimError naming the store and key', () => {
+    expect(readRecordedTime('etcd', 'k', '1700000000000')).toBe(1_700_000_000_000);
     for (const raw of ['', 'yesterday', '-5', '1.5', '12345678901234567']) {
       let error: unknown;
       try {
-        readRecordedTime('ids/time/0', raw, corrupt);
+        readRecordedTime('etcd', 'ids/time/0', raw);
       } catch (e) {
         error = e;
       }
-      expect(error, raw).toBeInstanceOf(Corrupt);
-      expect((error as Corrupt).key).toBe('ids/time/0');
+      expect(error, raw).toBeInstanceOf(LeaseCorruptClaimError);
+      expect((error as LeaseCorruptClaimError).key).toBe('ids/time/0');
+      expect((error as LeaseCorruptClaimError).store).toBe('etcd');
+      expect((error as LeaseCorruptClaimError).code).toBe('ERR_IDS_LEASE_CORRUPT_CLAIM');
       expect((error as Error).message).toMatch(
-        /the recorded time ids\/time\/0 holds .*expected decimal Unix milliseconds/,
+        /^etcd: the recorded time ids\/time\/0 holds .*expected decimal Unix milliseconds/,
       );
     }
   });

@@ -1,77 +1,198 @@
-// The fencing rule of the store-agnostic keeper, on an injected clock: the keepalive is a
-// function the test answers by hand, and a lost lease is reported with the store's own error.
-import { FakeClock } from '@ids/engine';
+// The fencing rule of the store-agnostic keeper, on an injected clock: no real time passes and
+// no store is involved; the keepalive is a function the test answers by hand, and a lost lease
+// is a LeaseLostError naming the store.
 import { describe, expect, it } from 'vitest';
-import {
-  type LeaseErrors,
-  LeaseKeeper,
-  type LeaseLossKind,
-  type LeaseLost,
-  type Scheduler,
-} from '../src/index.js';
+import { LeaseLostError } from '../src/index.js';
+import { type KeeperTiming, LeaseKeeper } from '../src/internal.js';
+import { FakeScheduler } from './fake-scheduler.js';
 
-class StoreLost extends Error implements LeaseLost {
-  constructor(
-    readonly kind: LeaseLossKind,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-const errors: Pick<LeaseErrors, 'lost' | 'isLost'> = {
-  lost: (kind, message) => new StoreLost(kind, message),
-  isLost: (error): error is StoreLost => error instanceof StoreLost,
-};
+const timing: KeeperTiming = { ttlMs: 2000, marginMs: 500, intervalMs: 400, timeoutMs: 3000 };
 
-/** Timers on a FakeClock, run by `advance` in order. */
-function fakeScheduler() {
-  const clock = new FakeClock(1_000_000);
-  let timers: { at: number; fn: () => void; off: boolean }[] = [];
-  const scheduler: Scheduler = {
-    now: () => clock.now(),
-    setTimer(fn, ms) {
-      const t = { at: clock.now() + Math.max(0, ms), fn, off: false };
-      timers.push(t);
-      return () => {
-        t.off = true;
-      };
-    },
-  };
-  async function advance(ms: number) {
-    const end = clock.now() + ms;
-    for (;;) {
-      for (let i = 0; i < 10; i++) await Promise.resolve();
-      const next = timers.filter((t) => !t.off && t.at <= end).sort((a, b) => a.at - b.at)[0];
-      if (!next) break;
-      next.off = true;
-      clock.set(next.at);
-      next.fn();
-    }
-    clock.set(end);
-    timers = timers.filter((t) => !t.off);
-  }
-  return { clock, scheduler, advance };
+interface Call {
+  sentAt: number;
+  timeoutMs: number;
+  resolve: () => void;
+  reject: (error: unknown) => void;
 }
 
-function setup() {
-  const { clock, scheduler, advance } = fakeScheduler();
-  const calls: { resolve: () => void; reject: (e: unknown) => void }[] = [];
-  const lost: LeaseLost[] = [];
-  const grantedAt = clock.now();
+function setupFor(store: string, t: KeeperTiming = timing) {
+  const scheduler = new FakeScheduler();
+  const calls: Call[] = [];
+  const lost: LeaseLostError[] = [];
+  const grantedAt = scheduler.now();
   const keeper = new LeaseKeeper(
-    { ttlMs: 2000, marginMs: 500, intervalMs: 400, timeoutMs: 3000 },
+    t,
     scheduler,
-    () => new Promise<void>((resolve, reject) => calls.push({ resolve, reject })),
+    (timeoutMs) =>
+      new Promise<void>((resolve, reject) => {
+        calls.push({ sentAt: scheduler.now(), timeoutMs, resolve, reject });
+      }),
     (reason) => lost.push(reason),
     grantedAt,
-    errors,
+    store,
   );
-  return { clock, advance, calls, lost, keeper, grantedAt };
+  return { scheduler, calls, lost, keeper, grantedAt };
 }
 
-describe('LeaseKeeper (store-agnostic)', () => {
-  it('fences at last confirmed send + TTL - margin with the store’s own error, and never unfences', async () => {
-    const { advance, calls, lost, keeper, grantedAt, clock } = setup();
+function setup(t: KeeperTiming = timing) {
+  return setupFor('etcd', t);
+}
+
+describe('LeaseKeeper: when a lease stops being trusted', () => {
+  it('keeps the lease while keepalives are confirmed, one every interval', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    for (let i = 0; i < 20; i++) {
+      await scheduler.advance(400);
+      calls.at(-1)?.resolve();
+    }
+    expect(calls).toHaveLength(20);
+    expect(lost).toEqual([]);
+    expect(keeper.check()).toBe(true);
+  });
+
+  it('fences exactly at last confirmed send + TTL - margin when keepalives hang', async () => {
+    const { scheduler, calls, lost, keeper, grantedAt } = setup();
+    keeper.start();
+    const deadline = grantedAt + 2000 - 500;
+    expect(keeper.deadline).toBe(deadline);
+    await scheduler.advance(1499);
+    expect(calls.length).toBeGreaterThan(0); // sent, never answered
+    expect(lost).toEqual([]);
+    expect(keeper.check()).toBe(true);
+    await scheduler.advance(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toBeInstanceOf(LeaseLostError);
+    expect(lost[0]!.store).toBe('etcd');
+    expect(lost[0]!.kind).toBe('deadline');
+    expect(lost[0]!.message).toMatch(/no keepalive confirmed for 1500 ms.*TTL 2000 ms.*margin \(500 ms\)/);
+    expect(scheduler.now()).toBe(deadline);
+  });
+
+  it('counts a confirmation from when the keepalive was sent, not when the reply came', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    await scheduler.advance(400);
+    const first = calls[0]!;
+    expect(first.sentAt).toBe(scheduler.now());
+    // The reply takes 900 ms; the server renewed the lease no earlier than the send.
+    await scheduler.advance(900);
+    first.resolve();
+    await scheduler.advance(0);
+    expect(keeper.deadline).toBe(first.sentAt + 2000 - 500);
+    await scheduler.advance(first.sentAt + 1500 - scheduler.now() - 1);
+    expect(lost).toEqual([]);
+    await scheduler.advance(1);
+    expect(lost.map((l) => l.kind)).toEqual(['deadline']);
+  });
+
+  it('fences at once when a keepalive fails, not a TTL later, keeping the cause', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    await scheduler.advance(400);
+    calls[0]!.resolve();
+    await scheduler.advance(400);
+    const unavailable = new Error('14 UNAVAILABLE: connection refused');
+    const failedAt = scheduler.now();
+    calls[1]!.reject(unavailable);
+    await scheduler.advance(0);
+    expect(scheduler.now()).toBe(failedAt);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.kind).toBe('keepalive-failed');
+    expect(lost[0]!.cause).toBe(unavailable);
+    expect(keeper.check()).toBe(false);
+  });
+
+  it('passes on what the store said when the lease is gone', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    await scheduler.advance(400);
+    const gone = new LeaseLostError('etcd', 'lease-expired', 'etcd says lease 1 no longer exists');
+    calls[0]!.reject(gone);
+    await scheduler.advance(0);
+    expect(lost).toEqual([gone]);
+  });
+
+  it('check() fences synchronously when the deadline passed and no timer could run', () => {
+    const { scheduler, lost, keeper, grantedAt } = setup();
+    keeper.start();
+    // The thread was busy: the clock moved, no timer fired.
+    scheduler.clock.set(grantedAt + 1499);
+    expect(keeper.check()).toBe(true);
+    scheduler.clock.set(grantedAt + 1500);
+    expect(keeper.check()).toBe(false);
+    expect(lost.map((l) => l.kind)).toEqual(['deadline']);
+  });
+
+  it('never unfences: a confirmation arriving after the fence changes nothing', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    await scheduler.advance(400);
+    await scheduler.advance(1100);
+    expect(lost).toHaveLength(1);
+    calls[0]!.resolve();
+    await scheduler.advance(0);
+    expect(keeper.check()).toBe(false);
+    expect(keeper.lost?.kind).toBe('deadline');
+    await scheduler.advance(10_000);
+    expect(lost).toHaveLength(1);
+    expect(scheduler.pending).toBe(0);
+  });
+
+  it('bounds each keepalive by the time left before the deadline, and sends one at a time', async () => {
+    const { scheduler, calls, keeper } = setup({ ...timing, timeoutMs: 1000 });
+    keeper.start();
+    await scheduler.advance(400);
+    expect(calls[0]!.timeoutMs).toBe(1000); // min(timeoutMs, 1100 left)
+    await scheduler.advance(800); // two more beats while the first is pending
+    expect(calls).toHaveLength(1);
+    calls[0]!.resolve();
+    await scheduler.advance(400);
+    expect(calls).toHaveLength(2);
+    const left = keeper.deadline - scheduler.now();
+    expect(calls[1]!.timeoutMs).toBe(Math.min(1000, left));
+  });
+
+  it('replies out of order keep the newest send time', async () => {
+    const { scheduler, calls, keeper } = setup({ ...timing, timeoutMs: 5000 });
+    keeper.start();
+    await scheduler.advance(400);
+    calls[0]!.resolve();
+    await scheduler.advance(400);
+    const second = calls[1]!;
+    second.resolve();
+    await scheduler.advance(0);
+    expect(keeper.lastOk).toBe(second.sentAt);
+  });
+
+  it('stop() ends keepalives and the watchdog without fencing', async () => {
+    const { scheduler, calls, lost, keeper } = setup();
+    keeper.start();
+    await scheduler.advance(400);
+    keeper.stop();
+    await scheduler.advance(10_000);
+    expect(calls).toHaveLength(1);
+    expect(lost).toEqual([]);
+    expect(scheduler.pending).toBe(0);
+  });
+});
+
+/** The same keeper on a store named `redis`, with `advance` and `clock` at hand. */
+function storeSetup() {
+  const { scheduler, calls, lost, keeper, grantedAt } = setupFor('redis');
+  return {
+    clock: scheduler.clock,
+    advance: (ms: number) => scheduler.advance(ms),
+    calls,
+    lost,
+    keeper,
+    grantedAt,
+  };
+}
+
+describe('LeaseKeeper: the store named in what it reports', () => {
+  it('fences at last confirmed send + TTL - margin with a LeaseLostError naming the store, and never unfences', async () => {
+    const { advance, calls, lost, keeper, grantedAt, clock } = storeSetup();
     keeper.start();
     await advance(400);
     calls[0]!.resolve(); // sent at grantedAt + 400: trusted until + 1900
@@ -80,27 +201,29 @@ describe('LeaseKeeper (store-agnostic)', () => {
     await advance(1);
     expect(clock.now()).toBe(grantedAt + 400 + 1500);
     expect(lost).toHaveLength(1);
-    expect(lost[0]).toBeInstanceOf(StoreLost);
+    expect(lost[0]).toBeInstanceOf(LeaseLostError);
+    expect(lost[0]!.store).toBe('redis');
     expect(lost[0]!.kind).toBe('deadline');
     calls.at(-1)?.resolve();
     await advance(0);
     expect(keeper.check()).toBe(false);
   });
 
-  it('a keepalive rejected with the store’s lost error is passed on as is; any other failure is keepalive-failed', async () => {
-    const a = setup();
+  it('a keepalive rejected with a LeaseLostError is passed on as is; any other failure is keepalive-failed', async () => {
+    const a = storeSetup();
     a.keeper.start();
     await a.advance(400);
-    const gone = new StoreLost('key-lost', 'the key was taken');
+    const gone = new LeaseLostError('redis', 'key-lost', 'the key was taken');
     a.calls[0]!.reject(gone);
     await a.advance(0);
     expect(a.lost).toEqual([gone]);
-    const b = setup();
+    const b = storeSetup();
     b.keeper.start();
     await b.advance(400);
     b.calls[0]!.reject(new Error('ECONNREFUSED'));
     await b.advance(0);
     expect(b.lost[0]!.kind).toBe('keepalive-failed');
-    expect(b.lost[0]!.message).toMatch(/a keepalive failed: ECONNREFUSED/);
+    expect(b.lost[0]!.message).toMatch(/^redis: a keepalive failed: ECONNREFUSED/);
+    expect(b.lost[0]!.store).toBe('redis');
   });
 });

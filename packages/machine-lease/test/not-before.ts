@@ -3,7 +3,7 @@
 // with a typed error past maxNotBeforeWaitMs. Everything runs on a FakeScheduler: no sleeps.
 import { InvalidArgumentError, type MachineIdClaim } from '@ids/engine';
 import { expect, it } from 'vitest';
-import type { RecordedTimeWait } from '../src/index.js';
+import type { LeaseTimeAheadError, RecordedTimeWait } from '../src/index.js';
 import { FakeScheduler } from './fake-scheduler.js';
 
 /** What the cases need from one store's test setup. */
@@ -16,11 +16,14 @@ export interface NotBeforeStore {
   setTime(prefix: string, ms: number): Promise<void>;
   /** Whether the claim key of ID 0 under `prefix` exists. */
   claimed(prefix: string): Promise<boolean>;
-  /** The store's option error class and its recorded-time-ahead class. */
+  /** The store's option error class. */
   readonly optionError: abstract new (
     ...args: never[]
   ) => Error;
-  readonly timeAhead: abstract new (...args: never[]) => Error;
+  /** LeaseTimeAheadError as the store's package exports it (the one its holder makes). */
+  readonly timeAhead: typeof LeaseTimeAheadError;
+  /** The store's name, as its errors carry it in `store`. */
+  readonly name: string;
   /** RecordedTimeWait as the store's package exports it (the one its holder makes). */
   readonly notice: typeof RecordedTimeWait;
 }
@@ -92,6 +95,7 @@ export function notBeforeCases(store: NotBeforeStore): void {
         (e: unknown) => e,
       );
     expect(error).toBeInstanceOf(store.timeAhead);
+    expect((error as LeaseTimeAheadError).store).toBe(store.name);
     expect((error as Error).message).toContain(
       `the time recorded for machine ID 0 in ${(error as Error).message.split(' in ')[1]?.split(' (')[0]} (${new Date(recorded).toISOString()}) is 3600001 ms ahead of this host's clock`,
     );
@@ -109,6 +113,7 @@ export function notBeforeCases(store: NotBeforeStore): void {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(store.timeAhead);
+    expect((error as LeaseTimeAheadError).store).toBe(store.name);
     expect((error as Error).message).toContain('maxNotBeforeWaitMs = 70000 ms');
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentOwner, readOwner } from '../src/index.js';
+import { currentOwner, readOwner } from '../src/internal.js';
 
 describe('a holder identity', () => {
   it('reads back what currentOwner writes, with whatever a store put beside it', () => {

@@ -1,6 +1,6 @@
 import type { MachineIdCheck } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { checkAskedId, DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease';
+import { checkAskedId, DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease/internal';
 import { Connection } from './connection.js';
 import { RedisOptionError } from './errors.js';
 import { connectionUrl, parsePrefix, type RedisConnectionOptions } from './options.js';
@@ -39,8 +39,8 @@ export const DEFAULT_CHECK_KEY = 'ids:machine-ids';
  * ```
  *
  * @throws RedisOptionError at once for an option that cannot work (names it).
- * The check rejects (never a silent true or false) with RedisUnavailableError when Redis does
- * not answer within `timeoutMs`, RedisRequestError when it refuses (credentials, a key of
+ * The check rejects (never a silent true or false) with LeaseStoreUnavailableError when Redis
+ * does not answer within `timeoutMs`, LeaseStoreRefusedError when it refuses (credentials, a key of
  * another type).
  */
 export function redisCheckMachineId(options: RedisCheckOptions = {}): RedisMachineIdCheck {

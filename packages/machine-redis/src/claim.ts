@@ -1,29 +1,23 @@
 import type { MachineIdContext } from '@ids/engine';
-import { Holder, type HolderOptions, holderOptions, type LeasedClaim, schedulerOf } from '@ids/machine-lease';
+import { type HolderOptions, type LeasedClaim, leasedMachineId } from '@ids/machine-lease';
 import { Connection } from './connection.js';
-import { RedisBitsMismatchError, RedisOptionError } from './errors.js';
+import { RedisOptionError } from './errors.js';
 import { type RedisLeaseOptions, checkRedisOptions as validate } from './options.js';
 import { RedisStore } from './store.js';
 
 /** The options of `redisMachineId`: how to reach Redis, hold a claim there, and pick and record an ID. */
 export interface RedisMachineIdOptions extends RedisLeaseOptions, HolderOptions {}
 
-/** A machine ID held through a Redis key with a TTL; the generator watches it (see MachineIdClaim). */
+/**
+ * A machine ID held through a Redis key with a TTL; the generator watches it (see
+ * MachineIdClaim and LeasedClaim). Its `key` is `{<prefix>}:<id>`, its `leaseId` the random
+ * token in the key's value (32 hex digits); `record` writes `{<prefix>}:time:<id>` while the key
+ * is ours; `release` deletes the key if it is still ours (compare-and-delete) and closes the
+ * client if it was made here.
+ */
 export interface RedisMachineIdClaim extends LeasedClaim {
-  /** Aborts, with a RedisLeaseLostError as reason, when the claim can no longer be trusted, or on release. */
-  readonly signal: AbortSignal;
-  /** The claim key, `{<prefix>}:<id>`. */
-  readonly key: string;
-  /** The random token in the claim's value (32 hex digits). */
-  readonly leaseId: string;
-  /** Fences at once if the claim's trust deadline has passed (timers may not have run yet). */
-  verify(): void;
-  /** Writes the time reached (kept only if later) to `{<prefix>}:time:<id>`, while the key is ours. */
-  record(timeMs: number): Promise<void>;
   /** Once the signal aborted: resolves with a claim again (the same ID if still free), retrying while Redis is unavailable. */
   renew(): Promise<RedisMachineIdClaim>;
-  /** Deletes the claim key if it is still ours (compare-and-delete) and closes the client if it was made here. Idempotent. */
-  release(): Promise<void>;
 }
 
 /** What redisMachineId returns: a MachineIdProvider whose result is always a RedisMachineIdClaim. */
@@ -45,31 +39,19 @@ export type RedisMachineIdProvider = (context: MachineIdContext) => Promise<Redi
  *
  * Options are validated here, at once.
  * @throws RedisOptionError for an option that cannot work (names it).
- * The provider rejects with RedisUnavailableError (no answer within `timeoutMs`),
- * RedisRequestError (credentials, permissions, TLS), RedisBitsMismatchError,
- * RedisCorruptClaimError, RedisSpaceFullError.
+ * The provider rejects with the lease errors of @ids/machine-lease, `store: 'redis'`:
+ * LeaseStoreUnavailableError (no answer within `timeoutMs`), LeaseStoreRefusedError
+ * (credentials, permissions, TLS), LeaseBitsMismatchError, LeaseCorruptClaimError,
+ * LeaseSpaceFullError (every ID held, or the `machineId` asked for), LeaseTimeAheadError.
  */
 export function redisMachineId(options: RedisMachineIdOptions = {}): RedisMachineIdProvider {
-  const s = validate(options);
-  const choices = holderOptions(
+  const checked = validate(options);
+  return leasedMachineId<RedisMachineIdClaim>({
+    store: 'redis',
+    name: 'redisMachineId',
     options,
-    (option, message) => new RedisOptionError(option, message),
-    s.ttlSeconds,
-  );
-  const scheduler = schedulerOf(options);
-  return async ({ bits }: MachineIdContext) => {
-    if (s.bits !== undefined && s.bits !== bits) {
-      throw new RedisBitsMismatchError(
-        `redisMachineId was set up for a ${s.bits}-bit machine field (bits: ${s.bits}), but the generator's field has ${bits} bits`,
-      );
-    }
-    const store = new RedisStore(new Connection(options, s.url, s.timeoutMs), s.prefix);
-    try {
-      const holder = new Holder(store, { ...s, ...choices, bits }, scheduler);
-      return (await holder.acquire()) as RedisMachineIdClaim;
-    } catch (error) {
-      store.close();
-      throw error;
-    }
-  };
+    lease: checked,
+    optionError: (option, message) => new RedisOptionError(option, message),
+    open: () => new RedisStore(new Connection(options, checked.url, checked.timeoutMs), checked.prefix),
+  });
 }

@@ -1,8 +1,9 @@
 import { errorText } from '@ids/engine';
 import { setLongTimeout } from '@ids/engine/internal';
-import { bounded, StoreTimeout } from '@ids/machine-lease';
+import { LeaseStoreRefusedError, LeaseStoreUnavailableError } from '@ids/machine-lease';
+import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import { type Cluster, Redis } from 'ioredis';
-import { RedisDatabaseError, RedisRequestError, RedisUnavailableError } from './errors.js';
+import { RedisDatabaseError } from './errors.js';
 import type { RedisConnectionOptions } from './options.js';
 import { checkDatabase, redact } from './url.js';
 
@@ -23,7 +24,7 @@ function isReply(error: unknown): boolean {
 
 /**
  * One ioredis client plus the rules for talking to it: every call bounded by `timeoutMs`, and
- * its failures sorted into RedisUnavailableError (waiting may help) and RedisRequestError (it
+ * its failures sorted into LeaseStoreUnavailableError (waiting may help) and LeaseStoreRefusedError (it
  * will not). A client made here queues nothing while disconnected and retries nothing: a
  * keepalive that cannot be sent now must fail now, so that the holder fences at once.
  */
@@ -76,13 +77,13 @@ export class Connection {
       return Promise.resolve();
     }
     if (this.#closed || client.status === 'end') {
-      return Promise.reject(new RedisUnavailableError(`${this.#where} was closed`));
+      return Promise.reject(new LeaseStoreUnavailableError('redis', `${this.#where} was closed`));
     }
     // Connected once and lost since: fail now rather than wait for the reconnect, so that a
     // keepalive fences at once (the renewal loop retries on its own schedule).
     if (this.#wasReady) {
       return Promise.reject(
-        new RedisUnavailableError(`${this.#where} is reconnecting (${client.status})`, {
+        new LeaseStoreUnavailableError('redis', `${this.#where} is reconnecting (${client.status})`, {
           cause: this.#lastError,
         }),
       );
@@ -142,18 +143,19 @@ export class Connection {
     }
   }
 
-  /** Sorts a failure into RedisRequestError (waiting will not help) or RedisUnavailableError. */
+  /** Sorts a failure into LeaseStoreRefusedError (waiting will not help) or LeaseStoreUnavailableError. */
   translate(what: string, raw: unknown, ms: number): Error {
     if (
-      raw instanceof RedisUnavailableError ||
-      raw instanceof RedisRequestError ||
+      raw instanceof LeaseStoreUnavailableError ||
+      raw instanceof LeaseStoreRefusedError ||
       raw instanceof RedisDatabaseError
     ) {
       return raw;
     }
     if (raw instanceof StoreTimeout) {
       const last = this.#lastError === undefined ? '' : ` (last error: ${errorText(this.#lastError)})`;
-      return new RedisUnavailableError(
+      return new LeaseStoreUnavailableError(
+        'redis',
         `${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)${last}`,
         {
           cause: this.#lastError,
@@ -163,19 +165,28 @@ export class Connection {
     if (isPermanent(raw)) {
       const tls =
         TLS_CODES.test(String((raw as { code?: unknown }).code ?? '')) || /certificate/i.test(errorText(raw));
-      return new RedisRequestError(
+      return new LeaseStoreRefusedError(
+        'redis',
         `${what}: ${this.#where} refused${tls ? ' the TLS connection' : ''}: ${errorText(raw)}`,
         { cause: raw },
       );
     }
     if (isReply(raw)) {
-      return new RedisRequestError(`${what}: ${this.#where} answered with an error: ${errorText(raw)}`, {
-        cause: raw,
-      });
+      return new LeaseStoreRefusedError(
+        'redis',
+        `${what}: ${this.#where} answered with an error: ${errorText(raw)}`,
+        {
+          cause: raw,
+        },
+      );
     }
-    return new RedisUnavailableError(`${what}: ${this.#where} is unavailable: ${errorText(raw)}`, {
-      cause: raw,
-    });
+    return new LeaseStoreUnavailableError(
+      'redis',
+      `${what}: ${this.#where} is unavailable: ${errorText(raw)}`,
+      {
+        cause: raw,
+      },
+    );
   }
 
   /** Closes the client if we made it (at once: nothing of ours is left to send). */

@@ -2,6 +2,9 @@
 // depends on a Redis client (ioredis).
 
 export { RecordedTimeWait } from '@ids/machine-lease';
+// The lease errors are one family across stores (`store: 'redis'` here): the very classes
+// of @ids/machine-lease, which every store package re-exports.
+export * from '@ids/machine-lease/errors';
 export {
   type RedisAutoStep,
   type RedisAutoStepAnswer,
@@ -20,18 +23,7 @@ export {
   type RedisMachineIdProvider,
   redisMachineId,
 } from './claim.js';
-export {
-  type LeaseLossKind,
-  RedisBitsMismatchError,
-  RedisCorruptClaimError,
-  RedisDatabaseError,
-  RedisLeaseLostError,
-  RedisOptionError,
-  RedisRecordedTimeAheadError,
-  RedisRequestError,
-  RedisSpaceFullError,
-  RedisUnavailableError,
-} from './errors.js';
+export { RedisDatabaseError, RedisOptionError } from './errors.js';
 export type { Owner } from './keys.js';
 export {
   DEFAULT_REDIS_PREFIX,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { received } from '@ids/engine/internal';
-import { currentOwner, readOwner, readRecordedTime } from '@ids/machine-lease';
-import { RedisCorruptClaimError } from './errors.js';
+import { LeaseCorruptClaimError } from '@ids/machine-lease';
+import { currentOwner, readOwner, readRecordedTime } from '@ids/machine-lease/internal';
 
 /**
  * The keys under a prefix P, all in the hash slot of `{P}` (one node of a Cluster):
@@ -54,11 +54,12 @@ export function newOwnerValue(): { token: string; value: string } {
   return { token, value: JSON.stringify(owner) };
 }
 
-/** Reads a claim's value; anything this package would not have written is RedisCorruptClaimError. */
+/** Reads a claim's value; anything this package would not have written is LeaseCorruptClaimError. */
 export function parseOwner(key: string, raw: string): Owner {
   const o = readOwner(raw);
   if (o === undefined || typeof o.token !== 'string' || !/^[0-9a-f]{32}$/.test(o.token)) {
-    throw new RedisCorruptClaimError(
+    throw new LeaseCorruptClaimError(
+      'redis',
       key,
       `the claim ${key} holds ${received(raw)}: expected the JSON identity of its holder ({"token":...,"host":...,"pid":...,"started":...}); remove the key or use another prefix`,
     );
@@ -66,7 +67,7 @@ export function parseOwner(key: string, raw: string): Owner {
   return { token: o.token, host: o.host, pid: o.pid, started: o.started };
 }
 
-/** Reads a recorded time (decimal Unix ms); anything else is RedisCorruptClaimError. */
+/** Reads a recorded time (decimal Unix ms); anything else is LeaseCorruptClaimError. */
 export function parseTime(key: string, raw: string): number {
-  return readRecordedTime(key, raw, (at, message) => new RedisCorruptClaimError(at, message));
+  return readRecordedTime('redis', key, raw);
 }

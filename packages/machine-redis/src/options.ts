@@ -1,5 +1,6 @@
 import { received } from '@ids/engine/internal';
-import { type CheckedLeaseOptions, checkLeaseOptions, type LeaseOptions } from '@ids/machine-lease';
+import type { LeaseOptions } from '@ids/machine-lease';
+import { type CheckedLeaseOptions, checkLeaseOptions } from '@ids/machine-lease/internal';
 import type { Cluster, RedisOptions as IoRedisOptions, Redis } from 'ioredis';
 import { RedisOptionError } from './errors.js';
 import { parseRedisUrl } from './url.js';
@@ -15,7 +16,8 @@ export interface RedisConnectionOptions {
    * `redis://[[user]:password@]host:port[/db]` or `rediss://...` (TLS). Default: the
    * `IDS_REDIS_URL` environment variable, else `redis://127.0.0.1:6379`. A malformed URL, or a
    * database that is not a number 0 or more, is RedisOptionError; a database the server does not
-   * have is RedisDatabaseError; an unreachable server gives RedisUnavailableError within `timeoutMs`.
+   * have is RedisDatabaseError; an unreachable server gives LeaseStoreUnavailableError within
+   * `timeoutMs`.
    */
   readonly url?: string;
   /**

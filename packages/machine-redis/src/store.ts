@@ -1,6 +1,6 @@
-import type { Attempt, Granted, LeaseStore } from '@ids/machine-lease';
+import { type Attempt, LeaseCorruptClaimError, LeaseLostError, type LeaseStore } from '@ids/machine-lease';
+import type { Granted } from '@ids/machine-lease/internal';
 import type { Connection } from './connection.js';
-import { RedisCorruptClaimError, RedisLeaseLostError, redisErrors } from './errors.js';
 import { Keys, newOwnerValue, parseOwner, parseTime } from './keys.js';
 import { CREATE, DELETE, EXTEND, LIST, WRITE_TIME } from './scripts.js';
 
@@ -24,8 +24,7 @@ return 0`;
  * reports the lease lost, within one keepalive interval.
  */
 export class RedisStore implements LeaseStore {
-  readonly name = 'Redis';
-  readonly errors = redisErrors;
+  readonly name = 'redis';
   readonly keys: Keys;
   readonly #conn: Connection;
   readonly #leases = new Map<string, TokenLease>();
@@ -53,7 +52,7 @@ export class RedisStore implements LeaseStore {
 
   #lease(token: string): TokenLease {
     const lease = this.#leases.get(token);
-    if (!lease) throw new RedisLeaseLostError('lease-expired', `the claim token ${token} was released`);
+    if (!lease) throw new LeaseLostError('redis', 'lease-expired', `the claim token ${token} was released`);
     return lease;
   }
 
@@ -74,7 +73,8 @@ export class RedisStore implements LeaseStore {
         timeoutMs,
       );
       if (extended !== 1) {
-        throw new RedisLeaseLostError(
+        throw new LeaseLostError(
+          'redis',
           'key-lost',
           `the claim ${key} no longer carries this holder's token (it expired, was deleted, or Redis forgot it)`,
         );
@@ -109,7 +109,7 @@ export class RedisStore implements LeaseStore {
    * persistence): the script records `now + TTL` and the holder waits one TTL before issuing,
    * so that a holder Redis forgot has fenced by itself first.
    *
-   * @throws RedisCorruptClaimError when the claim or its time holds something this package did
+   * @throws LeaseCorruptClaimError when the claim or its time holds something this package did
    * not write (nothing is written then).
    */
   async #create(lease: TokenLease, id: number): Promise<Attempt> {
@@ -131,7 +131,8 @@ export class RedisStore implements LeaseStore {
     const [status, data] = reply;
     if (status === 3) {
       const at = data === 'time' ? timeKey : key;
-      throw new RedisCorruptClaimError(
+      throw new LeaseCorruptClaimError(
+        'redis',
         at,
         data === 'time'
           ? `the recorded time ${at} holds something other than decimal Unix milliseconds; remove the key or use another prefix`
@@ -155,7 +156,8 @@ export class RedisStore implements LeaseStore {
       c.eval(LIST, 1, index),
     )) as string[] | null;
     if (!Array.isArray(members)) {
-      throw new RedisCorruptClaimError(
+      throw new LeaseCorruptClaimError(
+        'redis',
         index,
         `the claim index ${index} is not a sorted set; remove the key or use another prefix`,
       );
@@ -163,7 +165,8 @@ export class RedisStore implements LeaseStore {
     const taken = new Set<number>();
     for (const member of members) {
       if (!/^(0|[1-9]\d{0,9})$/.test(member)) {
-        throw new RedisCorruptClaimError(
+        throw new LeaseCorruptClaimError(
+          'redis',
           index,
           `the claim index ${index} holds ${JSON.stringify(member.slice(0, 40))}: expected decimal machine IDs; remove the key or use another prefix`,
         );
@@ -182,7 +185,8 @@ export class RedisStore implements LeaseStore {
       c.eval(WRITE_TIME, 2, key, timeKey, lease.value, timeMs),
     );
     if (done === -1) {
-      throw new RedisCorruptClaimError(
+      throw new LeaseCorruptClaimError(
+        'redis',
         timeKey,
         `the recorded time ${timeKey} holds something other than decimal Unix milliseconds; it was left as it is`,
       );

@@ -2,7 +2,7 @@
 // (not falling through to a host-derived ID) when the Redis asked for cannot be used.
 import { freePort, hasRedis, startRedis } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { RedisUnavailableError, redisAutoStep } from '../src/index.js';
+import { LeaseStoreUnavailableError, redisAutoStep } from '../src/index.js';
 import { freshPrefix } from './helpers.js';
 
 describe('redisAutoStep', () => {
@@ -22,7 +22,7 @@ describe('redisAutoStep', () => {
       env: { IDS_REDIS_URL: `redis://127.0.0.1:${port}` },
     });
     expect(answer.outcome).toBe('failed');
-    expect(answer.outcome === 'failed' && answer.stop).toBeInstanceOf(RedisUnavailableError);
+    expect(answer.outcome === 'failed' && answer.stop).toBeInstanceOf(LeaseStoreUnavailableError);
   });
 
   it.skipIf(!hasRedis())('used with IDS_REDIS_URL: a held claim, named in the detail', async () => {

@@ -3,7 +3,7 @@ import { MachineIdRejectedError } from '@ids/engine';
 import { Sonyflake } from '@ids/sonyflake';
 import { freePort, hasRedis } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { RedisRequestError, RedisUnavailableError, redisCheckMachineId } from '../src/index.js';
+import { LeaseStoreRefusedError, LeaseStoreUnavailableError, redisCheckMachineId } from '../src/index.js';
 import { failure, freshPrefix, redisForSuite } from './helpers.js';
 
 describe.skipIf(!hasRedis())('redisCheckMachineId', () => {
@@ -66,13 +66,13 @@ describe.skipIf(!hasRedis())('redisCheckMachineId', () => {
     const port = await freePort();
     const down = redisCheckMachineId({ url: `redis://127.0.0.1:${port}`, timeoutMs: 500 });
     const error = await failure(down(1));
-    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect(error).toBeInstanceOf(LeaseStoreUnavailableError);
     await down.close();
     const key = freshPrefix('check-wrongtype');
     await suite.admin.set(key, 'not a set');
     const wrong = redisCheckMachineId({ url: suite.server.url, key });
     const e2 = await failure(wrong(1));
-    expect(e2).toBeInstanceOf(RedisRequestError);
+    expect(e2).toBeInstanceOf(LeaseStoreRefusedError);
     expect(e2.message).toMatch(/WRONGTYPE/);
     expect(await suite.admin.get(key)).toBe('not a set');
     await wrong.close();

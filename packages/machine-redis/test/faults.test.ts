@@ -5,9 +5,9 @@ import { MachineIdLostError, MachineIdProviderError } from '@ids/engine';
 import { freePort, hasOpenssl, hasRedis, selfSignedTls, startRedis } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import {
-  RedisLeaseLostError,
-  RedisRequestError,
-  RedisUnavailableError,
+  LeaseLostError,
+  LeaseStoreRefusedError,
+  LeaseStoreUnavailableError,
   redisMachineId,
 } from '../src/index.js';
 import {
@@ -30,7 +30,7 @@ import {
 const cleanup = cleanupAfterEach();
 
 describe.skipIf(!hasRedis())(
-  'a Redis that cannot answer: RedisUnavailableError within timeoutMs, never a hang',
+  'a Redis that cannot answer: LeaseStoreUnavailableError within timeoutMs, never a hang',
   () => {
     it('nothing listening (Redis down at start)', async () => {
       const port = await freePort();
@@ -38,8 +38,8 @@ describe.skipIf(!hasRedis())(
       const error = await failure(claim(layoutWith(4), { url: `redis://127.0.0.1:${port}`, ...fast }));
       expect(performance.now() - t0).toBeLessThan(fast.timeoutMs + 500);
       expect(error).toBeInstanceOf(MachineIdProviderError);
-      expect(error.cause).toBeInstanceOf(RedisUnavailableError);
-      expect((error.cause as RedisUnavailableError).code).toBe('ERR_IDS_REDIS_UNAVAILABLE');
+      expect(error.cause).toBeInstanceOf(LeaseStoreUnavailableError);
+      expect((error.cause as LeaseStoreUnavailableError).code).toBe('ERR_IDS_LEASE_STORE_UNAVAILABLE');
       expect((error.cause as Error).message).toMatch(
         /claiming .* did not answer within 1000 ms.*ECONNREFUSED/,
       );
@@ -52,7 +52,7 @@ describe.skipIf(!hasRedis())(
       const t0 = performance.now();
       const error = await failure(claim(layoutWith(4), { url: redis.url, ...fast }));
       expect(performance.now() - t0).toBeLessThan(fast.timeoutMs + 500);
-      expect(error.cause).toBeInstanceOf(RedisUnavailableError);
+      expect(error.cause).toBeInstanceOf(LeaseStoreUnavailableError);
       redis.resume();
     });
   },
@@ -85,7 +85,7 @@ describe.skipIf(!hasRedis())('Redis killed mid-run', () => {
     await redis.kill();
     const fencedAt = await aborted(held.signal);
     expect(fencedAt).toBeLessThan((await budget) + 50);
-    expect(held.signal.reason).toBeInstanceOf(RedisLeaseLostError);
+    expect(held.signal.reason).toBeInstanceOf(LeaseLostError);
     await sleep(TTL_MS + 500); // down for longer than the TTL
     const before = issued.length;
     // From when the start began: the holder may claim before start() has seen Redis ready.
@@ -109,7 +109,7 @@ describe.skipIf(!hasRedis())('Redis killed mid-run', () => {
 });
 
 describe.skipIf(!hasRedis())('credentials and TLS', () => {
-  it('a password (requirepass) and an ACL user in the URL are accepted; a wrong password is RedisRequestError at once', async () => {
+  it('a password (requirepass) and an ACL user in the URL are accepted; a wrong password is LeaseStoreRefusedError at once', async () => {
     const redis = await startRedis({ allowExternal: false, password: 's3cret' });
     cleanup.push(() => redis.close());
     const admin = (await import('ioredis')).Redis;
@@ -128,15 +128,15 @@ describe.skipIf(!hasRedis())('credentials and TLS', () => {
     for (const url of [`redis://:wrong@127.0.0.1:${redis.port}`, `redis://127.0.0.1:${redis.port}`]) {
       const t0 = performance.now();
       const error = await failure(claim(layout, { url, prefix: freshPrefix('bad-auth'), ...fast }));
-      expect(error.cause, url).toBeInstanceOf(RedisRequestError);
-      expect((error.cause as RedisRequestError).code).toBe('ERR_IDS_REDIS_REQUEST');
+      expect(error.cause, url).toBeInstanceOf(LeaseStoreRefusedError);
+      expect((error.cause as LeaseStoreRefusedError).code).toBe('ERR_IDS_LEASE_STORE_REFUSED');
       expect((error.cause as Error).message).toMatch(/WRONGPASS|NOAUTH/);
       expect(performance.now() - t0).toBeLessThan(fast.timeoutMs);
     }
   });
 
   it.skipIf(!hasOpenssl())(
-    'rediss:// to a TLS redis-server with a self-signed CA: accepted with the CA, RedisRequestError (certificate) without it',
+    'rediss:// to a TLS redis-server with a self-signed CA: accepted with the CA, LeaseStoreRefusedError (certificate) without it',
     async () => {
       const tls = selfSignedTls();
       cleanup.push(async () => tls.remove());
@@ -168,7 +168,7 @@ describe.skipIf(!hasRedis())('credentials and TLS', () => {
       expect(held.machineId).toBeGreaterThanOrEqual(0);
       await held.release();
       const error = await failure(claim(layout, { url, prefix: freshPrefix('tls-untrusted'), ...fast }));
-      expect(error.cause).toBeInstanceOf(RedisRequestError);
+      expect(error.cause).toBeInstanceOf(LeaseStoreRefusedError);
       expect((error.cause as Error).message).toMatch(/refused the TLS connection/);
     },
   );

@@ -3,12 +3,7 @@
 import { hasRedis } from '@ids/test-services';
 import { describe } from 'vitest';
 import { notBeforeCases } from '../../machine-lease/test/not-before.js';
-import {
-  RecordedTimeWait,
-  RedisOptionError,
-  RedisRecordedTimeAheadError,
-  redisMachineId,
-} from '../src/index.js';
+import { LeaseTimeAheadError, RecordedTimeWait, RedisOptionError, redisMachineId } from '../src/index.js';
 import { freshPrefix, redisForSuite } from './helpers.js';
 
 describe.skipIf(!hasRedis())('a recorded time ahead of the clock (Redis)', () => {
@@ -26,6 +21,7 @@ describe.skipIf(!hasRedis())('a recorded time ahead of the clock (Redis)', () =>
     claimed: async (prefix) => (await suite.admin.exists(`{${prefix}}:0`)) === 1,
     optionError: RedisOptionError,
     notice: RecordedTimeWait,
-    timeAhead: RedisRecordedTimeAheadError,
+    timeAhead: LeaseTimeAheadError,
+    name: 'redis',
   });
 });

@@ -1,13 +1,13 @@
 // Against one real redis-server: claims, the recorded time, release, dense and full fields,
 // garbage under the prefix, and a Redis that cannot be reached or refuses us.
-import { IdGenerator, MachineIdLostError } from '@ids/engine';
+import { IdGenerator, InvalidArgumentError, MachineIdLostError } from '@ids/engine';
 import { hasRedis } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import {
-  RedisBitsMismatchError,
-  RedisCorruptClaimError,
-  RedisLeaseLostError,
-  RedisSpaceFullError,
+  LeaseBitsMismatchError,
+  LeaseCorruptClaimError,
+  LeaseLostError,
+  LeaseSpaceFullError,
   redisMachineId,
 } from '../src/index.js';
 import {
@@ -90,17 +90,17 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     }
   });
 
-  it('a full field: RedisSpaceFullError saying so, nothing taken', async () => {
+  it('a full field: LeaseSpaceFullError saying so, nothing taken', async () => {
     const prefix = freshPrefix('full');
     await seedTimes(prefix, [0, 1, 2, 3]);
     const cause = await expectFullField(
       (layout) => claim(layout, { url: suite.server.url, prefix, ...fast }),
-      RedisSpaceFullError,
+      LeaseSpaceFullError,
     );
-    expect((cause as RedisSpaceFullError).code).toBe('ERR_IDS_REDIS_SPACE_FULL');
+    expect((cause as LeaseSpaceFullError).code).toBe('ERR_IDS_LEASE_SPACE_FULL');
   });
 
-  it('garbage under the prefix (a value, a hash, a recorded time, the index): RedisCorruptClaimError naming the key, never taken or overwritten', async () => {
+  it('garbage under the prefix (a value, a hash, a recorded time, the index): LeaseCorruptClaimError naming the key, never taken or overwritten', async () => {
     const layout = layoutWith(0);
     const cases: { name: string; put: (prefix: string) => Promise<unknown>; key: (p: string) => string }[] = [
       { name: 'value', put: (p) => suite.admin.set(`{${p}}:0`, 'hello'), key: (p) => `{${p}}:0` },
@@ -116,9 +116,9 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
       await c.put(prefix);
       const before = await suite.admin.dump(c.key(prefix));
       const error = await failure(claim(layout, { url: suite.server.url, prefix, ...fast }));
-      expect(error.cause, c.name).toBeInstanceOf(RedisCorruptClaimError);
-      expect((error.cause as RedisCorruptClaimError).code).toBe('ERR_IDS_REDIS_CORRUPT_KEY');
-      expect((error.cause as RedisCorruptClaimError).key).toBe(c.key(prefix));
+      expect(error.cause, c.name).toBeInstanceOf(LeaseCorruptClaimError);
+      expect((error.cause as LeaseCorruptClaimError).code).toBe('ERR_IDS_LEASE_CORRUPT_CLAIM');
+      expect((error.cause as LeaseCorruptClaimError).key).toBe(c.key(prefix));
       expect(await suite.admin.dump(c.key(prefix)), `${c.name} left as it was`).toEqual(before);
       expect(await suite.admin.exists(`{${prefix}}:0`)).toBe(c.name === 'time' ? 0 : 1);
     }
@@ -129,19 +129,45 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     const error = await failure(
       claim(layout, { url: suite.server.url, prefix: indexGarbage, ...fast, probes: 0 }),
     );
-    expect(error.cause).toBeInstanceOf(RedisCorruptClaimError);
+    expect(error.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((error.cause as Error).message).toMatch(/claim index .* holds "x7"/);
   });
 
-  it('a claim in the index wider than the field: RedisBitsMismatchError', async () => {
+  it('a claim in the index wider than the field: LeaseBitsMismatchError', async () => {
     const prefix = freshPrefix('wider');
     for (const id of [0, 1, 2, 3]) await suite.admin.set(`{${prefix}}:${id}`, identity());
     await suite.admin.zadd(`{${prefix}}:claims`, Date.now() + 60_000, '5000');
     const error = await failure(claim(layoutWith(2), { url: suite.server.url, prefix, probes: 0, ...fast }));
-    expect(error.cause).toBeInstanceOf(RedisBitsMismatchError);
+    expect(error.cause).toBeInstanceOf(LeaseBitsMismatchError);
     expect((error.cause as Error).message).toMatch(
       /machine ID 5000, which does not fit a 2-bit machine field/,
     );
+  });
+
+  it('machineId (from the one leased-provider factory, as etcd has it): that ID held; taken: LeaseSpaceFullError; outside the field: LeaseBitsMismatchError', async () => {
+    const prefix = freshPrefix('chosen');
+    await seedTimes(prefix, [2]);
+    const layout = layoutWith(2);
+    const held = await claim(layout, { url: suite.server.url, prefix, machineId: 2, ...fast });
+    try {
+      expect(held.machineId).toBe(2);
+      const taken = await failure(claim(layout, { url: suite.server.url, prefix, machineId: 2, ...fast }));
+      expect(taken.cause).toBeInstanceOf(LeaseSpaceFullError);
+      expect((taken.cause as LeaseSpaceFullError).store).toBe('redis');
+      expect((taken.cause as Error).message).toMatch(/machine ID 2 is held by another process/);
+      const wide = await failure(claim(layout, { url: suite.server.url, prefix, machineId: 4, ...fast }));
+      expect(wide.cause).toBeInstanceOf(LeaseBitsMismatchError);
+      expect((wide.cause as Error).message).toMatch(
+        /machineId 4 does not fit the generator's 2-bit machine field/,
+      );
+      // A time that is not a number is refused as the bad argument it is, not written.
+      await expect(held.record(Number.NaN)).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(held.record(Number.NaN)).rejects.toThrow(
+        /record: expected Unix milliseconds, received NaN/,
+      );
+    } finally {
+      await held.release();
+    }
   });
 
   it('records the time reached; the next holder of the ID issues nothing at or before it', async () => {
@@ -168,8 +194,8 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     await gen.nextId();
     await suite.admin.del(held.key);
     await aborted(held.signal);
-    expect(held.signal.reason).toBeInstanceOf(RedisLeaseLostError);
-    expect((held.signal.reason as RedisLeaseLostError).kind).toBe('key-lost');
+    expect(held.signal.reason).toBeInstanceOf(LeaseLostError);
+    expect((held.signal.reason as LeaseLostError).kind).toBe('key-lost');
     await expect(gen.nextId()).rejects.toBeInstanceOf(MachineIdLostError);
     let resumed: bigint | undefined;
     await until(
@@ -207,6 +233,6 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     const error = await failure(
       Promise.resolve().then(() => redisMachineId({ url: 'redis://127.0.0.1:1', bits: 4 })({ bits: 8 })),
     );
-    expect(error).toBeInstanceOf(RedisBitsMismatchError);
+    expect(error).toBeInstanceOf(LeaseBitsMismatchError);
   });
 });

@@ -1,0 +1,20 @@
+// @ids/machine-lease/internal: plumbing the store packages of @ids share (option checks, call
+// time limits, claim values, the keeper for a check that holds a lease without a holder). Not
+// API: it may change in any release without notice. Store authors start from '@ids/machine-lease'.
+
+export { bounded, StoreTimeout } from './bounded.js';
+export { type KeeperTiming, LeaseKeeper, realScheduler, type Scheduler, schedulerOf } from './keeper.js';
+export { grantLease, type Lease } from './lease.js';
+export {
+  type CheckedLeaseOptions,
+  checkAskedId,
+  checkLeaseOptions,
+  DEFAULT_PROBES,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_TTL_SECONDS,
+  ms,
+  type OptionError,
+  readRecordedTime,
+} from './options.js';
+export { currentOwner, type Owner, readOwner } from './owner.js';
+export type { Granted, LeaseLossKind, Watch } from './store.js';

@@ -1,0 +1,83 @@
+import type { MachineIdContext } from '@ids/engine';
+import { LeaseBitsMismatchError } from './errors.js';
+import { Holder, type LeasedClaim } from './holder.js';
+import { schedulerOf } from './keeper.js';
+import {
+  type CheckedLeaseOptions,
+  type HolderOptions,
+  holderOptions,
+  integer,
+  type OptionError,
+} from './options.js';
+import type { LeaseStore } from './store.js';
+
+/**
+ * The machine-ID provider of a lease store, written once: each store package validates its own
+ * options (connection, prefix, lease timing) and says how to open its store; this checks the
+ * holder's options at once and, per call, the field width, then claims through a Holder.
+ *
+ * ```ts no-run
+ * export function zookeeperMachineId(options: ZooKeeperMachineIdOptions = {}) {
+ *   const checked = checkZooKeeperOptions(options);
+ *   return leasedMachineId<ZooKeeperMachineIdClaim>({
+ *     store: 'zookeeper',
+ *     name: 'zookeeperMachineId',
+ *     options,
+ *     lease: checked,
+ *     optionError: (option, message) => new ZooKeeperOptionError(option, message),
+ *     open: () => new ZooKeeperStore(checked),
+ *   });
+ * }
+ * ```
+ *
+ * @throws the store's option error (made by `optionError`) for a holder option that cannot work.
+ * The provider rejects with LeaseBitsMismatchError when the generator's field is not the one
+ * the options fixed (`bits`) or does not hold `machineId`, and with whatever claiming rejects
+ * with (LeaseSpaceFullError, LeaseStoreUnavailableError, ...); the store is closed then.
+ */
+export function leasedMachineId<C extends LeasedClaim = LeasedClaim>(provider: {
+  /** The store's name (its LeaseStore's `name`), for the errors raised before it is opened. */
+  readonly store: string;
+  /** The provider function's name in messages, e.g. `etcdMachineId`. */
+  readonly name: string;
+  /** The user's options: the holder's (HolderOptions) and the tests' `scheduler` seam are read here. */
+  readonly options: HolderOptions;
+  /** The lease options, validated by the store package (timing, and `bits` when fixed). */
+  readonly lease: CheckedLeaseOptions;
+  /** Makes the store's option error for an option at fault. */
+  readonly optionError: OptionError;
+  /** Opens the store for one claim; the claim closes it on release. */
+  readonly open: () => LeaseStore;
+}): (context: MachineIdContext) => Promise<C> {
+  const { store, name, options, lease, optionError, open } = provider;
+  const choices = holderOptions(options, optionError, lease.ttlSeconds);
+  const scheduler = schedulerOf(options);
+  const only = options.machineId;
+  if (only !== undefined) integer(only, 'machineId', 0, 2 ** 30 - 1, optionError);
+  return async ({ bits }: MachineIdContext) => {
+    if (lease.bits !== undefined && lease.bits !== bits) {
+      throw new LeaseBitsMismatchError(
+        store,
+        `${name} was set up for a ${lease.bits}-bit machine field (bits: ${lease.bits}), but the generator's field has ${bits} bits`,
+      );
+    }
+    if (only !== undefined && only >= 2 ** bits) {
+      throw new LeaseBitsMismatchError(
+        store,
+        `machineId ${only} does not fit the generator's ${bits}-bit machine field (0 to ${2 ** bits - 1})`,
+      );
+    }
+    const opened = open();
+    try {
+      const holder = new Holder(
+        opened,
+        { ...lease, ...choices, bits, ...(only === undefined ? {} : { only }) },
+        scheduler,
+      );
+      return (await holder.acquire()) as C;
+    } catch (error) {
+      opened.close();
+      throw error;
+    }
+  };
+}
