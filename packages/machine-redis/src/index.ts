@@ -2,12 +2,7 @@
 // depends on a Redis client (ioredis).
 
 export { RecordedTimeWait } from '@ids/machine-lease';
-export {
-  type RedisAutoStep,
-  type RedisAutoStepAnswer,
-  type RedisAutoStepContext,
-  redisAutoStep,
-} from './auto.js';
+export { type RedisAutoStepOptions, redisAutoStep } from './auto-step.js';
 export {
   DEFAULT_CHECK_KEY,
   type RedisCheckOptions,

@@ -86,7 +86,11 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
     { url: running.url, machineIds: machines },
   );
   for (const slot of slots) {
-    log.info(`  slot ${slot.index}: ${slot.how}`, { slot: slot.index, machineId: slot.generator.machine });
+    // The `auto` chain's trail, as `ids machine-id --explain` prints it, under its slot.
+    const how = slot.how.includes('\n')
+      ? `machine ID ${slot.generator.machine}\n${slot.how.replace(/^/gm, '    ')}`
+      : slot.how;
+    log.info(`  slot ${slot.index}: ${how}`, { slot: slot.index, machineId: slot.generator.machine });
   }
   const { clean } = await new Promise<{ clean: boolean }>((resolve, reject) => {
     let first: string | undefined;

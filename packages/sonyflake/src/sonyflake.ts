@@ -59,7 +59,7 @@ export class Sonyflake extends IdGenerator {
     const layout = sonyflakeLayout(settings);
     const resolvedSettings =
       settings.machineId === 'auto'
-        ? { ...settings, machineId: await autoMachineIdSource(layout.machineBits) }
+        ? { ...settings, machineId: await autoMachineIdSource() }
         : settings;
     // Awaited here (not returned) so that async stack traces, and the misuse guard's creation
     // site, reach the caller of create().
