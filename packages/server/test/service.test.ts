@@ -3,13 +3,12 @@
 import { once } from 'node:events';
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
-import { FakeClock, type MachineIdClaim } from '@ids/engine';
+import { FakeClock, type MachineIdClaim, type MachineIdProvider } from '@ids/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   checkServerOptions,
   isLoopbackHost,
   type RunningIdServer,
-  registerMachineIdSource,
   ServerConfigError,
   startIdServer,
 } from '../src/index.js';
@@ -25,34 +24,32 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((server) => server.shutdown()));
 });
 
-/** A claim source the test drives: each claim can be fenced, and re-claims wait for `grant()`. */
-function gatedSource(name: string) {
+/** A claim provider the test drives: each claim can be fenced, and re-claims wait for `grant()`. */
+function gatedSource() {
   const claims: { claim: MachineIdClaim; abort: AbortController; released: boolean }[] = [];
   let nextId = 100;
   let gate: Promise<void> = Promise.resolve();
   let open: () => void = () => undefined;
-  registerMachineIdSource({
-    name,
-    summary: 'test seam',
-    async acquire() {
-      await gate;
-      const abort = new AbortController();
-      const entry = {
-        abort,
-        released: false,
-        claim: {
-          machineId: nextId++,
-          signal: abort.signal,
-          release() {
-            entry.released = true;
-          },
+  const provider: MachineIdProvider = async ({ note }) => {
+    await gate;
+    const abort = new AbortController();
+    const entry = {
+      abort,
+      released: false,
+      claim: {
+        machineId: nextId++,
+        signal: abort.signal,
+        release() {
+          entry.released = true;
         },
-      };
-      claims.push(entry);
-      return { machineId: entry.claim, how: `test claim ${entry.claim.machineId}` };
-    },
-  });
+      },
+    };
+    claims.push(entry);
+    note?.(`test claim ${entry.claim.machineId}`);
+    return entry.claim;
+  };
   return {
+    provider,
     claims,
     /** From now on re-claims wait until `grant()`. */
     hold() {
@@ -66,8 +63,8 @@ function gatedSource(name: string) {
 
 describe('readiness through a claim fence', () => {
   it('goes false when a claim is fenced (the other generator keeps serving), true after the re-claim', async () => {
-    const source = gatedSource('test-gated-1');
-    const server = await start({ machines: 2, machineIdSource: 'test-gated-1' });
+    const source = gatedSource();
+    const server = await start({ machines: 2, machineIdSource: source.provider });
     const ready = () => call(server.url, 'GET', '/health/ready');
     expect((await ready()).status).toBe(200);
 
@@ -101,8 +98,8 @@ describe('readiness through a claim fence', () => {
   });
 
   it('with every claim fenced, /id is a 503 ERR_NOT_READY with Retry-After; shutdown releases every claim', async () => {
-    const source = gatedSource('test-gated-2');
-    const server = await start({ machines: 2, machineIdSource: 'test-gated-2' });
+    const source = gatedSource();
+    const server = await start({ machines: 2, machineIdSource: source.provider });
     source.hold();
     for (const entry of source.claims) entry.abort.abort(new Error('gone'));
     const reply = await call(server.url, 'GET', '/id');
@@ -285,14 +282,14 @@ describe('shutdown', () => {
   // A bound past the timer maximum (2^31 - 1 ms) used to fire after 1 ms, as Node does with
   // such a timer, and cut the request in flight.
   it.each([
-    ['the default bound', 'test-gated-3', undefined],
-    ['a bound past the timer maximum', 'test-gated-4', 2 ** 31],
+    ['the default bound', undefined],
+    ['a bound past the timer maximum', 2 ** 31],
   ])(
     '%s: readiness goes false at once; a request in flight finishes; the claims are released',
-    async (_name, sourceName, shutdownTimeoutMs) => {
-      const source = gatedSource(sourceName);
+    async (_name, shutdownTimeoutMs) => {
+      const source = gatedSource();
       const server = await start({
-        machineIdSource: sourceName,
+        machineIdSource: source.provider,
         ...(shutdownTimeoutMs ? { shutdownTimeoutMs } : {}),
       });
       const agent = new Agent({ keepAlive: true, maxSockets: 2 });
