@@ -16,8 +16,9 @@ export interface MachineIdContext {
   readonly bits: number;
   /**
    * Set by a chain of providers (machine-file's `auto`): the provider says here, in a sentence,
-   * how it chose its ID, for the chain's trail (`--explain`). A chain run as a provider notes its
-   * whole trail. Other callers leave it out.
+   * how it chose its ID, for the chain's trail (`--explain`). A chain run as a provider notes the
+   * sentence of the step it used, then its trail on the following lines. Other callers leave it
+   * out.
    */
   readonly note?: ((detail: string) => void) | undefined;
 }

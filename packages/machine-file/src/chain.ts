@@ -195,8 +195,8 @@ function runChain(
  * Opt-in steps run when named in `optIn` or IDS_AUTO_OPT_IN (`ec2,ipv6-ula`). The provider
  * answers synchronously while every step it runs does, so `new Sonyflake({ machineId:
  * autoMachineId() })` works without an opted-in `ec2`; `await Sonyflake.create(...)` runs every
- * step. `onChosen` receives the trail; a caller that passes `note` in the context receives it
- * as numbered lines. Release a claim by closing the generator (or `claim.release()`); a normal
+ * step. `onChosen` receives the trail; a caller that passes `note` in the context receives the
+ * used step's sentence, then the trail as numbered lines (`explain()`). Release a claim by closing the generator (or `claim.release()`); a normal
  * process exit releases it too.
  *
  * @throws (from the provider) InvalidArgumentError for `bits` outside 0..30 or an unknown
@@ -209,7 +209,8 @@ function runChain(
 export function autoMachineId(options: AutoMachineIdOptions = {}): MachineIdProvider {
   return ({ bits, note }) => {
     const report = (auto: AutoMachineId) => {
-      note?.(auto.explain());
+      // How it chose (the used step's own sentence), then the trail that led there.
+      note?.(`${auto.trail.at(-1)?.detail}\n${auto.explain()}`);
       return auto.machineId;
     };
     const result = runChain(options, checkInteger(bits, 'bits', 0, 30));

@@ -53,7 +53,7 @@ export interface PoolSlot {
   readonly generator: IdGenerator;
   /** `held`: issuing; `fenced`: its claim was lost and it waits for a new one; `closed`. */
   readonly state: SlotState;
-  /** How its machine ID was chosen: a sentence, or the `auto` chain's trail as numbered lines. */
+  /** How its machine ID was chosen: a sentence (from the `auto` chain, followed by its trail as numbered lines). */
   readonly how: string;
 }
 
