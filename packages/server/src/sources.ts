@@ -5,7 +5,7 @@
 // run; a caller with a source of its own passes a provider instead of a name.
 import type { Layout, MachineIdProvider } from '@ids/engine';
 import { importOptional, releaseQuietly } from '@ids/engine/internal';
-import { autoMachineId, autoSteps, type Env } from '@ids/machine-file';
+import { autoMachineId, autoSteps, type Env, explicitStep } from '@ids/machine-file';
 import type { InterfaceSource } from '@ids/machine-ip';
 import { ServerConfigError } from './errors.js';
 
@@ -76,10 +76,9 @@ export function machineIdList(value: string | undefined, what: string): number[]
 }
 
 /** The built-in steps of the `auto` chain, configured from the server's settings. */
-function steps(settings: MachineIdSourceSettings, machineId?: number) {
+function steps(settings: MachineIdSourceSettings) {
   return autoSteps({
     env: settings.env,
-    ...(machineId !== undefined && { machineId }),
     ...(settings.interfaces && { interfaces: settings.interfaces }),
     ...(settings.claimDir && { claim: { dir: settings.claimDir } }),
   });
@@ -104,9 +103,12 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
       'the auto chain of @ids/machine-file, as `ids machine-id --explain` shows it: explicit IDs, a StatefulSet ordinal, EC2 (opt-in), the private IPv4, a unique-local IPv6 (opt-in), a host claim',
     providers(settings) {
       const ids = explicitIds(settings);
+      // As `ids machine-id` does: the flag first (here a list, IDS_MACHINE_ID its variable, one
+      // ID per generator), then the chain. With the list given the chain stops at the flag, so
+      // its own `explicit` step never reads IDS_MACHINE_ID as one ID.
       return (index) =>
         autoMachineId({
-          steps: steps(settings, ids?.[index]),
+          steps: [explicitStep({ name: '--machine-id', value: ids?.[index] }), ...steps(settings)],
           env: settings.env,
           onChosen: (auto) => {
             // The private IPv4 address is one ID per host: a second generator would find it held.
