@@ -1,9 +1,13 @@
 // The server in process, with seams: a claim source whose claims the test fences and grants, a
 // FakeClock for the clock and the rate limit, and short request bounds.
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FakeClock, type MachineIdClaim, type MachineIdProvider } from '@ids/engine';
+import { startImdsTestServer } from '@ids/machine-ip/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   checkServerOptions,
@@ -314,6 +318,26 @@ describe('shutdown', () => {
 });
 
 describe('machine IDs from the environment', () => {
+  it('the auto source runs the opted-in EC2 step (asynchronous): the instance address of a loopback IMDSv2', async () => {
+    const imds = await startImdsTestServer('10.0.9.33');
+    try {
+      const server = await start({
+        env: {
+          IDS_AUTO_OPT_IN: 'ec2',
+          IDS_EC2_ENDPOINT: imds.endpoint,
+          IDS_CLAIM_DIR: mkdtempSync(join(tmpdir(), 'ids-server-ec2-')),
+        },
+      });
+      expect(server.pool.slots.map((slot) => slot.generator.machine)).toEqual([9 * 256 + 33]);
+      expect(server.pool.slots[0]?.how).toMatch(
+        /^machine ID 2337 from 10\.0\.9\.33, the instance's private IPv4 .*\n(.*\n)*4\. EC2 metadata: used - /,
+      );
+      await server.shutdown();
+    } finally {
+      await imds.close();
+    }
+  });
+
   it('IDS_MACHINE_ID of the env option is a list of explicit IDs, for the auto and explicit sources', async () => {
     for (const machineIdSource of ['auto', 'explicit']) {
       const server = await start({ machineIdSource, machines: 2, env: { IDS_MACHINE_ID: '11, 12' } });
