@@ -11,8 +11,9 @@ import { Sonyflake } from '@ids/sonyflake';
  *   interface list (tests use both).
  */
 export async function main({ count = 5, env = process.env, interfaces } = {}) {
-  /** @type {import('@ids/machine-file').AutoMachineId | undefined} */
-  let auto;
+  // Set by `onChosen` before create() resolves.
+  /** @type {import('@ids/machine-file').AutoMachineId} */
+  let auto = /** @type {never} */ (undefined);
   const sonyflake = await Sonyflake.create({
     machineId: autoMachineId({
       env,

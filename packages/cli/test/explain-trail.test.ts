@@ -90,14 +90,12 @@ describe('the same trail from the library, the CLI and the server', () => {
     const cliTrail = await command();
     const serverTrail = await serverLog();
 
-    expect(auto.trail.map((s) => s.step)).toEqual([
-      'explicit',
-      'kubernetes-ordinal',
-      'ec2',
-      'private-ip',
-      'ipv6-ula',
-      'host-claim',
-    ].slice(0, auto.trail.length));
+    expect(auto.trail.map((s) => s.step)).toEqual(
+      ['explicit', 'kubernetes-ordinal', 'ec2', 'private-ip', 'ipv6-ula', 'host-claim'].slice(
+        0,
+        auto.trail.length,
+      ),
+    );
     expect(auto.trail[1]).toMatchObject({ outcome: 'skipped', detail: expect.stringMatching(/24657/) });
     expect(cliTrail[0]).toBe('1. --machine-id: skipped - not given');
     // The server and the CLI: the same lines, numbers included.

@@ -92,10 +92,7 @@ function explainTrail(trail: readonly AutoStep[], steps: readonly NamedMachineId
 
 // Runs the steps from the first; synchronous until a step answers with a Promise, so the chain
 // suits `new Sonyflake(...)` while no step is asynchronous, and `create()` always.
-function runChain(
-  options: AutoMachineIdOptions,
-  bits: number,
-): AutoMachineId | Promise<AutoMachineId> {
+function runChain(options: AutoMachineIdOptions, bits: number): AutoMachineId | Promise<AutoMachineId> {
   const steps = options.steps ?? autoSteps(options);
   const chosen = optedIn(options, steps);
   const trail: AutoStep[] = [];
@@ -132,7 +129,14 @@ function runChain(
       return threw(step, error, undefined) as never;
     }
     trail.push({ step: step.name, outcome: 'used', detail: detail ?? `machine ID ${id}` });
-    const auto: AutoMachineId = Object.freeze({ machineId, id, step: step.name, title: step.title, trail, explain });
+    const auto: AutoMachineId = Object.freeze({
+      machineId,
+      id,
+      step: step.name,
+      title: step.title,
+      trail,
+      explain,
+    });
     options.onChosen?.(auto);
     return auto;
   };

@@ -138,9 +138,7 @@ describe('the chain is a list of named steps', () => {
 
   it('no step giving one is an AutoMachineIdError with the whole trail', () => {
     const error = thrown<AutoMachineIdError>(() =>
-      runAuto(
-        options(tempDir(), { steps: [explicitStep({ name: '--machine-id', value: undefined })] }),
-      ),
+      runAuto(options(tempDir(), { steps: [explicitStep({ name: '--machine-id', value: undefined })] })),
     );
     expect(error.message).toBe(
       'no machine ID: no step of the chain gave one\n1. --machine-id: skipped - not given',
@@ -170,7 +168,9 @@ describe('the chain is a list of named steps', () => {
 
   it('an asynchronous step: refused by the synchronous constructor, run through create()', async () => {
     const slow: NamedMachineIdProvider = { name: 'slow', title: 'slow', provider: async () => 5 };
-    const error = thrown(() => generator({ machineId: autoMachineId(options(tempDir(), { steps: [slow] })) }));
+    const error = thrown(() =>
+      generator({ machineId: autoMachineId(options(tempDir(), { steps: [slow] })) }),
+    );
     expect(error).toBeInstanceOf(AsyncSettingError);
     expect((await runAutoAsync(options(tempDir(), { steps: [slow] }))).id).toBe(5);
     const sonyflake = await createGenerator({
@@ -203,9 +203,7 @@ describe('the chain is a list of named steps', () => {
 describe('the Kubernetes ordinal step', () => {
   it('in a StatefulSet pod, the ordinal plus IDS_ORDINAL_OFFSET, held as a host claim of that ID', () => {
     const dir = tempDir();
-    const result = runAuto(
-      options(dir, { env: { ...IN_K8S, HOSTNAME: 'ids-2', IDS_ORDINAL_OFFSET: '10' } }),
-    );
+    const result = runAuto(options(dir, { env: { ...IN_K8S, HOSTNAME: 'ids-2', IDS_ORDINAL_OFFSET: '10' } }));
     expect(result).toMatchObject({ step: 'kubernetes-ordinal', id: 12 });
     expect(result.machineId).toBeInstanceOf(HostClaim);
     expect(result.explain()).toMatch(
@@ -232,9 +230,7 @@ describe('the Kubernetes ordinal step', () => {
       detail: 'not in Kubernetes: KUBERNETES_SERVICE_HOST is not set',
     });
     expect(outside.step).toBe('host-claim');
-    const deployment = runAuto(
-      options(tempDir(), { env: { ...IN_K8S, HOSTNAME: 'ids-7c9d8f6b4-24657' } }),
-    );
+    const deployment = runAuto(options(tempDir(), { env: { ...IN_K8S, HOSTNAME: 'ids-7c9d8f6b4-24657' } }));
     expect(deployment.step).toBe('host-claim');
     expect(deployment.trail[1]).toMatchObject({
       outcome: 'skipped',
@@ -272,9 +268,7 @@ describe('the Kubernetes ordinal step', () => {
   it('the ordinalOffset option wins over IDS_ORDINAL_OFFSET, and is checked under its own name', () => {
     const env = { ...IN_K8S, HOSTNAME: 'ids-3', IDS_ORDINAL_OFFSET: '10' };
     expect(runAuto(options(tempDir(), { env, ordinalOffset: 20, guard: false })).id).toBe(23);
-    const error = thrown<AutoMachineIdError>(() =>
-      runAuto(options(tempDir(), { env, ordinalOffset: -1 })),
-    );
+    const error = thrown<AutoMachineIdError>(() => runAuto(options(tempDir(), { env, ordinalOffset: -1 })));
     expect(error.cause).toBeInstanceOf(InvalidArgumentError);
     expect(error.message).toMatch(/ordinalOffset: expected an integer from 0 to 1073741823, received -1/);
   });

@@ -7,7 +7,6 @@ import {
   ClaimDirUnsafeError,
   ClaimFileCorruptError,
   HostClaim,
-  hostClaim,
   KeptFileUnreadableError,
   keptMachineId,
   MAX_FILE_BYTES,
@@ -185,8 +184,7 @@ describe('recorded times out of range', () => {
     }
     expect(readRecordAt(dir, '0.claim').state).toBe('released');
     expect(
-      runAuto({ ...options, claim: { ...options.claim, processes: fakeTable(101, { 100: '1000' }) } })
-        .id,
+      runAuto({ ...options, claim: { ...options.claim, processes: fakeTable(101, { 100: '1000' }) } }).id,
     ).toBe(0);
   });
 });

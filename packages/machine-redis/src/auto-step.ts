@@ -32,11 +32,13 @@ export function redisAutoStep(options: RedisAutoStepOptions = {}): NamedMachineI
     name: 'redis',
     title: 'Redis claim',
     async provider({ bits, note }) {
-      const url = redis.url ?? (redis.client === undefined ? env.IDS_REDIS_URL?.trim() || undefined : undefined);
+      const url =
+        redis.url ?? (redis.client === undefined ? env.IDS_REDIS_URL?.trim() || undefined : undefined);
       if (url === undefined && redis.client === undefined) {
         throw new NoMachineIdHereError('IDS_REDIS_URL is not set (and no Redis was given)', 'skipped');
       }
-      const where = redis.client === undefined ? `Redis at ${redact(url as string)}` : 'the Redis client given';
+      const where =
+        redis.client === undefined ? `Redis at ${redact(url as string)}` : 'the Redis client given';
       try {
         const claim = await redisMachineId(redis.client === undefined ? { ...redis, url } : redis)({ bits });
         note?.(`claimed machine ID ${claim.machineId} in ${where} (key ${claim.key})`);

@@ -28,7 +28,9 @@ describe('redisAutoStep', () => {
       }),
     ).catch((e: unknown) => e);
     expect(answer).toBeInstanceOf(RedisUnavailableError);
-    expect(notes).toEqual([expect.stringMatching(/^could not claim a machine ID in Redis at redis:\/\/127\.0\.0\.1:/)]);
+    expect(notes).toEqual([
+      expect.stringMatching(/^could not claim a machine ID in Redis at redis:\/\/127\.0\.0\.1:/),
+    ]);
   });
 
   it.skipIf(!hasRedis())('used with IDS_REDIS_URL: a held claim, named in the detail', async () => {
@@ -43,7 +45,9 @@ describe('redisAutoStep', () => {
         env: { IDS_REDIS_URL: redis.url },
       }).provider({ bits: 10, note: (detail) => notes.push(detail) });
       expect(notes).toEqual([
-        expect.stringMatching(new RegExp(`claimed machine ID \\d+ in Redis at redis://127.0.0.1:${redis.port}`)),
+        expect.stringMatching(
+          new RegExp(`claimed machine ID \\d+ in Redis at redis://127.0.0.1:${redis.port}`),
+        ),
       ]);
       if (typeof claim === 'number') throw new Error('expected a claim');
       expect(claim.machineId).toBeLessThan(1024);

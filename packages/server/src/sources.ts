@@ -165,7 +165,9 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
       return () => async (context) => {
         shared ??= load();
         const claim = await (await shared)(context);
-        context.note?.(`machine ID ${typeof claim === 'number' ? claim : claim.machineId} held through an etcd lease`);
+        context.note?.(
+          `machine ID ${typeof claim === 'number' ? claim : claim.machineId} held through an etcd lease`,
+        );
         return claim;
       };
     },
