@@ -99,8 +99,7 @@ const onePerHost = (count: number) =>
 
 const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
   auto: {
-    summary:
-      'the auto chain of @ids/machine-file, as `ids machine-id --explain` shows it: explicit IDs, a StatefulSet ordinal, EC2 (opt-in), the private IPv4, a unique-local IPv6 (opt-in), a host claim',
+    summary: 'the auto chain of @ids/machine-file, explicit IDs first (`ids machine-id --explain` shows it)',
     providers(settings) {
       const ids = explicitIds(settings);
       // As `ids machine-id` does: the flag first (here a list, IDS_MACHINE_ID its variable, one
