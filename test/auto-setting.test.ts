@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { privateIPv4 } from '@ids/machine-ip';
+import { startImdsTestServer } from '@ids/test-services';
 import { Sonyflake } from '@ids/sonyflake';
 import { afterEach, expect, it, vi } from 'vitest';
 
@@ -48,5 +49,26 @@ it("machineId: 'auto' without IDS_MACHINE_ID holds a host claim (announced) or t
     await sonyflake.close();
   } finally {
     process.off('warning', onWarning);
+  }
+});
+
+it("machineId: 'auto' runs the opted-in EC2 step from create(): the instance address of a loopback IMDSv2", async () => {
+  const imds = await startImdsTestServer('10.0.9.33');
+  try {
+    vi.stubEnv('IDS_MACHINE_ID', undefined);
+    vi.stubEnv('KUBERNETES_SERVICE_HOST', undefined);
+    vi.stubEnv('IDS_AUTO_OPT_IN', 'ec2');
+    vi.stubEnv('IDS_EC2_ENDPOINT', imds.endpoint);
+    vi.stubEnv('IDS_CLAIM_DIR', mkdtempSync(join(tmpdir(), 'ids-auto-setting-')));
+    // create() used to run the chain synchronously, which refuses the asynchronous EC2 step.
+    const sonyflake = await Sonyflake.create({ machineId: 'auto' });
+    expect(sonyflake.machine).toBe(9 * 256 + 33);
+    expect(imds.requests.map((r) => r.split(' ').slice(0, 2).join(' '))).toEqual([
+      'PUT /latest/api/token',
+      'GET /latest/meta-data/local-ipv4',
+    ]);
+    await sonyflake.close();
+  } finally {
+    await imds.close();
   }
 });

@@ -506,7 +506,7 @@ describe('installed from the tarballs into a scratch project outside the workspa
       '  await using sonyflake = await Sonyflake.create(settings);',
       "  const snowflake = new Snowflake({ preset: 'discord', machineParts: { worker: 1, process: 2 } });",
       '  const auto = autoMachineId({ env: { IDS_MACHINE_ID: "3" } });',
-      "  const other = new Sonyflake({ machineId: auto.machineId, sameMachineId: 'allow' });",
+      "  const other = new Sonyflake({ machineId: auto, sameMachineId: 'allow' });",
       '  const id: bigint = await sonyflake.nextId();',
       '  await snowflake.close();',
       '  await other.close();',

@@ -11,10 +11,20 @@ import { Sonyflake } from '@ids/sonyflake';
  *   interface list (tests use both).
  */
 export async function main({ count = 5, env = process.env, interfaces } = {}) {
-  const auto = autoMachineId({ env, interfaces });
-  console.log(`machine ID ${auto.id}, from the ${auto.step} step:`);
-  for (const line of auto.explain().split('\n')) console.log(`  ${line}`);
-  const sonyflake = new Sonyflake({ machineId: auto.machineId });
+  // Set by `onChosen` before create() resolves.
+  /** @type {import('@ids/machine-file').AutoMachineId} */
+  let auto = /** @type {never} */ (undefined);
+  const sonyflake = await Sonyflake.create({
+    machineId: autoMachineId({
+      env,
+      interfaces,
+      onChosen: (chosen) => {
+        auto = chosen;
+        console.log(`machine ID ${chosen.id}, from the ${chosen.step} step:`);
+        for (const line of chosen.explain().split('\n')) console.log(`  ${line}`);
+      },
+    }),
+  });
   try {
     const ids = await sonyflake.nextIds(count);
     console.log('');
@@ -36,7 +46,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
     await main();
   } catch (error) {
-    console.error(error instanceof Error ? `${error.name}: ${error.message}` : error);
+    // The chain's own error (why no step gave an ID) is the cause of the generator's
+    // MachineIdProviderError: it is the one that says what to fix.
+    const shown = error instanceof Error && error.name === 'MachineIdProviderError' ? error.cause : error;
+    console.error(shown instanceof Error ? `${shown.name}: ${shown.message}` : shown);
     process.exitCode = 1;
   }
 }

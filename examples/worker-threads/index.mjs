@@ -126,15 +126,22 @@ async function draw(workers, shared, threads, count) {
 export async function main({ threads = 4, count = 5000, claimDir, env = process.env, interfaces } = {}) {
   checkCount('threads', threads, MAX_THREADS);
   checkCount('count', count, MAX_COUNT);
-  const auto = autoMachineId({
+  const layout = sonyflakeLayout();
+  // The chain is a provider: run here once, for the layout's width, so that this thread holds
+  // the ID before any worker starts. `onChosen` receives how it was chosen.
+  /** @type {import('@ids/machine-file').AutoMachineId} */
+  let auto = /** @type {never} */ (undefined);
+  await autoMachineId({
     env,
     interfaces,
     claim: claimDir === undefined ? undefined : { dir: claimDir },
-  });
+    onChosen: (chosen) => {
+      auto = chosen;
+    },
+  })({ bits: layout.machineBits });
   console.log(`machine ID ${auto.id}, from the ${auto.step} step:`);
   for (const line of auto.explain().split('\n')) console.log(`  ${line}`);
 
-  const layout = sonyflakeLayout();
   /** @type {Worker[]} */
   const workers = [];
   /** @type {Sonyflake | undefined} */

@@ -3,7 +3,13 @@ import cluster from 'node:cluster';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AutoMachineIdError, autoMachineId, claimHostMachineId, MachineIdHeldError } from '@ids/machine-file';
+import {
+  type AutoMachineId,
+  AutoMachineIdError,
+  autoMachineId,
+  claimHostMachineId,
+  MachineIdHeldError,
+} from '@ids/machine-file';
 import { compose, decompose, InvalidArgumentError, toTime } from '@ids/sonyflake';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { check, main } from '../index.mjs';
@@ -89,13 +95,14 @@ describe('examples/cluster', () => {
   it('why the example does not use autoMachineId: with a private IPv4, a second worker of the host gets MachineIdHeldError', async () => {
     const dir = claimDir();
     const interfaces = () => ({ eth0: [{ address: '10.0.4.7', family: 'IPv4', internal: false }] });
-    const first = autoMachineId({ env: {}, interfaces, claim: { dir } });
+    let first = undefined as unknown as AutoMachineId;
+    autoMachineId({ env: {}, interfaces, claim: { dir }, onChosen: (auto) => (first = auto) })({ bits: 16 });
     try {
       expect(first.step).toBe('private-ip');
       expect(first.id).toBe(4 * 256 + 7);
       let error: unknown;
       try {
-        autoMachineId({ env: {}, interfaces, claim: { dir } });
+        autoMachineId({ env: {}, interfaces, claim: { dir } })({ bits: 16 });
       } catch (e) {
         error = e;
       }

@@ -1,36 +1,37 @@
-// The one place the `ids` command decides its machine ID: @ids/machine-file's auto chain, with
-// the --machine-id flag as its first step. The trail is the chain's own, shown as is by
+// The one place the `ids` command decides its machine ID: @ids/machine-file's auto chain (the
+// provider the library and the server run too), with the --machine-id flag as its first step
+// and a Redis as a store when one is configured. The trail is the chain's own, shown as is by
 // `ids machine-id --explain`.
-import { InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
+import { InvalidArgumentError, InvalidMachineIdError, type NamedMachineIdProvider } from '@ids/engine';
 import { importOptional } from '@ids/engine/internal';
 import {
-  AUTO_STEPS,
-  type AutoChainStep,
   type AutoMachineId,
   AutoMachineIdError,
   type AutoMachineIdOptions,
-  autoMachineIdAsync,
+  autoMachineId,
+  autoSteps,
   explicitStep,
 } from '@ids/machine-file';
 
 /**
- * The Redis step of @ids/machine-redis, in the chain and loaded only when IDS_REDIS_URL is set:
- * the Redis client costs tens of ms to load, and most runs of the command have no Redis. It comes right after
- * the explicit ID, before anything derived from the host, so a fleet on Redis never mixes in a
- * host-derived ID.
+ * The Redis step of @ids/machine-redis, passed to the chain as a store only when IDS_REDIS_URL is
+ * set, and loaded only when it runs: the Redis client costs tens of ms to load, and most runs of
+ * the command have no Redis.
  */
-const REDIS_STEP: AutoChainStep = {
-  name: 'redis',
-  title: 'Redis claim',
-  async run(context) {
-    const { redisAutoStep } = await importOptional(
-      '@ids/machine-redis',
-      () => import('@ids/machine-redis'),
-      'a Redis machine ID (IDS_REDIS_URL)',
-    );
-    return redisAutoStep().run(context);
-  },
-};
+function redisStore(env: Readonly<Record<string, string | undefined>>): NamedMachineIdProvider {
+  return {
+    name: 'redis',
+    title: 'Redis claim',
+    async provider(context) {
+      const { redisAutoStep } = await importOptional(
+        '@ids/machine-redis',
+        () => import('@ids/machine-redis'),
+        'a Redis machine ID (IDS_REDIS_URL)',
+      );
+      return redisAutoStep({ env }).provider(context);
+    },
+  };
+}
 
 /** What `chooseMachineId` works from: the layout's width, and the user's flag and environment. */
 export interface MachineIdOptions {
@@ -57,20 +58,24 @@ export interface MachineIdOptions {
 export async function chooseMachineId(options: MachineIdOptions): Promise<AutoMachineId> {
   const { bits, flag } = options;
   const env = options.env ?? process.env;
+  // The chain gains the Redis step only where a Redis is configured: elsewhere the trail stays
+  // what it was.
+  const stores = env.IDS_REDIS_URL?.trim() ? [redisStore(env)] : [];
+  const chain: AutoMachineIdOptions = {
+    env,
+    ...(options.interfaces && { interfaces: options.interfaces }),
+    stores,
+  };
+  let chosen: AutoMachineId | undefined;
   try {
-    return await autoMachineIdAsync({
-      bits,
-      env,
-      ...(options.interfaces && { interfaces: options.interfaces }),
-      steps: [
-        explicitStep({ name: '--machine-id', value: flag }),
-        ...AUTO_STEPS.slice(0, 1),
-        // The chain gains the Redis step only where a Redis is configured: elsewhere the trail
-        // stays what it was.
-        ...(env.IDS_REDIS_URL?.trim() ? [REDIS_STEP] : []),
-        ...AUTO_STEPS.slice(1),
-      ],
-    });
+    await autoMachineId({
+      ...chain,
+      steps: [explicitStep({ name: '--machine-id', value: flag }), ...autoSteps(chain)],
+      onChosen: (auto) => {
+        chosen = auto;
+      },
+    })({ bits });
+    return chosen as AutoMachineId;
   } catch (error) {
     if (!(error instanceof AutoMachineIdError)) throw error;
     // A value the user typed is a mistake in the command line (exit 2), not a failure while running.

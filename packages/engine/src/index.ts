@@ -114,6 +114,8 @@ export {
   type MachineIdContext,
   type MachineIdProvider,
   type MachineIdSource,
+  type NamedMachineIdProvider,
+  NoMachineIdHereError,
   resolveMachineId,
   resolveMachineIdSync,
 } from './machine.js';

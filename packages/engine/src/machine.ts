@@ -1,6 +1,7 @@
 import { errorText } from './check.js';
 import {
   AsyncSettingError,
+  IdsError,
   InvalidArgumentError,
   MachineIdProviderError,
   MachineIdRejectedError,
@@ -13,6 +14,13 @@ import type { Layout } from './layout.js';
 export interface MachineIdContext {
   /** Width of the layout's machine field: valid IDs are integers from 0 to 2^bits - 1. */
   readonly bits: number;
+  /**
+   * Set by a chain of providers (machine-file's `auto`): the provider says here, in a sentence,
+   * how it chose its ID, for the chain's trail (`--explain`). A chain run as a provider notes the
+   * sentence of the step it used, then its trail on the following lines. Other callers leave it
+   * out.
+   */
+  readonly note?: ((detail: string) => void) | undefined;
 }
 
 /**
@@ -77,6 +85,41 @@ export interface MachineIdClaim {
 export type MachineIdProvider = (
   context: MachineIdContext,
 ) => number | MachineIdClaim | Promise<number | MachineIdClaim>;
+
+/**
+ * A provider with a name: one step of a chain of providers (machine-file's `auto` chain), which
+ * tries each in order until one gives an ID. A step that has nothing to try, or tried and found
+ * none, throws NoMachineIdHereError and the chain goes on; any other error stops the chain.
+ */
+export interface NamedMachineIdProvider {
+  /** The name in the chain's trail and in IDS_AUTO_OPT_IN: `private-ip`. */
+  readonly name: string;
+  /** The name for a person, in `--explain`: `private IPv4`. */
+  readonly title: string;
+  /** True when the chain runs it only if named in its opt-in list (IDS_AUTO_OPT_IN); else it is skipped, saying so. */
+  readonly optIn?: boolean;
+  /** The provider itself. */
+  readonly provider: MachineIdProvider;
+}
+
+/**
+ * Thrown by a provider that has no machine ID here: `skipped` when it had nothing to try (not in
+ * Kubernetes), `failed` when it tried and found none (no private IPv4 address). A chain of
+ * providers records the outcome and goes on to its next provider; used alone, the provider's
+ * caller sees it as the `cause` of MachineIdProviderError.
+ */
+export class NoMachineIdHereError extends IdsError {
+  readonly code = 'ERR_IDS_NO_MACHINE_ID_HERE';
+  override readonly name = 'NoMachineIdHereError';
+  constructor(
+    message: string,
+    /** `skipped`: nothing to try; `failed`: tried and found none. */
+    readonly outcome: 'skipped' | 'failed' = 'skipped',
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
 
 /** Go's `CheckMachineID func(int) bool`: false refuses the ID (for example, another process holds it). */
 export type MachineIdCheck = (machineId: number) => boolean | Promise<boolean>;

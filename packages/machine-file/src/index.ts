@@ -1,27 +1,14 @@
 // @ids/machine-file: machine IDs kept in a local file, host claims so that the processes of one
-// host never share a machine ID, and the `auto` chain of named steps (explicit -> Kubernetes
-// ordinal -> EC2 -> private IPv4 -> unique-local IPv6 -> host claim); and lock files, for what one
-// process at a time may use.
+// host never share a machine ID, and the `auto` chain of named providers (explicit -> configured
+// stores -> Kubernetes ordinal -> EC2 -> private IPv4 -> unique-local IPv6 -> host claim); and
+// lock files, for what one process at a time may use.
 export {
   type AutoMachineId,
   AutoMachineIdError,
-  type AutoMachineIdProviderOptions,
-  autoMachineId,
-  autoMachineIdAsync,
-  autoMachineIdProvider,
-} from './auto.js';
-export {
-  type AutoChainStep,
   type AutoMachineIdOptions,
   type AutoStep,
-  type AutoStepAnswer,
-  type AutoStepContext,
-  type AutoStepName,
-  failed,
-  skipped,
-  used,
-} from './auto-step.js';
-export { AUTO_STEPS, type ExplicitStepOptions, explicitStep } from './auto-steps.js';
+  autoMachineId,
+} from './chain.js';
 export {
   claimHostMachineId,
   DEFAULT_CLAIM_RECORD_AHEAD_MS,
@@ -59,3 +46,4 @@ export {
 } from './lock.js';
 export { FOREIGN_CLAIM_GRACE_MS, type ProcessTable, systemProcesses } from './process.js';
 export type { ClaimRecord } from './record.js';
+export { type AutoStepsOptions, autoSteps, type ExplicitStepOptions, explicitStep } from './steps.js';

@@ -2,7 +2,6 @@ import * as realFs from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeClock, InvalidArgumentError, MachineIdLostError, tickStartMs } from '@ids/engine';
-import { Sonyflake } from '@ids/sonyflake';
 import { describe, expect, it, vi } from 'vitest';
 import { tempPath } from '../src/files.js';
 import {
@@ -19,9 +18,11 @@ import {
 } from '../src/index.js';
 import {
   claimIn,
+  createGenerator,
   errno,
   fakeTable,
   faultyFs,
+  generator,
   listDir,
   readRecordAt,
   record,
@@ -297,7 +298,7 @@ describe('host claims: garbage and faults', () => {
     const dir = tempDir();
     const clock = new FakeClock(T0);
     const claim = claimIn(dir, { clock });
-    const sonyflake = new Sonyflake({ machineId: claim, clock });
+    const sonyflake = generator({ machineId: claim, clock });
     sonyflake.nextIdSync();
     writeRecord(dir, '0.claim', record({ pid: 4321 }));
     await claim.refresh();
@@ -316,7 +317,7 @@ describe('host claims: garbage and faults', () => {
     const dir = tempDir();
     const clock = new FakeClock(T0);
     const claim = claimIn(dir, { clock });
-    const sonyflake = new Sonyflake({ machineId: claim, clock });
+    const sonyflake = generator({ machineId: claim, clock });
     clock.advance(2000);
     sonyflake.nextIdSync();
     await claim.refresh();
@@ -330,11 +331,11 @@ describe('host claims: garbage and faults', () => {
     await sonyflake.close();
   });
 
-  it('Sonyflake.close() records the last tick, then releases the claim', async () => {
+  it("a generator's close() records the last tick, then releases the claim", async () => {
     const dir = tempDir();
     const clock = new FakeClock(T0 + 3);
     const claim = claimIn(dir, { clock });
-    const sonyflake = await Sonyflake.create({ machineId: hostClaim({ dir, clock, releaseOnExit: false }) });
+    const sonyflake = await createGenerator({ machineId: hostClaim({ dir, clock, releaseOnExit: false }) });
     expect(sonyflake.machine).toBe(1); // claim above holds 0
     const id = await sonyflake.nextId();
     await sonyflake.close();

@@ -1,16 +1,15 @@
-import { Sonyflake } from '@ids/sonyflake';
 import { describe, expect, it } from 'vitest';
 import { claimHostMachineId } from '../src/index.js';
-import { tempDir } from './helpers.js';
+import { createGenerator, tempDir } from './helpers.js';
 
 // `await using` is how a scope gives back what it took: a generator closes (releasing its host
 // claim), and a claim no generator took releases itself.
 describe('await using', () => {
-  it('a Sonyflake on a host claim releases the claim at the end of the scope', async () => {
+  it('a generator on a host claim releases the claim at the end of the scope', async () => {
     const dir = tempDir();
     let inside: number;
     {
-      await using sonyflake = await Sonyflake.create({
+      await using sonyflake = await createGenerator({
         machineId: claimHostMachineId(16, { dir, releaseOnExit: false }),
       });
       inside = sonyflake.machine;

@@ -1,8 +1,19 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock } from '@ids/engine';
 import {
+  type Clock,
+  defineLayout,
+  FakeClock,
+  IdGenerator,
+  type MachineIdSource,
+  resolveMachineIdSync,
+} from '@ids/engine';
+import { createWithMachineId } from '@ids/engine/internal';
+import {
+  type AutoMachineId,
+  type AutoMachineIdOptions,
+  autoMachineId,
   claimHostMachineId,
   type FileSystem,
   type HostClaimOptions,
@@ -97,4 +108,64 @@ export function claimIn(dir: string, extra: HostClaimOptions = {}) {
     releaseOnExit: false,
     ...extra,
   });
+}
+
+/** What `generator` builds from: a machine ID (a number, a claim or a provider), and the seams. */
+export interface GeneratorSettings {
+  readonly machineId: MachineIdSource;
+  readonly clock?: Clock;
+  /** Bits of the machine field. Default 16, Sonyflake's. */
+  readonly machineBits?: number;
+}
+
+/**
+ * A generator of Sonyflake's default layout, built from the engine as @ids/sonyflake builds it:
+ * these tests cannot use @ids/sonyflake itself, which loads this package for `machineId: 'auto'`
+ * (a workspace package and its dependency must not depend on each other).
+ */
+function sonyflakeLike(settings: GeneratorSettings) {
+  return defineLayout({
+    name: 'sonyflake',
+    timeBits: 39,
+    timeUnitMs: 10,
+    sequenceBits: 8,
+    machineBits: settings.machineBits ?? 16,
+    epochMs: Date.UTC(2014, 8, 1),
+  });
+}
+
+/** `new Sonyflake(settings)`, from the engine: a synchronous provider, a claim or a number. */
+export function generator(settings: GeneratorSettings): IdGenerator {
+  const layout = sonyflakeLike(settings);
+  const machineId = resolveMachineIdSync(layout, settings.machineId);
+  return new IdGenerator({ layout, machineId, ...(settings.clock && { clock: settings.clock }) });
+}
+
+/** `await Sonyflake.create(settings)`, from the engine: the provider may be asynchronous. */
+export function createGenerator(settings: GeneratorSettings): Promise<IdGenerator> {
+  const layout = sonyflakeLike(settings);
+  return createWithMachineId(
+    { layout, source: settings.machineId },
+    (machineId) => new IdGenerator({ layout, machineId, ...(settings.clock && { clock: settings.clock }) }),
+  );
+}
+
+/** The `auto` chain's options, with the width a generator would give it (default 16). */
+export type AutoRun = AutoMachineIdOptions & { readonly bits?: number };
+
+/** Runs the `auto` chain as a provider and returns its answer; every step it runs must be synchronous. */
+export function runAuto(options: AutoRun = {}): AutoMachineId {
+  const { bits = 16, ...rest } = options;
+  let chosen: AutoMachineId | undefined;
+  const value = autoMachineId({ ...rest, onChosen: (auto) => (chosen = auto) })({ bits });
+  if (value instanceof Promise) throw new Error('a step answered asynchronously: use runAutoAsync');
+  return chosen as AutoMachineId;
+}
+
+/** Runs the `auto` chain as a provider and resolves with its answer; steps may be asynchronous. */
+export async function runAutoAsync(options: AutoRun = {}): Promise<AutoMachineId> {
+  const { bits = 16, ...rest } = options;
+  let chosen: AutoMachineId | undefined;
+  await autoMachineId({ ...rest, onChosen: (auto) => (chosen = auto) })({ bits });
+  return chosen as AutoMachineId;
 }

@@ -8,7 +8,6 @@ import {
   MachineIdProviderError,
   MachineIdRejectedError,
 } from '@ids/engine';
-import { Sonyflake } from '@ids/sonyflake';
 import { describe, expect, it, vi } from 'vitest';
 import { tempPath } from '../src/files.js';
 import {
@@ -19,7 +18,7 @@ import {
   KeptIdOutOfRangeError,
   keptMachineId,
 } from '../src/index.js';
-import { errno, fakeTable, faultyFs, listDir, tempDir, thrown } from './helpers.js';
+import { createGenerator, errno, fakeTable, faultyFs, listDir, tempDir, thrown } from './helpers.js';
 
 const bits = 16;
 
@@ -223,14 +222,14 @@ describe('keptMachineId: no file yet', () => {
     );
   });
 
-  it('works as a Sonyflake machine ID; its errors arrive as MachineIdProviderError causes', async () => {
+  it("a generator's machine ID; its errors arrive as MachineIdProviderError causes", async () => {
     const dir = tempDir();
     const path = join(dir, 'machine-id');
-    const sonyflake = await Sonyflake.create({ machineId: keptMachineId({ path, fallback: () => 1234 }) });
+    const sonyflake = await createGenerator({ machineId: keptMachineId({ path, fallback: () => 1234 }) });
     expect(sonyflake.machine).toBe(1234);
     expect(sonyflake.decompose(await sonyflake.nextId()).machine).toBe(1234);
     writeFileSync(path, 'garbage');
-    const error = await Sonyflake.create({ machineId: keptMachineId({ path, fallback: () => 1 }) }).catch(
+    const error = await createGenerator({ machineId: keptMachineId({ path, fallback: () => 1 }) }).catch(
       (e) => e,
     );
     expect(error).toBeInstanceOf(MachineIdProviderError);

@@ -2,7 +2,6 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FakeClock, MachineIdLostError } from '@ids/engine';
-import { Sonyflake } from '@ids/sonyflake';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ClaimLostError,
@@ -13,7 +12,7 @@ import {
   type ProcessTable,
   systemProcesses,
 } from '../src/index.js';
-import { fakeTable, readRecordAt, record, T0, tempDir, writeRecord } from './helpers.js';
+import { fakeTable, generator, readRecordAt, record, T0, tempDir, writeRecord } from './helpers.js';
 
 const bits = 16;
 const AHEAD = DEFAULT_CLAIM_RECORD_AHEAD_MS;
@@ -54,7 +53,7 @@ describe('claims across PID namespaces (fake tables)', () => {
     const dir = tempDir();
     const clock = new FakeClock(T0);
     const claim = claimIn(dir, { clock });
-    const sonyflake = new Sonyflake({ machineId: claim, clock });
+    const sonyflake = generator({ machineId: claim, clock });
     clock.advance(5000); // the event loop was busy: no renewal ran
     sonyflake.nextIdSync();
     expect(readRecordAt(dir, '0.claim').recordedMs).toBe(T0 + 5000 + AHEAD);
@@ -65,7 +64,7 @@ describe('claims across PID namespaces (fake tables)', () => {
     const dir = tempDir();
     const clock = new FakeClock(T0);
     const claim = claimIn(dir, { clock });
-    const sonyflake = new Sonyflake({ machineId: claim, clock });
+    const sonyflake = generator({ machineId: claim, clock });
     sonyflake.nextIdSync();
     clock.advance(AHEAD + FOREIGN_CLAIM_GRACE_MS + 1); // stopped (SIGSTOP, suspend) that long
     await claim.refresh();

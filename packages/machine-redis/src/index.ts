@@ -5,12 +5,7 @@ export { RecordedTimeWait } from '@ids/machine-lease';
 // The lease errors are one family across stores (`store: 'redis'` here): the very classes
 // of @ids/machine-lease, which every store package re-exports.
 export * from '@ids/machine-lease/errors';
-export {
-  type RedisAutoStep,
-  type RedisAutoStepAnswer,
-  type RedisAutoStepContext,
-  redisAutoStep,
-} from './auto.js';
+export { type RedisAutoStepOptions, redisAutoStep } from './auto-step.js';
 export {
   DEFAULT_CHECK_KEY,
   type RedisCheckOptions,

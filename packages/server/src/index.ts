@@ -34,13 +34,7 @@ export {
   type RunningIdServer,
   startIdServer,
 } from './server.js';
-export {
-  type AcquiredMachineId,
-  type MachineIdSourceContext,
-  type MachineIdSourceDefinition,
-  machineIdSources,
-  registerMachineIdSource,
-} from './sources.js';
+export { machineIdSources } from './sources.js';
 export {
   type ConsumeOutcome,
   DEFAULT_TOKEN_PREFIX,

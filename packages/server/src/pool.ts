@@ -10,14 +10,14 @@ import {
   isClaim,
   type Layout,
   type MachineIdClaim,
+  type MachineIdProvider,
   sleep,
   wallClock,
 } from '@ids/engine';
-import { setLongTimeout } from '@ids/engine/internal';
+import { idOf, setLongTimeout } from '@ids/engine/internal';
 import { HttpError } from './errors.js';
 import type { ServerEvent } from './events.js';
 import { type ServerMetrics, zeroSlot } from './metrics.js';
-import type { MachineIdSourceContext, MachineIdSourceDefinition } from './sources.js';
 
 /** What the pool is built from. */
 export interface PoolOptions {
@@ -25,10 +25,8 @@ export interface PoolOptions {
   readonly layout: Layout;
   /** How many generators (machine IDs): 1 or more. */
   readonly count: number;
-  /** Where the machine IDs come from. */
-  readonly source: MachineIdSourceDefinition;
-  /** What the source is told besides the layout and the index. */
-  readonly context: Omit<MachineIdSourceContext, 'layout' | 'index' | 'count' | 'shared'>;
+  /** Where the machine IDs come from: the provider of each generator, by its index (see sources.ts). */
+  readonly providers: (index: number) => MachineIdProvider;
   /** The metrics to update. */
   readonly metrics: ServerMetrics;
   /** The generators' clock (tests inject a FakeClock). Default: the engine's wall clock. */
@@ -55,7 +53,7 @@ export interface PoolSlot {
   readonly generator: IdGenerator;
   /** `held`: issuing; `fenced`: its claim was lost and it waits for a new one; `closed`. */
   readonly state: SlotState;
-  /** How its machine ID was chosen. */
+  /** How its machine ID was chosen: a sentence (from the `auto` chain, followed by its trail as numbered lines). */
   readonly how: string;
 }
 
@@ -107,7 +105,6 @@ export class MachinePool {
   readonly layout: Layout;
   readonly #slots: Slot[];
   readonly #options: PoolOptions;
-  readonly #shared = new Map<string, unknown>();
   #closing = false;
   #next = 0;
 
@@ -226,17 +223,18 @@ export class MachinePool {
         await slot.generator?.close();
       }),
     );
-    await this.#options.source.close?.(this.#shared);
   }
 
-  #acquire(index: number) {
-    return this.#options.source.acquire({
-      ...this.#options.context,
-      layout: this.layout,
-      index,
-      count: this.#slots.length,
-      shared: this.#shared,
+  /** One machine ID from a generator's provider, and how it was chosen (what the provider noted: the `auto` chain notes its trail). */
+  async #acquire(index: number): Promise<{ machineId: number | MachineIdClaim; how: string }> {
+    let how: string | undefined;
+    const machineId = await this.#options.providers(index)({
+      bits: this.layout.machineBits,
+      note: (detail) => {
+        how = detail;
+      },
     });
+    return { machineId, how: how ?? `machine ID ${idOf(machineId)}` };
   }
 
   /**

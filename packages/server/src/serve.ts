@@ -86,7 +86,13 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
     { url: running.url, machineIds: machines },
   );
   for (const slot of slots) {
-    log.info(`  slot ${slot.index}: ${slot.how}`, { slot: slot.index, machineId: slot.generator.machine });
+    // How the ID was chosen; from the `auto` chain, its trail follows, as `ids machine-id
+    // --explain` prints it.
+    const [how, ...trail] = slot.how.split('\n');
+    log.info(`  slot ${slot.index}: ${how}${trail.map((line) => `\n    ${line}`).join('')}`, {
+      slot: slot.index,
+      machineId: slot.generator.machine,
+    });
   }
   const { clean } = await new Promise<{ clean: boolean }>((resolve, reject) => {
     let first: string | undefined;

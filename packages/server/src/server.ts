@@ -2,7 +2,7 @@
 // server; and its graceful shutdown.
 import { createServer, type Server } from 'node:http';
 import { isIPv4, isIPv6, Server as NetServer } from 'node:net';
-import { type Clock, checkInteger, type Layout } from '@ids/engine';
+import { type Clock, checkInteger, type Layout, type MachineIdProvider } from '@ids/engine';
 import { setLongTimeout } from '@ids/engine/internal';
 import type { Env } from '@ids/machine-file';
 import type { InterfaceSource } from '@ids/machine-ip';
@@ -18,7 +18,7 @@ import { MachinePool } from './pool.js';
 import type { ServerPlugin } from './routes.js';
 import { segmentPlugin } from './segment.js';
 import { serviceRoutes } from './service.js';
-import { machineIdSourceNamed } from './sources.js';
+import { machineIdProviders, machineIdSourceNamed } from './sources.js';
 import { redisTokenStore, type TokenStore } from './tokens.js';
 
 /** Default bound on N in `/ids?count=N`: 1000 Sonyflake IDs take up to ~40 ms of one generator. */
@@ -52,8 +52,11 @@ export interface IdServerOptions {
   readonly layout?: string | Layout;
   /** Generators (machine IDs) in this process, 1 to 64. Default: as many as `machineIds`, else 1. */
   readonly machines?: number;
-  /** The machine-ID source's name (see `registerMachineIdSource`). Default `auto`. */
-  readonly machineIdSource?: string;
+  /**
+   * Where the machine IDs come from: a source's name (see `machineIdSources`), or a provider of
+   * your own, called once per generator and again for a re-claim. Default `auto`.
+   */
+  readonly machineIdSource?: string | MachineIdProvider;
   /** Explicit machine IDs, one per generator. */
   readonly machineIds?: readonly number[];
   /** The host-claim directory. Default: IDS_CLAIM_DIR, else the user's state directory. */
@@ -205,7 +208,7 @@ export function checkServerOptions(options: IdServerOptions): CheckedOptions {
     typeof options.layout === 'object' ? options.layout : layoutNamed(options.layout ?? 'sonyflake');
   const machines = whole(options.machines ?? (options.machineIds?.length || 1), 'machines', 1, 64);
   const maxCount = whole(options.maxCount ?? DEFAULT_MAX_COUNT, 'maxCount', 1, MAX_COUNT_LIMIT);
-  machineIdSourceNamed(options.machineIdSource ?? 'auto');
+  if (typeof options.machineIdSource !== 'function') machineIdSourceNamed(options.machineIdSource ?? 'auto');
   if (options.machineIdTtlSeconds !== undefined) {
     whole(options.machineIdTtlSeconds, 'machineIdTtlSeconds', 1, 86_400);
   }
@@ -261,8 +264,9 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
   const pool = await MachinePool.open({
     layout: checked.layout,
     count: checked.machines,
-    source: machineIdSourceNamed(options.machineIdSource ?? 'auto'),
-    context: {
+    providers: machineIdProviders(options.machineIdSource ?? 'auto', {
+      layout: checked.layout,
+      count: checked.machines,
       env,
       machineIds: options.machineIds,
       claimDir: options.claimDir,
@@ -270,7 +274,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
       redisUrl: options.machineIdRedisUrl ?? options.redisUrl,
       leaseTtlSeconds: options.machineIdTtlSeconds,
       interfaces: options.interfaces,
-    },
+    }),
     metrics,
     ...(clock ? { clock } : {}),
     ...(options.maxClockBackwardMs !== undefined ? { maxClockBackwardMs: options.maxClockBackwardMs } : {}),

@@ -1,19 +1,18 @@
-// Where the server's machine IDs come from. Each source hands out one claim (or a fixed number)
-// per call; the pool calls it once per generator at start, and again for a generator whose claim
-// was fenced and that cannot renew by itself. A source another package provides (Redis, say)
-// plugs in with `registerMachineIdSource` and is then named by `--machine-id-source`.
-import { type Layout, type MachineIdClaim, resolveMachineId } from '@ids/engine';
-import { importOptional } from '@ids/engine/internal';
-import { autoMachineId, claimHostMachineId, type Env } from '@ids/machine-file';
-import { type InterfaceSource, privateIpMachineId } from '@ids/machine-ip';
+// Where the server's machine IDs come from: each name `--machine-id-source` takes maps to
+// providers (the engine's one plug-in shape), one per generator of the pool. The pool calls a
+// generator's provider at start, and again for a generator whose claim was fenced and that
+// cannot renew by itself. `auto` is @ids/machine-file's chain, the one the library and the CLI
+// run; a caller with a source of its own passes a provider instead of a name.
+import type { Layout, MachineIdProvider } from '@ids/engine';
+import { importOptional, releaseQuietly } from '@ids/engine/internal';
+import { autoMachineId, autoSteps, type Env, explicitStep } from '@ids/machine-file';
+import type { InterfaceSource } from '@ids/machine-ip';
 import { ServerConfigError } from './errors.js';
 
-/** What a source is told for each machine ID it is asked for. */
-export interface MachineIdSourceContext {
-  /** The layout of the generator the ID is for (its `machineBits` bound the ID). */
+/** What the sources are built from: the server's options. */
+export interface MachineIdSourceSettings {
+  /** The layout of the generators (its `machineBits` bound the IDs). */
   readonly layout: Layout;
-  /** Which generator of the pool, from 0 to `count - 1`. */
-  readonly index: number;
   /** How many generators the pool runs (`--machines`). */
   readonly count: number;
   /** The environment the server was configured from (IDS_CLAIM_DIR, a source's own settings). */
@@ -30,63 +29,35 @@ export interface MachineIdSourceContext {
   readonly leaseTtlSeconds?: number | undefined;
   /** The interface list for the private-IPv4 step (tests inject one). Default: the host's. */
   readonly interfaces: InterfaceSource | undefined;
-  /** One map per pool, for a source to keep what its calls share (a client, a provider). */
-  readonly shared: Map<string, unknown>;
 }
 
-/** What a source gave: the machine ID or claim for one generator, and how it was chosen. */
-export interface AcquiredMachineId {
-  /** A fixed machine ID, or a claim the generator watches (fenced when its signal aborts). */
-  readonly machineId: number | MachineIdClaim;
-  /** How it was chosen, in a sentence (printed at start). */
-  readonly how: string;
-}
-
-/** A named way to get machine IDs. */
-export interface MachineIdSourceDefinition {
-  /** What `--machine-id-source` takes, e.g. `host-claim`. */
-  readonly name: string;
-  /** One line for `--help`. */
+/** One named source: a line for `--help`, and the provider of each generator (by its index). */
+interface MachineIdSourceEntry {
   readonly summary: string;
-  /**
-   * One machine ID for generator `context.index`. Throws (a typed error) when none can be had;
-   * the server then does not start, or, for a renewal, tries again later.
-   */
-  acquire(context: MachineIdSourceContext): AcquiredMachineId | Promise<AcquiredMachineId>;
-  /** Frees what the source keeps in `context.shared` (a client), when the pool closes. */
-  close?(shared: Map<string, unknown>): void | Promise<void>;
+  /** @throws ServerConfigError for settings the source cannot work with. */
+  providers(settings: MachineIdSourceSettings): (index: number) => MachineIdProvider;
 }
-
-const sources = new Map<string, MachineIdSourceDefinition>();
 
 /**
- * Adds a machine-ID source the server can be configured with (`--machine-id-source NAME`); a
- * later registration of the same name replaces the earlier one.
+ * The explicit IDs, checked against the pool: the option, else IDS_MACHINE_ID of the environment
+ * (a comma-separated list); undefined when neither is given.
  */
-export function registerMachineIdSource(source: MachineIdSourceDefinition): void {
-  sources.set(source.name, source);
-}
-
-/** The registered sources, in registration order. */
-export function machineIdSources(): readonly MachineIdSourceDefinition[] {
-  return [...sources.values()];
-}
-
-/** The source of a name. @throws ServerConfigError for an unknown name. */
-export function machineIdSourceNamed(name: string): MachineIdSourceDefinition {
-  const source = sources.get(name);
-  if (!source) {
+function explicitIds(settings: MachineIdSourceSettings): readonly number[] | undefined {
+  const ids = settings.machineIds ?? machineIdList(settings.env.IDS_MACHINE_ID, 'IDS_MACHINE_ID');
+  if (!ids) return undefined;
+  const { count, layout } = settings;
+  if (ids.length !== count) {
     throw new ServerConfigError(
-      `machine-id-source: expected one of ${[...sources.keys()].join(', ')}, received ${JSON.stringify(name)}`,
+      `machine-id: expected ${count} machine ID${count === 1 ? '' : 's'} (one per --machines), received ${ids.length}`,
     );
   }
-  return source;
-}
-
-/** The explicit IDs: the option, else IDS_MACHINE_ID of the environment (a comma-separated list). */
-function explicitIds(context: MachineIdSourceContext): readonly number[] | undefined {
-  if (context.machineIds) return context.machineIds;
-  return machineIdList(context.env.IDS_MACHINE_ID, 'IDS_MACHINE_ID');
+  const wide = ids.find((id) => id > layout.maxMachine);
+  if (wide !== undefined) {
+    throw new ServerConfigError(
+      `machine-id: expected integers from 0 to ${layout.maxMachine} for the ${layout.name} layout, received ${wide}`,
+    );
+  }
+  return ids;
 }
 
 /**
@@ -104,149 +75,167 @@ export function machineIdList(value: string | undefined, what: string): number[]
   });
 }
 
-function explicitAt(context: MachineIdSourceContext): AcquiredMachineId {
-  const ids = explicitIds(context);
-  if (!ids || ids.length !== context.count) {
-    throw new ServerConfigError(
-      `machine-id: expected ${context.count} machine ID${context.count === 1 ? '' : 's'} (one per --machines), received ${ids ? ids.length : 'none'}`,
-    );
-  }
-  const id = ids[context.index] as number;
-  if (id > context.layout.maxMachine) {
-    throw new ServerConfigError(
-      `machine-id: expected integers from 0 to ${context.layout.maxMachine} for the ${context.layout.name} layout, received ${id}`,
-    );
-  }
-  return { machineId: id, how: `machine ID ${id} given explicitly` };
+/** The built-in steps of the `auto` chain, configured from the server's settings. */
+function steps(settings: MachineIdSourceSettings) {
+  return autoSteps({
+    env: settings.env,
+    ...(settings.interfaces && { interfaces: settings.interfaces }),
+    ...(settings.claimDir && { claim: { dir: settings.claimDir } }),
+  });
 }
 
-function hostClaimOf(context: MachineIdSourceContext, range: { min?: number; max?: number } = {}) {
-  const env = context.env;
-  const dir = context.claimDir ?? (env.IDS_CLAIM_DIR || undefined);
-  const claim = claimHostMachineId(context.layout.machineBits, { ...(dir ? { dir } : {}), ...range });
-  return claim;
+/** One step of the chain, by name, alone: the server's `private-ip` and `host-claim`. */
+function step(name: string): MachineIdSourceEntry['providers'] {
+  return (settings) => {
+    const provider = steps(settings).find((s) => s.name === name)?.provider as MachineIdProvider;
+    return () => provider;
+  };
 }
 
-registerMachineIdSource({
-  name: 'auto',
-  summary:
-    'explicit IDs if given, else the auto chain of @ids/machine-file (private IPv4, then a host claim)',
-  acquire(context) {
-    if (explicitIds(context)) return explicitAt(context);
-    // IDS_MACHINE_ID is read by the server itself (as a list), not again by the chain.
-    const { IDS_MACHINE_ID: _ignored, ...env } = context.env;
-    const auto = autoMachineId({
-      bits: context.layout.machineBits,
-      env,
-      ...(context.interfaces ? { interfaces: context.interfaces } : {}),
-      ...(context.claimDir ? { claim: { dir: context.claimDir } } : {}),
-    });
-    if (auto.step === 'private-ip' && context.count > 1) {
-      void Promise.resolve(typeof auto.machineId === 'number' ? undefined : auto.machineId.release());
-      throw new ServerConfigError(
-        `machines: the private IPv4 address gives one machine ID, and ${context.count} were asked for; use --machine-id-source host-claim or etcd, or --machine-id with ${context.count} IDs`,
-      );
-    }
-    return { machineId: auto.machineId, how: auto.trail.at(-1)?.detail ?? `machine ID ${auto.id}` };
+const onePerHost = (count: number) =>
+  new ServerConfigError(
+    `machines: the private IPv4 address gives one machine ID, and ${count} were asked for; use --machine-id-source host-claim or etcd, or --machine-id with ${count} IDs`,
+  );
+
+const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
+  auto: {
+    summary: 'the auto chain of @ids/machine-file, explicit IDs first (`ids machine-id --explain` shows it)',
+    providers(settings) {
+      const ids = explicitIds(settings);
+      // As `ids machine-id` does: the flag first (here a list, IDS_MACHINE_ID its variable, one
+      // ID per generator), then the chain. With the list given the chain stops at the flag, so
+      // its own `explicit` step never reads IDS_MACHINE_ID as one ID.
+      return (index) =>
+        autoMachineId({
+          steps: [explicitStep({ name: '--machine-id', value: ids?.[index] }), ...steps(settings)],
+          env: settings.env,
+          onChosen: (auto) => {
+            // The private IPv4 address is one ID per host: a second generator would find it held.
+            if (auto.step === 'private-ip' && settings.count > 1) {
+              void releaseQuietly(auto.machineId);
+              throw onePerHost(settings.count);
+            }
+          },
+        });
+    },
   },
-});
-
-registerMachineIdSource({
-  name: 'explicit',
-  summary: 'the IDs of --machine-id / IDS_MACHINE_ID (a comma-separated list, one per --machines)',
-  acquire: explicitAt,
-});
-
-registerMachineIdSource({
-  name: 'private-ip',
-  summary:
-    "Go's rule: the low bits of the host's private IPv4 address, held as a host claim (one machine only)",
-  acquire(context) {
-    if (context.count > 1) {
-      throw new ServerConfigError(
-        `machines: the private IPv4 address gives one machine ID, and ${context.count} were asked for`,
-      );
-    }
-    const provider = privateIpMachineId(context.interfaces ? { interfaces: context.interfaces } : {});
-    const id = provider({ bits: context.layout.machineBits }) as number;
-    const claim = hostClaimOf(context, { min: id, max: id });
-    return {
-      machineId: claim,
-      how: `machine ID ${id} from the private IPv4 address, held: ${claim.describe()}`,
-    };
+  explicit: {
+    summary: 'the IDs of --machine-id / IDS_MACHINE_ID (a comma-separated list, one per --machines)',
+    providers(settings) {
+      const ids = explicitIds(settings);
+      if (!ids) {
+        throw new ServerConfigError(
+          `machine-id: expected ${settings.count} machine ID${settings.count === 1 ? '' : 's'} (one per --machines), received none`,
+        );
+      }
+      return (index) =>
+        ({ note }) => {
+          note?.(`machine ID ${ids[index]} given explicitly`);
+          return ids[index] as number;
+        };
+    },
   },
-});
-
-registerMachineIdSource({
-  name: 'host-claim',
-  summary: 'the lowest machine ID no live process of this host holds in the claim directory',
-  acquire(context) {
-    const claim = hostClaimOf(context);
-    return { machineId: claim, how: `machine ID ${claim.machineId}: ${claim.describe()}` };
+  'private-ip': {
+    summary:
+      "Go's rule: the low bits of the host's private IPv4 address, held as a host claim (one machine only)",
+    providers(settings) {
+      if (settings.count > 1) throw onePerHost(settings.count);
+      return step('private-ip')(settings);
+    },
   },
-});
-
-registerMachineIdSource({
-  name: 'etcd',
-  summary: 'an etcd lease per machine ID (@ids/machine-etcd); --etcd / IDS_ETCD_ENDPOINTS',
-  async acquire(context) {
-    let provider = context.shared.get('etcd') as
-      | ((ctx: { bits: number }) => Promise<number | MachineIdClaim>)
-      | undefined;
-    if (!provider) {
-      // Loaded only when asked for: it brings gRPC with it.
-      const { etcdMachineId } = await importOptional(
-        '@ids/machine-etcd',
-        () => import('@ids/machine-etcd'),
-        'the etcd machine-ID source',
-      );
-      const endpoints = context.etcdEndpoints ?? splitList(context.env.IDS_ETCD_ENDPOINTS);
-      provider = etcdMachineId({
-        ...(endpoints ? { endpoints } : {}),
-        bits: context.layout.machineBits,
-      }) as never;
-      context.shared.set('etcd', provider);
-    }
-    const claim = await resolveMachineId(context.layout, provider as never);
-    const id = typeof claim === 'number' ? claim : claim.machineId;
-    return { machineId: claim, how: `machine ID ${id} held through an etcd lease` };
+  'host-claim': {
+    summary: 'the lowest machine ID no live process of this host holds in the claim directory',
+    providers: step('host-claim'),
   },
-});
-
-registerMachineIdSource({
-  name: 'redis',
-  summary:
-    'a Redis key with a TTL per machine ID (@ids/machine-redis); --machine-id-redis, else --redis / IDS_REDIS_URL',
-  async acquire(context) {
-    let provider = context.shared.get('redis') as
-      | ((ctx: { bits: number }) => Promise<MachineIdClaim>)
-      | undefined;
-    if (!provider) {
-      // Loaded only when asked for, like etcd: the server's cold start does not pay for ioredis.
-      const { redisMachineId } = await importOptional(
-        '@ids/machine-redis',
-        () => import('@ids/machine-redis'),
-        'the redis machine-ID source',
-      );
-      const url = context.redisUrl ?? (context.env.IDS_REDIS_URL || undefined);
+  etcd: {
+    summary: 'an etcd lease per machine ID (@ids/machine-etcd); --etcd / IDS_ETCD_ENDPOINTS',
+    providers(settings) {
+      // Loaded at the first call only (it brings gRPC with it), then one provider for the pool.
+      let shared: Promise<MachineIdProvider> | undefined;
+      const load = async () => {
+        const { etcdMachineId } = await importOptional(
+          '@ids/machine-etcd',
+          () => import('@ids/machine-etcd'),
+          'the etcd machine-ID source',
+        );
+        const endpoints = settings.etcdEndpoints ?? splitList(settings.env.IDS_ETCD_ENDPOINTS);
+        return etcdMachineId({ ...(endpoints ? { endpoints } : {}), bits: settings.layout.machineBits });
+      };
+      return () => async (context) => {
+        shared ??= load();
+        const claim = await (await shared)(context);
+        context.note?.(
+          `machine ID ${typeof claim === 'number' ? claim : claim.machineId} held through an etcd lease`,
+        );
+        return claim;
+      };
+    },
+  },
+  redis: {
+    summary:
+      'a Redis key with a TTL per machine ID (@ids/machine-redis); --machine-id-redis, else --redis / IDS_REDIS_URL',
+    providers(settings) {
+      const url = settings.redisUrl ?? (settings.env.IDS_REDIS_URL || undefined);
       if (url === undefined) {
         throw new ServerConfigError(
           'machine-id-source redis: expected a Redis URL (--machine-id-redis, --redis or IDS_REDIS_URL), received none',
         );
       }
-      provider = redisMachineId({
-        url,
-        bits: context.layout.machineBits,
-        ...(context.leaseTtlSeconds !== undefined ? { ttlSeconds: context.leaseTtlSeconds } : {}),
-      });
-      context.shared.set('redis', provider);
-    }
-    // One claim (and one connection) per generator: each is kept alive and fenced on its own.
-    const claim = await resolveMachineId(context.layout, provider as never);
-    const id = typeof claim === 'number' ? claim : claim.machineId;
-    return { machineId: claim, how: `machine ID ${id} held through a Redis key with a TTL` };
+      // Loaded at the first call only, like etcd: the server's cold start does not pay for ioredis.
+      let shared: Promise<MachineIdProvider> | undefined;
+      const load = async () => {
+        const { redisMachineId } = await importOptional(
+          '@ids/machine-redis',
+          () => import('@ids/machine-redis'),
+          'the redis machine-ID source',
+        );
+        return redisMachineId({
+          url,
+          bits: settings.layout.machineBits,
+          ...(settings.leaseTtlSeconds !== undefined ? { ttlSeconds: settings.leaseTtlSeconds } : {}),
+        });
+      };
+      // One claim (and one connection) per generator: each is kept alive and fenced on its own.
+      return () => async (context) => {
+        shared ??= load();
+        const claim = await (await shared)(context);
+        context.note?.(
+          `machine ID ${typeof claim === 'number' ? claim : claim.machineId} held through a Redis key with a TTL`,
+        );
+        return claim;
+      };
+    },
   },
 });
+
+/** The sources `--machine-id-source` names, with a line each for `--help`, in a fixed order. */
+export function machineIdSources(): readonly { readonly name: string; readonly summary: string }[] {
+  return Object.entries(SOURCES).map(([name, source]) => ({ name, summary: source.summary }));
+}
+
+/**
+ * The provider of each generator for a source: a name of `machineIdSources()`, or a provider of
+ * the caller's own, called once per generator (and again for a re-claim).
+ * @throws ServerConfigError for an unknown name, or settings the source cannot work with.
+ */
+export function machineIdProviders(
+  source: string | MachineIdProvider,
+  settings: MachineIdSourceSettings,
+): (index: number) => MachineIdProvider {
+  if (typeof source === 'function') return () => source;
+  return machineIdSourceNamed(source).providers(settings);
+}
+
+/** The source of a name. @throws ServerConfigError for an unknown name. */
+export function machineIdSourceNamed(name: string): MachineIdSourceEntry {
+  const source = Object.hasOwn(SOURCES, name) ? SOURCES[name] : undefined;
+  if (!source) {
+    throw new ServerConfigError(
+      `machine-id-source: expected one of ${Object.keys(SOURCES).join(', ')}, received ${JSON.stringify(name)}`,
+    );
+  }
+  return source;
+}
 
 /** A comma-separated list, or undefined when empty. */
 export function splitList(value: string | undefined): string[] | undefined {

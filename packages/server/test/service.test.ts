@@ -1,15 +1,18 @@
 // The server in process, with seams: a claim source whose claims the test fences and grants, a
 // FakeClock for the clock and the rate limit, and short request bounds.
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
-import { FakeClock, type MachineIdClaim } from '@ids/engine';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeClock, type MachineIdClaim, type MachineIdProvider } from '@ids/engine';
+import { startImdsTestServer } from '@ids/test-services';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   checkServerOptions,
   isLoopbackHost,
   type RunningIdServer,
-  registerMachineIdSource,
   ServerConfigError,
   startIdServer,
 } from '../src/index.js';
@@ -25,34 +28,32 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((server) => server.shutdown()));
 });
 
-/** A claim source the test drives: each claim can be fenced, and re-claims wait for `grant()`. */
-function gatedSource(name: string) {
+/** A claim provider the test drives: each claim can be fenced, and re-claims wait for `grant()`. */
+function gatedSource() {
   const claims: { claim: MachineIdClaim; abort: AbortController; released: boolean }[] = [];
   let nextId = 100;
   let gate: Promise<void> = Promise.resolve();
   let open: () => void = () => undefined;
-  registerMachineIdSource({
-    name,
-    summary: 'test seam',
-    async acquire() {
-      await gate;
-      const abort = new AbortController();
-      const entry = {
-        abort,
-        released: false,
-        claim: {
-          machineId: nextId++,
-          signal: abort.signal,
-          release() {
-            entry.released = true;
-          },
+  const provider: MachineIdProvider = async ({ note }) => {
+    await gate;
+    const abort = new AbortController();
+    const entry = {
+      abort,
+      released: false,
+      claim: {
+        machineId: nextId++,
+        signal: abort.signal,
+        release() {
+          entry.released = true;
         },
-      };
-      claims.push(entry);
-      return { machineId: entry.claim, how: `test claim ${entry.claim.machineId}` };
-    },
-  });
+      },
+    };
+    claims.push(entry);
+    note?.(`test claim ${entry.claim.machineId}`);
+    return entry.claim;
+  };
   return {
+    provider,
     claims,
     /** From now on re-claims wait until `grant()`. */
     hold() {
@@ -66,8 +67,8 @@ function gatedSource(name: string) {
 
 describe('readiness through a claim fence', () => {
   it('goes false when a claim is fenced (the other generator keeps serving), true after the re-claim', async () => {
-    const source = gatedSource('test-gated-1');
-    const server = await start({ machines: 2, machineIdSource: 'test-gated-1' });
+    const source = gatedSource();
+    const server = await start({ machines: 2, machineIdSource: source.provider });
     const ready = () => call(server.url, 'GET', '/health/ready');
     expect((await ready()).status).toBe(200);
 
@@ -101,8 +102,8 @@ describe('readiness through a claim fence', () => {
   });
 
   it('with every claim fenced, /id is a 503 ERR_NOT_READY with Retry-After; shutdown releases every claim', async () => {
-    const source = gatedSource('test-gated-2');
-    const server = await start({ machines: 2, machineIdSource: 'test-gated-2' });
+    const source = gatedSource();
+    const server = await start({ machines: 2, machineIdSource: source.provider });
     source.hold();
     for (const entry of source.claims) entry.abort.abort(new Error('gone'));
     const reply = await call(server.url, 'GET', '/id');
@@ -285,14 +286,14 @@ describe('shutdown', () => {
   // A bound past the timer maximum (2^31 - 1 ms) used to fire after 1 ms, as Node does with
   // such a timer, and cut the request in flight.
   it.each([
-    ['the default bound', 'test-gated-3', undefined],
-    ['a bound past the timer maximum', 'test-gated-4', 2 ** 31],
+    ['the default bound', undefined],
+    ['a bound past the timer maximum', 2 ** 31],
   ])(
     '%s: readiness goes false at once; a request in flight finishes; the claims are released',
-    async (_name, sourceName, shutdownTimeoutMs) => {
-      const source = gatedSource(sourceName);
+    async (_name, shutdownTimeoutMs) => {
+      const source = gatedSource();
       const server = await start({
-        machineIdSource: sourceName,
+        machineIdSource: source.provider,
         ...(shutdownTimeoutMs ? { shutdownTimeoutMs } : {}),
       });
       const agent = new Agent({ keepAlive: true, maxSockets: 2 });
@@ -317,6 +318,26 @@ describe('shutdown', () => {
 });
 
 describe('machine IDs from the environment', () => {
+  it('the auto source runs the opted-in EC2 step (asynchronous): the instance address of a loopback IMDSv2', async () => {
+    const imds = await startImdsTestServer('10.0.9.33');
+    try {
+      const server = await start({
+        env: {
+          IDS_AUTO_OPT_IN: 'ec2',
+          IDS_EC2_ENDPOINT: imds.endpoint,
+          IDS_CLAIM_DIR: mkdtempSync(join(tmpdir(), 'ids-server-ec2-')),
+        },
+      });
+      expect(server.pool.slots.map((slot) => slot.generator.machine)).toEqual([9 * 256 + 33]);
+      expect(server.pool.slots[0]?.how).toMatch(
+        /^machine ID 2337 from 10\.0\.9\.33, the instance's private IPv4 .*\n(.*\n)*4\. EC2 metadata: used - /,
+      );
+      await server.shutdown();
+    } finally {
+      await imds.close();
+    }
+  });
+
   it('IDS_MACHINE_ID of the env option is a list of explicit IDs, for the auto and explicit sources', async () => {
     for (const machineIdSource of ['auto', 'explicit']) {
       const server = await start({ machineIdSource, machines: 2, env: { IDS_MACHINE_ID: '11, 12' } });

@@ -4,11 +4,11 @@
 // never the default: it runs only when asked for by name.
 import {
   AsyncSettingError,
-  InvalidArgumentError,
   InvalidMachineIdError,
+  type MachineIdProvider,
   type MachineIdSource,
 } from '@ids/engine';
-import { received } from '@ids/engine/internal';
+import { importOptional, received } from '@ids/engine/internal';
 import { type InterfaceSource, privateIpMachineId } from '@ids/machine-ip';
 
 /** The environment variable the default machine ID reads first. */
@@ -45,44 +45,32 @@ export function defaultMachineIdSource(
   return id;
 }
 
-// A variable, so that neither TypeScript nor the bundler resolves it: @ids/machine-file is an
-// optional peer, loaded only when 'auto' is asked for.
-const MACHINE_FILE = '@ids/machine-file';
-
-interface AutoModule {
-  autoMachineId(options: { bits: number }): {
-    readonly machineId: MachineIdSource;
-    readonly id: number;
-    readonly step: string;
-  };
-}
-
 /**
- * The whole `auto` chain of @ids/machine-file (IDS_MACHINE_ID, the private IPv4 address held
- * as a host claim, then a host claim): for `machineId: 'auto'` in `Sonyflake.create`. A host
- * claim is announced with a process warning (code IDS_HOST_CLAIM), since it is unique on this
- * host only.
+ * `machineId: 'auto'`: @ids/machine-file's `auto` chain, the same provider the `ids` CLI and
+ * `ids-server` run (IDS_MACHINE_ID, a StatefulSet ordinal, EC2 metadata and a unique-local IPv6
+ * address when opted in with IDS_AUTO_OPT_IN, the private IPv4 address held as a host claim,
+ * then a host claim), for `Sonyflake.create`, which runs every step, asynchronous ones too. A
+ * host claim is announced with a process warning (code IDS_HOST_CLAIM), since it is unique on
+ * this host only.
  *
- * @throws InvalidArgumentError when @ids/machine-file is not installed; what autoMachineId throws.
+ * @throws MissingPackageError when @ids/machine-file is not installed.
  */
-export async function autoMachineIdSource(bits: number): Promise<MachineIdSource> {
-  let module: AutoModule;
-  try {
-    module = (await import(MACHINE_FILE)) as AutoModule;
-  } catch (error) {
-    throw new InvalidArgumentError(
-      `machineId: 'auto' runs the auto chain of ${MACHINE_FILE}, which could not be loaded; install it next to @ids/sonyflake`,
-      { cause: error },
-    );
-  }
-  const auto = module.autoMachineId({ bits });
-  if (auto.step === 'host-claim') {
-    process.emitWarning(
-      `machine ID ${auto.id} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own ID (${MACHINE_ID_ENV}=N, or a lease from @ids/machine-etcd)`,
-      { code: 'IDS_HOST_CLAIM' },
-    );
-  }
-  return auto.machineId;
+export async function autoMachineIdSource(): Promise<MachineIdProvider> {
+  // An optional peer, loaded only when 'auto' is asked for.
+  const { autoMachineId } = await importOptional(
+    '@ids/machine-file',
+    () => import('@ids/machine-file'),
+    "machineId: 'auto'",
+  );
+  return autoMachineId({
+    onChosen: (auto) => {
+      if (auto.step !== 'host-claim') return;
+      process.emitWarning(
+        `machine ID ${auto.id} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own ID (${MACHINE_ID_ENV}=N, or a lease from @ids/machine-etcd)`,
+        { code: 'IDS_HOST_CLAIM' },
+      );
+    },
+  });
 }
 
 /** The synchronous constructor cannot load the auto chain. */

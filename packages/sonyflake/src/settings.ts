@@ -56,8 +56,10 @@ export interface SonyflakeSettings extends GeneratorSettings {
    * MachineIdProviderError, on hosts without one; its message says what to set).
    *
    * `'auto'` (with `create` only; AsyncSettingError in the constructor) runs @ids/machine-file's
-   * auto chain: IDS_MACHINE_ID, the private IPv4 address held as a host claim, then a host claim
-   * (unique on this host only; announced with a process warning, code IDS_HOST_CLAIM).
+   * `auto` chain as the provider, every step included (EC2 metadata when opted in): IDS_MACHINE_ID,
+   * a StatefulSet ordinal, the private IPv4 address held as a host claim, then a host claim
+   * (unique on this host only; announced with a process warning, code IDS_HOST_CLAIM). Without
+   * @ids/machine-file installed, MissingPackageError.
    * Provider errors become MachineIdProviderError with the original as `cause`; an ID outside
    * [0, 2^bitsMachineId) is InvalidMachineIdError.
    */

@@ -2,15 +2,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
-import {
-  AutoMachineIdError,
-  type AutoMachineIdOptions,
-  autoMachineId,
-  defaultClaimDir,
-  HostClaim,
-  MachineIdHeldError,
-} from '../src/index.js';
-import { fakeTable, listDir, readRecordAt, tempDir, thrown } from './helpers.js';
+import { AutoMachineIdError, defaultClaimDir, HostClaim, MachineIdHeldError } from '../src/index.js';
+import { type AutoRun, fakeTable, listDir, readRecordAt, runAuto, tempDir, thrown } from './helpers.js';
 
 // Interface lists as os.networkInterfaces() gives them: these machines have only a
 // documentation-range address, so the real one cannot show the private-IPv4 step working.
@@ -20,8 +13,8 @@ const NO_PRIVATE = () => ({
 });
 const PRIVATE = () => ({ eth0: [{ address: '192.168.3.7', family: 'IPv4', internal: false }] });
 
-function auto(dir: string, extra: AutoMachineIdOptions = {}) {
-  return autoMachineId({
+function auto(dir: string, extra: AutoRun = {}) {
+  return runAuto({
     env: {},
     interfaces: NO_PRIVATE,
     ...extra,
@@ -148,7 +141,7 @@ describe('autoMachineId', () => {
 
   it('reads IDS_CLAIM_DIR from its env when no dir option is given', () => {
     const dir = tempDir();
-    const result = autoMachineId({
+    const result = runAuto({
       env: { IDS_CLAIM_DIR: dir },
       interfaces: NO_PRIVATE,
       claim: { processes: fakeTable(100), releaseOnExit: false },

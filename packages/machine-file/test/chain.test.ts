@@ -3,6 +3,8 @@ import {
   InvalidArgumentError,
   InvalidMachineIdError,
   MachineIdProviderError,
+  type NamedMachineIdProvider,
+  NoMachineIdHereError,
 } from '@ids/engine';
 import {
   MachineIdDoesNotFitError,
@@ -10,25 +12,27 @@ import {
   MetadataUnavailableError,
   NoUniqueLocalAddressError,
 } from '@ids/machine-ip';
-import { Sonyflake } from '@ids/sonyflake';
 import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  AUTO_STEPS,
-  type AutoChainStep,
   AutoMachineIdError,
-  type AutoMachineIdOptions,
   autoMachineId,
-  autoMachineIdAsync,
-  autoMachineIdProvider,
+  autoSteps,
   explicitStep,
-  failed,
   HostClaim,
   MachineIdHeldError,
-  skipped,
-  used,
 } from '../src/index.js';
-import { fakeTable, readRecordAt, tempDir, thrown } from './helpers.js';
+import {
+  type AutoRun,
+  createGenerator,
+  fakeTable,
+  generator,
+  readRecordAt,
+  runAuto,
+  runAutoAsync,
+  tempDir,
+  thrown,
+} from './helpers.js';
 
 const NO_PRIVATE = () => ({ eth0: [{ address: '192.0.2.10', family: 'IPv4', internal: false }] });
 const IPV6_ONLY = () => ({
@@ -39,7 +43,7 @@ const IPV6_ONLY = () => ({
 });
 const IN_K8S = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
 
-function options(dir: string, extra: AutoMachineIdOptions = {}): AutoMachineIdOptions {
+function options(dir: string, extra: AutoRun = {}): AutoRun {
   return {
     env: {},
     interfaces: NO_PRIVATE,
@@ -52,33 +56,59 @@ const names = (trail: readonly { step: string; outcome: string }[]) =>
 
 describe('the chain is a list of named steps', () => {
   it('a caller adds a step without touching the chain; failed without stop goes on, skipped says why', () => {
-    const mine: AutoChainStep[] = [
-      { name: 'redis', title: 'Redis lease', run: () => skipped('IDS_REDIS_URL is not set') },
-      { name: 'etcd', title: 'etcd lease', run: () => failed('etcd at 127.0.0.1:1 refused the connection') },
-      { name: 'fixed', title: 'fixed', run: ({ bits }) => used(bits, `the width, ${bits}`) },
+    const mine: NamedMachineIdProvider[] = [
+      {
+        name: 'redis',
+        title: 'Redis lease',
+        provider: () => {
+          throw new NoMachineIdHereError('IDS_REDIS_URL is not set', 'skipped');
+        },
+      },
+      {
+        name: 'etcd',
+        title: 'etcd lease',
+        provider: () => {
+          throw new NoMachineIdHereError('etcd at 127.0.0.1:1 refused the connection', 'failed');
+        },
+      },
+      {
+        name: 'fixed',
+        title: 'fixed',
+        provider: ({ bits, note }) => {
+          note?.(`the width, ${bits}`);
+          return bits;
+        },
+      },
     ];
-    const result = autoMachineId(options(tempDir(), { steps: [...mine, ...AUTO_STEPS], bits: 12 }));
+    const o = options(tempDir(), { bits: 12 });
+    const result = runAuto({ ...o, steps: [...mine, ...autoSteps(o)] });
     expect(result).toMatchObject({ id: 12, machineId: 12, step: 'fixed', title: 'fixed' });
     expect(result.explain()).toBe(
       '1. Redis lease: skipped - IDS_REDIS_URL is not set\n2. etcd lease: failed - etcd at 127.0.0.1:1 refused the connection\n3. fixed: used - the width, 12',
     );
   });
 
-  it('failed with stop, or a throw, ends the chain with the cause and the trail so far', () => {
+  it('a throw, noted or not, ends the chain with the cause and the trail so far', () => {
     const cause = new Error('lease store said no');
     for (const step of [
-      { name: 'stop', title: 'stopper', run: () => failed('tried, refused', cause) },
       {
         name: 'stop',
         title: 'stopper',
-        run: () => {
+        provider: ({ note }) => {
+          note?.('tried, refused');
           throw cause;
         },
       },
-    ] satisfies AutoChainStep[]) {
-      const error = thrown<AutoMachineIdError>(() =>
-        autoMachineId(options(tempDir(), { steps: [step, ...AUTO_STEPS] })),
-      );
+      {
+        name: 'stop',
+        title: 'stopper',
+        provider: () => {
+          throw cause;
+        },
+      },
+    ] satisfies NamedMachineIdProvider[]) {
+      const o = options(tempDir());
+      const error = thrown<AutoMachineIdError>(() => runAuto({ ...o, steps: [step, ...autoSteps(o)] }));
       expect(error).toBeInstanceOf(AutoMachineIdError);
       expect(error.cause).toBe(cause);
       expect(error.trail).toHaveLength(1);
@@ -89,10 +119,15 @@ describe('the chain is a list of named steps', () => {
   it('a step that gives an ID outside the field is refused, and its claim released', () => {
     let released = 0;
     const claim = { machineId: 300, release: () => void released++ };
-    const step: AutoChainStep = { name: 'wide', title: 'wide', run: () => used(claim, 'too wide') };
-    const error = thrown<AutoMachineIdError>(() =>
-      autoMachineId(options(tempDir(), { steps: [step], bits: 8 })),
-    );
+    const step: NamedMachineIdProvider = {
+      name: 'wide',
+      title: 'wide',
+      provider: ({ note }) => {
+        note?.('too wide');
+        return claim;
+      },
+    };
+    const error = thrown<AutoMachineIdError>(() => runAuto(options(tempDir(), { steps: [step], bits: 8 })));
     expect(error.cause).toBeInstanceOf(InvalidMachineIdError);
     expect(error.message).toMatch(/the wide step gave 300 \(number\); expected an integer from 0 to 255/);
     expect(released).toBe(1);
@@ -103,9 +138,7 @@ describe('the chain is a list of named steps', () => {
 
   it('no step giving one is an AutoMachineIdError with the whole trail', () => {
     const error = thrown<AutoMachineIdError>(() =>
-      autoMachineId(
-        options(tempDir(), { steps: [explicitStep({ name: '--machine-id', value: undefined })] }),
-      ),
+      runAuto(options(tempDir(), { steps: [explicitStep({ name: '--machine-id', value: undefined })] })),
     );
     expect(error.message).toBe(
       'no machine ID: no step of the chain gave one\n1. --machine-id: skipped - not given',
@@ -113,32 +146,35 @@ describe('the chain is a list of named steps', () => {
   });
 
   it('an explicit step for a flag: its value, or a usage error never skipped over', () => {
-    const steps = [explicitStep({ name: '--machine-id', value: '7' }), ...AUTO_STEPS];
-    expect(autoMachineId(options(tempDir(), { steps, env: { IDS_MACHINE_ID: '9' } })).trail).toEqual([
+    const o = options(tempDir(), { env: { IDS_MACHINE_ID: '9' } });
+    const steps = [explicitStep({ name: '--machine-id', value: '7' }), ...autoSteps(o)];
+    expect(runAuto({ ...o, steps }).trail).toEqual([
       { step: '--machine-id', outcome: 'used', detail: 'machine ID 7 from --machine-id' },
     ]);
-    const bad = [explicitStep({ name: '--machine-id', value: '7x' }), ...AUTO_STEPS];
-    const error = thrown<AutoMachineIdError>(() => autoMachineId(options(tempDir(), { steps: bad })));
+    const bad = [explicitStep({ name: '--machine-id', value: '7x' }), ...autoSteps(o)];
+    const error = thrown<AutoMachineIdError>(() => runAuto({ ...o, steps: bad }));
     expect(error.cause).toBeInstanceOf(InvalidMachineIdError);
     expect(error.message).toMatch(/--machine-id: expected an integer from 0 to 65535, received "7x"/);
   });
 
   it('opt-in names are checked against the chain: an unknown one is InvalidArgumentError', () => {
-    expect(() => autoMachineId(options(tempDir(), { env: { IDS_AUTO_OPT_IN: 'ec2,ipv7' } }))).toThrow(
+    expect(() => runAuto(options(tempDir(), { env: { IDS_AUTO_OPT_IN: 'ec2,ipv7' } }))).toThrow(
       InvalidArgumentError,
     );
-    expect(() => autoMachineId(options(tempDir(), { env: { IDS_AUTO_OPT_IN: 'ipv7' } }))).toThrow(
+    expect(() => runAuto(options(tempDir(), { env: { IDS_AUTO_OPT_IN: 'ipv7' } }))).toThrow(
       /IDS_AUTO_OPT_IN: expected names of opt-in steps \(ec2, ipv6-ula\), received "ipv7"/,
     );
   });
 
-  it('an asynchronous step: refused by the synchronous form, run by the async and provider forms', async () => {
-    const slow: AutoChainStep = { name: 'slow', title: 'slow', run: async () => used(5, 'after a while') };
-    const error = thrown<AutoMachineIdError>(() => autoMachineId(options(tempDir(), { steps: [slow] })));
-    expect(error.cause).toBeInstanceOf(AsyncSettingError);
-    expect((await autoMachineIdAsync(options(tempDir(), { steps: [slow] }))).id).toBe(5);
-    const sonyflake = await Sonyflake.create({
-      machineId: autoMachineIdProvider(options(tempDir(), { steps: [slow] })),
+  it('an asynchronous step: refused by the synchronous constructor, run through create()', async () => {
+    const slow: NamedMachineIdProvider = { name: 'slow', title: 'slow', provider: async () => 5 };
+    const error = thrown(() =>
+      generator({ machineId: autoMachineId(options(tempDir(), { steps: [slow] })) }),
+    );
+    expect(error).toBeInstanceOf(AsyncSettingError);
+    expect((await runAutoAsync(options(tempDir(), { steps: [slow] }))).id).toBe(5);
+    const sonyflake = await createGenerator({
+      machineId: autoMachineId(options(tempDir(), { steps: [slow] })),
     });
     expect(sonyflake.machine).toBe(5);
     await sonyflake.close();
@@ -146,17 +182,17 @@ describe('the chain is a list of named steps', () => {
 
   it('the provider form takes the width from the layout, and reports the trail', async () => {
     const seen: string[] = [];
-    const provider = autoMachineIdProvider({
+    const provider = autoMachineId({
       ...options(tempDir()),
       env: { IDS_MACHINE_ID: '300' },
       onChosen: (a) => seen.push(a.explain()),
     });
-    const sonyflake = new Sonyflake({ machineId: provider });
+    const sonyflake = generator({ machineId: provider });
     expect(sonyflake.machine).toBe(300);
     expect(seen).toEqual(['1. explicit ID: used - machine ID 300 from IDS_MACHINE_ID']);
     await sonyflake.close();
     // With 8 machine bits, 300 does not fit: the chain's own error, as the provider's cause.
-    const narrow = Sonyflake.create({ machineId: provider, bitsMachineId: 8 });
+    const narrow = createGenerator({ machineId: provider, machineBits: 8 });
     await expect(narrow).rejects.toThrow(MachineIdProviderError);
     await expect(narrow.catch((e: Error) => Promise.reject(e.cause))).rejects.toThrow(
       /IDS_MACHINE_ID: expected an integer from 0 to 255/,
@@ -167,9 +203,7 @@ describe('the chain is a list of named steps', () => {
 describe('the Kubernetes ordinal step', () => {
   it('in a StatefulSet pod, the ordinal plus IDS_ORDINAL_OFFSET, held as a host claim of that ID', () => {
     const dir = tempDir();
-    const result = autoMachineId(
-      options(dir, { env: { ...IN_K8S, HOSTNAME: 'ids-2', IDS_ORDINAL_OFFSET: '10' } }),
-    );
+    const result = runAuto(options(dir, { env: { ...IN_K8S, HOSTNAME: 'ids-2', IDS_ORDINAL_OFFSET: '10' } }));
     expect(result).toMatchObject({ step: 'kubernetes-ordinal', id: 12 });
     expect(result.machineId).toBeInstanceOf(HostClaim);
     expect(result.explain()).toMatch(
@@ -178,7 +212,7 @@ describe('the Kubernetes ordinal step', () => {
     expect(readRecordAt(dir, '12.claim')).toMatchObject({ state: 'held', pid: 100 });
     // A second process of the same pod derives the same ID and fails instead of sharing it.
     const error = thrown<AutoMachineIdError>(() =>
-      autoMachineId(
+      runAuto(
         options(dir, {
           env: { ...IN_K8S, HOSTNAME: 'ids-2', IDS_ORDINAL_OFFSET: '10' },
           claim: { processes: fakeTable(101, { 100: '1000' }) },
@@ -189,16 +223,14 @@ describe('the Kubernetes ordinal step', () => {
   });
 
   it('outside Kubernetes, or in a Deployment pod, it is skipped and the chain goes on', () => {
-    const outside = autoMachineId(options(tempDir(), { env: { HOSTNAME: 'ids-2' } }));
+    const outside = runAuto(options(tempDir(), { env: { HOSTNAME: 'ids-2' } }));
     expect(outside.trail[1]).toEqual({
       step: 'kubernetes-ordinal',
       outcome: 'skipped',
       detail: 'not in Kubernetes: KUBERNETES_SERVICE_HOST is not set',
     });
     expect(outside.step).toBe('host-claim');
-    const deployment = autoMachineId(
-      options(tempDir(), { env: { ...IN_K8S, HOSTNAME: 'ids-7c9d8f6b4-24657' } }),
-    );
+    const deployment = runAuto(options(tempDir(), { env: { ...IN_K8S, HOSTNAME: 'ids-7c9d8f6b4-24657' } }));
     expect(deployment.step).toBe('host-claim');
     expect(deployment.trail[1]).toMatchObject({
       outcome: 'skipped',
@@ -224,7 +256,7 @@ describe('the Kubernetes ordinal step', () => {
     ];
     for (const [env, message, type] of cases) {
       const error = thrown<AutoMachineIdError>(() =>
-        autoMachineId(options(tempDir(), { env: { ...IN_K8S, ...env } })),
+        runAuto(options(tempDir(), { env: { ...IN_K8S, ...env } })),
       );
       expect(error).toBeInstanceOf(AutoMachineIdError);
       expect(error.message).toMatch(message);
@@ -235,17 +267,15 @@ describe('the Kubernetes ordinal step', () => {
 
   it('the ordinalOffset option wins over IDS_ORDINAL_OFFSET, and is checked under its own name', () => {
     const env = { ...IN_K8S, HOSTNAME: 'ids-3', IDS_ORDINAL_OFFSET: '10' };
-    expect(autoMachineId(options(tempDir(), { env, ordinalOffset: 20, guard: false })).id).toBe(23);
-    const error = thrown<AutoMachineIdError>(() =>
-      autoMachineId(options(tempDir(), { env, ordinalOffset: -1 })),
-    );
+    expect(runAuto(options(tempDir(), { env, ordinalOffset: 20, guard: false })).id).toBe(23);
+    const error = thrown<AutoMachineIdError>(() => runAuto(options(tempDir(), { env, ordinalOffset: -1 })));
     expect(error.cause).toBeInstanceOf(InvalidArgumentError);
     expect(error.message).toMatch(/ordinalOffset: expected an integer from 0 to 1073741823, received -1/);
   });
 
   it('guard: false gives the bare number', () => {
     expect(
-      autoMachineId(options(tempDir(), { guard: false, env: { ...IN_K8S, HOSTNAME: 'ids-4' } })).machineId,
+      runAuto(options(tempDir(), { guard: false, env: { ...IN_K8S, HOSTNAME: 'ids-4' } })).machineId,
     ).toBe(4);
   });
 });
@@ -258,7 +288,7 @@ describe('the opt-in steps', () => {
   afterAll(() => imds.close());
 
   it('ec2: the instance address from a loopback IMDSv2 service, before the private IPv4 step', async () => {
-    const result = await autoMachineIdAsync(
+    const result = await runAutoAsync(
       options(tempDir(), { env: { IDS_AUTO_OPT_IN: 'ec2', IDS_EC2_ENDPOINT: imds.endpoint } }),
     );
     expect(result).toMatchObject({ step: 'ec2', id: 9 * 256 + 33 });
@@ -271,7 +301,7 @@ describe('the opt-in steps', () => {
 
   it('ec2 opted in but refused or unreachable: the chain stops, never falls back', async () => {
     imds.mode = 'wrong-token';
-    const refused = await autoMachineIdAsync(
+    const refused = await runAutoAsync(
       options(tempDir(), { env: { IDS_AUTO_OPT_IN: 'ec2', IDS_EC2_ENDPOINT: imds.endpoint } }),
     ).catch((e: AutoMachineIdError) => e);
     imds.mode = 'ok';
@@ -281,7 +311,7 @@ describe('the opt-in steps', () => {
       'kubernetes-ordinal:skipped',
       'ec2:failed',
     ]);
-    const off = await autoMachineIdAsync(
+    const off = await runAutoAsync(
       options(tempDir(), {
         optIn: ['ec2'],
         ec2: { endpoint: await closedLoopbackEndpoint(), timeoutMs: 500 },
@@ -291,15 +321,15 @@ describe('the opt-in steps', () => {
   });
 
   it('ipv6-ula: on an IPv6-only host (fd00::2), when opted in; without it, the host claim', () => {
-    const optedIn = autoMachineId(
+    const optedIn = runAuto(
       options(tempDir(), { interfaces: IPV6_ONLY, env: { IDS_AUTO_OPT_IN: 'ipv6-ula' } }),
     );
     expect(optedIn).toMatchObject({ step: 'ipv6-ula', id: 2 });
     expect(optedIn.explain()).toMatch(
       /5\. unique-local IPv6: used - machine ID 2 from fd00::2 \(its interface identifier\) on eth0: the only unique-local IPv6 address; held/,
     );
-    expect(autoMachineId(options(tempDir(), { interfaces: IPV6_ONLY })).step).toBe('host-claim');
-    const none = thrown<AutoMachineIdError>(() => autoMachineId(options(tempDir(), { optIn: ['ipv6-ula'] })));
+    expect(runAuto(options(tempDir(), { interfaces: IPV6_ONLY })).step).toBe('host-claim');
+    const none = thrown<AutoMachineIdError>(() => runAuto(options(tempDir(), { optIn: ['ipv6-ula'] })));
     expect(none.cause).toBeInstanceOf(NoUniqueLocalAddressError);
   });
 });

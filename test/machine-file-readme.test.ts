@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// The README's examples, run as they are against the built package.
-const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
+// @ids/machine-file's README examples, run as they are against the built packages. Here rather
+// than in that package: they use @ids/sonyflake, which depends on @ids/machine-file.
+const readme = readFileSync(join(__dirname, '..', 'packages', 'machine-file', 'README.md'), 'utf8');
 const examples = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!);
 
 function runExample(code: string, name: string) {
-  // Inside the package, so that '@ids/machine-file' and its dev dependencies resolve.
+  // Inside this package, so that '@ids/machine-file' and '@ids/sonyflake' resolve.
   const file = join(__dirname, `.readme-${name}.mjs`);
   writeFileSync(file, code);
   try {
@@ -21,7 +22,7 @@ function runExample(code: string, name: string) {
   }
 }
 
-describe('README examples', () => {
+describe('@ids/machine-file README examples', () => {
   it('has the two examples', () => {
     expect(examples).toHaveLength(2);
   });
