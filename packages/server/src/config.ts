@@ -7,7 +7,7 @@ import { errorText } from '@ids/engine';
 import { closestName } from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
 import { SERVER_LAYOUTS } from './layouts.js';
-import { DEFAULT_DRAIN_MS, type IdServerOptions } from './server.js';
+import { DEFAULT_DRAIN_MS, type IdServerOptions } from './start.js';
 import { machineIdList, machineIdSources, splitList } from './sources.js';
 
 type Env = Readonly<Record<string, string | undefined>>;

@@ -8,7 +8,7 @@ import { IdsError } from '@ids/engine';
 import { HttpError, quote } from './errors.js';
 import type { RequestEvent } from './events.js';
 import type { ServerMetrics } from './metrics.js';
-import type { RouteReply, ServerRoute } from './routes.js';
+import type { RouteReply, ServerRoute } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** The params of a route whose pattern captures nothing, and the query of a request without one. */

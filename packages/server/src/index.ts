@@ -18,8 +18,8 @@ export type {
 export { layoutNamed, SERVER_LAYOUTS } from './layouts.js';
 export type { ServerMetrics } from './metrics.js';
 export { MachinePool, type PoolOptions, type PoolSlot, type SlotState } from './pool.js';
-export type { RouteReply, RouteRequest, ServerPlugin, ServerRoute } from './routes.js';
-export { type ServeIo, serve } from './serve.js';
+export type { RouteReply, RouteRequest, ServerPlugin, ServerRoute } from './router.js';
+export { type ServeIo, serve } from './command.js';
 export {
   type CheckedOptions,
   checkServerOptions,
@@ -34,7 +34,7 @@ export {
   MAX_DRAIN_MS,
   type RunningIdServer,
   startIdServer,
-} from './server.js';
+} from './start.js';
 export {
   type AcquiredMachineId,
   type MachineIdSourceContext,

@@ -2,7 +2,7 @@
 // an OpenAPI validator and check real responses against its schemas, so it cannot drift.
 import { ENCODING_NAMES } from '@ids/engine';
 import { inspectorOpenapiPath } from './page.js';
-import type { ServerPlugin } from './routes.js';
+import type { ServerPlugin } from './router.js';
 
 /** A JSON media type of `schema`. */
 export const json = (schema: unknown) => ({ 'application/json': { schema } });

@@ -2,7 +2,7 @@
 // page (about a hundred KB of inlined HTML, CSS and script) is imported on the first request,
 // not at start, and kept; it asks nothing of the server, so it needs no token (a browser cannot
 // send one when it opens a URL), like /openapi.json.
-import type { ServerRoute } from './routes.js';
+import type { ServerRoute } from './router.js';
 
 const HTML_TYPE = 'text/html; charset=utf-8';
 

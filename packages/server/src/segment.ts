@@ -7,8 +7,8 @@ import type { SegmentStore, Segments } from '@ids/segment';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { HttpError, ServerConfigError } from './errors.js';
 import { error, json } from './openapi.js';
-import type { ServerPlugin, ServerRoute } from './routes.js';
-import { countOf } from './service.js';
+import type { ServerPlugin, ServerRoute } from './router.js';
+import { countOf } from './routes.js';
 
 /** How the segment routes are set up. */
 export interface SegmentRoutesOptions {

@@ -15,9 +15,9 @@ import { createMetrics, type ServerMetrics } from './metrics.js';
 import { openapiDocument } from './openapi.js';
 import { inspectorRoute } from './page.js';
 import { MachinePool } from './pool.js';
-import type { ServerPlugin } from './routes.js';
+import type { ServerPlugin } from './router.js';
 import { segmentPlugin } from './segment.js';
-import { serviceRoutes } from './service.js';
+import { serviceRoutes } from './routes.js';
 import { machineIdSourceNamed } from './sources.js';
 import { redisTokenStore, type TokenStore } from './tokens.js';
 
