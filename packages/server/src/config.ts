@@ -7,8 +7,8 @@ import { errorText } from '@ids/engine';
 import { closestName } from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
 import { SERVER_LAYOUTS } from './layouts.js';
-import { DEFAULT_DRAIN_MS, type IdServerOptions } from './start.js';
 import { machineIdList, machineIdSources, splitList } from './sources.js';
+import { DEFAULT_DRAIN_MS, type IdServerOptions } from './start.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

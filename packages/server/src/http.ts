@@ -8,11 +8,10 @@ import { IdsError } from '@ids/engine';
 import { HttpError, quote } from './errors.js';
 import type { RequestEvent } from './events.js';
 import type { ServerMetrics } from './metrics.js';
-import type { RouteReply, ServerRoute } from './router.js';
+import { type MatchedRoute, type RouteReply, type RouteRequest, Router, type ServerRoute } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-/** The params of a route whose pattern captures nothing, and the query of a request without one. */
-const NO_PARAMS: readonly string[] = Object.freeze([]);
+/** The query of a request without one. */
 const NO_QUERY: ReadonlyMap<string, string> = new Map();
 /** What a HEAD on a route that issues IDs is answered: GET's headers, without the IDs. */
 const ISSUING_HEAD: RouteReply = { headers: { 'content-type': JSON_TYPE } };
@@ -158,51 +157,39 @@ function drainBody(req: IncomingMessage, limit: number): Promise<void> | undefin
   });
 }
 
+/** What a request needs once its route has answered (or failed): one object, no closures. */
+interface Pending {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly t0: number;
+  readonly method: string;
+  readonly label: string;
+}
+
 /**
- * The request handler over a route table. Every request ends in a response: a route's answer,
- * or a JSON error with a stable code; nothing a client sends can throw out of it.
+ * The request handler over the routes. Every request ends in a response: a route's answer, or a
+ * JSON error with a stable code; nothing a client sends can throw out of it. A route that answers
+ * at once is answered in the request's own turn, with no promise made, as node:http alone would.
  */
 export function createHandler(routes: readonly ServerRoute[], metrics: ServerMetrics, guards: HttpGuards) {
+  const router = new Router(routes);
   const expected =
     guards.token === undefined ? undefined : createHash('sha256').update(guards.token).digest();
   const limiter = guards.rateLimit === undefined ? undefined : new RateLimiter(guards.rateLimit, guards.now);
-  const listed = [...new Set(routes.map((r) => r.path))].join(', ');
   const accessLog = guards.accessLog;
+  const latency = metrics.httpSeconds;
+  const inFlight = metrics.inFlight;
 
-  function match(method: string, path: string): { route: ServerRoute; params: readonly string[] } {
-    let allowed: string[] | undefined;
-    for (const route of routes) {
-      const found = route.pattern.exec(path);
-      if (!found) continue;
-      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
-        return { route, params: found.length === 1 ? NO_PARAMS : found.slice(1) };
-      }
-      allowed ??= [];
-      allowed.push(route.method, ...(route.method === 'GET' ? ['HEAD'] : []));
-    }
-    if (allowed) {
-      const allow = [...new Set(allowed)].join(', ');
-      throw new HttpError(
-        405,
-        'ERR_METHOD_NOT_ALLOWED',
-        `expected ${allow} for ${path}, received ${method}`,
-        {
-          allow,
-        },
-      );
-    }
-    throw new HttpError(404, 'ERR_NOT_FOUND', `no route for ${quote(path)}: expected one of ${listed}`);
-  }
-
-  function parseQuery(route: ServerRoute, search: string): ReadonlyMap<string, string> {
+  function parseQuery(matched: MatchedRoute, search: string): ReadonlyMap<string, string> {
     if (search === '') return NO_QUERY;
+    const { route, queryNames } = matched;
     const query = new Map<string, string>();
     for (const [name, value] of new URLSearchParams(search)) {
-      if (!route.query?.includes(name)) {
+      if (!queryNames.includes(name)) {
         throw new HttpError(
           400,
           'ERR_UNKNOWN_PARAMETER',
-          `${route.path} takes ${route.query?.length ? route.query.join(', ') : 'no query parameters'}, received ${quote(name)}`,
+          `${route.path} takes ${queryNames.length ? queryNames.join(', ') : 'no query parameters'}, received ${quote(name)}`,
         );
       }
       if (query.has(name)) {
@@ -238,43 +225,86 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
     }
   }
 
-  // prom-client's labels() checks and hashes the label values on every call: each (route,
-  // method, status) child is looked up once, in maps keyed by each part (no key string is built
-  // per request). Bounded: the routes are fixed, and node:http passes only the methods it knows.
-  type Observer = { observe(seconds: number): void };
-  const latencies = new Map<string, Map<string, Map<number, Observer>>>();
-  const latencyOf = (label: string, method: string, status: number): Observer => {
-    let byMethod = latencies.get(label);
-    if (byMethod === undefined) {
-      byMethod = new Map();
-      latencies.set(label, byMethod);
+  /** Counts the request answered with `status`, and logs it when the access log is on. */
+  function finish(p: Pending, status: number): void {
+    inFlight.count--;
+    const ms = performance.now() - p.t0;
+    latency.series(p.label, p.method, status).observe(ms / 1000);
+    if (accessLog !== undefined) {
+      try {
+        accessLog({
+          kind: 'request',
+          method: p.method,
+          url: (p.req.url ?? '/').slice(0, 200),
+          route: p.label,
+          status,
+          durationMs: ms,
+          remoteAddress: p.req.socket.remoteAddress,
+        });
+      } catch (error) {
+        // A listener that throws must not become an unhandled rejection of the request.
+        guards.onError(error);
+      }
     }
-    let byStatus = byMethod.get(method);
-    if (byStatus === undefined) {
-      byStatus = new Map();
-      byMethod.set(method, byStatus);
-    }
-    let child = byStatus.get(status);
-    if (child === undefined) {
-      child = metrics.httpSeconds.labels(label, method, String(status));
-      byStatus.set(status, child);
-    }
-    return child;
-  };
-  const inFlight = metrics.inFlight;
+  }
 
-  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  function answer(p: Pending, reply: RouteReply): void {
+    const status = reply.status ?? 200;
+    try {
+      send(p.res, status, reply);
+    } catch (error) {
+      fail(p, error);
+      return;
+    }
+    finish(p, status);
+  }
+
+  function fail(p: Pending, error: unknown): void {
+    const failure = toHttpError(error, guards.onError);
+    const res = p.res;
+    if (res.headersSent) res.destroy();
+    // A body too large is not read: close the connection rather than read it to keep it alive.
+    else
+      send(
+        res,
+        failure.status,
+        errorReply(failure),
+        failure.status === 413 ? { connection: 'close' } : undefined,
+      );
+    finish(p, failure.status);
+  }
+
+  /** Runs the route once the request (and its body, if any) is in. */
+  function run(p: Pending, matched: MatchedRoute, request: RouteRequest): void {
+    const route = matched.route;
+    let result: RouteReply | Promise<RouteReply> | void | Promise<void>;
+    try {
+      // A HEAD changes nothing: on a route that issues IDs it runs GET's checks, not GET.
+      result = p.method === 'HEAD' && route.checkHead ? route.checkHead(request) : route.handle(request);
+    } catch (error) {
+      fail(p, error);
+      return;
+    }
+    const head = p.method === 'HEAD' && route.checkHead !== undefined;
+    if (typeof (result as Partial<PromiseLike<unknown>> | undefined)?.then === 'function') {
+      (result as PromiseLike<RouteReply | undefined>).then(
+        (reply) => answer(p, head ? ISSUING_HEAD : (reply as RouteReply)),
+        (error: unknown) => fail(p, error),
+      );
+    } else answer(p, head ? ISSUING_HEAD : (result as RouteReply));
+  }
+
+  return function handle(req: IncomingMessage, res: ServerResponse): void {
     const t0 = performance.now();
     inFlight.count++;
     const method = req.method ?? 'GET';
-    let label = 'unmatched';
-    let status = 500;
+    const target = req.url ?? '/';
+    const mark = target.indexOf('?');
+    let p: Pending = { req, res, t0, method, label: 'unmatched' };
     try {
-      const target = req.url ?? '/';
-      const mark = target.indexOf('?');
-      const path = mark < 0 ? target : target.slice(0, mark);
-      const { route, params } = match(method, path);
-      label = route.path;
+      const { matched, params } = router.match(method, mark < 0 ? target : target.slice(0, mark));
+      const route = matched.route;
+      p = { req, res, t0, method, label: route.path };
       if (route.auth !== false) authorize(req);
       if (limiter && route.limited !== false) {
         const waitMs = limiter.take(req.socket.remoteAddress ?? '');
@@ -287,51 +317,19 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
           );
         }
       }
-      const query = parseQuery(route, mark < 0 ? '' : target.slice(mark + 1));
+      const query = parseQuery(matched, mark < 0 ? '' : target.slice(mark + 1));
+      const request: RouteRequest = { req, params, query };
       const draining = drainBody(req, guards.maxBodyBytes);
-      if (draining !== undefined) await draining;
-      const request = { req, params, query };
-      let reply: RouteReply;
-      if (method === 'HEAD' && route.checkHead) {
-        // A HEAD changes nothing: on a route that issues IDs it runs GET's checks, not GET.
-        await route.checkHead(request);
-        reply = ISSUING_HEAD;
-      } else {
-        // A reply given at once is sent at once, in the request's own turn, as node:http alone would.
-        const answer = route.handle(request);
-        reply =
-          typeof (answer as Partial<PromiseLike<RouteReply>>).then === 'function'
-            ? await answer
-            : (answer as RouteReply);
+      if (draining === undefined) run(p, matched, request);
+      else {
+        const pending = p;
+        draining.then(
+          () => run(pending, matched, request),
+          (error: unknown) => fail(pending, error),
+        );
       }
-      status = reply.status ?? 200;
-      send(res, status, reply);
     } catch (error) {
-      const failure = toHttpError(error, guards.onError);
-      status = failure.status;
-      if (res.headersSent) res.destroy();
-      // A body too large is not read: close the connection rather than read it to keep it alive.
-      else send(res, status, errorReply(failure), status === 413 ? { connection: 'close' } : undefined);
-    } finally {
-      inFlight.count--;
-      const ms = performance.now() - t0;
-      latencyOf(label, method, status).observe(ms / 1000);
-      if (accessLog !== undefined) {
-        try {
-          accessLog({
-            kind: 'request',
-            method,
-            url: (req.url ?? '/').slice(0, 200),
-            route: label,
-            status,
-            durationMs: ms,
-            remoteAddress: req.socket.remoteAddress,
-          });
-        } catch (error) {
-          // A listener that throws must not become an unhandled rejection of the request.
-          guards.onError(error);
-        }
-      }
+      fail(p, error);
     }
   };
 }

@@ -1,4 +1,6 @@
 // @ids/server: the ID service an operator deploys. `ids-server` runs it; `startIdServer` embeds it.
+
+export { type ServeIo, serve } from './command.js';
 export {
   type LogFormat,
   type ParsedCommandLine,
@@ -18,8 +20,21 @@ export type {
 export { layoutNamed, SERVER_LAYOUTS } from './layouts.js';
 export type { ServerMetrics } from './metrics.js';
 export { MachinePool, type PoolOptions, type PoolSlot, type SlotState } from './pool.js';
-export type { RouteReply, RouteRequest, ServerPlugin, ServerRoute } from './router.js';
-export { type ServeIo, serve } from './command.js';
+export type {
+  RouteParameter,
+  RouteParams,
+  RouteReply,
+  RouteRequest,
+  ServerPlugin,
+  ServerRoute,
+} from './router.js';
+export {
+  type AcquiredMachineId,
+  type MachineIdSourceContext,
+  type MachineIdSourceDefinition,
+  machineIdSources,
+  registerMachineIdSource,
+} from './sources.js';
 export {
   type CheckedOptions,
   checkServerOptions,
@@ -35,13 +50,6 @@ export {
   type RunningIdServer,
   startIdServer,
 } from './start.js';
-export {
-  type AcquiredMachineId,
-  type MachineIdSourceContext,
-  type MachineIdSourceDefinition,
-  machineIdSources,
-  registerMachineIdSource,
-} from './sources.js';
 export {
   type ConsumeOutcome,
   DEFAULT_TOKEN_PREFIX,

@@ -64,8 +64,6 @@ class Slot implements PoolSlot {
   pending = 0;
   generator!: IdGenerator;
   how = '';
-  /** Its `ids_issued_total` child, looked up once (prom-client's labels() hashes on every call). */
-  issued!: { inc(value: number): void };
   constructor(readonly index: number) {}
 }
 
@@ -138,7 +136,6 @@ export class MachinePool {
           onError: options.onError,
         });
         zeroSlot(options.metrics, label);
-        slot.issued = options.metrics.issued.labels(label);
         options.metrics.claimHeld.labels(label).set(1);
         options.metrics.machineId.labels(label).set(slot.generator.machine);
       }
@@ -175,7 +172,7 @@ export class MachinePool {
     slot.pending += count;
     try {
       const ids = count === 1 ? [await slot.generator.nextId()] : await slot.generator.nextIds(count);
-      slot.issued.inc(count);
+      this.#options.metrics.issued.add(slot.index, count);
       return ids;
     } catch (error) {
       if (error instanceof ClockMovedBackwardsError) {

@@ -1,4 +1,5 @@
-// The server's own routes over the machine pool, the token store and the metrics.
+// The server's own routes over the machine pool, the token store and the metrics: each declared
+// once, with what the OpenAPI document says of it.
 import {
   decodeId,
   decompose,
@@ -11,8 +12,9 @@ import {
 } from '@ids/engine';
 import { HttpError, quote } from './errors.js';
 import type { ServerMetrics } from './metrics.js';
+import { error, json, ref } from './openapi.js';
 import type { MachinePool } from './pool.js';
-import type { RouteReply, ServerRoute } from './router.js';
+import type { RouteParameter, RouteReply, ServerRoute } from './router.js';
 import type { TokenStore } from './tokens.js';
 
 /** What the routes work from. */
@@ -39,6 +41,23 @@ function formatOf(query: ReadonlyMap<string, string>): EncodingName {
     );
   }
   return value as EncodingName;
+}
+
+const formatParameter: RouteParameter = {
+  name: 'format',
+  in: 'query',
+  description: 'The text encoding of IDs (default decimal).',
+  schema: { type: 'string', enum: [...ENCODING_NAMES] },
+};
+
+/** The `count` parameter, 1 to maxCount. */
+export function countParameter(maxCount: number): RouteParameter {
+  return {
+    name: 'count',
+    in: 'query',
+    required: true,
+    schema: { type: 'integer', minimum: 1, maximum: maxCount },
+  };
 }
 
 /** `count` of the query, from 1 to maxCount. @throws HttpError 400 ERR_INVALID_COUNT. */
@@ -103,8 +122,14 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
     {
       method: 'GET',
       path: '/id',
-      pattern: /^\/id$/,
-      query: ['format'],
+      operationId: 'getId',
+      summary: 'One new ID.',
+      parameters: [formatParameter],
+      responses: {
+        '200': { description: 'A new ID.', content: json(ref('Id')) },
+        '400': error('Bad query.'),
+        '503': error('No generator can issue now (claim fenced, clock behind, shutting down).'),
+      },
       checkHead: ({ query }) => void formatOf(query),
       async handle({ query }) {
         const format = formatOf(query);
@@ -115,8 +140,14 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
     {
       method: 'GET',
       path: '/ids',
-      pattern: /^\/ids$/,
-      query: ['count', 'format'],
+      operationId: 'getIds',
+      summary: 'N new IDs from one generator, increasing.',
+      parameters: [countParameter(maxCount), formatParameter],
+      responses: {
+        '200': { description: 'The IDs, increasing.', content: json(ref('Ids')) },
+        '400': error('Bad count or format.'),
+        '503': error('No generator can issue now.'),
+      },
       checkHead({ query }) {
         countOf(query, maxCount);
         formatOf(query);
@@ -130,11 +161,19 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
     {
       method: 'GET',
       path: '/ids/{id}',
-      pattern: /^\/ids\/([^/]+)$/,
-      query: ['format'],
+      operationId: 'decomposeId',
+      summary: "An ID's fields under the server's layout.",
+      parameters: [
+        { name: 'id', in: 'path', schema: { type: 'string' } },
+        { ...formatParameter, description: 'The encoding the ID is written in (default decimal).' },
+      ],
+      responses: {
+        '200': { description: 'Its fields.', content: json(ref('Decomposed')) },
+        '400': error('Not an ID of this layout in that encoding.'),
+      },
       handle({ params, query }) {
         const format = formatOf(query);
-        const text = params[0] as string;
+        const text = params.id as string;
         const id = decodeId(text, format);
         const parts = decompose(layout, id);
         return {
@@ -154,13 +193,17 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
     {
       method: 'GET',
       path: '/layout',
-      pattern: /^\/layout$/,
+      operationId: 'getLayout',
+      summary: 'The layout, its limits and the service capacity.',
+      responses: { '200': { description: 'The layout.', content: json(ref('Layout')) } },
       handle: () => ({ json: describeLayout(layout, pool.slots.length, maxCount) }),
     },
     {
       method: 'GET',
       path: '/health/live',
-      pattern: /^\/health\/live$/,
+      operationId: 'live',
+      summary: 'The process answers.',
+      responses: { '200': { description: 'Alive.', content: json(ref('Live')) } },
       auth: false,
       limited: false,
       handle: () => ({ json: { status: 'live' } }),
@@ -168,7 +211,12 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
     {
       method: 'GET',
       path: '/health/ready',
-      pattern: /^\/health\/ready$/,
+      operationId: 'ready',
+      summary: 'Every generator open, every claim held and not fenced, not shutting down.',
+      responses: {
+        '200': { description: 'Ready.', content: json(ref('Ready')) },
+        '503': { description: 'Not ready.', content: json(ref('Ready')) },
+      },
       auth: false,
       limited: false,
       handle() {
@@ -180,7 +228,14 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
     {
       method: 'GET',
       path: '/metrics',
-      pattern: /^\/metrics$/,
+      operationId: 'metrics',
+      summary: 'Prometheus metrics.',
+      responses: {
+        '200': {
+          description: 'Text exposition format.',
+          content: { 'text/plain': { schema: { type: 'string' } } },
+        },
+      },
       limited: false,
       async handle() {
         metrics.ready.set(pool.ready && !parts.shuttingDown() ? 1 : 0);
@@ -190,7 +245,9 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
     {
       method: 'GET',
       path: '/openapi.json',
-      pattern: /^\/openapi\.json$/,
+      operationId: 'openapi',
+      summary: 'This document.',
+      responses: { '200': { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) } },
       auth: false,
       handle: () => ({ json: parts.openapi() }),
     },
@@ -207,8 +264,21 @@ function tokenRoutes(parts: ServiceParts, tokens: TokenStore): ServerRoute[] {
     {
       method: 'POST',
       path: '/tokens',
-      pattern: /^\/tokens$/,
-      query: ['ttl'],
+      operationId: 'issueToken',
+      summary: 'A new idempotency token (an ID), stored in Redis with a TTL.',
+      parameters: [
+        {
+          name: 'ttl',
+          in: 'query',
+          description: 'Seconds the token lives.',
+          schema: { type: 'integer', minimum: 1, maximum: MAX_TTL_SECONDS },
+        },
+      ],
+      responses: {
+        '201': { description: 'The token.', content: json(ref('Token')) },
+        '400': error('Bad ttl.'),
+        '503': error('Redis or the generators unavailable.'),
+      },
       async handle({ query }): Promise<RouteReply> {
         const raw = query.get('ttl');
         const ttl = raw === undefined ? parts.tokenTtlSeconds : /^[0-9]{1,6}$/.test(raw) ? Number(raw) : 0;
@@ -231,9 +301,17 @@ function tokenRoutes(parts: ServiceParts, tokens: TokenStore): ServerRoute[] {
     {
       method: 'DELETE',
       path: '/tokens/{token}',
-      pattern: /^\/tokens\/([^/]+)$/,
+      operationId: 'consumeToken',
+      summary: 'Consumes a token atomically: the first call wins.',
+      responses: {
+        '204': { description: 'Consumed now (the first consumer).' },
+        '400': error('Not a token.'),
+        '404': error('Unknown or expired token.'),
+        '409': error('Already consumed.'),
+        '503': error('Redis unavailable.'),
+      },
       async handle({ params }): Promise<RouteReply> {
-        const token = params[0] as string;
+        const token = params.token as string;
         if (!/^[1-9][0-9]{0,18}$/.test(token)) {
           throw new HttpError(
             400,

@@ -342,7 +342,9 @@ describe('plugins', () => {
             {
               method: 'GET',
               path: '/',
-              pattern: /^\/$/,
+              operationId: 'getPage',
+              summary: 'The inspector page.',
+              responses: { '200': { description: 'The inspector page.' } },
               auth: false,
               handle: () => ({
                 text: '<!doctype html><title>ids</title>',
@@ -350,7 +352,6 @@ describe('plugins', () => {
               }),
             },
           ],
-          openapiPaths: { '/': { get: { responses: { '200': { description: 'The inspector page.' } } } } },
           close() {
             closed = true;
           },
