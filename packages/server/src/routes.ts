@@ -81,6 +81,11 @@ function encodeAll(ids: bigint[], format: EncodingName): string[] {
   return out;
 }
 
+/** The reply of GET /id. */
+function idReply(id: bigint, format: EncodingName): RouteReply {
+  return { json: { id: format === 'decimal' ? id.toString() : encodeId(id, format) } };
+}
+
 /** The layout and what this service can issue with it. */
 export function describeLayout(layout: Layout, machines: number, maxCount: number) {
   const limits = layoutLimits(layout);
@@ -131,10 +136,11 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
         '503': error('No generator can issue now (claim fenced, clock behind, shutting down).'),
       },
       checkHead: ({ query }) => void formatOf(query),
-      async handle({ query }) {
+      handle({ query }) {
         const format = formatOf(query);
-        const [id] = await pool.issue(1);
-        return { json: { id: format === 'decimal' ? String(id) : encodeId(id as bigint, format) } };
+        // Answered at once when the generator can issue now, the usual case.
+        const id = pool.issueOne();
+        return typeof id === 'bigint' ? idReply(id, format) : id.then((later) => idReply(later, format));
       },
     },
     {
