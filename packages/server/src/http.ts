@@ -38,7 +38,12 @@ function send(
   reply: RouteReply | undefined,
   extra?: Record<string, string>,
 ) {
-  if (reply?.json !== undefined && reply.text === undefined && reply.headers === undefined && extra === undefined) {
+  if (
+    reply?.json !== undefined &&
+    reply.text === undefined &&
+    reply.headers === undefined &&
+    extra === undefined
+  ) {
     // GET /id and most replies: the headers in one literal, as node:http alone would write them.
     const body = JSON.stringify(reply.json);
     res.writeHead(status, {

@@ -13,7 +13,7 @@ import {
   sleep,
   wallClock,
 } from '@ids/engine';
-import { setLongTimeout } from '@ids/engine/internal';
+import { releaseQuietly, setLongTimeout } from '@ids/engine/internal';
 import { HttpError } from './errors.js';
 import type { ServerEvent } from './events.js';
 import { type ServerMetrics, zeroSlot } from './metrics.js';
@@ -315,7 +315,9 @@ export class MachinePool {
       renew: async () => {
         const next = claim.renew ? await claim.renew() : await this.#reacquire(slot);
         if (this.#closing) {
-          await next.release();
+          // Closing: the new claim is not kept, and a release that fails is only reported (a
+          // rejection here would have the claim watch try to renew again).
+          await releaseQuietly(next, onError);
           return new Promise<never>(() => undefined);
         }
         const renewed = this.#watch(next, slot) as MachineIdClaim;
