@@ -101,6 +101,7 @@ async function cpuPerRequest(server, count) {
  */
 async function listenerCpu(listener, count) {
   let pending = 0;
+  /** @type {(value?: unknown) => void} */
   let wake = () => undefined;
   const response = () => ({
     headersSent: false,
@@ -362,12 +363,10 @@ export async function benchServer({ seconds = 5, rounds = 3, cpuCount = 40_000 }
   }
 
   const own = await listenersOwnWork(200_000);
-  for (const [label, us] of [
-    ['bare node:http listener alone (stand-in req/res), GET /id', own.bare],
-    ['ids-server listener alone (stand-in req/res), GET /id', own.ids],
-  ]) {
+  const ownRow = (label, us) =>
     rows.push([label, '-', '-', '-', '-', '-', us.toFixed(2), "the server's own work, no parser or socket"]);
-  }
+  ownRow('bare node:http listener alone (stand-in req/res), GET /id', own.bare);
+  ownRow('ids-server listener alone (stand-in req/res), GET /id', own.ids);
 
   const spread = (xs, f) => `median ${f(median(xs))} (${f(Math.min(...xs))} to ${f(Math.max(...xs))})`;
   const ratio = median(ratios);
