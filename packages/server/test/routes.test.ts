@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { FakeClock } from '@ids/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningIdServer, ServerConfigError, type ServerRoute, startIdServer } from '../src/index.js';
-import { call, expectError } from './helpers.js';
+import { call, expectError, pollUntil } from './helpers.js';
 
 const running: RunningIdServer[] = [];
 async function start(options: Parameters<typeof startIdServer>[0]) {
@@ -164,5 +164,58 @@ describe('counted in plain numbers, read at each scrape', () => {
     expect([...buckets].sort((a, b) => a - b)).toEqual(buckets);
     const again = (await call(server.url, 'GET', '/metrics')).text;
     expect(again).toContain(`ids_issued_total{slot="0"} ${ids.length}\n`);
+  });
+});
+
+describe("GET /id, answered in the request's own turn", () => {
+  it('within the listener call while the generator can issue now; after its wait once the tick is used up', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1), { autoAdvance: false });
+    const server = await start({ machineIds: [5], clock });
+    const listener = server.server.listeners('request')[0] as (req: unknown, res: unknown) => void;
+    const bodies: string[] = [];
+    // Stand-ins for what node:http hands the listener: the handler reads only these.
+    const get = () =>
+      listener(
+        {
+          method: 'GET',
+          url: '/id',
+          rawHeaders: ['Host', 'x'],
+          headers: { host: 'x' },
+          socket: {},
+          resume() {},
+          on() {},
+        },
+        {
+          headersSent: false,
+          setHeader() {},
+          writeHead() {},
+          end(body: string) {
+            bodies.push(body);
+          },
+        },
+      );
+    // A Sonyflake tick holds 256 IDs: each is answered before the listener returns.
+    for (let i = 0; i < 256; i++) {
+      get();
+      expect(bodies).toHaveLength(i + 1);
+      expect(bodies[i]).toMatch(/^\{"id":"[1-9][0-9]*"\}$/);
+    }
+    get();
+    expect(bodies).toHaveLength(256);
+    // The 257th waits for the next tick, on the clock the test moves.
+    await pollUntil(
+      async () => clock.sleeping,
+      (sleeping) => sleeping === 1,
+      5,
+    );
+    clock.advance(10);
+    await pollUntil(
+      async () => bodies.length,
+      (n) => n === 257,
+      5,
+    );
+    const ids = bodies.map((body) => BigInt(JSON.parse(body).id));
+    expect(new Set(ids).size).toBe(257);
+    expect(ids[256]! > ids[255]!).toBe(true);
   });
 });
