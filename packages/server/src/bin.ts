@@ -1,6 +1,6 @@
 // What the `ids-server` command (bin/ids-server.js) runs: see `ids-server --help`.
 import { errorText } from '@ids/engine';
-import { serve } from './serve.js';
+import { serve } from './command.js';
 
 // exit() rather than letting the loop drain: shutdown closed the claims' timers and the Redis
 // socket, and nothing else the process loaded should keep it alive past its answer.

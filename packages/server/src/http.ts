@@ -8,11 +8,10 @@ import { IdsError } from '@ids/engine';
 import { HttpError, quote } from './errors.js';
 import type { RequestEvent } from './events.js';
 import type { ServerMetrics } from './metrics.js';
-import type { RouteReply, ServerRoute } from './routes.js';
+import { type MatchedRoute, type RouteReply, type RouteRequest, Router, type ServerRoute } from './router.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-/** The params of a route whose pattern captures nothing, and the query of a request without one. */
-const NO_PARAMS: readonly string[] = Object.freeze([]);
+/** The query of a request without one. */
 const NO_QUERY: ReadonlyMap<string, string> = new Map();
 /** What a HEAD on a route that issues IDs is answered: GET's headers, without the IDs. */
 const ISSUING_HEAD: RouteReply = { headers: { 'content-type': JSON_TYPE } };
@@ -39,7 +38,22 @@ function send(
   reply: RouteReply | undefined,
   extra?: Record<string, string>,
 ) {
-  // Spread only what there is: GET /id has neither extra headers nor extras.
+  if (
+    reply?.json !== undefined &&
+    reply.text === undefined &&
+    reply.headers === undefined &&
+    extra === undefined
+  ) {
+    // GET /id and most replies: the headers in one literal, as node:http alone would write them.
+    const body = JSON.stringify(reply.json);
+    res.writeHead(status, {
+      'cache-control': 'no-store',
+      'content-type': JSON_TYPE,
+      'content-length': Buffer.byteLength(body),
+    });
+    res.end(body);
+    return;
+  }
   const headers: Record<string, string> =
     reply?.headers === undefined && extra === undefined
       ? { 'cache-control': 'no-store' }
@@ -131,10 +145,8 @@ function announcesBody(req: IncomingMessage): boolean {
  * request without a body (every GET in practice): nothing to wait for, not even a microtask.
  */
 function drainBody(req: IncomingMessage, limit: number): Promise<void> | undefined {
-  if (!announcesBody(req)) {
-    req.resume();
-    return undefined;
-  }
+  // Nothing to read: node:http discards the request's end itself once the response is sent.
+  if (!announcesBody(req)) return undefined;
   const length = req.headers['content-length'];
   const tooLarge = () =>
     new HttpError(
@@ -159,50 +171,29 @@ function drainBody(req: IncomingMessage, limit: number): Promise<void> | undefin
 }
 
 /**
- * The request handler over a route table. Every request ends in a response: a route's answer,
- * or a JSON error with a stable code; nothing a client sends can throw out of it.
+ * The request handler over the routes. Every request ends in a response: a route's answer, or a
+ * JSON error with a stable code; nothing a client sends can throw out of it. A route that answers
+ * at once is answered in the request's own turn, with no promise made, as node:http alone would.
  */
 export function createHandler(routes: readonly ServerRoute[], metrics: ServerMetrics, guards: HttpGuards) {
+  const router = new Router(routes);
   const expected =
     guards.token === undefined ? undefined : createHash('sha256').update(guards.token).digest();
   const limiter = guards.rateLimit === undefined ? undefined : new RateLimiter(guards.rateLimit, guards.now);
-  const listed = [...new Set(routes.map((r) => r.path))].join(', ');
   const accessLog = guards.accessLog;
+  const latency = metrics.httpSeconds;
+  const inFlight = metrics.inFlight;
 
-  function match(method: string, path: string): { route: ServerRoute; params: readonly string[] } {
-    let allowed: string[] | undefined;
-    for (const route of routes) {
-      const found = route.pattern.exec(path);
-      if (!found) continue;
-      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
-        return { route, params: found.length === 1 ? NO_PARAMS : found.slice(1) };
-      }
-      allowed ??= [];
-      allowed.push(route.method, ...(route.method === 'GET' ? ['HEAD'] : []));
-    }
-    if (allowed) {
-      const allow = [...new Set(allowed)].join(', ');
-      throw new HttpError(
-        405,
-        'ERR_METHOD_NOT_ALLOWED',
-        `expected ${allow} for ${path}, received ${method}`,
-        {
-          allow,
-        },
-      );
-    }
-    throw new HttpError(404, 'ERR_NOT_FOUND', `no route for ${quote(path)}: expected one of ${listed}`);
-  }
-
-  function parseQuery(route: ServerRoute, search: string): ReadonlyMap<string, string> {
+  function parseQuery(matched: MatchedRoute, search: string): ReadonlyMap<string, string> {
     if (search === '') return NO_QUERY;
+    const { route, queryNames } = matched;
     const query = new Map<string, string>();
     for (const [name, value] of new URLSearchParams(search)) {
-      if (!route.query?.includes(name)) {
+      if (!queryNames.includes(name)) {
         throw new HttpError(
           400,
           'ERR_UNKNOWN_PARAMETER',
-          `${route.path} takes ${route.query?.length ? route.query.join(', ') : 'no query parameters'}, received ${quote(name)}`,
+          `${route.path} takes ${queryNames.length ? queryNames.join(', ') : 'no query parameters'}, received ${quote(name)}`,
         );
       }
       if (query.has(name)) {
@@ -238,42 +229,98 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
     }
   }
 
-  // prom-client's labels() checks and hashes the label values on every call: each (route,
-  // method, status) child is looked up once, in maps keyed by each part (no key string is built
-  // per request). Bounded: the routes are fixed, and node:http passes only the methods it knows.
-  type Observer = { observe(seconds: number): void };
-  const latencies = new Map<string, Map<string, Map<number, Observer>>>();
-  const latencyOf = (label: string, method: string, status: number): Observer => {
-    let byMethod = latencies.get(label);
-    if (byMethod === undefined) {
-      byMethod = new Map();
-      latencies.set(label, byMethod);
-    }
-    let byStatus = byMethod.get(method);
-    if (byStatus === undefined) {
-      byStatus = new Map();
-      byMethod.set(method, byStatus);
-    }
-    let child = byStatus.get(status);
-    if (child === undefined) {
-      child = metrics.httpSeconds.labels(label, method, String(status));
-      byStatus.set(status, child);
-    }
-    return child;
-  };
-  const inFlight = metrics.inFlight;
+  // The functions below take the request's parts as arguments rather than one object or a
+  // closure per request: GET /id then allocates nothing of its own but its reply.
 
-  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Counts the request answered with `status`, and logs it when the access log is on. */
+  function finish(req: IncomingMessage, t0: number, method: string, label: string, status: number): void {
+    inFlight.count--;
+    const ms = performance.now() - t0;
+    latency.series(label, method, status).observe(ms / 1000);
+    if (accessLog !== undefined) {
+      try {
+        accessLog({
+          kind: 'request',
+          method,
+          url: (req.url ?? '/').slice(0, 200),
+          route: label,
+          status,
+          durationMs: ms,
+          remoteAddress: req.socket.remoteAddress,
+        });
+      } catch (error) {
+        // A listener that throws must not become an unhandled rejection of the request.
+        guards.onError(error);
+      }
+    }
+  }
+
+  function answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t0: number,
+    method: string,
+    label: string,
+    reply: RouteReply,
+  ): void {
+    const status = reply.status ?? 200;
+    try {
+      send(res, status, reply);
+    } catch (error) {
+      fail(req, res, t0, method, label, error);
+      return;
+    }
+    finish(req, t0, method, label, status);
+  }
+
+  function fail(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t0: number,
+    method: string,
+    label: string,
+    error: unknown,
+  ): void {
+    const failure = toHttpError(error, guards.onError);
+    const status = failure.status;
+    if (res.headersSent) res.destroy();
+    // A body too large is not read: close the connection rather than read it to keep it alive.
+    else send(res, status, errorReply(failure), status === 413 ? { connection: 'close' } : undefined);
+    finish(req, t0, method, label, status);
+  }
+
+  /** Runs the route once the request (and its body, if any) is in. */
+  function run(res: ServerResponse, t0: number, route: ServerRoute, request: RouteRequest): void {
+    const req = request.req;
+    const method = req.method ?? 'GET';
+    const label = route.path;
+    // A HEAD changes nothing: on a route that issues IDs it runs GET's checks, not GET.
+    const head = method === 'HEAD' && route.checkHead !== undefined;
+    let result: RouteReply | Promise<RouteReply> | void | Promise<void>;
+    try {
+      result = head ? route.checkHead?.(request) : route.handle(request);
+    } catch (error) {
+      fail(req, res, t0, method, label, error);
+      return;
+    }
+    if (typeof (result as Partial<PromiseLike<unknown>> | undefined)?.then === 'function') {
+      (result as PromiseLike<RouteReply | undefined>).then(
+        (reply) => answer(req, res, t0, method, label, head ? ISSUING_HEAD : (reply as RouteReply)),
+        (error: unknown) => fail(req, res, t0, method, label, error),
+      );
+    } else answer(req, res, t0, method, label, head ? ISSUING_HEAD : (result as RouteReply));
+  }
+
+  return function handle(req: IncomingMessage, res: ServerResponse): void {
     const t0 = performance.now();
     inFlight.count++;
     const method = req.method ?? 'GET';
+    const target = req.url ?? '/';
+    const mark = target.indexOf('?');
     let label = 'unmatched';
-    let status = 500;
     try {
-      const target = req.url ?? '/';
-      const mark = target.indexOf('?');
-      const path = mark < 0 ? target : target.slice(0, mark);
-      const { route, params } = match(method, path);
+      const { matched, params } = router.match(method, mark < 0 ? target : target.slice(0, mark));
+      const route = matched.route;
       label = route.path;
       if (route.auth !== false) authorize(req);
       if (limiter && route.limited !== false) {
@@ -287,51 +334,18 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
           );
         }
       }
-      const query = parseQuery(route, mark < 0 ? '' : target.slice(mark + 1));
+      const query = parseQuery(matched, mark < 0 ? '' : target.slice(mark + 1));
+      const request: RouteRequest = { req, params, query };
       const draining = drainBody(req, guards.maxBodyBytes);
-      if (draining !== undefined) await draining;
-      const request = { req, params, query };
-      let reply: RouteReply;
-      if (method === 'HEAD' && route.checkHead) {
-        // A HEAD changes nothing: on a route that issues IDs it runs GET's checks, not GET.
-        await route.checkHead(request);
-        reply = ISSUING_HEAD;
-      } else {
-        // A reply given at once is sent at once, in the request's own turn, as node:http alone would.
-        const answer = route.handle(request);
-        reply =
-          typeof (answer as Partial<PromiseLike<RouteReply>>).then === 'function'
-            ? await answer
-            : (answer as RouteReply);
+      if (draining === undefined) run(res, t0, route, request);
+      else {
+        draining.then(
+          () => run(res, t0, route, request),
+          (error: unknown) => fail(req, res, t0, method, route.path, error),
+        );
       }
-      status = reply.status ?? 200;
-      send(res, status, reply);
     } catch (error) {
-      const failure = toHttpError(error, guards.onError);
-      status = failure.status;
-      if (res.headersSent) res.destroy();
-      // A body too large is not read: close the connection rather than read it to keep it alive.
-      else send(res, status, errorReply(failure), status === 413 ? { connection: 'close' } : undefined);
-    } finally {
-      inFlight.count--;
-      const ms = performance.now() - t0;
-      latencyOf(label, method, status).observe(ms / 1000);
-      if (accessLog !== undefined) {
-        try {
-          accessLog({
-            kind: 'request',
-            method,
-            url: (req.url ?? '/').slice(0, 200),
-            route: label,
-            status,
-            durationMs: ms,
-            remoteAddress: req.socket.remoteAddress,
-          });
-        } catch (error) {
-          // A listener that throws must not become an unhandled rejection of the request.
-          guards.onError(error);
-        }
-      }
+      fail(req, res, t0, method, label, error);
     }
   };
 }

@@ -1,4 +1,6 @@
 // @ids/server: the ID service an operator deploys. `ids-server` runs it; `startIdServer` embeds it.
+
+export { type ServeIo, serve } from './command.js';
 export {
   type LogFormat,
   type ParsedCommandLine,
@@ -17,8 +19,15 @@ export type {
 } from './events.js';
 export type { ServerMetrics } from './metrics.js';
 export { MachinePool, type PoolOptions, type PoolSlot, type SlotState } from './pool.js';
-export type { RouteReply, RouteRequest, ServerPlugin, ServerRoute } from './routes.js';
-export { type ServeIo, serve } from './serve.js';
+export type {
+  RouteParameter,
+  RouteParams,
+  RouteReply,
+  RouteRequest,
+  ServerPlugin,
+  ServerRoute,
+} from './router.js';
+export { machineIdSources } from './sources.js';
 export {
   type CheckedOptions,
   checkServerOptions,
@@ -33,8 +42,7 @@ export {
   MAX_DRAIN_MS,
   type RunningIdServer,
   startIdServer,
-} from './server.js';
-export { machineIdSources } from './sources.js';
+} from './start.js';
 export {
   type ConsumeOutcome,
   DEFAULT_TOKEN_PREFIX,

@@ -2,7 +2,7 @@
 // page (about a hundred KB of inlined HTML, CSS and script) is imported on the first request,
 // not at start, and kept; it asks nothing of the server, so it needs no token (a browser cannot
 // send one when it opens a URL), like /openapi.json.
-import type { ServerRoute } from './routes.js';
+import type { ServerRoute } from './router.js';
 
 const HTML_TYPE = 'text/html; charset=utf-8';
 
@@ -12,7 +12,11 @@ export function inspectorRoute(): ServerRoute {
   return {
     method: 'GET',
     path: '/',
-    pattern: /^\/$/,
+    operationId: 'getInspector',
+    summary: 'The ID inspector and layout comparison page (@ids/inspector), one self-contained HTML file.',
+    responses: {
+      '200': { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } },
+    },
     auth: false,
     async handle() {
       page ??= import('@ids/inspector').then((m) => m.inspectorHtml());
@@ -20,22 +24,3 @@ export function inspectorRoute(): ServerRoute {
     },
   };
 }
-
-/** The OpenAPI path item of `/`. */
-export const inspectorOpenapiPath = {
-  get: {
-    operationId: 'getInspector',
-    summary: 'The ID inspector and layout comparison page (@ids/inspector), one self-contained HTML file.',
-    security: [],
-    responses: {
-      '200': {
-        description: 'The page.',
-        content: { 'text/html': { schema: { type: 'string' } } },
-      },
-      '429': {
-        description: 'Over the per-client rate limit; see Retry-After.',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      },
-    },
-  },
-};

@@ -14,7 +14,7 @@ import {
   sleep,
   wallClock,
 } from '@ids/engine';
-import { idOf, setLongTimeout } from '@ids/engine/internal';
+import { idOf, releaseQuietly, setLongTimeout } from '@ids/engine/internal';
 import { HttpError } from './errors.js';
 import type { ServerEvent } from './events.js';
 import { type ServerMetrics, zeroSlot } from './metrics.js';
@@ -62,8 +62,6 @@ class Slot implements PoolSlot {
   pending = 0;
   generator!: IdGenerator;
   how = '';
-  /** Its `ids_issued_total` child, looked up once (prom-client's labels() hashes on every call). */
-  issued!: { inc(value: number): void };
   constructor(readonly index: number) {}
 }
 
@@ -75,7 +73,18 @@ class Slot implements PoolSlot {
  */
 const POLL_TAIL_UP_TO_UNIT_MS = 2;
 
-/** Counts a generator's waits through its clock: the engine sleeps only to wait for time to pass. */
+/**
+ * What the generators' `sleepSync` throws: the server's thread never blocks. `issueOne` tries
+ * `nextIdSync()` first, which sleeps only when the tick is used up (and takes no slot before it
+ * would sleep); this makes it give way to `nextId()`, which waits with a timer. It never leaves
+ * the pool.
+ */
+const MUST_WAIT: unique symbol = Symbol('the generator must wait for its next tick');
+
+/**
+ * Counts a generator's waits through its clock: the engine sleeps only to wait for time to pass.
+ * Its `sleepSync` refuses (see MUST_WAIT), so only the async waits are counted, each once.
+ */
 function measuredClock(base: Clock, layout: Layout, label: string, metrics: ServerMetrics): Clock {
   const baseSleep = base.sleep
     ? base.sleep.bind(base)
@@ -95,7 +104,9 @@ function measuredClock(base: Clock, layout: Layout, label: string, metrics: Serv
       await baseSleep(ms);
       seconds.observe((performance.now() - t0) / 1000);
     },
-    ...(base.sleepSync ? { sleepSync: base.sleepSync.bind(base) } : {}),
+    sleepSync() {
+      throw MUST_WAIT;
+    },
   };
 }
 
@@ -135,7 +146,6 @@ export class MachinePool {
           onError: options.onError,
         });
         zeroSlot(options.metrics, label);
-        slot.issued = options.metrics.issued.labels(label);
         options.metrics.claimHeld.labels(label).set(1);
         options.metrics.machineId.labels(label).set(slot.generator.machine);
       }
@@ -169,18 +179,50 @@ export class MachinePool {
    */
   async issue(count: number): Promise<bigint[]> {
     const slot = this.#pick();
+    return count === 1 ? [await this.#waitFor(slot, 1)] : this.#waitFor(slot, count);
+  }
+
+  /**
+   * One ID, as `issue(1)` gives it, but returned as it is when the generator can issue it now:
+   * no promise, so `GET /id` is answered in the request's own turn. A promise when it must wait
+   * for its next tick, or when other requests of its generator are waiting (they come first).
+   * @throws as `issue` rejects.
+   */
+  issueOne(): bigint | Promise<bigint> {
+    const slot = this.#pick();
+    if (slot.pending > 0) return this.#waitFor(slot, 1);
+    let id: bigint;
+    try {
+      id = slot.generator.nextIdSync();
+    } catch (error) {
+      if (error === MUST_WAIT) return this.#waitFor(slot, 1);
+      this.#failed(slot, error);
+      throw error;
+    }
+    this.#options.metrics.issued.add(slot.index, 1);
+    return id;
+  }
+
+  /** `count` IDs of `slot` through the generator's queue, waiting for their ticks. */
+  #waitFor(slot: Slot, count: 1): Promise<bigint>;
+  #waitFor(slot: Slot, count: number): Promise<bigint[]>;
+  async #waitFor(slot: Slot, count: number): Promise<bigint | bigint[]> {
     slot.pending += count;
     try {
-      const ids = count === 1 ? [await slot.generator.nextId()] : await slot.generator.nextIds(count);
-      slot.issued.inc(count);
+      const ids = count === 1 ? await slot.generator.nextId() : await slot.generator.nextIds(count);
+      this.#options.metrics.issued.add(slot.index, count);
       return ids;
     } catch (error) {
-      if (error instanceof ClockMovedBackwardsError) {
-        this.#options.metrics.clockBackwards.labels(String(slot.index)).inc();
-      }
+      this.#failed(slot, error);
       throw error;
     } finally {
       slot.pending -= count;
+    }
+  }
+
+  #failed(slot: Slot, error: unknown): void {
+    if (error instanceof ClockMovedBackwardsError) {
+      this.#options.metrics.clockBackwards.labels(String(slot.index)).inc();
     }
   }
 
@@ -271,7 +313,9 @@ export class MachinePool {
       renew: async () => {
         const next = claim.renew ? await claim.renew() : await this.#reacquire(slot);
         if (this.#closing) {
-          await next.release();
+          // Closing: the new claim is not kept, and a release that fails is only reported (a
+          // rejection here would have the claim watch try to renew again).
+          await releaseQuietly(next, onError);
           return new Promise<never>(() => undefined);
         }
         const renewed = this.#watch(next, slot) as MachineIdClaim;

@@ -7,8 +7,8 @@ import type { SegmentStore, Segments } from '@ids/segment';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { HttpError, ServerConfigError } from './errors.js';
 import { error, json } from './openapi.js';
-import type { ServerPlugin, ServerRoute } from './routes.js';
-import { countOf } from './service.js';
+import type { RouteParameter, ServerPlugin, ServerRoute } from './router.js';
+import { countOf, countParameter } from './routes.js';
 
 /** How the segment routes are set up. */
 export interface SegmentRoutesOptions {
@@ -132,6 +132,32 @@ function asHttpError(error: unknown, tag?: string): unknown {
   return error;
 }
 
+/** The tag of a segment route's path. */
+const tagParameter: RouteParameter = {
+  name: 'tag',
+  in: 'path',
+  description: 'The tag: 1-64 of A-Z a-z 0-9 _ . -, starting with a letter or digit.',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' },
+};
+
+/** A segment ID in a JSON body. */
+const segmentId = {
+  type: 'string',
+  pattern: '^[1-9][0-9]*$',
+  description: 'A decimal ID from 1 to 2^63 - 1.',
+};
+
+/** What the segment routes answer when they cannot serve. */
+const failures = {
+  '400': error('A bad tag (ERR_IDS_SEGMENT_INVALID_TAG), count or query parameter.'),
+  '404': error(
+    'The tag is not in the store (ERR_IDS_SEGMENT_UNKNOWN_TAG): never created, or the store forgot it. The message says what to run (ids segment create-tag).',
+  ),
+  '503': error(
+    'Both buffers are empty and the store cannot answer (ERR_IDS_SEGMENT_STORE_UNAVAILABLE), or the store is corrupt.',
+  ),
+};
+
 /**
  * Opens the segment store and returns the plugin serving `GET /api/segment/get/{tag}` (one ID)
  * and `GET /api/segment/ids/{tag}?count=N` (N increasing IDs of the tag).
@@ -207,10 +233,25 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
     {
       method: 'GET',
       path: '/api/segment/get/{tag}',
-      pattern: /^\/api\/segment\/get\/([^/]+)$/,
-      checkHead: ({ params }) => checkTagName(params[0]),
+      operationId: 'getSegmentId',
+      summary: "The tag's next segment ID (Leaf's segment mode).",
+      parameters: [tagParameter],
+      responses: {
+        '200': {
+          description:
+            'The next ID of the tag: increasing within this process, unique across processes sharing the store.',
+          content: json({
+            type: 'object',
+            required: ['id'],
+            additionalProperties: false,
+            properties: { id: segmentId },
+          }),
+        },
+        ...failures,
+      },
+      checkHead: ({ params }) => checkTagName(params.tag),
       async handle({ params }) {
-        const tag = params[0] as string;
+        const tag = params.tag as string;
         const id = await guarded(tag, (segments) => segments.next());
         metrics.served.inc({ tag });
         return { json: { id: id.toString() } };
@@ -219,15 +260,28 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
     {
       method: 'GET',
       path: '/api/segment/ids/{tag}',
-      pattern: /^\/api\/segment\/ids\/([^/]+)$/,
-      query: ['count'],
+      operationId: 'getSegmentIds',
+      summary: "The tag's next N segment IDs, increasing.",
+      parameters: [tagParameter, countParameter(options.maxCount)],
+      responses: {
+        '200': {
+          description: 'The IDs, increasing.',
+          content: json({
+            type: 'object',
+            required: ['ids'],
+            additionalProperties: false,
+            properties: { ids: { type: 'array', items: segmentId } },
+          }),
+        },
+        ...failures,
+      },
       checkHead({ params, query }) {
         countOf(query, options.maxCount);
-        checkTagName(params[0]);
+        checkTagName(params.tag);
       },
       async handle({ params, query }) {
         const count = countOf(query, options.maxCount);
-        const tag = params[0] as string;
+        const tag = params.tag as string;
         const ids = await guarded(tag, (segments) => segments.nextIds(count));
         metrics.served.inc({ tag }, count);
         return { json: { ids: ids.map(String) } };
@@ -237,86 +291,9 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
   return {
     name: `segment (${store.kind})`,
     routes,
-    openapiPaths: segmentOpenapiPaths(options.maxCount),
     async close() {
       await tags.close();
       await store.close();
-    },
-  };
-}
-
-/** The OpenAPI path items of the segment routes. */
-function segmentOpenapiPaths(maxCount: number): Record<string, unknown> {
-  const tag = {
-    name: 'tag',
-    in: 'path',
-    required: true,
-    description: 'The tag: 1-64 of A-Z a-z 0-9 _ . -, starting with a letter or digit.',
-    schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' },
-  };
-  const failures = {
-    '400': error('A bad tag (ERR_IDS_SEGMENT_INVALID_TAG), count or query parameter.'),
-    '401': error('Missing or wrong bearer token (when the server requires one).'),
-    '404': error(
-      'The tag is not in the store (ERR_IDS_SEGMENT_UNKNOWN_TAG): never created, or the store forgot it. The message says what to run (ids segment create-tag).',
-    ),
-    '429': error('Over the per-client rate limit; see Retry-After.'),
-    '503': error(
-      'Both buffers are empty and the store cannot answer (ERR_IDS_SEGMENT_STORE_UNAVAILABLE), or the store is corrupt.',
-    ),
-  };
-  const segmentId = {
-    type: 'string',
-    pattern: '^[1-9][0-9]*$',
-    description: 'A decimal ID from 1 to 2^63 - 1.',
-  };
-  return {
-    '/api/segment/get/{tag}': {
-      get: {
-        operationId: 'getSegmentId',
-        summary: "The tag's next segment ID (Leaf's segment mode).",
-        parameters: [tag],
-        responses: {
-          '200': {
-            description:
-              'The next ID of the tag: increasing within this process, unique across processes sharing the store.',
-            content: json({
-              type: 'object',
-              required: ['id'],
-              additionalProperties: false,
-              properties: { id: segmentId },
-            }),
-          },
-          ...failures,
-        },
-      },
-    },
-    '/api/segment/ids/{tag}': {
-      get: {
-        operationId: 'getSegmentIds',
-        summary: "The tag's next N segment IDs, increasing.",
-        parameters: [
-          tag,
-          {
-            name: 'count',
-            in: 'query',
-            required: true,
-            schema: { type: 'integer', minimum: 1, maximum: maxCount },
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'The IDs, increasing.',
-            content: json({
-              type: 'object',
-              required: ['ids'],
-              additionalProperties: false,
-              properties: { ids: { type: 'array', items: segmentId } },
-            }),
-          },
-          ...failures,
-        },
-      },
     },
   };
 }

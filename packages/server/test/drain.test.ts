@@ -51,7 +51,9 @@ async function drainingServer(drainMs: number) {
           {
             method: 'GET',
             path: '/gate',
-            pattern: /^\/gate$/,
+            operationId: 'gate',
+            summary: 'Answers once the test releases it.',
+            responses: { '200': { description: 'Released.' } },
             async handle() {
               gated.entered = true;
               await gate;

@@ -363,7 +363,9 @@ describe('plugins', () => {
             {
               method: 'GET',
               path: '/',
-              pattern: /^\/$/,
+              operationId: 'getPage',
+              summary: 'The inspector page.',
+              responses: { '200': { description: 'The inspector page.' } },
               auth: false,
               handle: () => ({
                 text: '<!doctype html><title>ids</title>',
@@ -371,7 +373,6 @@ describe('plugins', () => {
               }),
             },
           ],
-          openapiPaths: { '/': { get: { responses: { '200': { description: 'The inspector page.' } } } } },
           close() {
             closed = true;
           },

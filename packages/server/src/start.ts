@@ -15,9 +15,9 @@ import { createMetrics, type ServerMetrics } from './metrics.js';
 import { openapiDocument } from './openapi.js';
 import { inspectorRoute } from './page.js';
 import { MachinePool } from './pool.js';
-import type { ServerPlugin } from './routes.js';
+import type { ServerPlugin, ServerRoute } from './router.js';
+import { serviceRoutes } from './routes.js';
 import { segmentPlugin } from './segment.js';
-import { serviceRoutes } from './service.js';
 import { machineIdProviders, machineIdSourceNamed } from './sources.js';
 import { redisTokenStore, type TokenStore } from './tokens.js';
 
@@ -298,16 +298,18 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
       );
     }
     let shuttingDown = false;
-    const document = () =>
-      openapiDocument({
+    // Built on first request from the same declarations the router matches.
+    let described: Record<string, unknown> | undefined;
+    const document = () => {
+      described ??= openapiDocument({
         version: packageJson.version,
         license: packageJson.license,
-        maxCount: checked.maxCount,
-        tokens: tokens !== undefined,
         auth: checked.authToken !== undefined,
-        plugins,
+        routes,
       });
-    const routes = [
+      return described;
+    };
+    const routes: ServerRoute[] = [
       ...serviceRoutes({
         pool,
         metrics,
