@@ -6,3 +6,4 @@ export { FenceMismatchError, LockAbortedError, LockOptionError, LockReleasedErro
 export { compareFences, type Fenced, Lock } from './lock.js';
 export { Locks } from './locks.js';
 export { type AcquireOptions, DEFAULT_TTL_MS, MAX_NAME_BYTES, MIN_TTL_MS, NAME_SEPARATOR } from './options.js';
+export { type EvalClient, FENCED_SET, fencedSet } from './guard.js';
