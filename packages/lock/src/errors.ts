@@ -23,7 +23,9 @@ export class LockTimeoutError extends IdsError {
     /** How long it waited, in ms. */
     readonly waitMs: number,
   ) {
-    super(`the lock ${JSON.stringify(lockName)} was still held by another holder after waitMs = ${waitMs} ms`);
+    super(
+      `the lock ${JSON.stringify(lockName)} was still held by another holder after waitMs = ${waitMs} ms`,
+    );
   }
 }
 

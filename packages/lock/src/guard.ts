@@ -29,6 +29,11 @@ return 1`;
  * `<key>:fence` (same hash tag as `key` when `key` has one). Resolves true when written, false
  * when refused: a holder that gets false has lost the lock and must stop.
  */
-export async function fencedSet(client: EvalClient, key: string, fence: bigint, value: string): Promise<boolean> {
+export async function fencedSet(
+  client: EvalClient,
+  key: string,
+  fence: bigint,
+  value: string,
+): Promise<boolean> {
   return (await client.eval(FENCED_SET, 2, key, `${key}:fence`, fence.toString(), value)) === 1;
 }

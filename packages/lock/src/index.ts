@@ -2,8 +2,20 @@
 // resource, and idempotency keys. The stores are entry points of their own (`@ids/lock/redis`,
 // `@ids/lock/etcd`), so that importing this one loads no client.
 export type { LockBackend, Taken } from './backend.js';
-export { FenceMismatchError, LockAbortedError, LockOptionError, LockReleasedError, LockTimeoutError } from './errors.js';
+export {
+  FenceMismatchError,
+  LockAbortedError,
+  LockOptionError,
+  LockReleasedError,
+  LockTimeoutError,
+} from './errors.js';
+export { type EvalClient, FENCED_SET, fencedSet } from './guard.js';
 export { compareFences, type Fenced, Lock } from './lock.js';
 export { Locks } from './locks.js';
-export { type AcquireOptions, DEFAULT_TTL_MS, MAX_NAME_BYTES, MIN_TTL_MS, NAME_SEPARATOR } from './options.js';
-export { type EvalClient, FENCED_SET, fencedSet } from './guard.js';
+export {
+  type AcquireOptions,
+  DEFAULT_TTL_MS,
+  MAX_NAME_BYTES,
+  MIN_TTL_MS,
+  NAME_SEPARATOR,
+} from './options.js';

@@ -87,7 +87,9 @@ export class Lock implements Fenced, AsyncDisposable {
     this.#released ??= (async () => {
       this.#keeper.stop();
       if (!this.#controller.signal.aborted) {
-        this.#controller.abort(this.#backend.errors.lost('released', `the lock ${JSON.stringify(this.name)} was released`));
+        this.#controller.abort(
+          this.#backend.errors.lost('released', `the lock ${JSON.stringify(this.name)} was released`),
+        );
       }
       await this.#backend.release(this.name, this.#token);
     })();

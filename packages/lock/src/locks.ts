@@ -140,8 +140,11 @@ export class Locks {
   }
 
   #aborted(name: string, signal: AbortSignal): LockAbortedError {
-    return new LockAbortedError(`the wait for the lock ${JSON.stringify(name)} was aborted by the signal given`, {
-      cause: signal.reason,
-    });
+    return new LockAbortedError(
+      `the wait for the lock ${JSON.stringify(name)} was aborted by the signal given`,
+      {
+        cause: signal.reason,
+      },
+    );
   }
 }

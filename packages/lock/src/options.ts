@@ -56,7 +56,8 @@ export function checkName(name: unknown): string {
 export function checkAcquire(options: AcquireOptions | undefined): CheckedAcquire {
   const o = options ?? {};
   const ttlMs = checkInteger(o.ttlMs ?? DEFAULT_TTL_MS, 'ttlMs', MIN_TTL_MS, MAX_TIMER_MS, error, true);
-  const waitMs = o.waitMs === undefined ? undefined : checkInteger(o.waitMs, 'waitMs', 0, MAX_TIMER_MS, error, true);
+  const waitMs =
+    o.waitMs === undefined ? undefined : checkInteger(o.waitMs, 'waitMs', 0, MAX_TIMER_MS, error, true);
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
     throw error('signal', `expected an AbortSignal, received ${received(o.signal)}`);
   }

@@ -1,7 +1,12 @@
 // @ids/lock/redis: the locks on Redis. Loaded only by those who use Redis (ioredis and
 // @ids/machine-redis are optional peers of @ids/lock).
 import { IdsError } from '@ids/engine';
-import { openRedisClient, RedisLeaseLostError, RedisRequestError, RedisUnavailableError } from '@ids/machine-redis';
+import {
+  openRedisClient,
+  RedisLeaseLostError,
+  RedisRequestError,
+  RedisUnavailableError,
+} from '@ids/machine-redis';
 import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
 import { LockOptionError } from './errors.js';
@@ -38,7 +43,10 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
   const pollMs = positive(options.pollMs ?? 1000, 'pollMs');
   const prefix = options.prefix ?? DEFAULT_LOCK_PREFIX;
   if (typeof prefix !== 'string' || prefix === '' || /[{}]/.test(prefix)) {
-    throw new LockOptionError('prefix', `expected a non-empty string without braces, received ${JSON.stringify(prefix)}`);
+    throw new LockOptionError(
+      'prefix',
+      `expected a non-empty string without braces, received ${JSON.stringify(prefix)}`,
+    );
   }
   const client = await openRedisClient(options.url ?? 'redis://127.0.0.1:6379', {
     // A keepalive that cannot be sent now must fail now, so that the holder fences at once.
@@ -60,7 +68,10 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
 
 function positive(value: unknown, option: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 2 ** 31 - 1) {
-    throw new LockOptionError(option, `expected an integer from 1 to 2,147,483,647, received ${String(value)}`);
+    throw new LockOptionError(
+      option,
+      `expected an integer from 1 to 2,147,483,647, received ${String(value)}`,
+    );
   }
   return value;
 }
@@ -106,7 +117,13 @@ class RedisBackend implements LockBackend {
 
   #keys(name: string): string[] {
     const b = this.#base;
-    return [`${b}:held:${name}`, `${b}:fence:${name}`, `${b}:queue:${name}`, `${b}:alive:${name}`, `${b}:epoch`];
+    return [
+      `${b}:held:${name}`,
+      `${b}:fence:${name}`,
+      `${b}:queue:${name}`,
+      `${b}:alive:${name}`,
+      `${b}:epoch`,
+    ];
   }
 
   #onRelease(message: string): void {
@@ -126,7 +143,9 @@ class RedisBackend implements LockBackend {
     } catch (error) {
       if (error instanceof IdsError) throw error;
       if (error instanceof Error && error.name === 'ReplyError') {
-        throw new RedisRequestError(`${what}: Redis answered with an error: ${error.message}`, { cause: error });
+        throw new RedisRequestError(`${what}: Redis answered with an error: ${error.message}`, {
+          cause: error,
+        });
       }
       const text = error instanceof Error ? error.message : String(error);
       throw new RedisUnavailableError(`${what}: Redis is unavailable: ${text}`, { cause: error });
@@ -148,7 +167,9 @@ class RedisBackend implements LockBackend {
     const done = await this.#call(`extending the lock ${JSON.stringify(name)}`, () =>
       Promise.race([
         this.#client.eval(EXTEND, 1, held as string, token, ttlMs),
-        new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref()),
+        new Promise((_, reject) =>
+          setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref(),
+        ),
       ]),
     );
     if (done !== 1) {

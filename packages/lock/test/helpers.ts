@@ -71,7 +71,8 @@ export function fixture(name: string, args: string[]): Child {
         listeners.add(check);
         check();
         void exited.then((code) => {
-          if (listeners.has(check)) reject(new Error(`${name} exited (${code}) before printing ${match}: ${err}`));
+          if (listeners.has(check))
+            reject(new Error(`${name} exited (${code}) before printing ${match}: ${err}`));
         });
       });
     },
