@@ -12,7 +12,8 @@ export interface EvalClient {
  * Write KEYS[1] = ARGV[2] only if the fence ARGV[1] is not older than the one stored in KEYS[2],
  * then store it. Fences are compared as decimal strings (length, then digits), so no fence is
  * rounded through a Lua double. A fence equal to the stored one is accepted: it is the same
- * holder writing again. Returns 1 written, 0 refused.
+ * holder writing again. ARGV[3], when given, is an expiry in ms for both keys. Returns 1
+ * written, 0 refused.
  */
 export const FENCED_SET = `local function older(a, b)
   if #a ~= #b then return #a < #b end
@@ -20,20 +21,28 @@ export const FENCED_SET = `local function older(a, b)
 end
 local stored = redis.call('GET', KEYS[2])
 if stored and older(ARGV[1], stored) then return 0 end
-redis.call('SET', KEYS[1], ARGV[2])
-redis.call('SET', KEYS[2], ARGV[1])
+if ARGV[3] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
+else
+  redis.call('SET', KEYS[1], ARGV[2])
+  redis.call('SET', KEYS[2], ARGV[1])
+end
 return 1`;
 
 /**
  * Sets `key` to `value` unless a write with a newer fence got there first; the fence is kept in
  * `<key>:fence` (same hash tag as `key` when `key` has one). Resolves true when written, false
- * when refused: a holder that gets false has lost the lock and must stop.
+ * when refused: a holder that gets false has lost the lock and must stop. With `expiryMs`, the
+ * value and its fence expire together.
  */
 export async function fencedSet(
   client: EvalClient,
   key: string,
   fence: bigint,
   value: string,
+  expiryMs?: number,
 ): Promise<boolean> {
-  return (await client.eval(FENCED_SET, 2, key, `${key}:fence`, fence.toString(), value)) === 1;
+  const expiry = expiryMs === undefined ? [] : [expiryMs];
+  return (await client.eval(FENCED_SET, 2, key, `${key}:fence`, fence.toString(), value, ...expiry)) === 1;
 }

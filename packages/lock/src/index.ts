@@ -10,6 +10,14 @@ export {
   LockTimeoutError,
 } from './errors.js';
 export { type EvalClient, FENCED_SET, fencedSet } from './guard.js';
+export {
+  fingerprint,
+  type IdempotencyOptions,
+  type IdempotentResponse,
+  idempotencyKeys,
+  type RecordClient,
+  type StoredResponse,
+} from './idempotency.js';
 export { compareFences, type Fenced, Lock } from './lock.js';
 export { Locks } from './locks.js';
 export {
@@ -19,3 +27,4 @@ export {
   MIN_TTL_MS,
   NAME_SEPARATOR,
 } from './options.js';
+export { consumeToken, issueToken, type TokenClient, type TokenOptions } from './tokens.js';

@@ -56,8 +56,12 @@ describe('guarded writes refuse a paused holder', () => {
     const client = new pg.Client({ connectionString: postgres.url });
     await client.connect();
     try {
-      await client.query('CREATE TABLE IF NOT EXISTS accounts (id int PRIMARY KEY, balance int NOT NULL, fence bigint NOT NULL DEFAULT 0)');
-      await client.query('INSERT INTO accounts (id, balance) VALUES (7, 100) ON CONFLICT (id) DO UPDATE SET balance = 100, fence = 0');
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS accounts (id int PRIMARY KEY, balance int NOT NULL, fence bigint NOT NULL DEFAULT 0)',
+      );
+      await client.query(
+        'INSERT INTO accounts (id, balance) VALUES (7, 100) ON CONFLICT (id) DO UPDATE SET balance = 100, fence = 0',
+      );
       expect((await client.query(FENCED_UPDATE, [newer.toString(), 90, 7])).rowCount).toBe(1);
       expect((await client.query(FENCED_UPDATE, [newer.toString(), 80, 7])).rowCount).toBe(1);
       expect((await client.query(FENCED_UPDATE, [old.toString(), 0, 7])).rowCount).toBe(0);
