@@ -19,26 +19,34 @@ export interface Fenced {
 export class Lock implements Fenced, AsyncDisposable {
   readonly #fence: bigint;
   readonly #keeper: LeaseKeeper;
-  readonly #controller: AbortController;
+  /** Made when `signal` is first read: most locks are released without anyone asking. */
+  #controller: AbortController | undefined;
+  /** Why the lock stopped being trusted, once it has. */
+  #reason: unknown;
   readonly #backend: LockBackend;
   readonly #token: string;
   #released: Promise<void> | undefined;
 
-  /** Made by `Locks.acquire`; `controller` is aborted by the keeper when the lease is lost. */
+  /** Made by `Locks.acquire`, which calls `lost` when the keeper stops trusting the lease. */
   constructor(
     /** The lock's name. */
     readonly name: string,
     fence: bigint,
     token: string,
     keeper: LeaseKeeper,
-    controller: AbortController,
     backend: LockBackend,
   ) {
     this.#fence = fence;
     this.#token = token;
     this.#keeper = keeper;
-    this.#controller = controller;
     this.#backend = backend;
+  }
+
+  /** The keeper's verdict (or a release): aborts the signal, once. */
+  lost(reason: unknown): void {
+    if (this.#reason !== undefined) return;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
   }
 
   /**
@@ -52,6 +60,11 @@ export class Lock implements Fenced, AsyncDisposable {
 
   /** Aborts when the lock can no longer be trusted (reason: the store's lost-lease error) or is released. */
   get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      // null: released before anyone read the signal; the reason is made now.
+      if (this.#reason !== undefined) this.#controller.abort(this.#reason ?? this.#releasedReason());
+    }
     return this.#controller.signal;
   }
 
@@ -68,7 +81,7 @@ export class Lock implements Fenced, AsyncDisposable {
   check(): void {
     this.#checkReleased();
     this.#keeper.check();
-    if (this.signal.aborted) throw this.signal.reason;
+    if (this.#reason !== undefined) throw this.#reason;
   }
 
   /** ms until the keeper stops trusting the lease (0 once lost or released). */
@@ -86,10 +99,10 @@ export class Lock implements Fenced, AsyncDisposable {
   release(): Promise<void> {
     this.#released ??= (async () => {
       this.#keeper.stop();
-      if (!this.#controller.signal.aborted) {
-        this.#controller.abort(
-          this.#backend.errors.lost('released', `the lock ${JSON.stringify(this.name)} was released`),
-        );
+      if (this.#reason === undefined) {
+        // Only a signal someone holds needs the reason now; a later reader gets it then.
+        if (this.#controller) this.lost(this.#releasedReason());
+        else this.#reason = null;
       }
       await this.#backend.release(this.name, this.#token);
     })();
@@ -99,6 +112,10 @@ export class Lock implements Fenced, AsyncDisposable {
   /** `await using lock = await locks.acquire(...)` releases at the end of the block. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
+  }
+
+  #releasedReason(): Error {
+    return this.#backend.errors.lost('released', `the lock ${JSON.stringify(this.name)} was released`);
   }
 
   #checkReleased(): void {

@@ -1,4 +1,13 @@
 import { randomBytes } from 'node:crypto';
+
+/**
+ * Tokens: this process's random part and a counter. Unique, which is all a token must be (it
+ * names a holding; it is not a secret), without a call into the random source per acquire.
+ */
+const PROCESS_TOKEN = randomBytes(12).toString('hex');
+let tokens = 0;
+const newToken = () => `${PROCESS_TOKEN}${(tokens++).toString(16).padStart(8, '0')}`;
+
 import { LeaseKeeper, type Scheduler, schedulerOf } from '@ids/machine-lease';
 import type { LockBackend, Taken } from './backend.js';
 import { LockAbortedError, LockTimeoutError } from './errors.js';
@@ -62,20 +71,30 @@ export class Locks {
   async #acquire(name: string, o: CheckedAcquire, wait: boolean): Promise<Lock | undefined> {
     const { signal } = o;
     if (signal?.aborted) throw this.#aborted(name, signal);
-    const token = randomBytes(16).toString('hex');
+    const token = newToken();
     const backend = this.#backend;
-    // Ends a wait for a turn: the caller's signal, or waitMs on the scheduler.
-    const stop = new AbortController();
+    // Ends a wait for a turn: the caller's signal, or waitMs on the scheduler counted from now.
+    // Without either it is made at the first wait: an uncontended acquire needs none.
+    const started = this.#scheduler.now();
+    let stop: AbortController | undefined;
     let timedOut = false;
-    const cancelTimer =
-      wait && o.waitMs !== undefined && o.waitMs > 0
-        ? this.#scheduler.setTimer(() => {
-            timedOut = true;
-            stop.abort();
-          }, o.waitMs)
-        : () => undefined;
-    const onAbort = () => stop.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
+    let cancelTimer = () => undefined as unknown;
+    const onAbort = () => stop?.abort();
+    const waiting = (): AbortSignal => {
+      if (stop) return stop.signal;
+      const controller = new AbortController();
+      stop = controller;
+      if (o.waitMs !== undefined && o.waitMs > 0) {
+        const left = Math.max(0, o.waitMs - (this.#scheduler.now() - started));
+        cancelTimer = this.#scheduler.setTimer(() => {
+          timedOut = true;
+          controller.abort();
+        }, left);
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      return controller.signal;
+    };
+    if (wait && (o.waitMs !== undefined || signal)) waiting();
     try {
       for (;;) {
         const mark = backend.mark(name);
@@ -93,7 +112,7 @@ export class Locks {
           return undefined;
         }
         if (o.waitMs === 0) timedOut = true;
-        if (!timedOut && !signal?.aborted) await backend.turn(name, token, mark, stop.signal);
+        if (!timedOut && !signal?.aborted) await backend.turn(name, token, mark, waiting());
         if (timedOut) throw new LockTimeoutError(name, o.waitMs ?? 0);
         if (signal?.aborted) throw this.#aborted(name, signal);
       }
@@ -112,28 +131,31 @@ export class Locks {
    */
   async #hold(name: string, token: string, ttlMs: number, taken: Taken, sentAt: number): Promise<Lock> {
     const backend = this.#backend;
-    const controller = new AbortController();
+    let onLost: (reason: unknown) => void = () => undefined;
     const keeper = new LeaseKeeper(
       leaseTiming(ttlMs, this.#timeoutMs),
       this.#scheduler,
       (ms) => backend.extend(name, token, ttlMs, ms),
-      (reason) => controller.abort(reason),
+      (reason) => onLost(reason),
       sentAt,
       backend.errors,
     );
+    const lock = new Lock(name, taken.fence, token, keeper, backend);
+    onLost = (reason) => lock.lost(reason);
     keeper.start();
-    const lock = new Lock(name, taken.fence, token, keeper, controller, backend);
     if (taken.quarantineMs > 0) {
+      const signal = lock.signal;
       await new Promise<void>((resolve) => {
         const cancel = this.#scheduler.setTimer(resolve, taken.quarantineMs);
-        controller.signal.addEventListener('abort', () => {
+        signal.addEventListener('abort', () => {
           cancel();
           resolve();
         });
       });
-      if (controller.signal.aborted) {
+      if (signal.aborted) {
+        const reason = signal.reason;
         await lock.release().catch(() => undefined);
-        throw controller.signal.reason;
+        throw reason;
       }
     }
     return lock;

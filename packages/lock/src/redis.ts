@@ -76,6 +76,13 @@ function positive(value: unknown, option: string): number {
   return value;
 }
 
+/** The client with the scripts defined on it. */
+type Scripted = Redis & {
+  [command in 'idsLockTake' | 'idsLockExtend' | 'idsLockRelease' | 'idsLockLeave']: (
+    ...args: (string | number)[]
+  ) => Promise<unknown>;
+};
+
 /** One waiter blocked in `turn`. */
 interface Waiter {
   readonly token: string;
@@ -89,7 +96,7 @@ interface Waiter {
 class RedisBackend implements LockBackend {
   readonly store = 'Redis';
   readonly errors = redisLost;
-  readonly #client: Redis;
+  readonly #client: Scripted;
   readonly #subscriber: Redis;
   readonly #base: string;
   readonly #channel: string;
@@ -101,7 +108,13 @@ class RedisBackend implements LockBackend {
   readonly #waiters = new Map<string, Set<Waiter>>();
 
   constructor(client: Redis, prefix: string, pollMs: number) {
-    this.#client = client;
+    // EVALSHA with EVAL as the fallback (ioredis's defineCommand): the scripts are sent whole
+    // only once per connection, and again after a restarted Redis answers NOSCRIPT.
+    client.defineCommand('idsLockTake', { numberOfKeys: 5, lua: TAKE });
+    client.defineCommand('idsLockExtend', { numberOfKeys: 1, lua: EXTEND });
+    client.defineCommand('idsLockRelease', { numberOfKeys: 4, lua: RELEASE });
+    client.defineCommand('idsLockLeave', { numberOfKeys: 4, lua: LEAVE });
+    this.#client = client as Scripted;
     this.#base = `{${prefix}}`;
     this.#channel = `${this.#base}:released`;
     this.#pollMs = pollMs;
@@ -155,7 +168,7 @@ class RedisBackend implements LockBackend {
   async take(name: string, token: string, ttlMs: number): Promise<Taken | undefined> {
     const nowUs = BigInt(Date.now()) * 1000n;
     const reply = (await this.#call(`taking the lock ${JSON.stringify(name)}`, () =>
-      this.#client.eval(TAKE, 5, ...this.#keys(name), token, ttlMs, String(nowUs), this.#pollMs * 5),
+      this.#client.idsLockTake(...this.#keys(name), token, ttlMs, String(nowUs), this.#pollMs * 5),
     )) as [number, string?, number?];
     this.#called.delete(token);
     if (reply[0] !== 1) return undefined;
@@ -166,7 +179,7 @@ class RedisBackend implements LockBackend {
     const [held] = this.#keys(name);
     const done = await this.#call(`extending the lock ${JSON.stringify(name)}`, () =>
       Promise.race([
-        this.#client.eval(EXTEND, 1, held as string, token, ttlMs),
+        this.#client.idsLockExtend(held as string, token, ttlMs),
         new Promise((_, reject) =>
           setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref(),
         ),
@@ -182,14 +195,14 @@ class RedisBackend implements LockBackend {
 
   async release(name: string, token: string): Promise<void> {
     await this.#call(`releasing the lock ${JSON.stringify(name)}`, () =>
-      this.#client.eval(RELEASE, 4, ...this.#keys(name).slice(0, 4), token, this.#channel, name),
+      this.#client.idsLockRelease(...this.#keys(name).slice(0, 4), token, this.#channel, name),
     );
   }
 
   async leave(name: string, token: string): Promise<void> {
     this.#called.delete(token);
     await this.#call(`leaving the line for the lock ${JSON.stringify(name)}`, () =>
-      this.#client.eval(LEAVE, 4, ...this.#keys(name).slice(0, 4), token, this.#channel, name),
+      this.#client.idsLockLeave(...this.#keys(name).slice(0, 4), token, this.#channel, name),
     );
   }
 
