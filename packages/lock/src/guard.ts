@@ -5,6 +5,7 @@
 
 /** What fencedSet needs of a Redis client (ioredis's `eval` fits). */
 export interface EvalClient {
+  /** EVAL: runs `script` with `numKeys` keys, then the arguments. */
   eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 

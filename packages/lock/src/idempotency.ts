@@ -32,7 +32,9 @@ export interface IdempotentResponse extends StoredResponse {
 
 /** What the records need of a Redis client (ioredis fits). */
 export interface RecordClient extends EvalClient {
+  /** GET: the value, or null. */
   get(key: string): Promise<string | null>;
+  /** DEL: how many keys were deleted. */
   del(key: string): Promise<number>;
 }
 

@@ -11,7 +11,9 @@ import { LockOptionError } from './errors.js';
 
 /** What the tokens need of a Redis client (ioredis fits). */
 export interface TokenClient {
+  /** SET key value PX ms. */
   set(key: string, value: string, px: 'PX', ms: number): Promise<unknown>;
+  /** DEL: how many keys were deleted. */
   del(key: string): Promise<number>;
 }
 
