@@ -22,7 +22,7 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-/** @param {number[]} times */
+/** @param {string} what @param {number[]} times @param {number} [floor] the bare round trip's p50 */
 function row(what, times, floor) {
   const sorted = [...times].sort((a, b) => a - b);
   const p50 = percentile(sorted, 50);
