@@ -9,6 +9,7 @@ import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
 import type { LockBackend, Taken } from './backend.js';
 import { LockOptionError } from './errors.js';
 import { Locks } from './locks.js';
+import { checkStoreMs } from './options.js';
 
 /** Where the locks live when no prefix is given. */
 export const DEFAULT_ETCD_LOCK_PREFIX = '/ids/lock/';
@@ -33,7 +34,8 @@ const etcdLost = {
 
 /** Opens the locks on etcd. */
 export async function etcdLocks(options: EtcdLocksOptions = {}): Promise<Locks> {
-  const timeoutMs = options.timeoutMs ?? 3000;
+  const timeoutMs = checkStoreMs(options.timeoutMs ?? 3000, 'timeoutMs');
+  const pollMs = options.pollMs === undefined ? undefined : checkStoreMs(options.pollMs, 'pollMs');
   const prefix = options.prefix ?? DEFAULT_ETCD_LOCK_PREFIX;
   if (typeof prefix !== 'string' || !prefix.endsWith('/')) {
     throw new LockOptionError(
@@ -45,7 +47,7 @@ export async function etcdLocks(options: EtcdLocksOptions = {}): Promise<Locks> 
     hosts: [...(options.endpoints ?? ['http://127.0.0.1:2379'])],
     dialTimeout: timeoutMs,
   });
-  return new Locks(new EtcdBackend(client, prefix, timeoutMs, options.pollMs), {
+  return new Locks(new EtcdBackend(client, prefix, timeoutMs, pollMs), {
     timeoutMs,
     ...(options as object),
   });

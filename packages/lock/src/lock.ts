@@ -84,12 +84,6 @@ export class Lock implements Fenced, AsyncDisposable {
     if (this.#reason !== undefined) throw this.#reason;
   }
 
-  /** ms until the keeper stops trusting the lease (0 once lost or released). */
-  trustedForMs(now: number): number {
-    if (this.#released || this.#keeper.lost) return 0;
-    return Math.max(0, this.#keeper.deadline - now);
-  }
-
   /**
    * Stops the keepalives, aborts the signal and deletes the lock if it still carries this
    * holder's token, waking the next in line. Idempotent.

@@ -73,3 +73,8 @@ export function leaseTiming(ttlMs: number, timeoutMs: number) {
   const marginMs = ttlMs / 5;
   return { ttlMs, marginMs, intervalMs: (ttlMs - marginMs) / 3, timeoutMs };
 }
+
+/** A store option in ms (`timeoutMs`, `pollMs`): an integer from 1 to 2,147,483,647. */
+export function checkStoreMs(value: unknown, option: string): number {
+  return checkInteger(value, option, 1, MAX_TIMER_MS, error, true);
+}

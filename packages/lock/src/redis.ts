@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
 import { LockOptionError } from './errors.js';
 import { Locks } from './locks.js';
+import { checkStoreMs } from './options.js';
 import { EXTEND, LEAVE, RELEASE, TAKE } from './redis-scripts.js';
 
 /** Where the locks live when no prefix is given. */
@@ -39,8 +40,8 @@ const redisLost = {
 
 /** Opens the locks on Redis: one client for commands, one subscribed to releases. */
 export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks> {
-  const timeoutMs = positive(options.timeoutMs ?? 3000, 'timeoutMs');
-  const pollMs = positive(options.pollMs ?? 1000, 'pollMs');
+  const timeoutMs = checkStoreMs(options.timeoutMs ?? 3000, 'timeoutMs');
+  const pollMs = checkStoreMs(options.pollMs ?? 1000, 'pollMs');
   const prefix = options.prefix ?? DEFAULT_LOCK_PREFIX;
   if (typeof prefix !== 'string' || prefix === '' || /[{}]/.test(prefix)) {
     throw new LockOptionError(
@@ -64,16 +65,6 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
     throw error;
   }
   return new Locks(backend, { timeoutMs, ...(options as object) });
-}
-
-function positive(value: unknown, option: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 2 ** 31 - 1) {
-    throw new LockOptionError(
-      option,
-      `expected an integer from 1 to 2,147,483,647, received ${String(value)}`,
-    );
-  }
-  return value;
 }
 
 /** The client with the scripts defined on it. */

@@ -1,5 +1,6 @@
 // The lock's API on a real Redis: bad input, fences, FIFO waits, the deadline on an injected clock.
 import { describe, expect, it } from 'vitest';
+import { etcdLocks } from '../src/etcd.js';
 import { compareFences, type Lock, type Locks } from '../src/index.js';
 import { redisLocks } from '../src/redis.js';
 import {
@@ -50,6 +51,34 @@ describe('locks on Redis', () => {
         expect(error.message).toMatch(/expected .+ received /);
       });
     }
+
+    it.each([
+      [
+        'redisLocks pollMs 0',
+        () => redisLocks({ url: suite.server.url, pollMs: 0 }),
+        /pollMs: expected an integer from 1/,
+      ],
+      [
+        'redisLocks timeoutMs NaN',
+        () => redisLocks({ url: suite.server.url, timeoutMs: Number.NaN }),
+        /timeoutMs: expected .* received NaN/,
+      ],
+      [
+        'redisLocks prefix with a brace',
+        () => redisLocks({ url: suite.server.url, prefix: 'a{b' }),
+        /prefix: expected .* received "a\{b"/,
+      ],
+      [
+        'etcdLocks prefix without a slash',
+        () => etcdLocks({ prefix: 'locks' }),
+        /prefix: expected a string ending in "\/", received "locks"/,
+      ],
+      ['etcdLocks timeoutMs 0', () => etcdLocks({ timeoutMs: 0 }), /timeoutMs: expected an integer from 1/],
+    ])('%s', async (_what, open, message) => {
+      const error = await failure(open());
+      expect(error).toMatchObject({ code: 'ERR_IDS_LOCK_OPTION' });
+      expect(error.message).toMatch(message);
+    });
 
     it('a released lock used again', async () => {
       const locks = await open();
