@@ -26,10 +26,11 @@ export interface LockBackend {
   /** How the store names a lost lease (its own error class). */
   readonly errors: Pick<LeaseErrors, 'lost' | 'isLost'>;
   /**
-   * One attempt to take `name` for `token` (a random string, one per acquire). When the name is
-   * held, or others wait ahead, resolves undefined and keeps `token`'s place in line (FIFO).
+   * One attempt to take `name` for `token` (unique, one per acquire). When the name is held, or
+   * others wait ahead, resolves undefined; with `join`, `token` keeps (or takes) its place in
+   * line (FIFO). A store whose attempts always join (etcd) is asked to `leave` after a refusal.
    */
-  take(name: string, token: string, ttlMs: number): Promise<Taken | undefined>;
+  take(name: string, token: string, ttlMs: number, join: boolean): Promise<Taken | undefined>;
   /** Compare-and-extend by `ttlMs`; rejects with `errors.lost(...)` when `token` no longer holds `name`. */
   extend(name: string, token: string, ttlMs: number, timeoutMs: number): Promise<void>;
   /** Compare-and-delete, and wakes the next in line. A name `token` does not hold is left alone. */

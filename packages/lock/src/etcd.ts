@@ -96,7 +96,7 @@ class EtcdBackend implements LockBackend {
   }
 
   /** Puts this acquire's key under a fresh lease (once), then asks who is ahead of it. */
-  async take(name: string, token: string, ttlMs: number): Promise<Taken | undefined> {
+  async take(name: string, token: string, ttlMs: number, _join: boolean): Promise<Taken | undefined> {
     let place = this.#places.get(token);
     if (place) {
       try {

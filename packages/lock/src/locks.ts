@@ -101,7 +101,7 @@ export class Locks {
         const sentAt = this.#scheduler.now();
         let taken: Taken | undefined;
         try {
-          taken = await backend.take(name, token, o.ttlMs);
+          taken = await backend.take(name, token, o.ttlMs, wait);
         } catch (error) {
           // Waiters outlast a store that is restarting; a single attempt reports it.
           if (!wait || !backend.transient(error)) throw error;

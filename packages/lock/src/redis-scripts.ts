@@ -20,7 +20,8 @@ local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]`;
 
 /**
  * Take the lock, or a place in line. KEYS: held, fence, queue, alive, epoch. ARGV: token, ttl ms,
- * the client's clock in µs, how long a waiter's place lasts without asking again (ms).
+ * the client's clock in µs, how long a waiter's place lasts without asking again (ms), '1' to
+ * join the line when refused ('0': a single attempt).
  * Returns {1, fence, quarantine ms} held, {0} not held (and in line).
  *
  * The fence: INCR of {P}:fence:N. When that key is missing (a new name, or a Redis that restarted
@@ -36,8 +37,10 @@ local cur = redis.call('GET', KEYS[1])
 if cur == ARGV[1] then return {1, redis.call('GET', KEYS[2]), 0} end
 ${HEAD}
 if cur or (head and head ~= ARGV[1]) then
-  redis.call('ZADD', KEYS[3], 'NX', nowus, ARGV[1])
-  redis.call('ZADD', KEYS[4], nowms + tonumber(ARGV[4]), ARGV[1])
+  if ARGV[5] == '1' then
+    redis.call('ZADD', KEYS[3], 'NX', nowus, ARGV[1])
+    redis.call('ZADD', KEYS[4], nowms + tonumber(ARGV[4]), ARGV[1])
+  end
   return {0}
 end
 redis.call('ZREM', KEYS[3], ARGV[1])

@@ -97,6 +97,8 @@ class RedisBackend implements LockBackend {
   /** Tokens a release named as next in line, not yet seen by their waiter. */
   readonly #called = new Set<string>();
   readonly #waiters = new Map<string, Set<Waiter>>();
+  /** Tokens of this process standing in a line. */
+  readonly #joined = new Set<string>();
 
   constructor(client: Redis, prefix: string, pollMs: number) {
     // EVALSHA with EVAL as the fallback (ioredis's defineCommand): the scripts are sent whole
@@ -156,13 +158,24 @@ class RedisBackend implements LockBackend {
     }
   }
 
-  async take(name: string, token: string, ttlMs: number): Promise<Taken | undefined> {
+  async take(name: string, token: string, ttlMs: number, join: boolean): Promise<Taken | undefined> {
     const nowUs = BigInt(Date.now()) * 1000n;
     const reply = (await this.#call(`taking the lock ${JSON.stringify(name)}`, () =>
-      this.#client.idsLockTake(...this.#keys(name), token, ttlMs, String(nowUs), this.#pollMs * 5),
+      this.#client.idsLockTake(
+        ...this.#keys(name),
+        token,
+        ttlMs,
+        String(nowUs),
+        this.#pollMs * 5,
+        join ? '1' : '0',
+      ),
     )) as [number, string?, number?];
     this.#called.delete(token);
-    if (reply[0] !== 1) return undefined;
+    if (reply[0] !== 1) {
+      if (join) this.#joined.add(token);
+      return undefined;
+    }
+    this.#joined.delete(token);
     return { fence: BigInt(reply[1] as string), quarantineMs: Number(reply[2]) };
   }
 
@@ -192,6 +205,8 @@ class RedisBackend implements LockBackend {
 
   async leave(name: string, token: string): Promise<void> {
     this.#called.delete(token);
+    // Only a token that joined has a place to give up (tryAcquire never joins).
+    if (!this.#joined.delete(token)) return;
     await this.#call(`leaving the line for the lock ${JSON.stringify(name)}`, () =>
       this.#client.idsLockLeave(...this.#keys(name).slice(0, 4), token, this.#channel, name),
     );
