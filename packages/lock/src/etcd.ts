@@ -169,10 +169,21 @@ class EtcdBackend implements LockBackend {
 
   /** Watches the key just ahead from the revision it was seen at: its delete is this waiter's turn. */
   async turn(_name: string, token: string, _mark: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
     const place = this.#places.get(token);
-    if (!place?.ahead || signal.aborted) return;
+    const pollMs = this.#pollMs ?? Math.min(1000, Math.floor((place?.ttlMs ?? 3000) / 3));
+    if (!place?.ahead) {
+      // The attempt failed (etcd unreachable): ask again after a poll, not at once.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(pollMs, 1000));
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return;
+    }
     const { key, revision } = place.ahead;
-    const pollMs = this.#pollMs ?? Math.min(1000, Math.floor(place.ttlMs / 3));
     let done = false;
     let cancel = () => undefined as unknown;
     await new Promise<void>((resolve) => {
