@@ -79,8 +79,13 @@ describe('locks on etcd', () => {
         /^aborted true (deadline|lease-expired|keepalive-failed) wrote false$/,
       );
       expect(await redis.admin.get(key)).toBe('next');
-      await next.release();
+      // The resumed holder released on the way out: its own lease only, not the next holder's key.
       expect(await paused.exited).toBe(0);
+      const admin = new Etcd3({ hosts: etcd.endpoints });
+      expect(await admin.getAll().prefix(`${prefix}orders:42/`).keys()).toHaveLength(1);
+      admin.close();
+      expect(() => next.check()).not.toThrow();
+      await next.release();
     } finally {
       paused.child.kill('SIGCONT');
       paused.child.kill('SIGKILL');

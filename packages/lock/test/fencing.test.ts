@@ -36,8 +36,13 @@ describe('a holder paused past its TTL (Redis)', () => {
         /^aborted true (deadline|key-lost|keepalive-failed) wrote false$/,
       );
       expect(await suite.admin.get(key)).toBe('next');
-      await next.release();
+      // The resumed holder released its lock on the way out: a compare-and-delete that left the
+      // next holder's lock alone.
       expect(await paused.exited).toBe(0);
+      expect(await suite.admin.exists(`{${prefix}}:held:orders:42`)).toBe(1);
+      expect(() => next.check()).not.toThrow();
+      await next.release();
+      expect(await suite.admin.exists(`{${prefix}}:held:orders:42`)).toBe(0);
     } finally {
       paused.child.kill('SIGCONT');
       paused.child.kill('SIGKILL');

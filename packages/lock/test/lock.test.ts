@@ -105,12 +105,17 @@ describe('locks on Redis', () => {
   });
 
   it('fences strictly increase across holders; tryAcquire refuses while held; await using releases', async () => {
-    const locks = await open();
+    const prefix = uniqueName('fences');
+    await suite.admin.set(`{${prefix}}:epoch`, '0');
+    const locks = await redisLocks({ url: suite.server.url, prefix });
+    cleanup.push(() => locks.close());
     const fences: bigint[] = [];
     for (let i = 0; i < 5; i++) {
       await using lock = await locks.acquire('orders:42');
       fences.push(lock.fence);
       expect(await locks.tryAcquire('orders:42')).toBeUndefined();
+      // A refused tryAcquire leaves no place in line behind it.
+      expect(await suite.admin.zcard(`{${prefix}}:queue:orders:42`)).toBe(0);
     }
     for (let i = 1; i < fences.length; i++) expect(fences[i]).toBeGreaterThan(fences[i - 1] as bigint);
     const again = await locks.tryAcquire('orders:42');
