@@ -5,6 +5,7 @@ import { benchColdStart } from './cold-start.mjs';
 import { benchConcurrency } from './concurrency.mjs';
 import { benchEtcd } from './etcd.mjs';
 import { benchIdServer } from './id-server.mjs';
+import { benchLock } from './lock.mjs';
 import { benchRedis } from './redis.mjs';
 import { benchSegment } from './segment.mjs';
 import { benchServer } from './server.mjs';
@@ -19,6 +20,7 @@ const suites = {
   threads: benchThreads,
   etcd: benchEtcd,
   redis: benchRedis,
+  lock: benchLock,
   'id-server': benchIdServer,
   segment: benchSegment,
   server: benchServer,

@@ -6,6 +6,7 @@ import { compare } from './commands/compare.js';
 import { decompose } from './commands/decompose.js';
 import { generate } from './commands/generate.js';
 import { inspect } from './commands/inspect.js';
+import { lock } from './commands/lock.js';
 import { machineId } from './commands/machine-id.js';
 import { segment } from './commands/segment.js';
 import { serve } from './commands/serve.js';
@@ -21,6 +22,7 @@ export const COMMANDS: readonly Command[] = [
   inspect,
   serve,
   segment,
+  lock,
 ];
 
 const HELP = `Usage: ids <command> [options]

@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process';
+import { importOptional } from '@ids/engine/internal';
+import { parseCommandLine, parseCount } from '../args.js';
+import { type Command, commandHelp } from '../command.js';
+import { UsageError } from '../errors.js';
+
+// @ids/lock (with ioredis or etcd3) is an optional peer of the CLI: only this command uses it.
+const loadLock = <T>(load: () => Promise<T>) => importOptional('@ids/lock', load, '`ids lock`');
+
+/** Opens the locks on the store `--store` names: redis:// or rediss:// for Redis, http(s):// endpoints for etcd. */
+async function openLocks(store: string) {
+  if (/^rediss?:\/\//.test(store)) {
+    const { redisLocks } = await loadLock(() => import('@ids/lock/redis'));
+    return redisLocks({ url: store });
+  }
+  if (/^https?:\/\//.test(store)) {
+    const { etcdLocks } = await loadLock(() => import('@ids/lock/etcd'));
+    return etcdLocks({ endpoints: store.split(',') });
+  }
+  throw new UsageError(
+    `--store: expected redis://..., rediss://... or etcd endpoints http://host:port[,...], received ${JSON.stringify(store)}`,
+  );
+}
+
+/** `ids lock`: holds a named lock while a command runs, like flock(1), with the fence in its environment. */
+export const lock: Command = {
+  name: 'lock',
+  summary: 'run a command while holding a named lock (Redis or etcd), its fence in IDS_LOCK_FENCE',
+  help: commandHelp(`Usage: ids lock [options] NAME -- COMMAND [ARGS...]
+
+Waits for the lock NAME (first come, first served), runs COMMAND with IDS_LOCK_NAME and
+IDS_LOCK_FENCE in its environment, and releases the lock when it exits; the exit code is the
+command's. The fence is higher than that of every earlier holder of NAME: pass it to the
+resource the command writes, so that a late write of an earlier holder is refused. Should the
+lock stop being trusted while the command runs (the store unreachable for most of a TTL), the
+command gets SIGTERM and ids lock exits 1.
+
+Options:
+      --store WHERE     redis://... or rediss://... (Redis), or http://host:port[,...] (etcd)
+                        (default: IDS_LOCK_STORE, else redis://127.0.0.1:6379)
+      --ttl MS          the lock's lease in ms, 100 to 2147483647 (default 10000)
+      --wait MS         give up after MS ms of waiting, exit 1 (default: wait as long as it takes)
+  -n, --nonblock        do not wait: exit 1 at once if the lock is held
+`),
+  async run(args, io) {
+    const { values, positionals } = parseCommandLine({
+      args,
+      options: {
+        store: { type: 'string' },
+        ttl: { type: 'string' },
+        wait: { type: 'string' },
+        nonblock: { type: 'boolean', short: 'n' },
+      },
+      allowPositionals: true,
+    });
+    const [name, command, ...commandArgs] = positionals;
+    if (name === undefined || command === undefined) {
+      throw new UsageError('expected a lock name and a command: ids lock NAME -- COMMAND [ARGS...]');
+    }
+    const ttlMs = values.ttl === undefined ? undefined : parseCount(values.ttl, '--ttl', 100, 2 ** 31 - 1);
+    const waitMs = values.nonblock
+      ? 0
+      : values.wait === undefined
+        ? undefined
+        : parseCount(values.wait, '--wait', 0, 2 ** 31 - 1);
+    const locks = await openLocks(values.store ?? io.env.IDS_LOCK_STORE ?? 'redis://127.0.0.1:6379');
+    try {
+      const held = await locks.acquire(name, {
+        ...(ttlMs === undefined ? {} : { ttlMs }),
+        ...(waitMs === undefined ? {} : { waitMs }),
+      });
+      try {
+        const child = spawn(command, commandArgs, {
+          stdio: 'inherit',
+          env: { ...io.env, IDS_LOCK_NAME: name, IDS_LOCK_FENCE: held.fence.toString() },
+        });
+        const onLost = () => {
+          io.stderr.write(
+            `ids lock: the lock ${JSON.stringify(name)} is no longer trusted (${String(held.signal.reason?.message)}); stopping the command\n`,
+          );
+          child.kill('SIGTERM');
+        };
+        held.signal.addEventListener('abort', onLost, { once: true });
+        const code = await new Promise<number>((resolve, reject) => {
+          child.once('error', reject);
+          child.once('exit', (exitCode, signal) =>
+            resolve(exitCode ?? 128 + (signal === 'SIGTERM' ? 15 : 9)),
+          );
+        });
+        held.signal.removeEventListener('abort', onLost);
+        const lost = held.signal.aborted;
+        await held.release();
+        return lost ? 1 : code;
+      } finally {
+        await held.release().catch(() => undefined);
+      }
+    } finally {
+      await locks.close();
+    }
+  },
+};

@@ -1,0 +1,72 @@
+// `ids lock`: a command run under a named lock on a real Redis, with the fence in its environment.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { redisLocks } from '@ids/lock/redis';
+import { type RedisServer, startRedis } from '@ids/test-services';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_LINE, ids } from './helpers.js';
+
+describe('ids lock', () => {
+  let redis: RedisServer;
+  const dir = mkdtempSync(join(tmpdir(), 'ids-lock-cli-'));
+  beforeAll(async () => {
+    redis = await startRedis({ allowExternal: false });
+  });
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  /** `ids lock` running node, which writes its IDS_LOCK_FENCE to `file` and exits with `code`. */
+  const lockRun = (file: string, code = 0, extra: string[] = []) =>
+    ids([
+      'lock',
+      '--store',
+      redis.url,
+      // A short TTL: the first lock on a new Redis is held one TTL before use (it cannot tell
+      // a new Redis from one that forgot its holders).
+      '--ttl',
+      '1000',
+      ...extra,
+      'orders:42',
+      '--',
+      process.execPath,
+      '-e',
+      `require('fs').writeFileSync(${JSON.stringify(file)}, process.env.IDS_LOCK_NAME + ' ' + process.env.IDS_LOCK_FENCE); process.exit(${code})`,
+    ]);
+
+  it('runs the command with the fence in its environment; fences increase; the exit code is the command’s', async () => {
+    const first = join(dir, 'first');
+    const second = join(dir, 'second');
+    expect((await lockRun(first)).code).toBe(0);
+    expect((await lockRun(second, 3)).code).toBe(3);
+    const [name, a] = readFileSync(first, 'utf8').split(' ');
+    const [, b] = readFileSync(second, 'utf8').split(' ');
+    expect(name).toBe('orders:42');
+    expect(BigInt(b as string)).toBeGreaterThan(BigInt(a as string));
+  });
+
+  it('--nonblock exits 1 at once while another holds the lock', async () => {
+    const locks = await redisLocks({ url: redis.url });
+    const held = await locks.acquire('orders:42');
+    try {
+      const result = await lockRun(join(dir, 'never'), 0, ['--nonblock']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(ERROR_LINE);
+      expect(result.stderr).toMatch(/ERR_IDS_LOCK_TIMEOUT/);
+    } finally {
+      await held.release();
+      await locks.close();
+    }
+  });
+
+  it.each([
+    [['lock'], /expected a lock name and a command/],
+    [['lock', 'n', '--store', 'ftp://x', '--', 'true'], /--store: expected redis:\/\/.*received "ftp:\/\/x"/],
+    [['lock', 'n', '--ttl', '5', '--', 'true'], /--ttl/],
+  ])('%j exits 2', async (args, message) => {
+    const result = await ids(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+});

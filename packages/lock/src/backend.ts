@@ -1,0 +1,51 @@
+import type { LeaseErrors } from '@ids/machine-lease';
+
+/** A lock taken: its fence, and how long to hold it before using it (see `quarantineMs`). */
+export interface Taken {
+  /** The fence of this holding: above every fence handed out for the name before. */
+  readonly fence: bigint;
+  /**
+   * How long, in ms from the reply, the holder must keep the lock before trusting it: set by a
+   * store that may have forgotten an earlier holder (Redis restarted without persistence), who
+   * fences by itself within one TTL.
+   */
+  readonly quarantineMs: number;
+}
+
+/**
+ * What a store does for the locks: the seam a backend (Redis, etcd, ZooKeeper) plugs into. The
+ * store owns its keys and its notifications; `Locks` owns the waiting, the timing and the
+ * fencing (through @ids/machine-lease's LeaseKeeper).
+ *
+ * The rule every backend keeps, as for leases: once `take`, or an `extend` sent at time `t`,
+ * resolves, no other token can take the name before `t + ttlMs`.
+ */
+export interface LockBackend {
+  /** The store's name for messages: `Redis`, `etcd`. */
+  readonly store: string;
+  /** How the store names a lost lease (its own error class). */
+  readonly errors: Pick<LeaseErrors, 'lost' | 'isLost'>;
+  /**
+   * One attempt to take `name` for `token` (unique, one per acquire). When the name is held, or
+   * others wait ahead, resolves undefined; with `join`, `token` keeps (or takes) its place in
+   * line (FIFO). A store whose attempts always join (etcd) is asked to `leave` after a refusal.
+   */
+  take(name: string, token: string, ttlMs: number, join: boolean): Promise<Taken | undefined>;
+  /** Compare-and-extend by `ttlMs`; rejects with `errors.lost(...)` when `token` no longer holds `name`. */
+  extend(name: string, token: string, ttlMs: number, timeoutMs: number): Promise<void>;
+  /** Compare-and-delete, and wakes the next in line. A name `token` does not hold is left alone. */
+  release(name: string, token: string): Promise<void>;
+  /** Gives up `token`'s place in line (a wait that ended without the lock). */
+  leave(name: string, token: string): Promise<void>;
+  /** A mark of the events seen for `name`, taken before an attempt, for `turn`. */
+  mark(name: string): number;
+  /**
+   * Resolves when `token` should try again: the store said the lock was released (since `mark`),
+   * or a bounded fallback poll ran out; at once when `signal` aborts.
+   */
+  turn(name: string, token: string, mark: number, signal: AbortSignal): Promise<void>;
+  /** Whether an attempt's error is worth waiting out (the store unreachable) rather than reporting. */
+  transient(error: unknown): boolean;
+  /** Closes the connections the backend made. */
+  close(): Promise<void>;
+}

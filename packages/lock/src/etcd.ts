@@ -1,0 +1,219 @@
+// @ids/lock/etcd: the locks on etcd, with etcd v3's own lock semantics: each waiter puts a key
+// `<prefix><name>/<lease>` bound to its lease; the key with the lowest create revision holds the
+// lock, and every other waits for the key just before its own to go (FIFO, no herd). The fence
+// is the holder's create revision: etcd's revision is cluster-wide, persisted and only grows.
+import { IdsError } from '@ids/engine';
+import { EtcdLeaseLostError, EtcdUnavailableError } from '@ids/machine-etcd';
+import { bounded } from '@ids/machine-lease';
+import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
+import type { LockBackend, Taken } from './backend.js';
+import { LockOptionError } from './errors.js';
+import { Locks } from './locks.js';
+import { checkStoreMs } from './options.js';
+
+/** Where the locks live when no prefix is given. */
+export const DEFAULT_ETCD_LOCK_PREFIX = '/ids/lock/';
+
+/** How `etcdLocks` connects; every option has a default. */
+export interface EtcdLocksOptions {
+  /** The etcd endpoints. Default `['http://127.0.0.1:2379']`. */
+  readonly endpoints?: readonly string[];
+  /** The keys' common start, ending in `/`. Default `/ids/lock/`. */
+  readonly prefix?: string;
+  /** The longest any exchange with etcd may take, in ms. Default 3,000. */
+  readonly timeoutMs?: number;
+  /** The longest a waiter goes without re-asking (and keeping its lease alive), in ms. Default: a third of the TTL, at most 1,000. */
+  readonly pollMs?: number;
+}
+
+const etcdLost = {
+  lost: (kind: EtcdLeaseLostError['kind'], message: string, options?: { cause?: unknown }) =>
+    new EtcdLeaseLostError(kind, message, options),
+  isLost: (error: unknown): error is EtcdLeaseLostError => error instanceof EtcdLeaseLostError,
+};
+
+/** Opens the locks on etcd. */
+export async function etcdLocks(options: EtcdLocksOptions = {}): Promise<Locks> {
+  const timeoutMs = checkStoreMs(options.timeoutMs ?? 3000, 'timeoutMs');
+  const pollMs = options.pollMs === undefined ? undefined : checkStoreMs(options.pollMs, 'pollMs');
+  const prefix = options.prefix ?? DEFAULT_ETCD_LOCK_PREFIX;
+  if (typeof prefix !== 'string' || !prefix.endsWith('/')) {
+    throw new LockOptionError(
+      'prefix',
+      `expected a string ending in "/", received ${JSON.stringify(prefix)}`,
+    );
+  }
+  const client = new Etcd3({
+    hosts: [...(options.endpoints ?? ['http://127.0.0.1:2379'])],
+    dialTimeout: timeoutMs,
+  });
+  return new Locks(new EtcdBackend(client, prefix, timeoutMs, pollMs), {
+    timeoutMs,
+    ...(options as object),
+  });
+}
+
+/** One acquire's place: its lease and the key bound to it. */
+interface Place {
+  readonly lease: Lease;
+  readonly leaseId: string;
+  readonly key: string;
+  readonly revision: string;
+  readonly ttlMs: number;
+  /** The key just ahead in line, and the revision to watch it from. */
+  ahead?: { readonly key: string; readonly revision: string };
+}
+
+class EtcdBackend implements LockBackend {
+  readonly store = 'etcd';
+  readonly errors = etcdLost;
+  readonly #client: Etcd3;
+  readonly #prefix: string;
+  readonly #timeoutMs: number;
+  readonly #pollMs: number | undefined;
+  readonly #places = new Map<string, Place>();
+
+  constructor(client: Etcd3, prefix: string, timeoutMs: number, pollMs: number | undefined) {
+    this.#client = client;
+    this.#prefix = prefix;
+    this.#timeoutMs = timeoutMs;
+    this.#pollMs = pollMs;
+  }
+
+  async #call<T>(what: string, fn: () => Promise<T>, ms = this.#timeoutMs): Promise<T> {
+    try {
+      return await bounded(ms, fn);
+    } catch (error) {
+      if (error instanceof IdsError) throw error;
+      if (error instanceof EtcdLeaseInvalidError) {
+        throw new EtcdLeaseLostError('lease-expired', `${what}: etcd no longer knows the lease`, {
+          cause: error,
+        });
+      }
+      const text = error instanceof Error ? error.message || error.name : String(error);
+      throw new EtcdUnavailableError(`${what}: etcd is unavailable: ${text}`, { cause: error });
+    }
+  }
+
+  /** Puts this acquire's key under a fresh lease (once), then asks who is ahead of it. */
+  async take(name: string, token: string, ttlMs: number, _join: boolean): Promise<Taken | undefined> {
+    let place = this.#places.get(token);
+    if (place) {
+      try {
+        // A waiter's re-ask keeps its lease, and so its place, alive.
+        await this.#call('keeping a waiter alive', () => (place as Place).lease.keepaliveOnce());
+      } catch (error) {
+        if (!(error instanceof EtcdLeaseLostError)) throw error;
+        this.#places.delete(token); // its key went with the lease: join again, at the back
+        place = undefined;
+      }
+    }
+    place ??= await this.#join(name, token, ttlMs);
+    const dir = `${this.#prefix}${name}/`;
+    const ahead = await this.#call(`reading the line for ${JSON.stringify(name)}`, () =>
+      this.#client
+        .getAll()
+        .prefix(dir)
+        .maxCreateRevision(String(BigInt(place.revision) - 1n))
+        .sort('Create', 'Descend')
+        .limit(1)
+        .exec(),
+    );
+    const first = ahead.kvs[0];
+    if (first) {
+      place.ahead = { key: first.key.toString(), revision: ahead.header.revision };
+      return undefined;
+    }
+    return { fence: BigInt(place.revision), quarantineMs: 0 };
+  }
+
+  async #join(name: string, token: string, ttlMs: number): Promise<Place> {
+    const lease = this.#client.lease(Math.ceil(ttlMs / 1000), { autoKeepAlive: false });
+    lease.on('lost', () => undefined);
+    const leaseId = await this.#call('granting a lease', () => lease.grant());
+    const key = `${this.#prefix}${name}/${BigInt(leaseId).toString(16)}`;
+    const put = await this.#call(`joining the line for ${JSON.stringify(name)}`, () =>
+      this.#client.put(key).value(token).lease(leaseId).exec(),
+    );
+    const place: Place = { lease, leaseId, key, revision: put.header.revision, ttlMs };
+    this.#places.set(token, place);
+    return place;
+  }
+
+  async extend(_name: string, token: string, _ttlMs: number, timeoutMs: number): Promise<void> {
+    const place = this.#places.get(token);
+    if (!place) throw new EtcdLeaseLostError('released', 'the lock was released');
+    const reply = await this.#call('a lock keepalive', () => place.lease.keepaliveOnce(), timeoutMs);
+    if (Number(reply.TTL) <= 0) {
+      throw new EtcdLeaseLostError('lease-expired', `etcd says lease ${place.leaseId} no longer exists`);
+    }
+  }
+
+  /** Revokes the holder's lease: etcd deletes its key, and the next in line sees the delete. */
+  async release(_name: string, token: string): Promise<void> {
+    const place = this.#places.get(token);
+    if (!place) return;
+    this.#places.delete(token);
+    await this.#call('revoking the lock lease', () => place.lease.revoke()).catch((error) => {
+      if (!(error instanceof EtcdLeaseLostError)) throw error;
+    });
+  }
+
+  leave(name: string, token: string): Promise<void> {
+    return this.release(name, token);
+  }
+
+  mark(): number {
+    return 0;
+  }
+
+  /** Watches the key just ahead from the revision it was seen at: its delete is this waiter's turn. */
+  async turn(_name: string, token: string, _mark: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const place = this.#places.get(token);
+    const pollMs = this.#pollMs ?? Math.min(1000, Math.floor((place?.ttlMs ?? 3000) / 3));
+    if (!place?.ahead) {
+      // The attempt failed (etcd unreachable): ask again after a poll, not at once.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(pollMs, 1000));
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return;
+    }
+    const { key, revision } = place.ahead;
+    let done = false;
+    let cancel = () => undefined as unknown;
+    await new Promise<void>((resolve) => {
+      const finish = () => {
+        done = true;
+        clearTimeout(timer);
+        cancel();
+        resolve();
+      };
+      const timer = setTimeout(finish, pollMs);
+      signal.addEventListener('abort', finish, { once: true });
+      this.#client
+        .watch()
+        .key(key)
+        .startRevision(String(BigInt(revision) + 1n))
+        .create()
+        .then((watcher) => {
+          cancel = () => watcher.cancel().catch(() => undefined);
+          watcher.on('error', () => undefined);
+          watcher.on('delete', finish);
+          if (done) cancel();
+        }, finish);
+    });
+  }
+
+  transient(error: unknown): boolean {
+    return error instanceof EtcdUnavailableError;
+  }
+
+  async close(): Promise<void> {
+    this.#client.close();
+  }
+}

@@ -1,0 +1,30 @@
+// @ids/lock: named locks with fences on the @ids lease machinery, guards for the protected
+// resource, and idempotency keys. The stores are entry points of their own (`@ids/lock/redis`,
+// `@ids/lock/etcd`), so that importing this one loads no client.
+export type { LockBackend, Taken } from './backend.js';
+export {
+  FenceMismatchError,
+  LockAbortedError,
+  LockOptionError,
+  LockReleasedError,
+  LockTimeoutError,
+} from './errors.js';
+export { type EvalClient, FENCED_SET, fencedSet } from './guard.js';
+export {
+  fingerprint,
+  type IdempotencyOptions,
+  type IdempotentResponse,
+  idempotencyKeys,
+  type RecordClient,
+  type StoredResponse,
+} from './idempotency.js';
+export { compareFences, type Fenced, Lock } from './lock.js';
+export { Locks } from './locks.js';
+export {
+  type AcquireOptions,
+  DEFAULT_TTL_MS,
+  MAX_NAME_BYTES,
+  MIN_TTL_MS,
+  NAME_SEPARATOR,
+} from './options.js';
+export { consumeToken, issueToken, type TokenClient, type TokenOptions } from './tokens.js';

@@ -1,0 +1,90 @@
+// The Lua scripts of the Redis locks: each reads and writes in one atomic step on the server.
+// Keys of a name N under a prefix P, all in the hash slot of `{P}`:
+//   {P}:held:N     the holder's token, SET PX ttl: the lock itself
+//   {P}:fence:N    the last fence handed out (no TTL: fences must outlive the lock)
+//   {P}:queue:N    waiters, a sorted set of tokens scored by arrival (server µs)
+//   {P}:alive:N    the same waiters scored by when they stop counting (server ms) unless they ask again
+//   {P}:epoch      when this Redis started handing out fences (server ms), see TAKE
+//   {P}:released   the pub/sub channel a release publishes on: `N` and the next waiter's token
+
+/** Server time in ms and as a decimal µs string (exact: no float passes through it). */
+const NOW = `local clock = redis.call('TIME')
+local nowms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local nowus = clock[1] .. string.format('%06d', tonumber(clock[2]))`;
+
+/** Drops waiters that stopped asking, then reads the head of the line. KEYS[3] queue, KEYS[4] alive. */
+const HEAD = `local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowms)
+for _, t in ipairs(dead) do redis.call('ZREM', KEYS[3], t) end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowms)
+local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]`;
+
+/**
+ * Take the lock, or a place in line. KEYS: held, fence, queue, alive, epoch. ARGV: token, ttl ms,
+ * the client's clock in µs, how long a waiter's place lasts without asking again (ms), '1' to
+ * join the line when refused ('0': a single attempt).
+ * Returns {1, fence, quarantine ms} held, {0} not held (and in line).
+ *
+ * The fence: INCR of {P}:fence:N. When that key is missing (a new name, or a Redis that restarted
+ * without persistence and forgot it) it starts from the clock in µs (the later of the server's
+ * and the client's), so it starts above any count the forgotten key could have reached unless
+ * that name averaged more than one acquisition per µs. When the epoch key is missing too, Redis
+ * forgot everything (or this prefix is new): a forgotten holder may still be working, and fences
+ * by itself within one TTL, so a lock whose fence restarts in the first TTL after the epoch is
+ * held for the rest of that TTL before use.
+ */
+export const TAKE = `${NOW}
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then return {1, redis.call('GET', KEYS[2]), 0} end
+${HEAD}
+if cur or (head and head ~= ARGV[1]) then
+  if ARGV[5] == '1' then
+    redis.call('ZADD', KEYS[3], 'NX', nowus, ARGV[1])
+    redis.call('ZADD', KEYS[4], nowms + tonumber(ARGV[4]), ARGV[1])
+  end
+  return {0}
+end
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+local epoch = redis.call('GET', KEYS[5])
+if not epoch then
+  epoch = tostring(nowms)
+  redis.call('SET', KEYS[5], epoch)
+end
+local quarantine = 0
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  local seed = nowus
+  if tonumber(ARGV[3]) > tonumber(nowus) then seed = ARGV[3] end
+  redis.call('SET', KEYS[2], seed)
+  quarantine = math.max(0, tonumber(epoch) + tonumber(ARGV[2]) - nowms)
+end
+redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return {1, redis.call('GET', KEYS[2]), quarantine}`;
+
+/** Compare-and-extend. KEYS: held. ARGV: token, ttl ms. Returns 1 extended, 0 not held by token. */
+export const EXTEND = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])`;
+
+/**
+ * Compare-and-delete, then publish the next waiter's token (or '' when none) so that it, and
+ * only it, asks at once. KEYS: held, (unused), queue, alive. ARGV: token, channel, name.
+ */
+export const RELEASE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+${NOW}
+${HEAD}
+redis.call('PUBLISH', ARGV[2], ARGV[3] .. '/' .. (head or ''))
+return 1`;
+
+/**
+ * Leave the line; when that makes someone else the head of a free lock, wake them.
+ * KEYS: held, (unused), queue, alive. ARGV: token, channel, name.
+ */
+export const LEAVE = `local was = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+if was ~= ARGV[1] or redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+${NOW}
+${HEAD}
+if head then redis.call('PUBLISH', ARGV[2], ARGV[3] .. '/' .. head) end
+return 1`;

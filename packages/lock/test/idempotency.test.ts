@@ -1,0 +1,97 @@
+// Idempotency on a real Redis: the seed's consume-first tokens, and Idempotency-Key records.
+import { describe, expect, it } from 'vitest';
+import { consumeToken, fingerprint, idempotencyKeys, issueToken } from '../src/index.js';
+import { redisLocks } from '../src/redis.js';
+import { cleanupAfterEach, failure, redisForSuite, uniqueName } from './helpers.js';
+
+describe('idempotency on Redis', () => {
+  const suite = redisForSuite();
+  const cleanup = cleanupAfterEach();
+
+  it('tokens: the first consume does the work, every repeat is refused', async () => {
+    const prefix = uniqueName('token');
+    const token = await issueToken(suite.admin, { prefix });
+    const consumed = await Promise.all(
+      Array.from({ length: 50 }, () => consumeToken(suite.admin, token, { prefix })),
+    );
+    expect(consumed.filter(Boolean)).toHaveLength(1);
+    expect(await consumeToken(suite.admin, 'f'.repeat(32), { prefix })).toBe(false);
+    expect(await failure(consumeToken(suite.admin, 'not a token', { prefix }))).toMatchObject({
+      code: 'ERR_IDS_LOCK_OPTION',
+      message: expect.stringMatching(/expected 32 lowercase hex digits, received "not a token"/),
+    });
+  });
+
+  async function keys(extra: object = {}) {
+    const prefix = uniqueName('idem');
+    await suite.admin.set(`{${prefix}}:epoch`, '0'); // a Redis that forgot nothing: no quarantine
+    const locks = await redisLocks({ url: suite.server.url, prefix });
+    cleanup.push(() => locks.close());
+    return idempotencyKeys(suite.admin, locks, { prefix: `${prefix}:records`, ...extra });
+  }
+
+  it('200 concurrent requests with one key: one execution, the rest 409 or the replayed response', async () => {
+    const idem = await keys();
+    const print = fingerprint('POST', '/ids', '{"count":3}');
+    let executions = 0;
+    let others = 0;
+    let letFinish: () => void = () => undefined;
+    const othersAnswered = new Promise<void>((resolve) => {
+      letFinish = resolve;
+    });
+    const work = async () => {
+      executions++;
+      await othersAnswered; // still running while every other request is answered
+      return { status: 201, body: '{"ids":["1","2","3"]}' };
+    };
+    const requests = Array.from({ length: 200 }, () =>
+      idem.run('key-1', print, work).then((response) => {
+        if (response.outcome !== 'executed' && ++others === 199) letFinish();
+        return response;
+      }),
+    );
+    const responses = await Promise.all(requests);
+    expect(executions).toBe(1);
+    const outcomes = responses.map((r) => r.outcome);
+    expect(outcomes.filter((o) => o === 'executed')).toHaveLength(1);
+    for (const r of responses) {
+      if (r.outcome === 'in-progress') expect(r.status).toBe(409);
+      else expect(r).toMatchObject({ status: 201, body: '{"ids":["1","2","3"]}' });
+    }
+    // A retry after completion gets the stored response, without running again.
+    expect(await idem.run('key-1', print, work)).toEqual({
+      status: 201,
+      body: '{"ids":["1","2","3"]}',
+      outcome: 'replayed',
+    });
+    expect(executions).toBe(1);
+    // The same key with another payload: 422.
+    expect(await idem.run('key-1', fingerprint('POST', '/ids', '{"count":4}'), work)).toMatchObject({
+      status: 422,
+      outcome: 'mismatch',
+    });
+    // No key where one is required: 400.
+    expect(await idem.run(undefined, print, work)).toMatchObject({ status: 400, outcome: 'missing' });
+    expect(executions).toBe(1);
+  });
+
+  it('the record expires after expiryMs (Redis keeps the time), and work that throws stores nothing', async () => {
+    const prefix = uniqueName('idem');
+    await suite.admin.set(`{${prefix}}:epoch`, '0');
+    const locks = await redisLocks({ url: suite.server.url, prefix });
+    cleanup.push(() => locks.close());
+    const idem = idempotencyKeys(suite.admin, locks, { prefix: `${prefix}:records`, expiryMs: 60_000 });
+    await idem.run('k', 'p', async () => ({ status: 200, body: 'x' }));
+    const [recordKey] = await suite.admin.keys(`${prefix}:records:*[0-9a-f]`);
+    const pttl = await suite.admin.pttl(recordKey as string);
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(60_000);
+    await expect(idem.run('k2', 'p', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await idem.run('k2', 'p', async () => ({ status: 200, body: 'second try' }))).toMatchObject({
+      outcome: 'executed',
+    });
+    expect(() => idempotencyKeys(suite.admin, locks, { expiryMs: 0 })).toThrow(
+      /expiryMs: expected an integer from 1/,
+    );
+  });
+});

@@ -1,0 +1,136 @@
+// Named locks on a real Redis and etcd on loopback, in one run: an uncontended acquire+release
+// of @ids/lock beside a bare Redis round trip (the machine's floor) and beside redlock 4.2.0 on
+// the same Redis; the hand-off from one holder to the next with 16 waiters on one name (waiters
+// wake only by the published release: the fallback poll is set past the run); and etcd beside
+// the etcd3 client's own lock. Starts its own redis-server and etcd.
+//
+// The prefix's epoch is written first, as on a Redis that has run before: the first lock on a
+// Redis that may have forgotten its holders is held one TTL before use on purpose (see the
+// @ids/lock README), which is a rule, not a latency.
+import { loadavg } from 'node:os';
+import { etcdLocks } from '@ids/lock/etcd';
+import { redisLocks } from '@ids/lock/redis';
+import { startEtcd } from '@ids/machine-etcd/testing';
+import { startRedis } from '@ids/test-services';
+import { Etcd3 } from 'etcd3';
+import { Redis } from 'ioredis';
+import Redlock from 'redlock';
+import { formatTable } from './lib/measure.mjs';
+
+/** @param {number[]} sorted @param {number} p */
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+/** @param {string} what @param {number[]} times @param {number} [floor] the bare round trip's p50 */
+function row(what, times, floor) {
+  const sorted = [...times].sort((a, b) => a - b);
+  const p50 = percentile(sorted, 50);
+  const p99 = percentile(sorted, 99);
+  const ratio = floor ? `${(p50 / floor).toFixed(1)}x` : '';
+  return [
+    what,
+    String(times.length),
+    p50.toFixed(3),
+    p99.toFixed(3),
+    percentile(sorted, 100).toFixed(3),
+    ratio,
+  ];
+}
+
+/** Times `n` runs of `fn`, one after the other, after `warm` untimed ones. */
+async function times(n, fn, warm = 20) {
+  for (let i = 0; i < warm; i++) await fn();
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
+  const load = (loadavg()[0] ?? 0).toFixed(1);
+  const redis = await startRedis({ allowExternal: false });
+  const etcd = await startEtcd();
+  const admin = new Redis(redis.url);
+  const prefix = `ids-bench-lock-${process.pid}`;
+  await admin.set(`{${prefix}}:epoch`, '0');
+  const rows = [];
+  try {
+    const ping = await times(n, () => admin.ping());
+    const floor = percentile(
+      [...ping].sort((a, b) => a - b),
+      50,
+    );
+    rows.push(row('bare Redis round trip (PING)', ping));
+
+    const locks = await redisLocks({ url: redis.url, prefix });
+    rows.push(
+      row(
+        '@ids/lock on Redis: acquire + release',
+        await times(n, async () => (await locks.acquire('bench')).release()),
+        floor,
+      ),
+    );
+    await locks.close();
+
+    const redlockClient = new Redis(redis.url);
+    const redlock = new Redlock([redlockClient], { retryCount: 0 });
+    rows.push(
+      row(
+        'redlock 4.2.0: lock + unlock',
+        await times(n, async () => (await redlock.lock('bench-redlock', 10_000)).unlock()),
+        floor,
+      ),
+    );
+    redlockClient.disconnect();
+
+    // Hand-off: each of `waiters` processes' worth of Locks (own connections) takes the lock
+    // `rounds` times; the time from a release's start to the next holder's acquire returning.
+    const pool = await Promise.all(
+      Array.from({ length: waiters }, () => redisLocks({ url: redis.url, prefix, pollMs: 2 ** 31 - 1 })),
+    );
+    const handoffs = [];
+    let releasedAt;
+    await Promise.all(
+      pool.map(async (l) => {
+        for (let i = 0; i < rounds; i++) {
+          const lock = await l.acquire('handoff', { waitMs: 60_000 });
+          if (releasedAt !== undefined) handoffs.push(performance.now() - releasedAt);
+          releasedAt = performance.now();
+          await lock.release();
+        }
+      }),
+    );
+    rows.push(row(`@ids/lock on Redis: hand-off, ${waiters} waiters (pub/sub, no poll)`, handoffs, floor));
+    await Promise.all(pool.map((l) => l.close()));
+
+    const elocks = await etcdLocks({ endpoints: etcd.endpoints, prefix: `/${prefix}/` });
+    const en = Math.min(n, 200);
+    rows.push(
+      row(
+        '@ids/lock on etcd: acquire + release',
+        await times(en, async () => (await elocks.acquire('bench')).release()),
+      ),
+    );
+    await elocks.close();
+    const etcd3 = new Etcd3({ hosts: etcd.endpoints });
+    rows.push(
+      row(
+        'etcd3 1.1.2 client lock: acquire + release',
+        await times(en, async () => (await etcd3.lock(`/${prefix}-etcd3/bench`).ttl(10).acquire()).release()),
+      ),
+    );
+    etcd3.close();
+  } finally {
+    admin.disconnect();
+    await redis.close();
+    await etcd.stop();
+  }
+  return {
+    title: `Locks: acquire + release and hand-off, in ms (loopback; load average ${load} at the start)`,
+    table: formatTable(['what', 'n', 'p50 ms', 'p99 ms', 'max ms', 'p50 / bare Redis'], rows),
+  };
+}
