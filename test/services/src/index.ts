@@ -1,7 +1,7 @@
 /**
  * Real servers for the tests of `@ids` packages that need them. Each starts on a free loopback
  * port in a temporary directory, and everything started is ended when the test process exits.
- * REDIS_URL / DATABASE_URL / MYSQL_URL point the tests at servers of the user's own instead.
+ * REDIS_URL / DATABASE_URL / MYSQL_URL / ZOOKEEPER_CONNECT point the tests at servers of the user's own instead.
  */
 
 export { hasMariadb, type MariadbServer, type StartMariadbOptions, startMariadb } from './mariadb.js';
@@ -15,3 +15,15 @@ export {
 export { accepts, freePort } from './process.js';
 export { hasRedis, type RedisServer, type StartRedisOptions, startRedis } from './redis.js';
 export { hasOpenssl, selfSignedTls, type TestTls } from './tls.js';
+export {
+  fourLetters,
+  hasZookeeper,
+  type PeerLink,
+  type StartEnsembleOptions,
+  type StartZookeeperOptions,
+  startZookeeper,
+  startZookeeperEnsemble,
+  type ZookeeperEnsemble,
+  type ZookeeperServer,
+  type ZookeeperStandalone,
+} from './zookeeper.js';
