@@ -221,6 +221,8 @@ function commonConfig(options: StartZookeeperOptions, dir: string, clientPort: n
     'clientPortAddress=127.0.0.1',
     'admin.enableServer=false',
     '4lw.commands.whitelist=ruok,srvr',
+    // Every test client dials from 127.0.0.1; the default of 60 connections per address is too few.
+    'maxClientCnxns=0',
     `minSessionTimeout=${options.minSessionTimeoutMs ?? 2 * tick}`,
     `maxSessionTimeout=${options.maxSessionTimeoutMs ?? 120_000}`,
     // Room for a JVM that a loaded host starves for a few seconds: followers must not drop out.
