@@ -66,6 +66,33 @@ export class ZkAnswer extends ZookeeperRequestError {
 
 const hex = (buffer: Buffer) => buffer.toString('hex');
 
+/** The library's connection states this file needs (ConnectionManager.STATES). */
+const CONNECTED = 2;
+const CLOSING = -1;
+
+/**
+ * Ends a client that has no live connection (still connecting, or reconnecting) without its
+ * `close()`. That one is safe only when connected: it queues a close-session request and marks
+ * the client closing, and the server's answer to a connect request then in flight is parsed as
+ * an ordinary reply, whose garbage error code the library throws from its socket handler,
+ * killing the process (seen with 40 processes claiming at once, whose connects timed out).
+ * Here the client is marked closing, its socket destroyed (nothing more is read), and its
+ * reconnect disabled, so no further socket is opened. The server forgets a session it never
+ * granted, or expires one it did.
+ */
+function abandon(client: zk.Client): void {
+  const manager = client.connectionManager;
+  manager.connect = () => undefined;
+  manager.setState(CLOSING);
+  manager.socket?.destroy();
+}
+
+/** Closes a client the right way for its state (see `abandon`). */
+function shut(client: zk.Client): void {
+  if (client.connectionManager.state === CONNECTED) client.close();
+  else abandon(client);
+}
+
 function statOf(stat: zk.Stat): NodeStat {
   const owner = hex(stat.ephemeralOwner);
   return {
@@ -120,7 +147,7 @@ export class ZkSession {
         await connected;
       });
     } catch (error) {
-      client.close();
+      shut(client);
       throw error instanceof StoreTimeout
         ? new ZookeeperUnavailableError(
             `no ZooKeeper session from ${where.servers.join(',')} within ${options.timeoutMs} ms (nothing listening, or no quorum)`,
@@ -356,14 +383,14 @@ export class ZkSession {
     if (this.#ended === 'closed') return;
     const wasLive = this.#ended === undefined;
     this.#end('closed');
-    if (!wasLive) {
-      this.#client.close();
+    if (!wasLive || this.#client.connectionManager.state !== CONNECTED) {
+      shut(this.#client);
       return;
     }
     await bounded(this.#timeoutMs, async () => {
       const gone = new Promise<void>((resolve) => this.#client.once('disconnected', () => resolve()));
       this.#client.close();
       await gone;
-    }).catch(() => undefined);
+    }).catch(() => shut(this.#client));
   }
 }

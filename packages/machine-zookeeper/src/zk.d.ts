@@ -28,7 +28,15 @@ declare module 'node-zookeeper-client' {
     remove(path: string, version: number): Transaction;
     commit(callback: (error: ZkException | null, results: unknown) => void): void;
   }
+  /** Internal to the library; client.ts touches it only to abandon a connection (see `abandon`). */
+  export interface ConnectionManager {
+    state: number;
+    socket?: { destroy(): void };
+    connect(): void;
+    setState(state: number): void;
+  }
   export interface Client extends EventEmitter {
+    connectionManager: ConnectionManager;
     connect(): void;
     close(): void;
     getSessionId(): Buffer;
