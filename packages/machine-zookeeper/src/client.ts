@@ -346,18 +346,28 @@ export class ZkSession {
     return this.#call(`a transaction on ${path}`, path, (done) => transaction.commit((e) => done(e)));
   }
 
-  /** One watch event as a promise: the next change of the node, or the end of the session. */
-  nextEvent(path: string): Promise<WatchEvent> {
-    return new Promise((resolve, reject) => {
-      const stop = this.onEnd(() => resolve('session-ended'));
-      this.exists(path, (event) => {
-        stop();
-        resolve(event);
-      }).catch((error) => {
-        stop();
-        reject(error);
-      });
+  /**
+   * Arms a one-shot watch on `path`; resolves, once the server has it, with the node's metadata
+   * (undefined when absent) and the promise of its next event: a creation, change or deletion,
+   * or the end of the session. Act on the node only after this resolves, or the event may come
+   * before the watch.
+   */
+  async watch(path: string): Promise<{ stat: NodeStat | undefined; next: Promise<WatchEvent> }> {
+    let fire: (event: WatchEvent) => void = () => undefined;
+    const next = new Promise<WatchEvent>((resolve) => {
+      fire = resolve;
     });
+    const stop = this.onEnd(() => fire('session-ended'));
+    try {
+      const stat = await this.exists(path, (event) => {
+        stop();
+        fire(event);
+      });
+      return { stat, next };
+    } catch (error) {
+      stop();
+      throw error;
+    }
   }
 
   #watcher(watch: (event: WatchEvent) => void): (event: zk.ZkEvent) => void {

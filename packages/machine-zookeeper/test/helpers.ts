@@ -17,7 +17,10 @@ export function freshPath(name: string): string {
 }
 
 /** Runs the provider the way Sonyflake.create does (range check included) and returns the claim. */
-export async function claim(layout: Layout, options: ZookeeperMachineIdOptions): Promise<ZookeeperMachineIdClaim> {
+export async function claim(
+  layout: Layout,
+  options: ZookeeperMachineIdOptions,
+): Promise<ZookeeperMachineIdClaim> {
   return (await resolveMachineId(layout, zookeeperMachineId(options))) as ZookeeperMachineIdClaim;
 }
 
@@ -28,5 +31,10 @@ export function adminSession(connect: string): Promise<ZkSession> {
 
 /** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `connect` under `path`. */
 export function startIssuer(connect: string, path: string, ttlSeconds: number, bits = 0): Issuer {
-  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [connect, path, String(ttlSeconds), String(bits)]);
+  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [
+    connect,
+    path,
+    String(ttlSeconds),
+    String(bits),
+  ]);
 }

@@ -34,7 +34,11 @@ describe.skipIf(!hasZookeeper())('processes sharing a machine-ID field in a real
     const path = freshPath('forty-processes');
     const issuers = Array.from({ length: 40 }, () => startIssuer(zk.connect, path, TTL_S, 6));
     for (const issuer of issuers) cleanup.push(() => issuer.stop());
-    await until(() => issuers.every((i) => i.claimedAt !== undefined), 4 * WAIT_MS, 'all 40 processes claimed');
+    await until(
+      () => issuers.every((i) => i.claimedAt !== undefined),
+      4 * WAIT_MS,
+      'all 40 processes claimed',
+    );
     await until(() => issuers.every((i) => i.ids.length > 0), WAIT_MS, 'all 40 issuing');
     // The machine ID each process issues under, read back from its IDs.
     const layout = layoutWith(6);

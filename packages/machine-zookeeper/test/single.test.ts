@@ -4,12 +4,20 @@ import { IdGenerator, MachineIdProviderError } from '@ids/engine';
 import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type ZkSession,
   ZookeeperBitsMismatchError,
   ZookeeperCorruptNodeError,
-  type ZkSession,
   ZookeeperSpaceFullError,
 } from '../src/index.js';
-import { adminSession, claim, expectFullField, failure, FAST_LEASE, freshPath, layoutWith } from './helpers.js';
+import {
+  adminSession,
+  claim,
+  expectFullField,
+  FAST_LEASE,
+  failure,
+  freshPath,
+  layoutWith,
+} from './helpers.js';
 
 describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () => {
   let zk: ZookeeperStandalone;
@@ -46,7 +54,12 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     await admin.mkdirp(`${path}/times`);
     await admin.create(`${path}/times/0`, String(ahead));
     const waits: unknown[] = [];
-    const held = await claim(layoutWith(0), { connect: zk.connect, path, ...FAST_LEASE, onError: (e) => waits.push(e) });
+    const held = await claim(layoutWith(0), {
+      connect: zk.connect,
+      path,
+      ...FAST_LEASE,
+      onError: (e) => waits.push(e),
+    });
     expect(held.notBefore).toBe(ahead);
     expect(waits).toHaveLength(1);
     await held.release();
@@ -66,14 +79,19 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
 
   it('a full field is ZookeeperSpaceFullError', async () => {
     const path = freshPath('full');
-    const cause = await expectFullField((layout) => claim(layout, { connect: zk.connect, path, ...FAST_LEASE }), ZookeeperSpaceFullError);
+    const cause = await expectFullField(
+      (layout) => claim(layout, { connect: zk.connect, path, ...FAST_LEASE }),
+      ZookeeperSpaceFullError,
+    );
     expect(cause.message).toContain(`${path}/claims/`);
   });
 
   it('a claim node holding an ID past the field, a persistent claim, garbage data or a garbage time: typed errors, nothing overwritten', async () => {
     const wide = freshPath('wide');
     await admin.mkdirp(`${wide}/claims/9`);
-    const tooWide = await failure(claim(layoutWith(2), { connect: zk.connect, path: wide, ...FAST_LEASE, probes: 0 }));
+    const tooWide = await failure(
+      claim(layoutWith(2), { connect: zk.connect, path: wide, ...FAST_LEASE, probes: 0 }),
+    );
     expect(tooWide).toBeInstanceOf(MachineIdProviderError);
     expect(tooWide.cause).toBeInstanceOf(ZookeeperBitsMismatchError);
 
@@ -82,6 +100,14 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     const p = await failure(claim(layoutWith(0), { connect: zk.connect, path: persistent, ...FAST_LEASE }));
     expect(p.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
     expect((p.cause as ZookeeperCorruptNodeError).path).toBe(`${persistent}/claims/0`);
+
+    const garbageClaim = freshPath('garbage-claim');
+    await admin.mkdirp(`${garbageClaim}/claims`);
+    await admin.create(`${garbageClaim}/claims/0`, 'not json', 'ephemeral');
+    const g = await failure(claim(layoutWith(0), { connect: zk.connect, path: garbageClaim, ...FAST_LEASE }));
+    expect(g.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
+    expect((g.cause as Error).message).toContain('"not json"');
+    expect((await admin.getData(`${garbageClaim}/claims/0`))?.data).toBe('not json');
 
     const garbageTime = freshPath('garbage-time');
     await admin.mkdirp(`${garbageTime}/times`);
@@ -95,7 +121,9 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
 
     const garbageName = freshPath('garbage-name');
     await admin.mkdirp(`${garbageName}/claims/seven`);
-    const n = await failure(claim(layoutWith(1), { connect: zk.connect, path: garbageName, ...FAST_LEASE, probes: 0 }));
+    const n = await failure(
+      claim(layoutWith(1), { connect: zk.connect, path: garbageName, ...FAST_LEASE, probes: 0 }),
+    );
     expect(n.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
     expect(await admin.exists(`${garbageName}/claims/seven`)).toBeDefined();
   });
