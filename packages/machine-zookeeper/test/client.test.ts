@@ -142,6 +142,39 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     expect(await ended.next).toBe('session-ended');
   });
 
+  it('a connect given up while its answer is still on the way leaves nothing behind to crash the process later', async () => {
+    const proxy = await TcpProxy.start(zk.connect);
+    cleanup.push(() => proxy.close());
+    const uncaught: unknown[] = [];
+    const record = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', record);
+    cleanup.push(async () => void process.off('uncaughtException', record));
+    // The connect request waits in the proxy: no session comes within the timeout.
+    proxy.setMode('blackhole');
+    const port = new URL(proxy.url).port;
+    const error = await failure(
+      ZkSession.open(`127.0.0.1:${port}`, { sessionTimeoutMs: 5000, timeoutMs: 300 }),
+    );
+    expect(error).toBeInstanceOf(ZookeeperUnavailableError);
+    // Now the request goes through and the server answers it (a session is granted, then
+    // expires unused). The library, closed the ordinary way, would read that answer as a reply
+    // and throw from its socket handler.
+    const answered = new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (proxy.connections === 0 || uncaught.length > 0) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 10);
+    });
+    proxy.setMode('pass');
+    await answered;
+    const session = await open(zk.connect);
+    cleanup.push(() => session.close());
+    await session.exists('/');
+    expect(uncaught).toEqual([]);
+  });
+
   it('a session that expires while a create is on the wire: the create fails typed, is not applied, and the session reports its end', async () => {
     const base = freshPath('expire');
     await admin.mkdirp(base);
