@@ -24,11 +24,42 @@ export interface NodeStat {
 /** What kind of node `create` makes. */
 export type NodeKind = 'persistent' | 'ephemeral' | 'persistent-sequential' | 'ephemeral-sequential';
 
+/** Check that the node at `path` is at `version` (-1: any). */
+export interface CheckOp {
+  /** The kind of operation. */
+  readonly op: 'check';
+  /** The node. */
+  readonly path: string;
+  /** The version it must be at. */
+  readonly version: number;
+}
+
+/** Create the node at `path`. */
+export interface CreateOp {
+  /** The kind of operation. */
+  readonly op: 'create';
+  /** The node. */
+  readonly path: string;
+  /** Its data (UTF-8). */
+  readonly data: string;
+  /** Its kind, persistent by default. */
+  readonly kind?: NodeKind;
+}
+
+/** Set the data of the node at `path` if it is at `version` (-1: any). */
+export interface SetOp {
+  /** The kind of operation. */
+  readonly op: 'set';
+  /** The node. */
+  readonly path: string;
+  /** Its new data (UTF-8). */
+  readonly data: string;
+  /** The version it must be at. */
+  readonly version: number;
+}
+
 /** An operation of `ZkSession.multi`: all apply, or none. */
-export type MultiOp =
-  | { readonly op: 'check'; readonly path: string; readonly version: number }
-  | { readonly op: 'create'; readonly path: string; readonly data: string; readonly kind?: NodeKind }
-  | { readonly op: 'set'; readonly path: string; readonly data: string; readonly version: number };
+export type MultiOp = CheckOp | CreateOp | SetOp;
 
 /** What a watch reports: the node was created, deleted or changed, or the session ended. */
 export type WatchEvent = 'created' | 'deleted' | 'changed' | 'children' | 'session-ended';
@@ -57,7 +88,9 @@ const EXPECTED = new Set(['NO_NODE', 'NODE_EXISTS', 'BAD_VERSION', 'NOT_EMPTY'])
  */
 export class ZkAnswer extends ZookeeperRequestError {
   constructor(
+    /** ZooKeeper's name of the answer, e.g. `NODE_EXISTS`. */
     readonly answer: string,
+    /** The node (or nodes, for a transaction) it was about. */
     readonly path: string,
   ) {
     super(answer, `ZooKeeper answered ${answer} at ${path}`);

@@ -16,10 +16,13 @@ export {
   zookeeperMachineId,
 } from './claim.js';
 export {
+  type CheckOp,
+  type CreateOp,
   type MultiOp,
   type NodeKind,
   type NodeStat,
   type SessionOptions,
+  type SetOp,
   type WatchEvent,
   ZkAnswer,
   ZkSession,
