@@ -75,7 +75,7 @@ export function zookeeperMachineId(options: ZookeeperMachineIdOptions = {}): Zoo
     }
     const worker = leaf === undefined ? undefined : await leafWorker(s.connect, s.timeoutMs, leaf, bits);
     const floors = new Map(worker ? [[worker.workerId, worker.timestamp]] : []);
-    const store = new ZookeeperStore(s.connect, s.path, s.timeoutMs, floors);
+    const store = new ZookeeperStore(s.connect, s.path, s, floors);
     try {
       const only = worker === undefined ? {} : { only: worker.workerId };
       const holder = new Holder(store, { ...s, ...choices, bits, ...only }, scheduler);

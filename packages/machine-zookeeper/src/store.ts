@@ -1,7 +1,12 @@
 import { type Attempt, currentOwner, type Granted, type LeaseStore, type Watch } from '@ids/machine-lease';
 import { ZkAnswer, ZkSession } from './client.js';
 import type { ConnectString } from './connect-string.js';
-import { ZookeeperCorruptNodeError, ZookeeperLeaseLostError, zookeeperErrors } from './errors.js';
+import {
+  ZookeeperCorruptNodeError,
+  ZookeeperLeaseLostError,
+  ZookeeperOptionError,
+  zookeeperErrors,
+} from './errors.js';
 import { Paths, parseOwner, parseTime } from './paths.js';
 
 const answered = (error: unknown, ...answers: string[]) =>
@@ -31,17 +36,20 @@ export class ZookeeperStore implements LeaseStore {
 
   /** Times no ID may be issued at or before, by ID, from outside this store (a Leaf worker's last report). */
   readonly #floors: ReadonlyMap<number, number>;
+  /** The holder's fencing margin: a granted session timeout at or under it could never be trusted. */
+  readonly #marginMs: number;
 
   constructor(
     connect: ConnectString,
     base: string,
-    timeoutMs: number,
+    timing: { readonly timeoutMs: number; readonly marginMs: number },
     floors: ReadonlyMap<number, number> = new Map(),
   ) {
     this.#connect = connect;
     this.#floors = floors;
+    this.#marginMs = timing.marginMs;
     this.paths = new Paths(base);
-    this.#timeoutMs = timeoutMs;
+    this.#timeoutMs = timing.timeoutMs;
   }
 
   get where(): string {
@@ -52,12 +60,23 @@ export class ZookeeperStore implements LeaseStore {
     return this.paths.claim(id);
   }
 
-  /** Opens a session with `ttlSeconds` as its timeout; the lease is its ID and granted timeout. */
+  /**
+   * Opens a session with `ttlSeconds` as its timeout; the lease is its ID and granted timeout.
+   * The server may grant less (its maxSessionTimeout): a grant not above the fencing margin
+   * would fence every claim the moment it is made, and is refused with ZookeeperOptionError.
+   */
   async grant(ttlSeconds: number): Promise<Granted> {
     const session = await ZkSession.open(this.#connect, {
       sessionTimeoutMs: ttlSeconds * 1000,
       timeoutMs: this.#timeoutMs,
     });
+    if (session.timeoutMs <= this.#marginMs) {
+      await session.close();
+      throw new ZookeeperOptionError(
+        'ttlSeconds',
+        `ZooKeeper granted a session timeout of ${session.timeoutMs} ms for the ${ttlSeconds * 1000} ms asked (its maxSessionTimeout), not above fenceMarginMs (${this.#marginMs} ms): a claim would never be trusted; lower ttlSeconds or fenceMarginMs, or raise the server's maxSessionTimeout`,
+      );
+    }
     try {
       if (!this.#laidOut) {
         await session.mkdirp(this.paths.claims);

@@ -7,6 +7,7 @@ import {
   type ZkSession,
   ZookeeperBitsMismatchError,
   ZookeeperCorruptNodeError,
+  ZookeeperOptionError,
   ZookeeperSpaceFullError,
 } from '../src/index.js';
 import {
@@ -75,6 +76,21 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     expect((await admin.getChildren(`${path}/claims`))?.length).toBe(40);
     await Promise.all(claims.map((c) => c.release()));
     expect(await admin.getChildren(`${path}/claims`)).toEqual([]);
+  });
+
+  it('a session timeout the server lowers to the fencing margin or under is ZookeeperOptionError, not a claim fenced at once', async () => {
+    // The launcher's server grants at most 120 s; a 10 min session with a 2 min margin cannot work.
+    const error = await failure(
+      claim(layoutWith(1), {
+        connect: zk.connect,
+        path: freshPath('ceiling'),
+        ttlSeconds: 600,
+        fenceMarginMs: 120_000,
+      }),
+    );
+    expect(error.cause).toBeInstanceOf(ZookeeperOptionError);
+    expect((error.cause as ZookeeperOptionError).option).toBe('ttlSeconds');
+    expect((error.cause as Error).message).toContain('granted a session timeout of 120000 ms');
   });
 
   it('a full field is ZookeeperSpaceFullError', async () => {
