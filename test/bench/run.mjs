@@ -11,6 +11,7 @@ import { benchServer } from './server.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
 import { benchThreads } from './threads.mjs';
+import { benchZookeeper } from './zookeeper.mjs';
 
 const suites = {
   sonyflake: benchSonyflake,
@@ -19,6 +20,7 @@ const suites = {
   threads: benchThreads,
   etcd: benchEtcd,
   redis: benchRedis,
+  zookeeper: benchZookeeper,
   'id-server': benchIdServer,
   segment: benchSegment,
   server: benchServer,

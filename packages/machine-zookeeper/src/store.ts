@@ -79,8 +79,11 @@ export class ZookeeperStore implements LeaseStore {
     }
     try {
       if (!this.#laidOut) {
-        await session.mkdirp(this.paths.claims);
-        await session.mkdirp(this.paths.times);
+        // Looked up first: mkdirp tries a create for every segment, a write each, even when
+        // the path is there (the common case, paid by every claimer of a fleet).
+        for (const path of [this.paths.claims, this.paths.times]) {
+          if ((await session.exists(path)) === undefined) await session.mkdirp(path);
+        }
         this.#laidOut = true;
       }
     } catch (error) {
