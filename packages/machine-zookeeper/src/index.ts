@@ -4,6 +4,12 @@
 
 export { RecordedTimeWait } from '@ids/machine-lease';
 export {
+  type ZookeeperAutoStep,
+  type ZookeeperAutoStepAnswer,
+  type ZookeeperAutoStepContext,
+  zookeeperAutoStep,
+} from './auto.js';
+export {
   DEFAULT_CHECK_PATH,
   type ZookeeperCheckOptions,
   type ZookeeperMachineIdCheck,
