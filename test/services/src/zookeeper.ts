@@ -53,8 +53,8 @@ export interface ZookeeperEnsemble {
   readonly connect: string;
   /** The members, `myid` 1 to n in order. */
   readonly members: readonly ZookeeperServer[];
-  /** The member that is leader now (asks each with `srvr`); rejects when none leads. */
-  leader(): Promise<ZookeeperServer>;
+  /** The member that leads (asks each with `srvr`), waiting while an election runs; rejects after `timeoutMs`. */
+  leader(timeoutMs?: number): Promise<ZookeeperServer>;
   /** Resolves once every running member serves clients (a quorum formed after a change). */
   serving(timeoutMs?: number): Promise<void>;
   /** Stops every member and deletes their directories. Safe to call twice. */
@@ -312,9 +312,22 @@ export async function startZookeeperEnsemble(options: StartEnsembleOptions = {})
   const ensemble: ZookeeperEnsemble = {
     connect: ports.map((p) => `127.0.0.1:${p.client}`).join(','),
     members,
-    async leader() {
-      for (const member of members) if ((await member.mode()) === 'leader') return member;
-      throw new Error('no member of the ZooKeeper ensemble is leader now');
+    async leader(timeoutMs = options.readyTimeoutMs ?? 90_000) {
+      // Right after a change the members may still report the old roles, or none while they
+      // elect: wait for one leader among the running members.
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const running = members.filter((m) => m.running);
+        const modes = await Promise.all(running.map((m) => m.mode()));
+        const leaders = running.filter((_, i) => modes[i] === 'leader');
+        if (leaders.length === 1) return leaders[0] as ZookeeperServer;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `no single leader in the ZooKeeper ensemble within ${timeoutMs} ms (modes: ${modes.join(', ')})`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     },
     async serving(timeoutMs = options.readyTimeoutMs ?? 90_000) {
       const deadline = Date.now() + timeoutMs;
