@@ -46,9 +46,12 @@ describe.skipIf(!hasZookeeper() || Boolean(process.env.ZOOKEEPER_CONNECT))(
       const connects = [leader.connect, others.map((m) => m.connect).join(',')];
       const { a, b } = await holderAndWaiter(() => startIssuer(connects.shift()!, path, TTL_S), cleanup);
 
+      // Cut: every peer connection to or from the leader is reset and new ones refused (a
+      // blackhole instead cost 13 s more here: ZooKeeper's election waits on connects to the
+      // silent peer; the fencing is the same either way).
       const cutAt = Date.now();
       for (const link of links)
-        if (link.from === leader.myid || link.to === leader.myid) link.proxy.setMode('blackhole');
+        if (link.from === leader.myid || link.to === leader.myid) link.proxy.setMode('reset');
       cleanup.push(async () => {
         for (const { proxy } of links) proxy.setMode('pass');
       });
