@@ -2,7 +2,8 @@
 // Makes the system programs available that the tests run for real: etcd (@ids/machine-etcd),
 // Redis, PostgreSQL and MariaDB (the Redis and segment packages), Chromium (the inspector page's
 // browser tests, driven by playwright-core: Playwright's own browser downloads need a host these
-// machines cannot reach), and promtool (@ids/server's /metrics is checked with it). The tests start their own server processes on free loopback ports;
+// machines cannot reach), ZooKeeper (@ids/machine-zookeeper; Debian's package brings a headless
+// Java runtime), and promtool (@ids/server's /metrics is checked with it). The tests start their own server processes on free loopback ports;
 // this script only makes sure the binaries are installed.
 // Quiet and quick when they are; idempotent. For each service, in order:
 //   1. its *_URL / *_ENDPOINTS variable is set: the user points the tests at a server of
@@ -11,7 +12,7 @@
 //   3. root with apt-get (Debian, Ubuntu, the CI image): install the Debian package, all
 //      missing ones in one apt-get call.
 //   4. otherwise: exit 1 saying what to install or which variable to set.
-// Usage: node scripts/ensure-services.mjs [etcd] [redis] [postgres] [mariadb] [chromium] [promtool]   (default: all)
+// Usage: node scripts/ensure-services.mjs [etcd] [redis] [postgres] [mariadb] [zookeeper] [chromium] [promtool]   (default: all)
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -42,6 +43,11 @@ function hasPostgresServer() {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return false;
   return readdirSync(root).some((major) => executable(join(root, major, 'bin', 'postgres')));
+}
+
+/** zkServer.sh: under ZOOKEEPER_HOME when set, else where Debian's `zookeeper` puts it. */
+function zkServerScript() {
+  return join(process.env.ZOOKEEPER_HOME ?? '/usr/share/zookeeper', 'bin', 'zkServer.sh');
 }
 
 const SERVICES = {
@@ -96,6 +102,19 @@ const SERVICES = {
       '  elsewhere: MariaDB 10.6 or newer, then set MARIADBD_BIN=/path/to/mariadbd',
       'or point the tests at a running MySQL or MariaDB: MYSQL_URL=mysql://user@127.0.0.1:3306/db',
       '(with MYSQL_URL the cases that stop, kill or restart the server are skipped).',
+    ],
+  },
+  zookeeper: {
+    external: 'ZOOKEEPER_CONNECT',
+    // Debian installs the server's scripts off PATH, under /usr/share/zookeeper/bin.
+    present: () => executable(zkServerScript()) && onPath('java'),
+    debian: 'zookeeper',
+    howTo: [
+      'The tests of @ids/machine-zookeeper run a real ZooKeeper (3.5 or newer) and none was found. Either install one:',
+      '  Debian/Ubuntu: sudo apt-get install --no-install-recommends zookeeper    macOS: brew install zookeeper',
+      '  elsewhere: an Apache ZooKeeper release and a Java runtime, then set ZOOKEEPER_HOME to its directory',
+      'or point the tests at a running server: ZOOKEEPER_CONNECT=127.0.0.1:2181',
+      '(with ZOOKEEPER_CONNECT the cases that stop, pause or partition ZooKeeper are skipped).',
     ],
   },
   chromium: {

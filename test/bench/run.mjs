@@ -12,6 +12,7 @@ import { benchServer } from './server.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
 import { benchThreads } from './threads.mjs';
+import { benchZookeeper } from './zookeeper.mjs';
 
 const suites = {
   sonyflake: benchSonyflake,
@@ -21,6 +22,7 @@ const suites = {
   etcd: benchEtcd,
   redis: benchRedis,
   lock: benchLock,
+  zookeeper: benchZookeeper,
   'id-server': benchIdServer,
   segment: benchSegment,
   server: benchServer,

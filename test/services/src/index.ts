@@ -1,7 +1,7 @@
 /**
  * Real servers for the tests of `@ids` packages that need them. Each starts on a free loopback
  * port in a temporary directory, and everything started is ended when the test process exits.
- * REDIS_URL / DATABASE_URL / MYSQL_URL point the tests at servers of the user's own instead.
+ * REDIS_URL / DATABASE_URL / MYSQL_URL / ZOOKEEPER_CONNECT point the tests at servers of the user's own instead.
  * Beside them, what tests put between a client and a server: a TCP proxy that cuts the line,
  * and a fake EC2 metadata service. A private package: none of this ships in a tarball.
  */
@@ -20,3 +20,15 @@ export { accepts, freePort } from './process.js';
 export { type ProxyMode, TcpProxy } from './proxy.js';
 export { hasRedis, type RedisServer, type StartRedisOptions, startRedis } from './redis.js';
 export { hasOpenssl, selfSignedTls, type TestTls } from './tls.js';
+export {
+  fourLetters,
+  hasZookeeper,
+  type PeerLink,
+  type StartEnsembleOptions,
+  type StartZookeeperOptions,
+  startZookeeper,
+  startZookeeperEnsemble,
+  type ZookeeperEnsemble,
+  type ZookeeperServer,
+  type ZookeeperStandalone,
+} from './zookeeper.js';

@@ -89,7 +89,13 @@ export async function onFreePort(
 export function startTracked(
   command: string,
   args: readonly string[],
-  options: { exitSignal: NodeJS.Signals; uid?: number; gid?: number; cwd?: string },
+  options: {
+    exitSignal: NodeJS.Signals;
+    uid?: number;
+    gid?: number;
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+  },
 ): { child: ChildProcess; output: () => string } {
   hookExit();
   const child = spawn(command, args, {
@@ -97,6 +103,7 @@ export function startTracked(
     ...(options.uid === undefined ? {} : { uid: options.uid }),
     ...(options.gid === undefined ? {} : { gid: options.gid }),
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.env === undefined ? {} : { env: options.env }),
   });
   const tracked: Tracked = { child, exitSignal: options.exitSignal };
   live.add(tracked);

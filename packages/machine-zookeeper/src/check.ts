@@ -1,0 +1,87 @@
+import type { MachineIdCheck } from '@ids/engine';
+import { received } from '@ids/engine/internal';
+import { checkAskedId, DEFAULT_TIMEOUT_MS, DEFAULT_TTL_SECONDS, ms } from '@ids/machine-lease';
+import { ZkAnswer, ZkSession } from './client.js';
+import { ZookeeperOptionError } from './errors.js';
+import { checkConnection, type ZookeeperConnectionOptions } from './options.js';
+
+/** The options of `zookeeperCheckMachineId`. `path` is the parent of the ID nodes (default `/ids/machine-ids`). */
+export interface ZookeeperCheckOptions extends ZookeeperConnectionOptions {
+  /** The longest the connect and each request may take, in ms, above 0. Default 3,000. */
+  readonly timeoutMs?: number;
+}
+
+/** Go's `CheckMachineID` on ZooKeeper, plus what it lacks: the IDs go with the session, and typed errors. */
+export interface ZookeeperMachineIdCheck extends MachineIdCheck {
+  (machineId: number): Promise<boolean>;
+  /** Closes the session, which deletes every ID node this check made. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Where the check's ID nodes live when no path is given. */
+export const DEFAULT_CHECK_PATH = '/ids/machine-ids';
+
+/**
+ * A `checkMachineId` for either generator, as Go's settings show it: creates the ephemeral node
+ * `<path>/<id>` and answers true when this call created it, false when it exists. The nodes
+ * belong to the check's session, so they go when it closes and, unlike a Redis set, when the
+ * process dies (once the session expires, 10 s by default). It fences nothing: a paused process
+ * issues again when it resumes, whatever happened meanwhile. Use `zookeeperMachineId` for that.
+ *
+ * ```ts no-run
+ * const check = zookeeperCheckMachineId({ connect: 'zk1:2181' });
+ * const sonyflake = await Sonyflake.create({ machineId: 7, checkMachineId: check });
+ * // ... on shutdown:
+ * await sonyflake.close();
+ * await check.close();
+ * ```
+ *
+ * @throws ZookeeperOptionError at once for an option that cannot work (names it).
+ * The check rejects (never a silent true or false) with ZookeeperUnavailableError when
+ * ZooKeeper does not answer within `timeoutMs`, ZookeeperChrootError, ZookeeperRequestError.
+ */
+export function zookeeperCheckMachineId(options: ZookeeperCheckOptions = {}): ZookeeperMachineIdCheck {
+  if (typeof options !== 'object' || options === null) {
+    throw new ZookeeperOptionError('options', `expected an object, received ${received(options)}`);
+  }
+  const { connect, path } = checkConnection({ ...options, path: options.path ?? DEFAULT_CHECK_PATH });
+  const timeoutMs = ms(
+    options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    'timeoutMs',
+    false,
+    (o, m) => new ZookeeperOptionError(o, m),
+  );
+  let session: Promise<ZkSession> | undefined;
+  let closed = false;
+
+  const open = async () => {
+    const s = await ZkSession.open(connect, { sessionTimeoutMs: DEFAULT_TTL_SECONDS * 1000, timeoutMs });
+    await s.mkdirp(path);
+    return s;
+  };
+
+  const check = async (machineId: number): Promise<boolean> => {
+    if (closed) throw new ZookeeperOptionError('check', 'the check was closed');
+    checkAskedId(machineId);
+    // A failed open is not kept: the next call tries again.
+    session ??= open().catch((error) => {
+      session = undefined;
+      throw error;
+    });
+    try {
+      await (await session).create(`${path}/${machineId}`, '', 'ephemeral');
+      return true;
+    } catch (error) {
+      if (error instanceof ZkAnswer && error.answer === 'NODE_EXISTS') return false;
+      throw error;
+    }
+  };
+
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    const s = await session?.catch(() => undefined);
+    await s?.close();
+  };
+  return Object.defineProperty(check, 'close', { value: close, enumerable: true }) as ZookeeperMachineIdCheck;
+}

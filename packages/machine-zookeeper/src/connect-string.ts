@@ -1,0 +1,73 @@
+import { received } from '@ids/engine/internal';
+import { ZookeeperOptionError } from './errors.js';
+
+/** A connect string checked: the servers and the chroot, if any. */
+export interface ConnectString {
+  /** `host:port` of each server, as given. */
+  readonly servers: readonly string[];
+  /** The chroot (`/apps/ids`), or undefined for none. */
+  readonly chroot: string | undefined;
+  /** The string as the client takes it. */
+  readonly text: string;
+}
+
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])$/;
+const EXPECTED = 'expected host:port[,host:port...][/chroot], e.g. 127.0.0.1:2181,127.0.0.1:2182/apps/ids';
+
+/**
+ * Checks a ZooKeeper connect string. The client would take a server without a port as 2181
+ * and an unparsable port as NaN, and fail later with a message about sockets: every server
+ * here must say its port, 1 to 65535. A chroot is a path without a trailing slash or empty
+ * segments (the server refuses those too, but only once connected).
+ *
+ * @throws ZookeeperOptionError naming `option`.
+ */
+export function parseConnectString(value: unknown, option = 'connect'): ConnectString {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ZookeeperOptionError(option, `${EXPECTED}, received ${received(value)}`);
+  }
+  const slash = value.indexOf('/');
+  const hosts = slash === -1 ? value : value.slice(0, slash);
+  const chroot = slash === -1 ? undefined : value.slice(slash);
+  const servers = hosts.split(',').map((server) => {
+    const colon = server.lastIndexOf(':');
+    const host = colon === -1 ? server : server.slice(0, colon);
+    const port = colon === -1 ? '' : server.slice(colon + 1);
+    if (!HOST.test(host)) {
+      throw new ZookeeperOptionError(
+        option,
+        `${EXPECTED}, received ${received(value)} (server ${received(server)} has no valid host)`,
+      );
+    }
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65_535) {
+      throw new ZookeeperOptionError(
+        option,
+        `${EXPECTED}, received ${received(value)} (server ${received(server)}: the port must be 1 to 65535)`,
+      );
+    }
+    return server;
+  });
+  if (chroot !== undefined && (chroot === '/' || !isPath(chroot))) {
+    throw new ZookeeperOptionError(
+      option,
+      `${EXPECTED}: the chroot must be an absolute path without a trailing slash or empty segments, received ${received(chroot)}`,
+    );
+  }
+  return { servers, chroot, text: value };
+}
+
+/** An absolute ZooKeeper path: `/a/b`, no empty segment, no `.` or `..`, no trailing slash. */
+export function isPath(path: string): boolean {
+  if (path === '/') return true;
+  if (!path.startsWith('/') || path.endsWith('/')) return false;
+  return path
+    .slice(1)
+    .split('/')
+    .every(
+      (segment) =>
+        segment !== '' &&
+        segment !== '.' &&
+        segment !== '..' &&
+        ![...segment].some((c) => c < ' ' || c === '\u007f'),
+    );
+}

@@ -1,0 +1,56 @@
+// @ids/machine-zookeeper: machine IDs for a fleet through ZooKeeper sessions, and Meituan Leaf's
+// worker IDs taken over. The only package of @ids that depends on a ZooKeeper client
+// (node-zookeeper-client, wrapped in client.ts).
+
+export { RecordedTimeWait } from '@ids/machine-lease';
+export {
+  type ZookeeperAutoStep,
+  type ZookeeperAutoStepAnswer,
+  type ZookeeperAutoStepContext,
+  zookeeperAutoStep,
+} from './auto.js';
+export {
+  DEFAULT_CHECK_PATH,
+  type ZookeeperCheckOptions,
+  type ZookeeperMachineIdCheck,
+  zookeeperCheckMachineId,
+} from './check.js';
+export {
+  type ZookeeperMachineIdClaim,
+  type ZookeeperMachineIdOptions,
+  type ZookeeperMachineIdProvider,
+  zookeeperMachineId,
+} from './claim.js';
+export {
+  type CheckOp,
+  type CreateOp,
+  type MultiOp,
+  type NodeKind,
+  type NodeStat,
+  type SessionOptions,
+  type SetOp,
+  type WatchEvent,
+  ZkAnswer,
+  ZkSession,
+} from './client.js';
+export { type ConnectString, parseConnectString } from './connect-string.js';
+export {
+  type LeaseLossKind,
+  ZookeeperBitsMismatchError,
+  ZookeeperChrootError,
+  ZookeeperCorruptNodeError,
+  ZookeeperLeafWorkerError,
+  ZookeeperLeaseLostError,
+  ZookeeperOptionError,
+  ZookeeperRecordedTimeAheadError,
+  ZookeeperRequestError,
+  ZookeeperSpaceFullError,
+  ZookeeperUnavailableError,
+} from './errors.js';
+export { type LeafWorker, type LeafWorkerOptions, leafForeverPath, readLeafWorker } from './leaf.js';
+export {
+  DEFAULT_ZOOKEEPER_CONNECT,
+  DEFAULT_ZOOKEEPER_PATH,
+  type ZookeeperConnectionOptions,
+  type ZookeeperLeaseOptions,
+} from './options.js';

@@ -1,0 +1,77 @@
+// When a claim stops trusting its session, on this process's (injected) clock: the session
+// timeout minus the margin after the last confirmed keepalive, with ZooKeeper unreachable; and
+// at once when an operator deletes the claim node.
+import { MachineIdLostError } from '@ids/engine';
+import { TcpProxy } from '@ids/machine-etcd/testing';
+import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
+import { type ZkSession, type ZookeeperLeaseLostError, zookeeperMachineId } from '../src/index.js';
+import {
+  aborted,
+  adminSession,
+  claim,
+  cleanupAfterEach,
+  FAST_LEASE,
+  failure,
+  freshPath,
+  generatorOn,
+  layoutWith,
+  MARGIN_MS,
+  TTL_MS,
+  until,
+  WAIT_MS,
+} from './helpers.js';
+
+const cleanup = cleanupAfterEach();
+
+describe.skipIf(!hasZookeeper())('fencing a ZooKeeper claim', () => {
+  let zk: ZookeeperStandalone;
+  let admin: ZkSession;
+  beforeAll(async () => {
+    zk = await startZookeeper();
+    admin = await adminSession(zk.connect);
+  });
+  afterAll(async () => {
+    await admin?.close();
+    await zk?.close();
+  });
+
+  it('cut off from ZooKeeper, the claim is trusted until the session timeout minus the margin after its grant, to the millisecond of its clock', async () => {
+    const proxy = await TcpProxy.start(zk.connect);
+    cleanup.push(() => proxy.close());
+    const scheduler = new FakeScheduler();
+    const provider = zookeeperMachineId({
+      connect: `127.0.0.1:${new URL(proxy.url).port}`,
+      path: freshPath('fence'),
+      ...FAST_LEASE,
+      scheduler,
+    } as never);
+    const held = await provider({ bits: 2 });
+    cleanup.push(() => held.release().catch(() => undefined));
+    const grantedAt = scheduler.now();
+    proxy.setMode('blackhole');
+    // Keepalives fall due and go unanswered; until the deadline the claim still issues.
+    await scheduler.advance(TTL_MS - MARGIN_MS - 1);
+    expect(held.signal.aborted).toBe(false);
+    expect(held.trustedForMs()).toBe(1);
+    await scheduler.advance(1);
+    expect(scheduler.now()).toBe(grantedAt + TTL_MS - MARGIN_MS);
+    expect(held.signal.aborted).toBe(true);
+    expect((held.signal.reason as ZookeeperLeaseLostError).kind).toBe('deadline');
+    expect(held.trustedForMs()).toBe(0);
+  });
+
+  it('an operator deleting the claim node fences the generator at once', async () => {
+    const layout = layoutWith(3);
+    const held = await claim(layout, { connect: zk.connect, path: freshPath('deleted'), ...FAST_LEASE });
+    const generator = generatorOn(layout, held);
+    cleanup.push(() => generator.close());
+    await generator.nextId();
+    await admin.remove(held.key, -1);
+    await until(() => held.signal.aborted, WAIT_MS, 'the claim to be fenced');
+    await aborted(held.signal);
+    expect((held.signal.reason as ZookeeperLeaseLostError).kind).toBe('key-lost');
+    expect(await failure(generator.nextId())).toBeInstanceOf(MachineIdLostError);
+  });
+});

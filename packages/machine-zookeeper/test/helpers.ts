@@ -1,0 +1,40 @@
+import { join } from 'node:path';
+import { type Layout, resolveMachineId } from '@ids/engine';
+import { type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
+import {
+  ZkSession,
+  type ZookeeperMachineIdClaim,
+  type ZookeeperMachineIdOptions,
+  zookeeperMachineId,
+} from '../src/index.js';
+
+// Everything the suites share with the other lease stores' tests.
+export * from '../../machine-lease/test/kit.js';
+
+/** A base path no other test (or run, against a shared ZooKeeper) uses. */
+export function freshPath(name: string): string {
+  return `/ids-test/${uniqueName(name)}`;
+}
+
+/** Runs the provider the way Sonyflake.create does (range check included) and returns the claim. */
+export async function claim(
+  layout: Layout,
+  options: ZookeeperMachineIdOptions,
+): Promise<ZookeeperMachineIdClaim> {
+  return (await resolveMachineId(layout, zookeeperMachineId(options))) as ZookeeperMachineIdClaim;
+}
+
+/** A session for looking at and meddling with nodes, as an operator with zkCli.sh would. */
+export function adminSession(connect: string): Promise<ZkSession> {
+  return ZkSession.open(connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000 });
+}
+
+/** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `connect` under `path`. */
+export function startIssuer(connect: string, path: string, ttlSeconds: number, bits = 0): Issuer {
+  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [
+    connect,
+    path,
+    String(ttlSeconds),
+    String(bits),
+  ]);
+}

@@ -1,0 +1,146 @@
+// One real ZooKeeper server: claims, recorded times, release, a full field, and nodes this
+// package did not write.
+import { IdGenerator, MachineIdProviderError } from '@ids/engine';
+import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ZkSession,
+  ZookeeperBitsMismatchError,
+  ZookeeperCorruptNodeError,
+  ZookeeperOptionError,
+  ZookeeperSpaceFullError,
+} from '../src/index.js';
+import {
+  adminSession,
+  claim,
+  expectFullField,
+  FAST_LEASE,
+  failure,
+  freshPath,
+  layoutWith,
+} from './helpers.js';
+
+describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () => {
+  let zk: ZookeeperStandalone;
+  let admin: ZkSession;
+  beforeAll(async () => {
+    zk = await startZookeeper();
+    admin = await adminSession(zk.connect);
+  });
+  afterAll(async () => {
+    await admin?.close();
+    await zk?.close();
+  });
+
+  it('claims an ID with an ephemeral node of its own session, issues, records the time, and frees the ID on release', async () => {
+    const path = freshPath('one');
+    const layout = layoutWith(4);
+    const held = await claim(layout, { connect: zk.connect, path, ...FAST_LEASE });
+    const node = await admin.getData(`${path}/claims/${held.machineId}`);
+    expect(node?.stat.owner).toBe(held.leaseId);
+    expect(JSON.parse(node!.data)).toMatchObject({ pid: process.pid });
+    const generator = new IdGenerator({ layout, machineId: held });
+    await generator.nextId();
+    const reached = Date.now() + 5;
+    await held.record(reached);
+    expect(Number((await admin.getData(`${path}/times/${held.machineId}`))?.data)).toBe(reached);
+    await generator.close();
+    await held.release();
+    expect(await admin.exists(`${path}/claims/${held.machineId}`)).toBeUndefined();
+  });
+
+  it('the next holder of an ID starts after the time the previous one recorded', async () => {
+    const path = freshPath('floor');
+    const ahead = Date.now() + 300;
+    await admin.mkdirp(`${path}/times`);
+    await admin.create(`${path}/times/0`, String(ahead));
+    const waits: unknown[] = [];
+    const held = await claim(layoutWith(0), {
+      connect: zk.connect,
+      path,
+      ...FAST_LEASE,
+      onError: (e) => waits.push(e),
+    });
+    expect(held.notBefore).toBe(ahead);
+    expect(waits).toHaveLength(1);
+    await held.release();
+  });
+
+  it('40 concurrent claims into a field of 64 get 40 distinct IDs', async () => {
+    const path = freshPath('forty');
+    const layout = layoutWith(6);
+    const claims = await Promise.all(
+      Array.from({ length: 40 }, () => claim(layout, { connect: zk.connect, path, ...FAST_LEASE })),
+    );
+    expect(new Set(claims.map((c) => c.machineId)).size).toBe(40);
+    expect((await admin.getChildren(`${path}/claims`))?.length).toBe(40);
+    await Promise.all(claims.map((c) => c.release()));
+    expect(await admin.getChildren(`${path}/claims`)).toEqual([]);
+  });
+
+  it('a session timeout the server lowers to the fencing margin or under is ZookeeperOptionError, not a claim fenced at once', async () => {
+    // The launcher's server grants at most 120 s; a 10 min session with a 2 min margin cannot work.
+    const error = await failure(
+      claim(layoutWith(1), {
+        connect: zk.connect,
+        path: freshPath('ceiling'),
+        ttlSeconds: 600,
+        fenceMarginMs: 120_000,
+      }),
+    );
+    expect(error.cause).toBeInstanceOf(ZookeeperOptionError);
+    expect((error.cause as ZookeeperOptionError).option).toBe('ttlSeconds');
+    expect((error.cause as Error).message).toContain('granted a session timeout of 120000 ms');
+  });
+
+  it('a full field is ZookeeperSpaceFullError', async () => {
+    const path = freshPath('full');
+    const cause = await expectFullField(
+      (layout) => claim(layout, { connect: zk.connect, path, ...FAST_LEASE }),
+      ZookeeperSpaceFullError,
+    );
+    expect(cause.message).toContain(`${path}/claims/`);
+  });
+
+  it('a claim node holding an ID past the field, a persistent claim, garbage data or a garbage time: typed errors, nothing overwritten', async () => {
+    const wide = freshPath('wide');
+    await admin.mkdirp(`${wide}/claims/9`);
+    const tooWide = await failure(
+      claim(layoutWith(2), { connect: zk.connect, path: wide, ...FAST_LEASE, probes: 0 }),
+    );
+    expect(tooWide).toBeInstanceOf(MachineIdProviderError);
+    expect(tooWide.cause).toBeInstanceOf(ZookeeperBitsMismatchError);
+
+    const persistent = freshPath('persistent');
+    await admin.mkdirp(`${persistent}/claims/0`);
+    const p = await failure(claim(layoutWith(0), { connect: zk.connect, path: persistent, ...FAST_LEASE }));
+    expect(p.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
+    expect((p.cause as ZookeeperCorruptNodeError).path).toBe(`${persistent}/claims/0`);
+
+    const garbageClaim = freshPath('garbage-claim');
+    await admin.mkdirp(`${garbageClaim}/claims`);
+    await admin.create(`${garbageClaim}/claims/0`, 'not json', 'ephemeral');
+    const g = await failure(claim(layoutWith(0), { connect: zk.connect, path: garbageClaim, ...FAST_LEASE }));
+    expect(g.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
+    expect((g.cause as Error).message).toContain('"not json"');
+    expect((await admin.getData(`${garbageClaim}/claims/0`))?.data).toBe('not json');
+
+    const garbageTime = freshPath('garbage-time');
+    await admin.mkdirp(`${garbageTime}/times`);
+    await admin.create(`${garbageTime}/times/0`, 'soon');
+    const t = await failure(claim(layoutWith(0), { connect: zk.connect, path: garbageTime, ...FAST_LEASE }));
+    expect(t.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
+    expect((t.cause as Error).message).toContain('"soon"');
+    expect((await admin.getData(`${garbageTime}/times/0`))?.data).toBe('soon');
+    // The claim made before the time was read went with its session.
+    expect(await admin.getChildren(`${garbageTime}/claims`)).toEqual([]);
+
+    const garbageName = freshPath('garbage-name');
+    await admin.mkdirp(`${garbageName}/claims/seven`);
+    const n = await failure(
+      claim(layoutWith(1), { connect: zk.connect, path: garbageName, ...FAST_LEASE, probes: 0 }),
+    );
+    expect(n.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
+    expect(await admin.exists(`${garbageName}/claims/seven`)).toBeDefined();
+  });
+});

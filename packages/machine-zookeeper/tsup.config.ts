@@ -1,0 +1,3 @@
+import { packageConfig } from '../../tsup.config.base';
+
+export default packageConfig(['src/index.ts']);

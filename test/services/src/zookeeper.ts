@@ -1,0 +1,394 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  freePort,
+  onFreePort,
+  removeScratch,
+  scratchDir,
+  startTracked,
+  stopChild,
+  waitReady,
+} from './process.js';
+
+/** One ZooKeeper server process: a standalone server, or a member of an ensemble. */
+export interface ZookeeperServer {
+  /** `127.0.0.1:<port>`: the connect string of this server alone. */
+  readonly connect: string;
+  /** Its client port on 127.0.0.1. */
+  readonly port: number;
+  /** Its `myid` in an ensemble (1 for a standalone server). */
+  readonly myid: number;
+  /** True when the server came from ZOOKEEPER_CONNECT: it cannot be stopped, paused or restarted. */
+  readonly external: boolean;
+  /** True between a start and the process's exit. */
+  readonly running: boolean;
+  /** The JVM's pid (undefined for an external server, or when not running). */
+  readonly pid: number | undefined;
+  /** SIGTERM, then waits for the exit (about 0.4 s). */
+  stop(): Promise<void>;
+  /** SIGKILL (a crash), then waits for the exit. */
+  kill(): Promise<void>;
+  /** SIGSTOP: the server stops answering but keeps its connections (a frozen host). */
+  pause(): void;
+  /** SIGCONT after `pause()`. */
+  resume(): void;
+  /** Starts it again on the same ports and data directory (its data survives). */
+  start(): Promise<void>;
+  /** `leader`, `follower` or `standalone` once it serves clients; undefined before (or when down). */
+  mode(): Promise<string | undefined>;
+  /** The last 8 KiB the server printed (its log goes to its console): why it is not serving. */
+  log(): string;
+}
+
+/** A standalone ZooKeeper server, which also deletes its directory on close. */
+export interface ZookeeperStandalone extends ZookeeperServer {
+  /** Stops it and deletes its directory. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** A ZooKeeper ensemble on loopback. */
+export interface ZookeeperEnsemble {
+  /** `127.0.0.1:<p1>,127.0.0.1:<p2>,…`: every member's client port. */
+  readonly connect: string;
+  /** The members, `myid` 1 to n in order. */
+  readonly members: readonly ZookeeperServer[];
+  /** The member that leads (asks each with `srvr`), waiting while an election runs; rejects after `timeoutMs`. */
+  leader(timeoutMs?: number): Promise<ZookeeperServer>;
+  /** Resolves once every running member serves clients (a quorum formed after a change). */
+  serving(timeoutMs?: number): Promise<void>;
+  /** Stops every member and deletes their directories. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** How `startZookeeper` / `startZookeeperEnsemble` start servers; every option has a default. */
+export interface StartZookeeperOptions {
+  /** Where ZooKeeper is installed (holds bin/zkServer.sh). Default: ZOOKEEPER_HOME, else /usr/share/zookeeper. */
+  readonly home?: string;
+  /** zoo.cfg's tickTime in ms: the unit of session timeouts and of an ensemble's liveness checks. Default 200. */
+  readonly tickTimeMs?: number;
+  /** The shortest session timeout the server grants, in ms. Default 2 ticks (400 ms at the default tick). */
+  readonly minSessionTimeoutMs?: number;
+  /** The longest session timeout the server grants, in ms. Default 120,000. */
+  readonly maxSessionTimeoutMs?: number;
+  /** Extra zoo.cfg lines (`key=value`). */
+  readonly config?: readonly string[];
+  /** How long to wait for `ruok` -> `imok` (and, for an ensemble, a quorum). Default 90,000 ms: a JVM starts slowly on a loaded host. */
+  readonly readyTimeoutMs?: number;
+  /** Use ZOOKEEPER_CONNECT when it is set (default true); false always starts a server of our own. */
+  readonly allowExternal?: boolean;
+}
+
+/** Where the two peer ports of member `to` are reached from member `from`: a seam for a partitioning proxy. */
+export type PeerLink = (from: number, to: number, port: number) => Promise<number>;
+
+/** The ensemble's options: the server's, how many members, and how they reach each other. */
+export interface StartEnsembleOptions extends StartZookeeperOptions {
+  /** How many members, 3 by default (a quorum survives one member's loss). */
+  readonly size?: number;
+  /**
+   * Gives the port member `from` dials to reach `port` of member `to` (its quorum or election
+   * port). Default: the port itself. A test passes a function that starts a TCP proxy per link
+   * and returns its port, so that it can cut one member off from the others; each member's
+   * zoo.cfg then names the others by their proxies, and itself by its own ports.
+   */
+  readonly link?: PeerLink;
+}
+
+/** Whether ZooKeeper's server script and a Java runtime are installed (for `describe.skipIf`). */
+export function hasZookeeper(home = zookeeperHome()): boolean {
+  return Boolean(process.env.ZOOKEEPER_CONNECT) || existsSync(join(home, 'bin', 'zkServer.sh'));
+}
+
+function zookeeperHome(options: StartZookeeperOptions = {}): string {
+  return options.home ?? process.env.ZOOKEEPER_HOME ?? '/usr/share/zookeeper';
+}
+
+/**
+ * Sends a four-letter command and resolves with the whole reply ('' when nothing answers). The
+ * server closes the connection after answering; there is no `nc` on the image, hence a socket.
+ */
+export function fourLetters(port: number, command: string, timeoutMs = 2000): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let reply = '';
+    const done = () => {
+      socket.destroy();
+      resolve(reply);
+    };
+    socket.setTimeout(timeoutMs, done);
+    socket.once('connect', () => socket.write(command));
+    socket.on('data', (data) => {
+      reply += data.toString();
+    });
+    socket.once('end', done);
+    socket.once('error', done);
+  });
+}
+
+/** The `Mode:` line of `srvr`: only a server that serves clients (has a quorum) prints one. */
+async function modeOf(port: number): Promise<string | undefined> {
+  return /^Mode: (\w+)/m.exec(await fourLetters(port, 'srvr'))?.[1];
+}
+
+interface MemberPorts {
+  readonly myid: number;
+  readonly client: number;
+  readonly quorum: number;
+  readonly election: number;
+}
+
+/**
+ * Starts one server process over `dir` (zoo.cfg, myid and data are there) and returns its
+ * handle. `config` yields the zoo.cfg text; it is written before every start.
+ */
+function serverProcess(
+  options: StartZookeeperOptions,
+  dir: string,
+  myid: number,
+  clientPort: () => number,
+  config: () => string,
+  ready: (port: number) => Promise<boolean>,
+): ZookeeperServer & { startNow(): Promise<void> } {
+  const script = join(zookeeperHome(options), 'bin', 'zkServer.sh');
+  let child: ChildProcess | undefined;
+  let output: () => string = () => '';
+  const isRunning = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+
+  async function start(): Promise<void> {
+    if (isRunning()) return;
+    writeFileSync(join(dir, 'zoo.cfg'), config());
+    const started = startTracked(script, ['start-foreground', join(dir, 'zoo.cfg')], {
+      exitSignal: 'SIGKILL',
+      env: {
+        ...process.env,
+        ZOOCFGDIR: dir,
+        ZOO_LOG_DIR: dir,
+        // A small heap and the quick JIT tier: tests need many servers on a loaded host, not
+        // speed. An election round without agreement waits twice as long as the last, up to
+        // 60 s by default: with the leader cut off, the two others took 14 s to 90 s to agree
+        // here, and 1 s with the rounds capped at 1 s.
+        JVMFLAGS:
+          '-Xmx96m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dzookeeper.fastleader.maxNotificationInterval=1000',
+        JMXDISABLE: 'true',
+      },
+    });
+    child = started.child;
+    output = started.output;
+    await waitReady(
+      `ZooKeeper ${myid} on port ${clientPort()}`,
+      started.child,
+      () => ready(clientPort()),
+      options.readyTimeoutMs ?? 90_000,
+      started.output,
+    );
+  }
+
+  return {
+    get connect() {
+      return `127.0.0.1:${clientPort()}`;
+    },
+    get port() {
+      return clientPort();
+    },
+    myid,
+    external: false,
+    get running() {
+      return isRunning();
+    },
+    get pid() {
+      return isRunning() ? child?.pid : undefined;
+    },
+    startNow: start,
+    start,
+    stop: async () => {
+      if (child) await stopChild(child, 'SIGTERM');
+    },
+    kill: async () => {
+      if (child) await stopChild(child, 'SIGKILL');
+    },
+    pause: () => {
+      child?.kill('SIGSTOP');
+    },
+    resume: () => {
+      child?.kill('SIGCONT');
+    },
+    mode: () => (isRunning() ? modeOf(clientPort()) : Promise.resolve(undefined)),
+    log: () => output(),
+  };
+}
+
+/** zoo.cfg lines every server gets. */
+function commonConfig(options: StartZookeeperOptions, dir: string, clientPort: number): string[] {
+  const tick = options.tickTimeMs ?? 200;
+  return [
+    `tickTime=${tick}`,
+    `dataDir=${dir}`,
+    `clientPort=${clientPort}`,
+    'clientPortAddress=127.0.0.1',
+    'admin.enableServer=false',
+    '4lw.commands.whitelist=ruok,srvr',
+    // Every test client dials from 127.0.0.1; the default of 60 connections per address is too few.
+    'maxClientCnxns=0',
+    `minSessionTimeout=${options.minSessionTimeoutMs ?? 2 * tick}`,
+    `maxSessionTimeout=${options.maxSessionTimeoutMs ?? 120_000}`,
+    // Room for a JVM that a loaded host starves for a few seconds: followers must not drop out.
+    'initLimit=50',
+    'syncLimit=10',
+    ...(options.config ?? []),
+  ];
+}
+
+/**
+ * Starts a real standalone ZooKeeper on a free loopback port, in a temporary directory; ready
+ * once it answers `ruok` with `imok`. With ZOOKEEPER_CONNECT set, returns a handle on that
+ * server instead (tests that stop, pause or restart it must skip when `external` is true).
+ */
+export async function startZookeeper(options: StartZookeeperOptions = {}): Promise<ZookeeperStandalone> {
+  const externalConnect = options.allowExternal === false ? undefined : process.env.ZOOKEEPER_CONNECT;
+  if (externalConnect) return externalZookeeper(externalConnect);
+  const dir = scratchDir(mkdtempSync(join(tmpdir(), 'ids-zookeeper-')));
+  let port = 0;
+  const server = serverProcess(
+    options,
+    dir,
+    1,
+    () => port,
+    () => `${commonConfig(options, dir, port).join('\n')}\n`,
+    async (p) => (await fourLetters(p, 'ruok', 500)) === 'imok',
+  );
+  // Later starts (a restart) use the same port: another process may take it meanwhile, which
+  // such a start then reports.
+  port = await onFreePort((free) => {
+    port = free;
+    return server.startNow();
+  });
+  return Object.assign(server, {
+    close: async () => {
+      await server.stop();
+      removeScratch(dir);
+    },
+  });
+}
+
+/**
+ * Starts a real ZooKeeper ensemble of `size` members (3 by default) on free loopback ports,
+ * each in its own temporary directory with its `myid`; resolves once every member serves
+ * clients (a leader was elected and the followers synced). Members can be stopped, killed,
+ * paused and restarted one by one; `link` puts a proxy on every peer connection so a test can
+ * cut one member off (see StartEnsembleOptions).
+ */
+export async function startZookeeperEnsemble(options: StartEnsembleOptions = {}): Promise<ZookeeperEnsemble> {
+  const size = options.size ?? 3;
+  const root = scratchDir(mkdtempSync(join(tmpdir(), 'ids-zookeeper-ensemble-')));
+  const ports: MemberPorts[] = [];
+  for (let myid = 1; myid <= size; myid++) {
+    ports.push({ myid, client: await freePort(), quorum: await freePort(), election: await freePort() });
+  }
+  // Each member's view of the others' peer ports: through `link` when given.
+  const views = new Map<string, number>();
+  const link = options.link ?? (async (_from, _to, port) => port);
+  for (const from of ports) {
+    for (const to of ports) {
+      if (from === to) continue;
+      views.set(`${from.myid}>${to.myid}:q`, await link(from.myid, to.myid, to.quorum));
+      views.set(`${from.myid}>${to.myid}:e`, await link(from.myid, to.myid, to.election));
+    }
+  }
+  const members = ports.map((own) => {
+    const dir = join(root, String(own.myid));
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'myid'), `${own.myid}\n`);
+    const servers = ports.map((p) => {
+      const quorum = p === own ? p.quorum : views.get(`${own.myid}>${p.myid}:q`);
+      const election = p === own ? p.election : views.get(`${own.myid}>${p.myid}:e`);
+      return `server.${p.myid}=127.0.0.1:${quorum}:${election}`;
+    });
+    return serverProcess(
+      options,
+      dir,
+      own.myid,
+      () => own.client,
+      // Static membership: without reconfig, each member keeps its own view of the peer addresses.
+      () =>
+        `${[...commonConfig(options, dir, own.client), 'reconfigEnabled=false', ...servers].join('\n')}\n`,
+      // `imok` means the JVM runs, not that it serves: the ensemble waits for a quorum below.
+      async (p) => (await fourLetters(p, 'ruok', 500)) === 'imok',
+    );
+  });
+  const ensemble: ZookeeperEnsemble = {
+    connect: ports.map((p) => `127.0.0.1:${p.client}`).join(','),
+    members,
+    async leader(timeoutMs = options.readyTimeoutMs ?? 90_000) {
+      // Right after a change the members may still report the old roles, or none while they
+      // elect: wait for one leader among the running members.
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const running = members.filter((m) => m.running);
+        const modes = await Promise.all(running.map((m) => m.mode()));
+        const leaders = running.filter((_, i) => modes[i] === 'leader');
+        if (leaders.length === 1) return leaders[0] as ZookeeperServer;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `no single leader in the ZooKeeper ensemble within ${timeoutMs} ms (modes: ${modes.join(', ')})`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async serving(timeoutMs = options.readyTimeoutMs ?? 90_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const modes = await Promise.all(members.map((m) => (m.running ? m.mode() : 'down')));
+        if (modes.every((m) => m !== undefined)) return;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `the ZooKeeper ensemble did not serve within ${timeoutMs} ms (modes: ${modes.join(', ')})`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async close() {
+      await Promise.all(members.map((m) => m.stop()));
+      removeScratch(root);
+    },
+  };
+  try {
+    await Promise.all(members.map((m) => m.startNow()));
+    await ensemble.serving();
+  } catch (error) {
+    await ensemble.close();
+    throw error;
+  }
+  return ensemble;
+}
+
+function externalZookeeper(connectString: string): ZookeeperStandalone {
+  const refuse = async () => {
+    throw new Error(
+      'this ZooKeeper came from ZOOKEEPER_CONNECT: it cannot be stopped, killed or restarted by the tests',
+    );
+  };
+  const port = Number(/:(\d+)/.exec(connectString)?.[1] ?? 2181);
+  return {
+    connect: connectString,
+    port,
+    myid: 1,
+    external: true,
+    running: true,
+    pid: undefined,
+    start: async () => {},
+    stop: refuse,
+    kill: refuse,
+    pause: () => {
+      throw new Error('this ZooKeeper came from ZOOKEEPER_CONNECT: it cannot be paused by the tests');
+    },
+    resume: () => {},
+    mode: () => modeOf(port),
+    log: () => '',
+    close: async () => {},
+  };
+}
