@@ -1,18 +1,5 @@
-import {
-  AmbiguousIdError,
-  errorText,
-  IdsError,
-  InvalidArgumentError,
-  InvalidBitsMachineIdError,
-  InvalidBitsSequenceError,
-  InvalidBitsTimeError,
-  InvalidIdError,
-  InvalidLayoutError,
-  InvalidMachineIdError,
-  InvalidStartTimeError,
-  InvalidTimeUnitError,
-  StartTimeAheadError,
-} from '@ids/engine';
+import { AmbiguousIdError, IdsError, InvalidArgumentError, InvalidBitsMachineIdError, InvalidBitsSequenceError, InvalidBitsTimeError, InvalidIdError, InvalidLayoutError, InvalidMachineIdError, InvalidStartTimeError, InvalidTimeUnitError, StartTimeAheadError } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 
 /** The command line itself is wrong: an unknown command or option, a missing or malformed value. */
 export class UsageError extends IdsError {

@@ -4,7 +4,7 @@
 // and the inspector page both use, so the two read the same text the same way.
 import { type DetectedId, decodeAnyId, ENCODINGS } from './encodings.js';
 import { AmbiguousIdError } from './errors.js';
-import { toTime } from './id.js';
+import { toTimeIn } from './id.js';
 import type { Layout } from './layout.js';
 
 /** An ID read from text without a chosen encoding, and why that encoding. */
@@ -63,7 +63,7 @@ export function implausibility(layout: Layout, id: bigint, nowMs: number): strin
   if (layout.epochMs > nowMs + FUTURE_SLACK_MS) {
     return `today is before the layout's epoch (${new Date(layout.epochMs).toISOString()}): no ID of it can exist yet`;
   }
-  const time = toTime(layout, id);
+  const time = toTimeIn(layout, id);
   if (time.getTime() > nowMs + FUTURE_SLACK_MS) return `its time, ${time.toISOString()}, is in the future`;
   return undefined;
 }

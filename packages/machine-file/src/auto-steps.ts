@@ -1,7 +1,8 @@
 // The built-in steps of the `auto` chain, in the order AUTO_STEPS runs them. Each is a small
 // object: a later source (etcd, Redis) is one more such object in a caller's list, not an
 // edit to the chain.
-import { errorText, InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
+import { InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { received, releaseQuietly } from '@ids/engine/internal';
 import {
   type AddressChoice,

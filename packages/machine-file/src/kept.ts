@@ -1,13 +1,6 @@
 import { basename, dirname, resolve } from 'node:path';
-import {
-  errorText,
-  InvalidArgumentError,
-  InvalidMachineIdError,
-  isClaim,
-  type MachineIdCheck,
-  type MachineIdClaim,
-  type MachineIdProvider,
-} from '@ids/engine';
+import { InvalidArgumentError, InvalidMachineIdError, isClaim, type MachineIdCheck, type MachineIdClaim, type MachineIdProvider } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { acceptMachineId, afterValue, idOf, received, releaseQuietly } from '@ids/engine/internal';
 import {
   FileWriteError,

@@ -1,4 +1,5 @@
-import { checkInteger, checkOnError, DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
+import { DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
+import { checkInteger, checkOnError } from '@ids/engine/internal';
 import { received } from '@ids/engine/internal';
 import type { LeaseTiming } from './lease.js';
 

@@ -1,5 +1,5 @@
 import type { MachineIdClaim } from '@ids/engine';
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { type RedisMachineIdOptions, redisMachineId } from './claim.js';
 import { redact } from './url.js';
 

@@ -1,4 +1,4 @@
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { setLongTimeout } from '@ids/engine/internal';
 import { bounded, StoreTimeout } from '@ids/machine-lease';
 import { type Cluster, Redis } from 'ioredis';

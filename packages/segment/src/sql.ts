@@ -1,4 +1,5 @@
-import { errorText, InvalidArgumentError } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { received } from '@ids/engine/internal';
 import { StoreCorruptError, TagExistsError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';

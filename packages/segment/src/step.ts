@@ -1,4 +1,5 @@
-import { checkInteger, InvalidArgumentError } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
+import { checkInteger } from '@ids/engine/internal';
 import { received } from '@ids/engine/internal';
 import { StepOutOfRangeError } from './errors.js';
 

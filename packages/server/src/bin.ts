@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `ids-server`: see `ids-server --help`.
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { serve } from './serve.js';
 
 // exit() rather than letting the loop drain: shutdown closed the claims' timers and the Redis

@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { closestName } from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
 import { SERVER_LAYOUTS } from './layouts.js';

@@ -3,16 +3,8 @@
 // with the fewest IDs pending, so a batch's IDs are increasing; IDs of different generators
 // differ in their machine field, so they never collide, but they are not ordered across
 // generators (see the README).
-import {
-  type Clock,
-  ClockMovedBackwardsError,
-  IdGenerator,
-  isClaim,
-  type Layout,
-  type MachineIdClaim,
-  sleep,
-  wallClock,
-} from '@ids/engine';
+import { type Clock, ClockMovedBackwardsError, checkGeneratorOptions, IdGenerator, isClaim, type Layout, type MachineIdClaim, wallClock } from '@ids/engine';
+import { sleep } from '@ids/engine/internal';
 import { setLongTimeout } from '@ids/engine/internal';
 import { HttpError } from './errors.js';
 import type { ServerEvent } from './events.js';
@@ -128,7 +120,7 @@ export class MachinePool {
         const got = await pool.#acquire(slot.index);
         slot.how = got.how;
         const label = String(slot.index);
-        slot.generator = new IdGenerator({
+        slot.generator = new IdGenerator(checkGeneratorOptions({
           layout: options.layout,
           machineId: pool.#watch(got.machineId, slot),
           clock: measuredClock(options.clock ?? wallClock, options.layout, label, options.metrics),
@@ -136,7 +128,7 @@ export class MachinePool {
             ? { maxClockBackwardMs: options.maxClockBackwardMs }
             : {}),
           onError: options.onError,
-        });
+        }));
         zeroSlot(options.metrics, label);
         slot.issued = options.metrics.issued.labels(label);
         options.metrics.claimHeld.labels(label).set(1);

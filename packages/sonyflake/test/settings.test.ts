@@ -1,4 +1,4 @@
-import { compose } from '@ids/engine';
+import { composeIn as compose } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import {
   createSharedState,

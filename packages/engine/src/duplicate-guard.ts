@@ -5,8 +5,8 @@
 // state) or another process with the same machine ID is the machine-ID provider's job (host
 // claims, etcd leases).
 import { IdsError, InvalidArgumentError, received } from './errors.js';
-import type { StateCell } from './generator.js';
 import type { Layout } from './layout.js';
+import type { StateCell } from './options.js';
 import { SharedStateCell } from './shared.js';
 
 /** The setting that turns the guard off, for generators whose IDs need only be unique on their own. */
@@ -101,7 +101,8 @@ export function shareOf(state: StateCell | undefined): object | undefined {
 /** The environment variable that sets the default of `sameMachineId` for a process. */
 export const SAME_MACHINE_ID_ENV = 'IDS_SAME_MACHINE_ID';
 
-function checkSetting(value: unknown): 'allow' | 'refuse' {
+/** The `sameMachineId` setting, or IDS_SAME_MACHINE_ID when it is not given. @throws InvalidArgumentError for another value. */
+export function checkSameMachineId(value: unknown): 'allow' | 'refuse' {
   const fromEnv = value === undefined;
   const chosen = fromEnv ? (globalThis.process?.env?.[SAME_MACHINE_ID_ENV] ?? 'refuse') : value;
   if (chosen === 'allow' || chosen === 'refuse') return chosen;
@@ -124,10 +125,14 @@ export function enterLive(
   layout: Layout,
   machineId: number,
   share: object | undefined,
-  sameMachineId: SameMachineIdSetting['sameMachineId'],
+  sameMachineId: 'allow' | 'refuse',
 ): () => void {
-  const setting = checkSetting(sameMachineId);
-  if (setting === 'allow' || !Number.isInteger(machineId) || machineId < 0 || machineId > layout.maxMachine) {
+  if (
+    sameMachineId === 'allow' ||
+    !Number.isInteger(machineId) ||
+    machineId < 0 ||
+    machineId > layout.maxMachine
+  ) {
     return () => undefined;
   }
   const key = keyOf(layout, machineId);

@@ -1,5 +1,4 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createWithMachineId } from '../src/construct.js';
 import { AsyncSettingError, InvalidMachineIdError, MachineIdRejectedError } from '../src/errors.js';
 import { defineLayout } from '../src/layout.js';
 import {
@@ -10,6 +9,7 @@ import {
   resolveMachineId,
   resolveMachineIdSync,
 } from '../src/machine.js';
+import { createWithMachineId } from '../src/preset.js';
 
 const layout = defineLayout({ timeBits: 41, timeUnitMs: 1, sequenceBits: 12, machineBits: 10, epochMs: 0 });
 
