@@ -11,12 +11,12 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
+import { layoutLimits } from '@ids/engine';
 import { autoMachineId, HostClaim } from '@ids/machine-file';
 import {
   createSharedState,
   decompose,
   InvalidArgumentError,
-  layoutLimits,
   Sonyflake,
   sharedStateCell,
   sonyflakeLayout,

@@ -103,7 +103,7 @@ export {
   resolveMachineId,
   resolveMachineIdSync,
 } from './machine.js';
-export { type MachineIdRequest, type Preset, presetClass } from './preset.js';
+export { type MachineIdRequest, type Preset, type PresetClass, presetClass } from './preset.js';
 export { FUTURE_SLACK_MS, implausibility, type RecognizedId, recognizeId } from './reading.js';
 export {
   createSharedState,

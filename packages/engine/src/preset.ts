@@ -87,13 +87,21 @@ export async function createWithMachineId<G>(
   }
 }
 
+/** What `presetClass` returns: a generator class to extend, with its constructor and `create()`. */
+export interface PresetClass<S extends GeneratorSettings> {
+  /** Checks `settings` and builds the generator (the checked options are what `create()` passes). */
+  new (settings?: S | CheckedGeneratorOptions): IdGenerator;
+  /** Validates the settings, runs the machine-ID provider and check (either may be async), and builds the generator. */
+  create<G>(this: new (options: CheckedGeneratorOptions) => G, settings?: S): Promise<G>;
+}
+
 /**
  * A generator class for a preset: `new X(settings)` builds synchronously (a numeric machine ID,
  * or a provider and check that answer synchronously); `await X.create(settings)` also runs
  * asynchronous providers and checks. Either way every setting is read and checked once, before
  * any machine ID is claimed, and the layout is built once.
  */
-export function presetClass<S extends GeneratorSettings>(preset: Preset<S>) {
+export function presetClass<S extends GeneratorSettings>(preset: Preset<S>): PresetClass<S> {
   return class PresetGenerator extends IdGenerator {
     /** Checks `settings` and builds the generator; `create()` passes the options it checked. */
     constructor(settings?: S | CheckedGeneratorOptions) {
