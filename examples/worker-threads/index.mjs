@@ -76,7 +76,7 @@ function overlapped(perThread) {
 /**
  * Starts the worker threads, opens the gate once all are ready, and collects their IDs.
  * @param {Worker[]} workers where the started threads are put (the caller terminates them)
- * @param {import('@ids/sonyflake').SharedGeneratorState} shared @param {number} threads @param {number} count
+ * @param {import('@ids/engine').SharedGeneratorState} shared @param {number} threads @param {number} count
  */
 async function draw(workers, shared, threads, count) {
   const gate = new SharedArrayBuffer(4);
