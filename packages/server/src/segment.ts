@@ -211,7 +211,7 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       checkHead: ({ params }) => checkTagName(params[0]),
       async handle({ params }) {
         const tag = params[0] as string;
-        const id = await guarded(tag, (segments) => segments.next());
+        const id = await guarded(tag, (segments) => segments.nextId());
         metrics.served.inc({ tag });
         return { json: { id: id.toString() } };
       },
