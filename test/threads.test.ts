@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { createSharedState, defineLayout, type Layout, type SharedGeneratorState, sharedStateCell } from '@ids/engine';
+import {
+  createSharedState,
+  defineLayout,
+  type Layout,
+  type SharedGeneratorState,
+  sharedStateCell,
+} from '@ids/engine';
 import { tickStartMs } from '@ids/engine/internal';
 import { claimHostMachineId } from '@ids/machine-file';
 import { Snowflake, snowflakeLayout } from '@ids/snowflake';

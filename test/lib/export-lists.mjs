@@ -12,30 +12,42 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Where the committed lists live, one file per package. */
 export const LISTS_DIR = join(root, 'test', 'exports');
 
+/** The workspace's package folders, as pnpm-workspace.yaml lists them (a `dir/*` or a `dir`). */
+function workspaceFolders() {
+  const yaml = readFileSync(join(root, 'pnpm-workspace.yaml'), 'utf8');
+  const globs = [...yaml.matchAll(/^ {2}- (\S+)$/gm)].map((match) => match[1] ?? '');
+  return globs.flatMap((glob) => {
+    if (!glob.endsWith('/*')) return [join(root, glob)];
+    const base = join(root, glob.slice(0, -2));
+    return existsSync(base) ? readdirSync(base).map((folder) => join(base, folder)) : [];
+  });
+}
+
 /**
- * Each package under packages/ with an `exports` map, and the declaration file of each entry
- * (the `types` of its `import` condition).
+ * Each workspace package with an `exports` map, and the declaration file of each entry (the
+ * `types` of its `import` condition, or of the entry itself).
  * @returns {{ name: string, file: string, entries: { specifier: string, dts: string }[] }[]}
  */
 export function packageEntries() {
-  const base = join(root, 'packages');
   const packages = [];
-  for (const folder of readdirSync(base).sort()) {
-    const manifestPath = join(base, folder, 'package.json');
+  for (const dir of workspaceFolders()) {
+    const manifestPath = join(dir, 'package.json');
     if (!existsSync(manifestPath)) continue;
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
     const entries = [];
     for (const [key, target] of Object.entries(manifest.exports ?? {})) {
-      const types = typeof target === 'object' && target !== null ? target.import?.types : undefined;
+      const types =
+        typeof target === 'object' && target !== null ? (target.import?.types ?? target.types) : undefined;
       if (typeof types !== 'string') continue;
       entries.push({
         specifier: key === '.' ? manifest.name : `${manifest.name}${key.slice(1)}`,
-        dts: join(base, folder, types),
+        dts: join(dir, types),
       });
     }
-    if (entries.length > 0) packages.push({ name: manifest.name, file: `${folder}.txt`, entries });
+    if (entries.length > 0)
+      packages.push({ name: manifest.name, file: `${manifest.name.split('/').at(-1)}.txt`, entries });
   }
-  return packages;
+  return packages.sort((a, b) => a.file.localeCompare(b.file));
 }
 
 /**
@@ -66,7 +78,8 @@ export function exportLists() {
       const symbol = source && checker.getSymbolAtLocation(source);
       const names = symbol
         ? checker.getExportsOfModule(symbol).map((exported) => {
-            const target = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+            const target =
+              exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
             return `${entry.specifier} ${exported.getName()} ${target.flags & ts.SymbolFlags.Value ? 'value' : 'type'}`;
           })
         : [];

@@ -1,4 +1,17 @@
-import { AmbiguousIdError, IdsError, InvalidArgumentError, InvalidBitsMachineIdError, InvalidBitsSequenceError, InvalidBitsTimeError, InvalidIdError, InvalidLayoutError, InvalidMachineIdError, InvalidStartTimeError, InvalidTimeUnitError, StartTimeAheadError } from '@ids/engine';
+import {
+  AmbiguousIdError,
+  IdsError,
+  InvalidArgumentError,
+  InvalidBitsMachineIdError,
+  InvalidBitsSequenceError,
+  InvalidBitsTimeError,
+  InvalidIdError,
+  InvalidLayoutError,
+  InvalidMachineIdError,
+  InvalidStartTimeError,
+  InvalidTimeUnitError,
+  StartTimeAheadError,
+} from '@ids/engine';
 import { errorText } from '@ids/engine/internal';
 
 /** The command line itself is wrong: an unknown command or option, a missing or malformed value. */

@@ -4,7 +4,16 @@
 // plausible when its time lies between the layout's epoch and a minute from now
 // (implausibility). An ID does not say which layout made it: without --layout the default is
 // used, and the other layouts that date the ID plausibly are named.
-import { AmbiguousIdError, decodeId, type EncodingName, implausibility, type Layout, type RecognizedId, recognizeId, toTimeIn as toTime } from '@ids/engine';
+import {
+  AmbiguousIdError,
+  decodeId,
+  type EncodingName,
+  implausibility,
+  type Layout,
+  type RecognizedId,
+  recognizeId,
+  toTimeIn as toTime,
+} from '@ids/engine';
 import type { Io } from './io.js';
 import { LAYOUT_NAMES, parseLayout } from './layouts.js';
 

@@ -1,6 +1,6 @@
 // etcd stopped mid-run, and a partition between one client and etcd: the generator fences
 // within the TTL budget, and a second holder gets the ID only after the first has fenced.
-import { GeneratorClosedError, checkGeneratorOptions, IdGenerator, MachineIdLostError } from '@ids/engine';
+import { checkGeneratorOptions, GeneratorClosedError, IdGenerator, MachineIdLostError } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import {
   EtcdLeaseLostError,

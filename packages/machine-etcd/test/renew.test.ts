@@ -24,7 +24,9 @@ describe.skipIf(!canStartEtcd)('renewal, on an injected clock', () => {
         scheduler,
       } as Parameters<typeof etcdMachineId>[0]);
       const claim = await provider({ bits: 10 });
-      const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: claim, onError: () => undefined }));
+      const gen = new IdGenerator(
+        checkGeneratorOptions({ layout, machineId: claim, onError: () => undefined }),
+      );
       await gen.nextId();
 
       // Confirmed keepalives every 1,000 ms of fake time: no fence over three TTLs of it.

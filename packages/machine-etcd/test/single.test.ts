@@ -2,7 +2,14 @@
 // fields, garbage under the prefix, and an etcd that cannot be reached.
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
-import { FakeClock, checkGeneratorOptions, IdGenerator, MachineIdLostError, MachineIdRejectedError, resolveMachineId } from '@ids/engine';
+import {
+  checkGeneratorOptions,
+  FakeClock,
+  IdGenerator,
+  MachineIdLostError,
+  MachineIdRejectedError,
+  resolveMachineId,
+} from '@ids/engine';
 import { tickOf, tickStartMs } from '@ids/engine/internal';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,8 +2,7 @@
 // object: a later source (etcd, Redis) is one more such object in a caller's list, not an
 // edit to the chain.
 import { InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
-import { errorText } from '@ids/engine/internal';
-import { received, releaseQuietly } from '@ids/engine/internal';
+import { errorText, received, releaseQuietly } from '@ids/engine/internal';
 import {
   type AddressChoice,
   checkOffset,

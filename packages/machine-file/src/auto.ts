@@ -1,9 +1,16 @@
 // The `auto` chain: runs a list of named steps in order until one gives a machine ID, and keeps
 // a trail of what each did. The chain knows nothing of any particular source; the steps
 // (auto-steps.ts, or a caller's own) do.
-import { AsyncSettingError, IdsError, InvalidArgumentError, InvalidMachineIdError, isClaim, type MachineIdClaim, type MachineIdProvider } from '@ids/engine';
-import { checkInteger, errorText } from '@ids/engine/internal';
-import { idOf, received, releaseQuietly } from '@ids/engine/internal';
+import {
+  AsyncSettingError,
+  IdsError,
+  InvalidArgumentError,
+  InvalidMachineIdError,
+  isClaim,
+  type MachineIdClaim,
+  type MachineIdProvider,
+} from '@ids/engine';
+import { checkInteger, errorText, idOf, received, releaseQuietly } from '@ids/engine/internal';
 import type {
   AutoChainStep,
   AutoMachineIdOptions,

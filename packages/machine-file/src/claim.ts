@@ -1,7 +1,12 @@
 import { join, resolve } from 'node:path';
-import { type Clock, DEFAULT_MAX_CLOCK_BACKWARD_MS, type MachineIdClaim, type MachineIdProvider, wallClock } from '@ids/engine';
-import { checkInteger, checkOnError, errorText } from '@ids/engine/internal';
-import { checkClock } from '@ids/engine/internal';
+import {
+  type Clock,
+  DEFAULT_MAX_CLOCK_BACKWARD_MS,
+  type MachineIdClaim,
+  type MachineIdProvider,
+  wallClock,
+} from '@ids/engine';
+import { checkClock, checkInteger, checkOnError, errorText } from '@ids/engine/internal';
 import { defaultClaimDir } from './dirs.js';
 import {
   ClaimDirError,

@@ -1,7 +1,13 @@
 import { basename, dirname, resolve } from 'node:path';
-import { InvalidArgumentError, InvalidMachineIdError, isClaim, type MachineIdCheck, type MachineIdClaim, type MachineIdProvider } from '@ids/engine';
-import { errorText } from '@ids/engine/internal';
-import { acceptMachineId, afterValue, idOf, received, releaseQuietly } from '@ids/engine/internal';
+import {
+  InvalidArgumentError,
+  InvalidMachineIdError,
+  isClaim,
+  type MachineIdCheck,
+  type MachineIdClaim,
+  type MachineIdProvider,
+} from '@ids/engine';
+import { acceptMachineId, afterValue, errorText, idOf, received, releaseQuietly } from '@ids/engine/internal';
 import {
   FileWriteError,
   KeptFallbackError,

@@ -3,8 +3,7 @@
 // exactly as host claims are (takeover.ts), so a holder killed with -9 frees it at once.
 import { basename, dirname, resolve } from 'node:path';
 import { type Clock, InvalidArgumentError, wallClock } from '@ids/engine';
-import { checkInteger, checkOnError, errorText } from '@ids/engine/internal';
-import { checkClock, received } from '@ids/engine/internal';
+import { checkClock, checkInteger, checkOnError, errorText, received } from '@ids/engine/internal';
 import {
   ClaimFileCorruptError,
   FileWriteError,

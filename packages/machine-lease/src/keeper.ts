@@ -1,5 +1,4 @@
-import { errorText } from '@ids/engine/internal';
-import { setLongTimeout } from '@ids/engine/internal';
+import { errorText, setLongTimeout } from '@ids/engine/internal';
 import type { LeaseErrors, LeaseLost } from './store.js';
 
 /**

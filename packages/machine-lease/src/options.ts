@@ -1,6 +1,5 @@
 import { DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
-import { checkInteger, checkOnError } from '@ids/engine/internal';
-import { received } from '@ids/engine/internal';
+import { checkInteger, checkOnError, received } from '@ids/engine/internal';
 import type { LeaseTiming } from './lease.js';
 
 /** Lease TTL when none is given, in seconds. */

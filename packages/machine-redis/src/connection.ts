@@ -1,5 +1,4 @@
-import { errorText } from '@ids/engine/internal';
-import { setLongTimeout } from '@ids/engine/internal';
+import { errorText, setLongTimeout } from '@ids/engine/internal';
 import { bounded, StoreTimeout } from '@ids/machine-lease';
 import { type Cluster, Redis } from 'ioredis';
 import { RedisDatabaseError, RedisRequestError, RedisUnavailableError } from './errors.js';

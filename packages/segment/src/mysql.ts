@@ -4,8 +4,7 @@
 // _offset), the plan of servers checked. mysql2 is imported inside the factory, so importing
 // @ids/segment does not load it.
 import { InvalidArgumentError } from '@ids/engine';
-import { checkInteger, errorText } from '@ids/engine/internal';
-import { importOptional, received } from '@ids/engine/internal';
+import { checkInteger, errorText, importOptional, received } from '@ids/engine/internal';
 import {
   StepOffsetPlanError,
   StoreCorruptError,

@@ -2,8 +2,7 @@
 // which opens every redis:// URL of @ids, is imported inside the factory, so importing
 // @ids/segment does not load it.
 import { IdsError, InvalidArgumentError } from '@ids/engine';
-import { errorText } from '@ids/engine/internal';
-import { importOptional, received } from '@ids/engine/internal';
+import { errorText, importOptional, received } from '@ids/engine/internal';
 import { StoreCorruptError, StoreUnavailableError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {

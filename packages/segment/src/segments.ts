@@ -1,6 +1,5 @@
 import { type Clock, IdsError, InvalidArgumentError, wallClock } from '@ids/engine';
-import { checkInteger, errorText } from '@ids/engine/internal';
-import { checkClock, received } from '@ids/engine/internal';
+import { checkClock, checkInteger, errorText, received } from '@ids/engine/internal';
 import {
   BufferEmptyError,
   SegmentsClosedError,

@@ -1,6 +1,5 @@
 import { InvalidArgumentError } from '@ids/engine';
-import { errorText } from '@ids/engine/internal';
-import { received } from '@ids/engine/internal';
+import { errorText, received } from '@ids/engine/internal';
 import { StoreCorruptError, TagExistsError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {

@@ -1,6 +1,5 @@
 import { InvalidArgumentError } from '@ids/engine';
-import { checkInteger } from '@ids/engine/internal';
-import { received } from '@ids/engine/internal';
+import { checkInteger, received } from '@ids/engine/internal';
 import { StepOutOfRangeError } from './errors.js';
 
 /** The bounds and target of the dynamic step (see `nextStep`). */

@@ -3,8 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { errorText } from '@ids/engine/internal';
-import { closestName } from '@ids/engine/internal';
+import { closestName, errorText } from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
 import { SERVER_LAYOUTS } from './layouts.js';
 import { DEFAULT_DRAIN_MS, type IdServerOptions } from './server.js';

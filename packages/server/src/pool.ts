@@ -3,9 +3,17 @@
 // with the fewest IDs pending, so a batch's IDs are increasing; IDs of different generators
 // differ in their machine field, so they never collide, but they are not ordered across
 // generators (see the README).
-import { type Clock, ClockMovedBackwardsError, checkGeneratorOptions, IdGenerator, isClaim, type Layout, type MachineIdClaim, wallClock } from '@ids/engine';
-import { sleep } from '@ids/engine/internal';
-import { setLongTimeout } from '@ids/engine/internal';
+import {
+  type Clock,
+  ClockMovedBackwardsError,
+  checkGeneratorOptions,
+  IdGenerator,
+  isClaim,
+  type Layout,
+  type MachineIdClaim,
+  wallClock,
+} from '@ids/engine';
+import { setLongTimeout, sleep } from '@ids/engine/internal';
 import { HttpError } from './errors.js';
 import type { ServerEvent } from './events.js';
 import { type ServerMetrics, zeroSlot } from './metrics.js';
@@ -120,15 +128,17 @@ export class MachinePool {
         const got = await pool.#acquire(slot.index);
         slot.how = got.how;
         const label = String(slot.index);
-        slot.generator = new IdGenerator(checkGeneratorOptions({
-          layout: options.layout,
-          machineId: pool.#watch(got.machineId, slot),
-          clock: measuredClock(options.clock ?? wallClock, options.layout, label, options.metrics),
-          ...(options.maxClockBackwardMs !== undefined
-            ? { maxClockBackwardMs: options.maxClockBackwardMs }
-            : {}),
-          onError: options.onError,
-        }));
+        slot.generator = new IdGenerator(
+          checkGeneratorOptions({
+            layout: options.layout,
+            machineId: pool.#watch(got.machineId, slot),
+            clock: measuredClock(options.clock ?? wallClock, options.layout, label, options.metrics),
+            ...(options.maxClockBackwardMs !== undefined
+              ? { maxClockBackwardMs: options.maxClockBackwardMs }
+              : {}),
+            onError: options.onError,
+          }),
+        );
         zeroSlot(options.metrics, label);
         slot.issued = options.metrics.issued.labels(label);
         options.metrics.claimHeld.labels(label).set(1);

@@ -1,5 +1,14 @@
 // The server's own routes over the machine pool, the token store and the metrics.
-import { decodeId, decomposeIn as decompose, ENCODING_NAMES, type EncodingName, encodeId, type Layout, layoutLimits, toTimeIn as toTime } from '@ids/engine';
+import {
+  decodeId,
+  decomposeIn as decompose,
+  ENCODING_NAMES,
+  type EncodingName,
+  encodeId,
+  type Layout,
+  layoutLimits,
+  toTimeIn as toTime,
+} from '@ids/engine';
 import { HttpError, quote } from './errors.js';
 import type { ServerMetrics } from './metrics.js';
 import type { MachinePool } from './pool.js';
