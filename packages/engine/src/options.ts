@@ -124,13 +124,21 @@ export interface CheckedSettings {
  */
 export class CheckedGeneratorOptions {
   readonly #checked = true;
+  /** The bit layout. */
   readonly layout: Layout;
+  /** The machine ID, its range checked: a number, or a claim the generator watches. */
   readonly machineId: number | MachineIdClaim;
+  /** The clock, checked (`now()` answered a finite number). */
   readonly clock: Clock;
+  /** How far, in ms, the clock may go back before a call fails (0 or more). */
   readonly maxClockBackwardMs: number;
+  /** Each fresh tick starts below this sequence (0: off). */
   readonly randomSequenceBound: number;
+  /** Where errors of recording and renewing a claim go. */
   readonly onError: (error: unknown) => void;
+  /** The state cell, or null for the generator's own state. */
   readonly state: StateCell | null;
+  /** Whether a second live generator with this layout and machine ID is allowed. */
   readonly sameMachineId: 'allow' | 'refuse';
 
   constructor(settings: CheckedSettings, layout: Layout, bound: number, machineId: number | MachineIdClaim) {
