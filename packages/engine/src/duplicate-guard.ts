@@ -113,12 +113,11 @@ export function checkSameMachineId(value: unknown): 'allow' | 'refuse' {
 
 /**
  * Records a generator as live for its layout and machine ID, and returns the function that
- * frees the record (call it from close()). An ID that does not fit the layout is not recorded:
- * the generator's own check then reports it.
+ * frees the record (call it from close()). The machine ID was checked against the layout first.
  *
  * @throws DuplicateGeneratorError when another live generator of this realm has the same
- * layout and machine ID, unless both share one state or `sameMachineId` is 'allow'; InvalidArgumentError for a
- * `sameMachineId` (or IDS_SAME_MACHINE_ID) other than 'allow' or 'refuse'.
+ * layout and machine ID, unless both share one state or `sameMachineId` is 'allow' (checked by
+ * checkSameMachineId, with the generator's other options).
  */
 export function enterLive(
   generator: object,
@@ -127,14 +126,8 @@ export function enterLive(
   share: object | undefined,
   sameMachineId: 'allow' | 'refuse',
 ): () => void {
-  if (
-    sameMachineId === 'allow' ||
-    !Number.isInteger(machineId) ||
-    machineId < 0 ||
-    machineId > layout.maxMachine
-  ) {
-    return () => undefined;
-  }
+  // The machine ID's range was checked with the generator's options.
+  if (sameMachineId === 'allow') return () => undefined;
   const key = keyOf(layout, machineId);
   // A generator dropped without close() no longer counts once it has been garbage-collected.
   const entries = (live.get(key) ?? []).filter((entry) => entry.generator.deref() !== undefined);
