@@ -6,8 +6,8 @@ import {
   type Layout,
   type SharedGeneratorState,
   sharedStateCell,
+  tickStartMs,
 } from '@ids/engine';
-import { tickStartMs } from '@ids/engine/internal';
 import { claimHostMachineId } from '@ids/machine-file';
 import { Snowflake, snowflakeLayout } from '@ids/snowflake';
 import { Sonyflake, sonyflakeLayout } from '@ids/sonyflake';

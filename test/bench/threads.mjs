@@ -3,8 +3,13 @@
 // seconds. The figure is the share of the layout's ceiling the four reach together: IDs issued
 // over the slots of every tick from the first ID's to the last one's.
 import { Worker } from 'node:worker_threads';
-import { checkGeneratorOptions, createSharedState, defineLayout, IdGenerator } from '@ids/engine';
-import { tickStartMs } from '@ids/engine/internal';
+import {
+  checkGeneratorOptions,
+  createSharedState,
+  defineLayout,
+  IdGenerator,
+  tickStartMs,
+} from '@ids/engine';
 import { SONYFLAKE_LAYOUT } from '@ids/sonyflake';
 import { audit, ceilingShare, fmt, formatTable } from './lib/measure.mjs';
 

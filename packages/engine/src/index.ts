@@ -92,6 +92,7 @@ export {
   type LayoutSpec,
   layoutLimits,
   type MachinePart,
+  tickStartMs,
 } from './layout.js';
 export {
   isClaim,

@@ -9,8 +9,9 @@ import {
   MachineIdLostError,
   MachineIdRejectedError,
   resolveMachineId,
+  tickStartMs,
 } from '@ids/engine';
-import { tickOf, tickStartMs } from '@ids/engine/internal';
+import { tickOf } from '@ids/engine/internal';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';

@@ -1,8 +1,7 @@
 import * as realFs from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeClock, InvalidArgumentError, MachineIdLostError } from '@ids/engine';
-import { tickStartMs } from '@ids/engine/internal';
+import { FakeClock, InvalidArgumentError, MachineIdLostError, tickStartMs } from '@ids/engine';
 import { Sonyflake } from '@ids/sonyflake';
 import { describe, expect, it, vi } from 'vitest';
 import { tempPath } from '../src/files.js';

@@ -1,8 +1,7 @@
 // One ID read in one layout, and whether that reading is believable. An ID does not say which
 // layout made it; a reading whose time lies in the future, or that needs bits the layout does
 // not have, points at the wrong layout, and the page names the ones that read it plausibly.
-import { type DecomposedId, decomposeIn as decompose, implausibility } from '@ids/engine';
-import { tickStartMs } from '@ids/engine/internal';
+import { type DecomposedId, decomposeIn as decompose, implausibility, tickStartMs } from '@ids/engine';
 import type { NamedLayout } from './layouts.js';
 
 /** An ID in one layout. */
