@@ -11,12 +11,12 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
+import { layoutLimits } from '@ids/engine';
 import { autoMachineId, HostClaim } from '@ids/machine-file';
 import {
   createSharedState,
   decompose,
   InvalidArgumentError,
-  layoutLimits,
   Sonyflake,
   sharedStateCell,
   sonyflakeLayout,
@@ -76,7 +76,7 @@ function overlapped(perThread) {
 /**
  * Starts the worker threads, opens the gate once all are ready, and collects their IDs.
  * @param {Worker[]} workers where the started threads are put (the caller terminates them)
- * @param {import('@ids/sonyflake').SharedGeneratorState} shared @param {number} threads @param {number} count
+ * @param {import('@ids/engine').SharedGeneratorState} shared @param {number} threads @param {number} count
  */
 async function draw(workers, shared, threads, count) {
   const gate = new SharedArrayBuffer(4);

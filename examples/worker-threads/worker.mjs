@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Sonyflake, sharedStateCell } from '@ids/sonyflake';
 
-/** @type {{ shared: import('@ids/sonyflake').SharedGeneratorState, gate: SharedArrayBuffer, count: number }} */
+/** @type {{ shared: import('@ids/engine').SharedGeneratorState, gate: SharedArrayBuffer, count: number }} */
 const { shared, gate, count } = workerData;
 const cell = sharedStateCell(shared);
 // The machine ID must be the shared state's: the cell refuses any other.

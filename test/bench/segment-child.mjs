@@ -39,11 +39,11 @@ async function segment(store) {
     await store.createTag(name, { after: 0n });
     return name;
   };
-  // 1. Steady state, dynamic step from Leaf's defaults: a caller awaiting next(), letting the
+  // 1. Steady state, dynamic step from Leaf's defaults: a caller awaiting nextId(), letting the
   //    event loop turn once per 100 IDs (as a service answering requests does).
   const steady = await Segments.create({ store, tag: await created(`${tag}-steady`) });
   for (let i = 0; i < 200_000; i++) {
-    await steady.next();
+    await steady.nextId();
     if (i % 100 === 99) await turn();
   }
   const trips0 = steady.stats.roundTrips;
@@ -51,7 +51,7 @@ async function segment(store) {
   const run = await timedAsync(async () => {
     const until = performance.now() + seconds * 1000;
     while (performance.now() < until) {
-      for (let i = 0; i < 100; i++) await steady.next();
+      for (let i = 0; i < 100; i++) await steady.nextId();
       count += 100;
       await turn();
     }
@@ -60,31 +60,31 @@ async function segment(store) {
   const step = steady.stats.step;
   await steady.close();
 
-  // 2. nextSync() from memory: a fixed step of 1,000,000, chunks of 50,000 between turns.
+  // 2. nextIdSync() from memory: a fixed step of 1,000,000, chunks of 50,000 between turns.
   const big = await Segments.create({
     store,
     tag: await created(`${tag}-memory`),
     step: 1_000_000,
     maxStep: 1_000_000,
   });
-  // Warmed in chunks with turns between them, as in the timed loop: nextSync() never waits, so
+  // Warmed in chunks with turns between them, as in the timed loop: nextIdSync() never waits, so
   // a loop that never yields would empty both buffers before the next segment could arrive.
   for (const until = performance.now() + 200; performance.now() < until; ) {
-    for (let i = 0; i < 50_000; i++) big.nextSync();
+    for (let i = 0; i < 50_000; i++) big.nextIdSync();
     await turn();
   }
   let n = 0;
   const mem = await timedAsync(async () => {
     const until = performance.now() + 1000;
     while (performance.now() < until) {
-      for (let i = 0; i < 50_000; i++) big.nextSync();
+      for (let i = 0; i < 50_000; i++) big.nextIdSync();
       n += 50_000;
       await turn();
     }
   });
   await big.close();
 
-  // 3. Latency of next() across segment switches, a fixed step of 1,000 (a switch every 1,000
+  // 3. Latency of nextId() across segment switches, a fixed step of 1,000 (a switch every 1,000
   //    IDs), each call timed: (a) a caller at about 45,000 IDs/s (50 IDs per 1 ms timer), so a
   //    segment lasts about 20 ms, longer than a store round trip, which is what the double
   //    buffer is for; (b) a saturated caller (100 IDs per event-loop turn), for which a segment
@@ -100,7 +100,7 @@ async function segment(store) {
     const switches = [];
     for (let i = 0; i < count; i++) {
       const t0 = performance.now();
-      const id = await small.next();
+      const id = await small.nextId();
       const us = (performance.now() - t0) * 1000;
       all.push(us);
       if (id % 1000n === 1n) switches.push(us);
@@ -132,19 +132,19 @@ async function segment(store) {
 }
 
 // The design's ticket table: one store round trip (REPLACE INTO, SELECT LAST_INSERT_ID(), in a
-// transaction) per ID, so the caller's rate is the database's. Each call of next() is timed.
+// transaction) per ID, so the caller's rate is the database's. Each call of nextId() is timed.
 async function ticket(store) {
   const tag = `bench-${process.pid}`;
   await store.createTag(tag, { after: 0n });
   const segments = await Segments.create({ store, tag });
-  for (let i = 0; i < 200; i++) await segments.next();
+  for (let i = 0; i < 200; i++) await segments.nextId();
   const trips0 = segments.stats.roundTrips;
   const all = [];
   const run = await timedAsync(async () => {
     const until = performance.now() + seconds * 1000;
     while (performance.now() < until) {
       const t0 = performance.now();
-      await segments.next();
+      await segments.nextId();
       all.push((performance.now() - t0) * 1000);
     }
   });

@@ -1,7 +1,7 @@
 // Every scheme in one run, each case in a child process of its own (segment-child.mjs):
 //  1. segment on PGlite, a real PostgreSQL, a real MySQL (MariaDB, Leaf's leaf_alloc) and a real
 //     Redis (started here on loopback): IDs/s and CPU per million at steady state, store round
-//     trips per million IDs, nextSync() from memory, and the latency of next() across segment
+//     trips per million IDs, nextIdSync() from memory, and the latency of nextId() across segment
 //     switches; and the design's MySQL ticket table, one round trip per ID;
 //  2. UUIDv7, UUIDv4 (uuid) and ULID (ulid) per call, Sonyflake and snowflake nextIdSync(), and
 //     the raw cost of @ids/snowflake's nextIdSync() the segment goal is measured against.
@@ -63,13 +63,13 @@ export async function benchSegment({ seconds = 2 } = {}) {
   const segmentTable = formatTable(
     [
       'store',
-      'IDs/s (next(), steady)',
+      'IDs/s (nextId(), steady)',
       'CPU s per 1M IDs',
       'store round trips per 1M IDs',
       'step reached',
-      'nextSync() ns per ID (CPU ns)',
+      'nextIdSync() ns per ID (CPU ns)',
       'CPU vs raw nextIdSync()',
-      'p99 next() µs (45k IDs/s)',
+      'p99 nextId() µs (45k IDs/s)',
       'p99 / max at a switch µs (45k IDs/s)',
       'p99 / max at a switch µs (saturated)',
     ],
@@ -119,11 +119,11 @@ export async function benchSegment({ seconds = 2 } = {}) {
   const worstTrips = Math.max(...segments.map((r) => r.roundTripsPerMillion));
   const worstRatio = Math.max(...segments.map((r) => r.cpuNsPerIdSync / raw.cpuNsPerId));
   const verdict = [
-    `Goals: nextSync() from memory within 2x of raw nextIdSync() (CPU ns per ID): worst ${worstRatio.toFixed(2)}x;`,
-    `p99 of next() at a segment switch < 1 ms (a caller at 45k IDs/s, step 1,000): worst ${(worstSwitch / 1000).toFixed(3)} ms;`,
+    `Goals: nextIdSync() from memory within 2x of raw nextIdSync() (CPU ns per ID): worst ${worstRatio.toFixed(2)}x;`,
+    `p99 of nextId() at a segment switch < 1 ms (a caller at 45k IDs/s, step 1,000): worst ${(worstSwitch / 1000).toFixed(3)} ms;`,
     `< 1 store round trip per 1,000 IDs (1,000 per 1M) at steady state: worst ${worstTrips.toFixed(1)} per 1M.`,
     'Steady state: Leaf defaults (step from 1,000, doubling while a segment lasts under 15 minutes, up to 1,000,000),',
-    'a caller awaiting next() and letting the event loop turn every 100 IDs. Switch latency: a fixed step of 1,000;',
+    'a caller awaiting nextId() and letting the event loop turn every 100 IDs. Switch latency: a fixed step of 1,000;',
     'a saturated caller empties a 1,000-ID segment faster than a store round trip, so its switches wait for the fetch.',
     "The ticket table (the design's MySQL scheme) makes one round trip per ID, by design: not held to these goals.",
   ].join('\n');

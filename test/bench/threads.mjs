@@ -3,7 +3,13 @@
 // seconds. The figure is the share of the layout's ceiling the four reach together: IDs issued
 // over the slots of every tick from the first ID's to the last one's.
 import { Worker } from 'node:worker_threads';
-import { createSharedState, defineLayout, IdGenerator, tickStartMs } from '@ids/engine';
+import {
+  checkGeneratorOptions,
+  createSharedState,
+  defineLayout,
+  IdGenerator,
+  tickStartMs,
+} from '@ids/engine';
 import { SONYFLAKE_LAYOUT } from '@ids/sonyflake';
 import { audit, ceilingShare, fmt, formatTable } from './lib/measure.mjs';
 
@@ -64,7 +70,7 @@ function row(label, layout, { perThread, times, errors, wall }, cpuNs) {
   const { duplicates } = audit(all);
   const eachIncreasing = perThread.every((ids) => audit(ids).increasing);
   // Read-only (it decomposes the IDs): closed at once, so the next row may make its own.
-  const generator = new IdGenerator({ layout, machineId: 1 });
+  const generator = new IdGenerator(checkGeneratorOptions({ layout, machineId: 1 }));
   const share = ceilingShare(generator, all);
   void generator.close();
   const ceiling = ((layout.maxSequence + 1) * 1000) / layout.timeUnitMs;

@@ -1,6 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { errorText } from '@ids/engine';
-import { closestName } from '@ids/engine/internal';
+import { closestName, errorText } from '@ids/engine/internal';
 import { UsageError } from './errors.js';
 import { int } from './table.js';
 

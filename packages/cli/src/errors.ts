@@ -1,6 +1,5 @@
 import {
   AmbiguousIdError,
-  errorText,
   IdsError,
   InvalidArgumentError,
   InvalidBitsMachineIdError,
@@ -13,6 +12,7 @@ import {
   InvalidTimeUnitError,
   StartTimeAheadError,
 } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 
 /** The command line itself is wrong: an unknown command or option, a missing or malformed value. */
 export class UsageError extends IdsError {

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import type { InterfaceSource } from '@ids/machine-ip';
 import { errorLine, OutputError } from './errors.js';
 

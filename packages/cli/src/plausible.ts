@@ -15,7 +15,7 @@ import {
   plausibleLayouts,
   type RecognizedId,
   recognizeId,
-  toTime,
+  toTimeIn as toTime,
 } from '@ids/engine';
 import type { Io } from './io.js';
 

@@ -91,7 +91,7 @@ async function generatorOf(
   try {
     const segments = await Segments.create({ store, tag: options.tag ?? 'default' });
     return {
-      next: async () => (await segments.next()).toString(),
+      next: async () => (await segments.nextId()).toString(),
       close: async () => {
         await segments.close();
         await store.close();

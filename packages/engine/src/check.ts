@@ -1,7 +1,8 @@
 // The checks every package applies to what it is given, written once: an integer option, an
-// error's text, the default error sink, a start time, and the settings every generator takes.
+// error's text, the default error sink, a start time, a state cell, a number of ms.
 import type { Clock } from './clock.js';
 import { InvalidArgumentError, InvalidStartTimeError, received, StartTimeAheadError } from './errors.js';
+import type { StateCell } from './options.js';
 
 /** Builds the error for a value that failed a check: `what` names the value, `expected` says what was wanted and what came. */
 export type CheckFailure = (what: string, expected: string) => Error;
@@ -118,19 +119,14 @@ const CELL_METHODS = ['load', 'commit'] as const;
 const CELL_HOOKS = ['attach', 'fence'] as const;
 
 /**
- * Checks the settings every generator takes that are only used later (so a bad one would fail
- * mid-run, from a timer or on every call): `onError` a function, `state` a state cell (an object
- * with `load` and `commit`, and `attach`/`fence` functions if present). The clock is checked by
- * `checkClock`.
- * @throws InvalidArgumentError naming the setting, what was expected and what was received.
+ * A `state` setting: a state cell (an object with `load` and `commit`, and `attach`/`fence`
+ * functions if present), or undefined for none (null). Checked at construction because a bad one
+ * would only fail mid-run.
+ * @throws InvalidArgumentError naming the member, what was expected and what was received.
  */
-export function checkGeneratorSettings(settings: {
-  readonly onError?: unknown;
-  readonly state?: unknown;
-}): void {
-  checkOnError(settings.onError);
-  const state = settings.state as Record<string, unknown> | undefined | null;
-  if (state === undefined) return;
+export function checkStateCell(value: unknown): StateCell | null {
+  if (value === undefined) return null;
+  const state = value as Record<string, unknown> | null;
   const expected = 'expected a state cell (an object with load() and commit(), e.g. sharedStateCell(shared))';
   if (typeof state !== 'object' || state === null) {
     throw new InvalidArgumentError(`state: ${expected}, received ${received(state)}`);
@@ -147,4 +143,15 @@ export function checkGeneratorSettings(settings: {
       );
     }
   }
+  return value as StateCell;
+}
+
+/** A number of ms option: 0 or more (Infinity allowed). @throws InvalidArgumentError otherwise. */
+export function checkNonNegative(value: unknown, what: string): number {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new InvalidArgumentError(
+      `${what}: expected a number of ms, 0 or more, received ${received(value)}`,
+    );
+  }
+  return value;
 }

@@ -1,3 +1,4 @@
+import { checkNonNegative } from './check.js';
 import { GeneratorClosedError, InvalidArgumentError, MachineIdLostError, received } from './errors.js';
 import { checkMachineId } from './id.js';
 import { type Layout, tickStartMs } from './layout.js';
@@ -33,16 +34,6 @@ export interface ClaimHost {
   now(): number;
 }
 
-/** Checks a number of ms option: 0 or more. */
-export function checkNonNegative(value: unknown, what: string): number {
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new InvalidArgumentError(
-      `${what}: expected a number of ms, 0 or more, received ${received(value)}`,
-    );
-  }
-  return value;
-}
-
 /**
  * The life of a generator's machine ID: adopt it (a number, or a claim to watch), fence when a
  * claim is lost, renew, record the time reached, release on close. Kept apart from the
@@ -59,11 +50,14 @@ export class ClaimWatch {
   #trustTimer: ReturnType<typeof setInterval> | undefined;
   #recorded = -1;
 
-  /** Adopts `source` at once; throws what adopting throws (see IdGenerator's constructor). */
+  /**
+   * Adopts `source` at once (its range was checked with the generator's options); throws what
+   * adopting throws (see IdGenerator's constructor).
+   */
   constructor(host: ClaimHost, source: number | MachineIdClaim, onError: (error: unknown) => void) {
     this.#host = host;
     this.#onError = onError;
-    this.#adopt(source);
+    this.#adopt(source, true);
   }
 
   /** True once `close()` was called. */
@@ -101,14 +95,14 @@ export class ClaimWatch {
     await claim.release();
   }
 
-  #adopt(source: number | MachineIdClaim): void {
+  #adopt(source: number | MachineIdClaim, inRange = false): void {
     if (this.#closed) {
       void releaseQuietly(source, this.#onError);
       return;
     }
-    // A machine ID that does not fit would spill into the sequence field and collide with other
-    // machines' IDs, so it is checked here and not only by the generators built on the engine.
-    checkMachineId(this.#host.layout, idOf(source));
+    // A renewed claim's ID is new input: one that does not fit would spill into the sequence
+    // field and collide with other machines' IDs.
+    if (!inRange) checkMachineId(this.#host.layout, idOf(source));
     if (!isClaim(source)) {
       this.#host.useMachine(source);
       return;

@@ -1,18 +1,20 @@
-import { checkGeneratorSettings, checkInteger, checkOnError } from './check.js';
-import { ClaimWatch, checkNonNegative } from './claim-watch.js';
-import { checkClock, SLEEP_POLL_TAIL_MS, sleep, sleepSync, wallClock } from './clock.js';
-import { compose, type DecomposedId, decompose, type IdInput, toTime } from './id.js';
+import { checkInteger } from './check.js';
+import { ClaimWatch } from './claim-watch.js';
+import { SLEEP_POLL_TAIL_MS, sleep, sleepSync } from './clock.js';
+import { enterLive, shareOf } from './duplicate-guard.js';
+import { composeIn, type DecomposedId, decomposeIn, type IdInput, toTimeIn } from './id.js';
 import { IdBits } from './id-bits.js';
 import type { Layout } from './layout.js';
 import { idOf } from './machine.js';
-import { DEFAULT_MAX_CLOCK_BACKWARD_MS, type GeneratorOptions } from './options.js';
+import type { CheckedGeneratorOptions } from './options.js';
 import { Waiter, WaitQueue } from './queue.js';
-import { enterLive, shareOf } from './registry.js';
 import { SlotTaker, type WaitTrack } from './taker.js';
 import type { GeneratorView } from './view.js';
 
 export { DEFAULT_RECORD_INTERVAL_MS } from './claim-watch.js';
 export {
+  type CheckedGeneratorOptions,
+  checkGeneratorOptions,
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
   type GeneratorOptions,
   type GeneratorSettings,
@@ -43,32 +45,19 @@ export class IdGenerator {
   readonly #queue: WaitQueue;
   readonly #watch: ClaimWatch;
   #machine = 0;
-  /** Frees this generator's place in the misuse guard (registry.ts). */
+  /** Frees this generator's place in the misuse guard (duplicate-guard.ts). */
   readonly #leave: () => void;
 
   /**
-   * @throws InvalidArgumentError for a clock without a working `now()`, or an option out of
-   * range; whatever the state cell's `attach` throws (a shared cell made for another layout or
-   * machine ID).
+   * Builds the generator from options checked once, by `checkGeneratorOptions` or a preset
+   * (`presetClass`): it checks nothing again.
+   * @throws DuplicateGeneratorError (see `sameMachineId`); whatever the state cell's `attach`
+   * throws (a shared cell made for another layout or machine ID).
    */
-  constructor(options: GeneratorOptions) {
-    checkGeneratorSettings(options);
-    const layout = options.layout;
+  constructor(options: CheckedGeneratorOptions) {
+    const { layout, clock, maxClockBackwardMs, randomSequenceBound, onError, state: cell } = options;
     this.layout = layout;
-    const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
-    const maxClockBackwardMs = checkNonNegative(
-      options.maxClockBackwardMs ?? DEFAULT_MAX_CLOCK_BACKWARD_MS,
-      'maxClockBackwardMs',
-    );
-    const bound = checkInteger(
-      options.randomSequenceBound ?? 0,
-      'randomSequenceBound (0 = off)',
-      0,
-      layout.maxSequence + 1,
-    );
-    const onError = checkOnError(options.onError);
-    const cell = options.state ?? null;
-    const taker = new SlotTaker(layout, clock, maxClockBackwardMs, bound, cell);
+    const taker = new SlotTaker(layout, clock, maxClockBackwardMs, randomSequenceBound, cell);
     this.#taker = taker;
     this.#bits = new IdBits(layout);
     // Polling the tail of a wait costs CPU; it pays only where a timer's ~1 ms of oversleep
@@ -85,7 +74,7 @@ export class IdGenerator {
       this,
       layout,
       idOf(options.machineId),
-      shareOf(options.state),
+      shareOf(cell ?? undefined),
       options.sameMachineId,
     );
     try {
@@ -197,21 +186,21 @@ export class IdGenerator {
 
   /**
    * The ID this layout gives an instant, a sequence and a machine ID (default: this generator's),
-   * without taking a slot: for tests, fixtures and range queries. See the module function
-   * `compose` for the checks and errors.
+   * without taking a slot: for tests, fixtures and range queries. See `composeIn` for the
+   * checks and errors.
    */
   compose(time: Date | number, sequence: number, machine: number = this.#machine): bigint {
-    return compose(this.layout, time, sequence, machine);
+    return composeIn(this.layout, time, sequence, machine);
   }
 
   /** Splits an ID of this layout into its fields. @throws InvalidIdError when it is not one. */
   decompose(id: IdInput): DecomposedId {
-    return decompose(this.layout, id);
+    return decomposeIn(this.layout, id);
   }
 
   /** The start of the tick an ID of this layout was issued in. @throws InvalidIdError when it is not one. */
   toTime(id: IdInput): Date {
-    return toTime(this.layout, id);
+    return toTimeIn(this.layout, id);
   }
 
   /**

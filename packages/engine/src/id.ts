@@ -83,7 +83,7 @@ function checkFits(layout: Layout, id: bigint): void {
 }
 
 /** Splits an ID into its fields. @throws InvalidIdError when the input is not an ID of this layout. */
-export function decompose(layout: Layout, input: IdInput): DecomposedId {
+export function decomposeIn(layout: Layout, input: IdInput): DecomposedId {
   const id = parseId(input);
   checkFits(layout, id);
   // The low fields fit 53 bits (defineLayout checks), so plain number arithmetic is exact.
@@ -106,7 +106,7 @@ export function decompose(layout: Layout, input: IdInput): DecomposedId {
 }
 
 /** The start of the tick an ID was issued in, as a Date. */
-export function toTime(layout: Layout, input: IdInput): Date {
+export function toTimeIn(layout: Layout, input: IdInput): Date {
   const id = parseId(input);
   checkFits(layout, id);
   return new Date(tickStartMs(layout, Number(id >> layout.timeShift)));
@@ -127,7 +127,7 @@ export function toMs(time: Date | number, what: string): number {
  * Builds the ID for an instant, a sequence and a machine ID. Checks in Go's Compose order: time
  * before the epoch, time past the layout's end, sequence range, machine range.
  */
-export function compose(layout: Layout, time: Date | number, sequence: number, machine: number): bigint {
+export function composeIn(layout: Layout, time: Date | number, sequence: number, machine: number): bigint {
   const tick = tickOf(layout, toMs(time, 'compose time'));
   if (tick < 0) {
     throw new StartTimeAheadError(

@@ -1,28 +1,15 @@
 // @ids/engine: bit layouts, the one generator state machine, clocks, waits and errors.
 // The pure state machine (state.ts) is deliberately not exported here: it is an implementation
 // detail tested from its own module; generators are the public way to drive it. Its state type
-// is exported for StateCell implementations. Plumbing for the sibling packages is exported from
-// './internal.ts' (the '@ids/engine/internal' subpath), which is not API.
-export {
-  type CheckFailure,
-  checkGeneratorSettings,
-  checkInteger,
-  checkOnError,
-  checkSettingsObject,
-  checkStartTime,
-  errorText,
-  invalidArgument,
-  warnError,
-} from './check.js';
+// is exported for StateCell implementations. This entry holds what authors of layouts, presets
+// and machine-ID providers need; plumbing for the sibling packages (option checks, layout maths,
+// timers) is exported from './internal.ts' (the '@ids/engine/internal' subpath), which is not API.
 export {
   type Clock,
   FakeClock,
   type FakeClockOptions,
   hiResWallClock,
   monotonicClock,
-  type SleepOptions,
-  sleep,
-  sleepSync,
   type TimeSources,
   wallClock,
 } from './clock.js';
@@ -33,6 +20,7 @@ export {
   NON_LAYOUT_SCHEMES,
   type SchemeComparison,
 } from './compare.js';
+export { DuplicateGeneratorError, type SameMachineIdSetting } from './duplicate-guard.js';
 export {
   type DetectedId,
   decodeAnyId,
@@ -72,6 +60,8 @@ export {
   StartTimeAheadError,
 } from './errors.js';
 export {
+  type CheckedGeneratorOptions,
+  checkGeneratorOptions,
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
   DEFAULT_RECORD_INTERVAL_MS,
   type GeneratorOptions,
@@ -82,19 +72,18 @@ export {
 } from './generator.js';
 export {
   checkMachineId,
-  compose,
+  composeIn,
   composeMachineId,
   type DecomposedId,
-  decompose,
+  decomposeIn,
   formatId,
   type IdInput,
   idReplacer,
   MAX_ID,
   parseId,
-  toTime,
+  toTimeIn,
 } from './id.js';
 export {
-  checkFieldBits,
   type DecimalLength,
   defineLayout,
   type FieldOrder,
@@ -103,8 +92,6 @@ export {
   type LayoutSpec,
   layoutLimits,
   type MachinePart,
-  maxTimeBits,
-  tickOf,
   tickStartMs,
 } from './layout.js';
 export {
@@ -122,7 +109,7 @@ export {
 export { LAYOUT_NAMES, NAMED_LAYOUTS, type NamedLayout, namedLayout } from './named-layouts.js';
 export { FUTURE_SLACK_MS, implausibility, plausibleLayouts } from './plausibility.js';
 export { type RecognizedId, recognizeId } from './recognize.js';
-export { DuplicateGeneratorError, type SameMachineIdSetting } from './registry.js';
+export { type MachineIdRequest, type Preset, type PresetClass, presetClass } from './preset.js';
 export {
   createSharedState,
   type SharedGeneratorState,
@@ -130,5 +117,4 @@ export {
   sharedStateCell,
 } from './shared.js';
 export type { GeneratorState, Slot } from './state.js';
-export { TIMER_MAX_MS, type TimerHost } from './timer.js';
 export type { GeneratorView } from './view.js';

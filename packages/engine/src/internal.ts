@@ -1,11 +1,22 @@
 // @ids/engine/internal: plumbing shared by the @ids packages (the presets, the providers, the
-// CLI). Not API: it may change in any release without notice. Users import from '@ids/engine'
-// or a flavour package instead.
-export { closestName } from './check.js';
-export { checkClock } from './clock.js';
-export { createWithMachineId, type MachineIdRequest } from './construct.js';
+// CLI, the server): option checks, layout maths, timers. Not API: it may change in any release
+// without notice. Users import from '@ids/engine' or a flavour package instead.
+export {
+  type CheckFailure,
+  checkInteger,
+  checkNonNegative,
+  checkOnError,
+  checkSettingsObject,
+  checkStartTime,
+  closestName,
+  errorText,
+  invalidArgument,
+  warnError,
+} from './check.js';
+export { checkClock, type SleepOptions, sleep, sleepSync } from './clock.js';
 export { received } from './errors.js';
 export { toMs } from './id.js';
+export { checkFieldBits, defineCheckedFields, maxTimeBits, tickOf } from './layout.js';
 export { acceptMachineId, afterValue, idOf, type ResolveMode, releaseQuietly } from './machine.js';
 export { importOptional, SEGMENT_STORE_CLIENTS, segmentStoreNeeds } from './optional.js';
-export { type LongTimeoutOptions, setLongTimeout } from './timer.js';
+export { type LongTimeoutOptions, setLongTimeout, TIMER_MAX_MS, type TimerHost } from './timer.js';

@@ -131,9 +131,21 @@ export function defineLayout(spec: LayoutSpec): Layout {
   if (typeof spec !== 'object' || spec === null) {
     throw new InvalidLayoutError(`expected a layout object, received ${received(spec)}`);
   }
+  return layoutOfSpec(spec, false);
+}
+
+/**
+ * defineLayout for a preset that ran `checkFieldBits` itself (it needs the field widths before
+ * it can work out the time bits): the rest of the spec is checked, the field bits not again.
+ */
+export function defineCheckedFields(spec: LayoutSpec): Layout {
+  return layoutOfSpec(spec, true);
+}
+
+function layoutOfSpec(spec: LayoutSpec, fieldsChecked: boolean): Layout {
   const { timeBits, timeUnitMs, sequenceBits, machineBits, epochMs } = spec;
   const name = spec.name ?? 'custom';
-  checkFieldBits(sequenceBits, machineBits, timeUnitMs);
+  if (!fieldsChecked) checkFieldBits(sequenceBits, machineBits, timeUnitMs);
   if (!isInt(epochMs) || Math.abs(epochMs) > DATE_LIMIT_MS) {
     throw new InvalidStartTimeError(
       `invalid start time: expected a whole number of Unix milliseconds a Date can hold, received ${received(epochMs)}`,

@@ -1,7 +1,12 @@
-import type { Clock } from './clock.js';
+// A generator's settings, and the one place they are checked: `checkGeneratorOptions` (or a
+// preset, through `checkSettings` and `checkSequenceBound`) turns what a user gave into a
+// CheckedGeneratorOptions, the only thing IdGenerator takes, so nothing is checked twice.
+import { checkInteger, checkNonNegative, checkOnError, checkStateCell } from './check.js';
+import { type Clock, checkClock, wallClock } from './clock.js';
+import { checkSameMachineId, type SameMachineIdSetting } from './duplicate-guard.js';
+import { checkMachineId } from './id.js';
 import type { Layout } from './layout.js';
-import type { MachineIdClaim } from './machine.js';
-import type { SameMachineIdSetting } from './registry.js';
+import { idOf, type MachineIdClaim } from './machine.js';
 import type { GeneratorState } from './state.js';
 
 /** Default for `maxClockBackwardMs`: NTP corrections are usually well under a second. */
@@ -87,17 +92,114 @@ export interface GeneratorSettings extends SameMachineIdSetting {
 }
 
 /**
- * What an IdGenerator is built from. Sonyflake and Snowflake build these from their own
- * settings after checking the layout and the machine ID; the generator checks the rest at
- * construction, so a bad option fails there and not mid-run.
+ * What `checkGeneratorOptions` checks: the settings and the layout and machine ID they go with.
+ * Sonyflake and Snowflake make theirs from their own settings (see `presetClass`).
  */
 export interface GeneratorOptions extends GeneratorSettings {
-  /** The bit layout, from `defineLayout` (not checked again here). */
+  /** The bit layout, from `defineLayout` (validated data: not checked again). */
   readonly layout: Layout;
   /**
    * The machine ID, already resolved (`resolveMachineId` runs providers and checks): a number, or
    * a claim the generator watches. Must be an integer in [0, 2^machineBits), else
-   * InvalidMachineIdError at construction (and a renewed claim outside it is released).
+   * InvalidMachineIdError (and a renewed claim outside it is released).
    */
   readonly machineId: number | MachineIdClaim;
+}
+
+/** The generator settings after `checkSettings`: each read and checked once, defaults applied. */
+export interface CheckedSettings {
+  readonly clock: Clock;
+  readonly maxClockBackwardMs: number;
+  readonly onError: (error: unknown) => void;
+  readonly state: StateCell | null;
+  readonly sameMachineId: 'allow' | 'refuse';
+  /** Checked by `checkSequenceBound`, once the layout (its sequence width) is known. */
+  readonly randomSequenceBound: unknown;
+}
+
+/**
+ * The settings an IdGenerator runs on, each checked once. Only `checkGeneratorOptions` and the
+ * presets make one (the class itself is not exported, only its type): the private field makes
+ * the type nominal, so an object literal is not one, and the generator trusts it as it is.
+ */
+export class CheckedGeneratorOptions {
+  readonly #checked = true;
+  /** The bit layout. */
+  readonly layout: Layout;
+  /** The machine ID, its range checked: a number, or a claim the generator watches. */
+  readonly machineId: number | MachineIdClaim;
+  /** The clock, checked (`now()` answered a finite number). */
+  readonly clock: Clock;
+  /** How far, in ms, the clock may go back before a call fails (0 or more). */
+  readonly maxClockBackwardMs: number;
+  /** Each fresh tick starts below this sequence (0: off). */
+  readonly randomSequenceBound: number;
+  /** Where errors of recording and renewing a claim go. */
+  readonly onError: (error: unknown) => void;
+  /** The state cell, or null for the generator's own state. */
+  readonly state: StateCell | null;
+  /** Whether a second live generator with this layout and machine ID is allowed. */
+  readonly sameMachineId: 'allow' | 'refuse';
+
+  constructor(settings: CheckedSettings, layout: Layout, bound: number, machineId: number | MachineIdClaim) {
+    this.layout = layout;
+    this.machineId = machineId;
+    this.clock = settings.clock;
+    this.maxClockBackwardMs = settings.maxClockBackwardMs;
+    this.randomSequenceBound = bound;
+    this.onError = settings.onError;
+    this.state = settings.state;
+    this.sameMachineId = settings.sameMachineId;
+  }
+
+  /** Whether a value is checked options (presets take either these or their own settings). */
+  static is(value: unknown): value is CheckedGeneratorOptions {
+    return typeof value === 'object' && value !== null && #checked in value;
+  }
+}
+
+/**
+ * Checks the settings that do not depend on the layout, in this order: onError, state, clock,
+ * maxClockBackwardMs, sameMachineId. Each is read once. Presets run this before they build
+ * their layout (a start time is checked against the clock) and before any machine ID is
+ * claimed, so a bad setting never leaves a claim taken.
+ * @throws InvalidArgumentError naming the setting, what was expected and what was received.
+ */
+export function checkSettings(settings: GeneratorSettings): CheckedSettings {
+  const { onError, state, clock, maxClockBackwardMs, sameMachineId, randomSequenceBound } = settings;
+  return {
+    onError: checkOnError(onError),
+    state: checkStateCell(state),
+    clock: clock === undefined ? wallClock : checkClock(clock),
+    maxClockBackwardMs: checkNonNegative(
+      maxClockBackwardMs ?? DEFAULT_MAX_CLOCK_BACKWARD_MS,
+      'maxClockBackwardMs',
+    ),
+    sameMachineId: checkSameMachineId(sameMachineId),
+    randomSequenceBound,
+  };
+}
+
+/** `randomSequenceBound`, once the layout (its sequence width) is known: 0 (off) to 2^sequenceBits. */
+export function checkSequenceBound(settings: CheckedSettings, layout: Layout): number {
+  return checkInteger(
+    settings.randomSequenceBound ?? 0,
+    'randomSequenceBound (0 = off)',
+    0,
+    layout.maxSequence + 1,
+  );
+}
+
+/**
+ * Checks a generator's options once, for `new IdGenerator(checkGeneratorOptions({ layout,
+ * machineId, ...settings }))`: the settings (see `checkSettings`), the machine ID's range, then
+ * `randomSequenceBound`.
+ * @throws InvalidArgumentError for a bad setting; InvalidMachineIdError for a machine ID
+ * outside [0, 2^machineBits).
+ */
+export function checkGeneratorOptions(options: GeneratorOptions): CheckedGeneratorOptions {
+  const settings = checkSettings(options);
+  const { layout, machineId } = options;
+  checkMachineId(layout, idOf(machineId));
+  return new CheckedGeneratorOptions(settings, layout, checkSequenceBound(settings, layout), machineId);
 }

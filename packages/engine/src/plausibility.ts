@@ -1,7 +1,7 @@
 // Whether an ID is believable in a layout. An ID does not say which layout made it: a Discord ID
 // is also a believable Sonyflake one from 2017, and a Twitter ID read as Sonyflake is dated in
 // 2044. The one rule the CLI's `ids decompose` and the inspector page both judge readings by.
-import { toTime } from './id.js';
+import { toTimeIn } from './id.js';
 import type { Layout } from './layout.js';
 
 /** How far past the clock an ID's time may lie: the clocks of the hosts that made it disagree by less. */
@@ -19,7 +19,7 @@ export function implausibility(layout: Layout, id: bigint, nowMs: number): strin
   if (layout.epochMs > nowMs + FUTURE_SLACK_MS) {
     return `today is before the layout's epoch (${new Date(layout.epochMs).toISOString()}): no ID of it can exist yet`;
   }
-  const time = toTime(layout, id);
+  const time = toTimeIn(layout, id);
   if (time.getTime() > nowMs + FUTURE_SLACK_MS) return `its time, ${time.toISOString()}, is in the future`;
   return undefined;
 }

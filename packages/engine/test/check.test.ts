@@ -1,16 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { closestName } from '../src/check.js';
 import {
-  checkInteger,
-  checkStartTime,
-  errorText,
+  checkGeneratorOptions,
   FakeClock,
   IdGenerator,
   InvalidArgumentError,
   InvalidStartTimeError,
-  maxTimeBits,
   StartTimeAheadError,
 } from '../src/index.js';
+import { checkInteger, checkStartTime, closestName, errorText, maxTimeBits } from '../src/internal.js';
 import { defineLayout } from '../src/layout.js';
 import { SONYFLAKE_SPEC } from './layouts.js';
 
@@ -53,7 +50,9 @@ describe('the checks every package shares', () => {
       [{ state: {} }, /state\.load: expected a state cell/],
       [{ state: { load: () => 0, commit: 'yes' } }, /state\.commit: expected a state cell .*received "yes"/],
     ] as const) {
-      expect(() => new IdGenerator({ layout, machineId: 1, clock, ...(bad as object) })).toThrow(message);
+      expect(
+        () => new IdGenerator(checkGeneratorOptions({ layout, machineId: 1, clock, ...(bad as object) })),
+      ).toThrow(message);
     }
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../src/clock.js';
-import { IdGenerator, type StateCell } from '../src/generator.js';
+import { checkGeneratorOptions, IdGenerator, type StateCell } from '../src/generator.js';
 import { defineLayout, tickStartMs } from '../src/layout.js';
 import { createSharedState, sharedStateCell } from '../src/shared.js';
 import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
@@ -83,7 +83,7 @@ describe.each([2, 16, 128])('%i concurrent callers', (callers) => {
 
   it('nextId: no ID before its tick, resolved in ID order, no error, every slot used', async () => {
     const clock = new FakeClock(T0, { autoAdvance: false });
-    const gen = new IdGenerator({ layout: sonyflake, machineId: 1, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout: sonyflake, machineId: 1, clock }));
     const s = await loops(gen, clock, callers, calls, 0.5);
     expect(s.errors).toEqual([]);
     expect(s.resolved).toHaveLength(callers * calls);
@@ -96,7 +96,7 @@ describe.each([2, 16, 128])('%i concurrent callers', (callers) => {
 
   it('nextIds of mixed sizes: no ID before its tick, batches resolved in ID order and never interleaved, no error', async () => {
     const clock = new FakeClock(T0, { autoAdvance: false });
-    const gen = new IdGenerator({ layout: sonyflake, machineId: 1, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout: sonyflake, machineId: 1, clock }));
     const s = seen();
     const sizes = [1, 7, 100, 300, 1];
     const all = Promise.all(
@@ -121,7 +121,7 @@ describe.each([2, 16, 128])('%i concurrent callers', (callers) => {
 
   it('nextId and nextIds mixed, on a 1 ms layout: the same three rules', async () => {
     const clock = new FakeClock(T0, { autoAdvance: false });
-    const gen = new IdGenerator({ layout: twitter, machineId: 1, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout: twitter, machineId: 1, clock }));
     const s = seen();
     const all = Promise.all(
       Array.from({ length: callers }, async (_, c) => {
@@ -145,7 +145,10 @@ describe.each([2, 16, 128])('%i concurrent callers', (callers) => {
     const clock = new FakeClock(T0, { autoAdvance: false });
     const shared = createSharedState(sonyflake, 3);
     const gens = [0, 1, 2, 3].map(
-      () => new IdGenerator({ layout: sonyflake, machineId: 3, clock, state: sharedStateCell(shared) }),
+      () =>
+        new IdGenerator(
+          checkGeneratorOptions({ layout: sonyflake, machineId: 3, clock, state: sharedStateCell(shared) }),
+        ),
     );
     const perGen = gens.map(() => seen());
     const all = Promise.all(
@@ -173,7 +176,7 @@ describe.each([2, 16, 128])('%i concurrent callers', (callers) => {
 describe('waiting callers share one gate', () => {
   it('128 callers waiting for the next tick cost one sleep, not 128', async () => {
     const clock = new FakeClock(T0, { autoAdvance: false });
-    const gen = new IdGenerator({ layout: sonyflake, machineId: 1, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout: sonyflake, machineId: 1, clock }));
     await Promise.all(Array.from({ length: 256 }, () => gen.nextId()));
     const waiting = Promise.all(Array.from({ length: 128 }, () => gen.nextId()));
     await new Promise((resolve) => setImmediate(resolve));
@@ -186,7 +189,9 @@ describe('waiting callers share one gate', () => {
 
   it('a crowd of queued callers is not mistaken for a clock that went back (maxClockBackwardMs 0)', async () => {
     const clock = new FakeClock(T0, { autoAdvance: false });
-    const gen = new IdGenerator({ layout: sonyflake, machineId: 1, clock, maxClockBackwardMs: 0 });
+    const gen = new IdGenerator(
+      checkGeneratorOptions({ layout: sonyflake, machineId: 1, clock, maxClockBackwardMs: 0 }),
+    );
     // 10,000 callers at once: 40 ticks of IDs, 390 ms of queue.
     const s = seen();
     const all = Promise.all(
@@ -224,7 +229,7 @@ describe('one clock reading per tick for callers served together', () => {
 
   it('a nextIds batch reads the clock once per tick it fills, not once per ID, and stays in ticks already started', async () => {
     const clock = new CountingClock(T0, { autoAdvance: false });
-    const gen = new IdGenerator({ layout: sonyflake, machineId: 1, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout: sonyflake, machineId: 1, clock }));
     const before = clock.reads;
     const batch = gen.nextIds(600); // 256 per tick: this tick, then two more
     await new Promise((resolve) => setImmediate(resolve));
@@ -248,7 +253,7 @@ describe('one clock reading per tick for callers served together', () => {
 
   it("queued nextId callers drained together share the drain's reading, and none gets a tick the clock has not reached", async () => {
     const clock = new CountingClock(T0, { autoAdvance: false });
-    const gen = new IdGenerator({ layout: sonyflake, machineId: 1, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout: sonyflake, machineId: 1, clock }));
     await Promise.all(Array.from({ length: 256 }, () => gen.nextId())); // the tick is used up
     const resolved: bigint[] = [];
     let ahead = 0;
@@ -273,7 +278,7 @@ describe('one clock reading per tick for callers served together', () => {
   it('with a clock read per ID (the old way) the same drain would read 200 times: the count above can fail', async () => {
     // Guard for the test above: a generator driven one nextIdSync at a time reads once per ID.
     const clock = new CountingClock(T0 + 10, { autoAdvance: true });
-    const gen = new IdGenerator({ layout: sonyflake, machineId: 1, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout: sonyflake, machineId: 1, clock }));
     const before = clock.reads;
     for (let i = 0; i < 200; i++) gen.nextIdSync();
     expect(clock.reads - before).toBe(200);
@@ -304,7 +309,9 @@ describe('a thread descheduled while it takes from a shared state', () => {
       check: (nowMs) => cell.check(nowMs),
       attach: (layout, machineId) => cell.attach(layout, machineId),
     };
-    const gen = new IdGenerator({ layout: twitter, machineId: 3, clock, state: preempted });
+    const gen = new IdGenerator(
+      checkGeneratorOptions({ layout: twitter, machineId: 3, clock, state: preempted }),
+    );
     gen.nextIdSync();
     away = true;
     // Past the reservation: the next call loads the state again (and meets the "preemption").

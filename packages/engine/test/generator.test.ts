@@ -9,7 +9,7 @@ import {
   MachineIdLostError,
   OverTimeLimitError,
 } from '../src/errors.js';
-import { IdGenerator } from '../src/generator.js';
+import { checkGeneratorOptions, type GeneratorOptions, IdGenerator } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
 import { claimOf } from './claims.js';
 import { saturate } from './kit.js';
@@ -18,8 +18,8 @@ import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
 const layout = defineLayout(SONYFLAKE_SPEC);
 const T0 = Date.UTC(2026, 10, 22, 12); // tick-aligned
 
-function generator(clock: Clock, extra: Partial<ConstructorParameters<typeof IdGenerator>[0]> = {}) {
-  return new IdGenerator({ layout, machineId: 7, clock, ...extra });
+function generator(clock: Clock, extra: Partial<GeneratorOptions> = {}) {
+  return new IdGenerator(checkGeneratorOptions({ layout, machineId: 7, clock, ...extra }));
 }
 
 function assertIncreasing(ids: bigint[]) {
@@ -181,7 +181,7 @@ describe('the event loop under a saturated async caller', () => {
 
   // Real time on purpose: this is about the real event loop.
   it('keeps turning when no call ever has to wait (a ceiling that never binds)', async () => {
-    const gen = new IdGenerator({ layout: unbound, machineId: 0 });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout: unbound, machineId: 0 }));
     const { count, beats, longestGap } = await saturate(() => gen.nextId(), 300);
     expect(count).toBeGreaterThan(10_000);
     expect(beats).toBeGreaterThan(30);
@@ -192,7 +192,9 @@ describe('the event loop under a saturated async caller', () => {
     let now = 1_000;
     const spy = vi.spyOn(performance, 'now').mockImplementation(() => now);
     try {
-      const gen = new IdGenerator({ layout: unbound, machineId: 0, clock: new FakeClock(T0) });
+      const gen = new IdGenerator(
+        checkGeneratorOptions({ layout: unbound, machineId: 0, clock: new FakeClock(T0) }),
+      );
       now += 10; // the loop has not turned for 10 ms: the 256th call hands its ID out after a turn
       // Armed before the calls, so it runs before the generator's turn: a marker of that turn.
       let turned = false;
@@ -237,7 +239,9 @@ describe('state cells', () => {
         return true;
       },
     };
-    const gen = new IdGenerator({ layout, machineId: 1, clock: new FakeClock(T0), state: cell });
+    const gen = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: 1, clock: new FakeClock(T0), state: cell }),
+    );
     expect(gen.decompose(gen.nextIdSync()).sequence).toBe(1);
     expect(state.sequence).toBe(1);
   });
@@ -247,7 +251,7 @@ describe("Twitter's field order", () => {
   it('puts the machine ID above the sequence in issued IDs, and still rolls over after 4096', () => {
     const twitter = defineLayout(TWITTER_SPEC);
     const clock = new FakeClock(T0);
-    const gen = new IdGenerator({ layout: twitter, machineId: 1023, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout: twitter, machineId: 1023, clock }));
     const ids = Array.from({ length: 4097 }, () => gen.nextIdSync());
     const tick = BigInt(tickOf(twitter, T0));
     expect(ids[0]).toBe((tick << 22n) | (1023n << 12n));
@@ -264,9 +268,9 @@ describe('options', () => {
       expect(() => generator(new FakeClock(T0), { machineId })).toThrow(InvalidMachineIdError);
     }
     const { claim } = claimOf(65_536);
-    expect(() => new IdGenerator({ layout, machineId: claim, clock: new FakeClock(T0) })).toThrow(
-      /0 to 65535 \(16 bits\), received 65536/,
-    );
+    expect(
+      () => new IdGenerator(checkGeneratorOptions({ layout, machineId: claim, clock: new FakeClock(T0) })),
+    ).toThrow(/0 to 65535 \(16 bits\), received 65536/);
   });
 
   it('rejects a bad clock and a bad bound at construction', () => {
@@ -296,7 +300,9 @@ describe('options', () => {
 describe('claims', () => {
   it('fences: once the claim is lost, calls fail with MachineIdLostError', async () => {
     const { claim, controller } = claimOf(9);
-    const gen = new IdGenerator({ layout, machineId: claim, clock: new FakeClock(T0) });
+    const gen = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: claim, clock: new FakeClock(T0) }),
+    );
     expect(gen.machine).toBe(9);
     gen.nextIdSync();
     controller.abort(new Error('keepalive failed'));
@@ -308,17 +314,19 @@ describe('claims', () => {
   it('an ID waiting for its tick is not handed out if the claim is lost meanwhile', async () => {
     const { claim, controller } = claimOf(9);
     const clock = new FakeClock(T0);
-    const gen = new IdGenerator({
-      layout,
-      machineId: claim,
-      clock: {
-        now: () => clock.now(),
-        sleep: (ms) => {
-          controller.abort();
-          return clock.sleep(ms);
+    const gen = new IdGenerator(
+      checkGeneratorOptions({
+        layout,
+        machineId: claim,
+        clock: {
+          now: () => clock.now(),
+          sleep: (ms) => {
+            controller.abort();
+            return clock.sleep(ms);
+          },
         },
-      },
-    });
+      }),
+    );
     await gen.nextIds(256);
     await expect(gen.nextId()).rejects.toThrow(MachineIdLostError);
   });
@@ -332,7 +340,7 @@ describe('claims', () => {
         if (clock.now() >= lapseAt) holder.controller.abort(new Error('lease deadline passed'));
       },
     });
-    const gen = new IdGenerator({ layout, machineId: holder.claim, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: holder.claim, clock }));
     const issued: bigint[] = [];
     // A loop that never yields: no timer or abort listener from elsewhere could run here.
     expect(() => {
@@ -351,7 +359,7 @@ describe('claims', () => {
     const second = claimOf(12);
     const first = claimOf(9, { renew: () => Promise.resolve(second.claim) });
     const clock = new FakeClock(T0);
-    const gen = new IdGenerator({ layout, machineId: first.claim, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: first.claim, clock }));
     const before = gen.nextIdSync();
     first.controller.abort();
     expect(() => gen.nextIdSync()).toThrow(MachineIdLostError);
@@ -366,7 +374,7 @@ describe('claims', () => {
   it('over the time limit: keeps failing when the clock reads lower, and the claim records the last tick used, not the limit', async () => {
     const { claim, recorded } = claimOf(3);
     const clock = new FakeClock(T0);
-    const gen = new IdGenerator({ layout, machineId: claim, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: claim, clock }));
     const id = gen.nextIdSync();
     clock.set(tickStartMs(layout, 2 ** 39) + 5);
     expect(() => gen.nextIdSync()).toThrow(OverTimeLimitError);
@@ -382,7 +390,7 @@ describe('claims', () => {
     const notBefore = tickStartMs(layout, recordedTick + 1) - 1;
     const { claim } = claimOf(3, { notBefore });
     const clock = new FakeClock(T0); // the restarted process's clock is 500 ms behind the record
-    const gen = new IdGenerator({ layout, machineId: claim, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: claim, clock }));
     const id = gen.nextIdSync();
     expect(gen.decompose(id).time).toBe(recordedTick + 1);
     expect(clock.sleeps).toEqual([510]);
@@ -391,16 +399,18 @@ describe('claims', () => {
   it('a restart after kill -9 with the clock behind waits out the recorded horizon (notBeforeLeadMs) instead of failing', async () => {
     // The previous holder recorded 900 ms ahead of its clock; this process's clock is 300 ms behind it.
     const notBefore = T0 + 900 + 300;
-    const bare = new IdGenerator({
-      layout,
-      machineId: claimOf(3, { notBefore }).claim,
-      clock: new FakeClock(T0),
-    });
+    const bare = new IdGenerator(
+      checkGeneratorOptions({
+        layout,
+        machineId: claimOf(3, { notBefore }).claim,
+        clock: new FakeClock(T0),
+      }),
+    );
     expect(() => bare.nextIdSync()).toThrow(ClockMovedBackwardsError);
     for (const call of ['sync', 'async'] as const) {
       const clock = new FakeClock(T0);
       const { claim } = claimOf(3, { notBefore, notBeforeLeadMs: 900 });
-      const gen = new IdGenerator({ layout, machineId: claim, clock });
+      const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: claim, clock }));
       const id = call === 'sync' ? gen.nextIdSync() : await gen.nextId();
       expect(gen.decompose(id).time).toBe(tickOf(layout, notBefore) + 1);
       expect(clock.now()).toBeGreaterThanOrEqual(gen.toTime(id).getTime());
@@ -411,23 +421,30 @@ describe('claims', () => {
     }
     // Still bounded: a clock behind by more than the horizon plus maxClockBackwardMs fails.
     const far = claimOf(3, { notBefore: T0 + 900 + 1500, notBeforeLeadMs: 900 });
-    const gen = new IdGenerator({ layout, machineId: far.claim, clock: new FakeClock(T0) });
+    const gen = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: far.claim, clock: new FakeClock(T0) }),
+    );
     expect(() => gen.nextIdSync()).toThrow(ClockMovedBackwardsError);
     expect(
-      () => new IdGenerator({ layout, machineId: claimOf(3, { notBefore, notBeforeLeadMs: -1 }).claim }),
+      () =>
+        new IdGenerator(
+          checkGeneratorOptions({ layout, machineId: claimOf(3, { notBefore, notBeforeLeadMs: -1 }).claim }),
+        ),
     ).toThrow(/notBeforeLeadMs: expected a finite number of ms, 0 or more, received -1/);
   });
 
   it('with the clock behind notBefore by more than the bound, fails instead of issuing', () => {
     const { claim } = claimOf(3, { notBefore: T0 + 60_000 });
-    const gen = new IdGenerator({ layout, machineId: claim, clock: new FakeClock(T0) });
+    const gen = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: claim, clock: new FakeClock(T0) }),
+    );
     expect(() => gen.nextIdSync()).toThrow(ClockMovedBackwardsError);
   });
 
   it('close() records the last millisecond of the last tick used, then releases; later calls fail', async () => {
     const { claim, recorded } = claimOf(3);
     const clock = new FakeClock(T0 + 4);
-    const gen = new IdGenerator({ layout, machineId: claim, clock });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: claim, clock }));
     gen.nextIdSync();
     await gen.close();
     expect(recorded).toEqual([T0 + 9]);
@@ -442,7 +459,7 @@ describe('claims', () => {
     try {
       const { claim, recorded } = claimOf(3, { recordIntervalMs: 100 });
       const clock = new FakeClock(T0);
-      const gen = new IdGenerator({ layout, machineId: claim, clock });
+      const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: claim, clock }));
       gen.nextIdSync();
       await vi.advanceTimersByTimeAsync(100);
       clock.advance(20);
@@ -465,7 +482,9 @@ describe('claims', () => {
         throw failure;
       },
     });
-    const gen = new IdGenerator({ layout, machineId: claim, clock: new FakeClock(T0), onError });
+    const gen = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: claim, clock: new FakeClock(T0), onError }),
+    );
     gen.nextIdSync();
     await gen.close();
     expect(onError).toHaveBeenCalledWith(failure);

@@ -9,14 +9,14 @@ import {
   StartTimeAheadError,
 } from '../src/errors.js';
 import {
-  compose,
+  composeIn,
   composeMachineId,
-  decompose,
+  decomposeIn,
   formatId,
   idReplacer,
   MAX_ID,
   parseId,
-  toTime,
+  toTimeIn,
 } from '../src/id.js';
 import { defineLayout, type Layout, tickStartMs } from '../src/layout.js';
 import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
@@ -28,35 +28,35 @@ const SEED_VECTOR = { time: 1, sequence: 1, machine: 1, id: 16_842_753n };
 
 describe('compose and decompose', () => {
   it('composes the seed vector (time 1, sequence 1, machine 1) to 16842753', () => {
-    const id = compose(
+    const id = composeIn(
       sonyflake,
       tickStartMs(sonyflake, SEED_VECTOR.time),
       SEED_VECTOR.sequence,
       SEED_VECTOR.machine,
     );
     expect(id).toBe(SEED_VECTOR.id);
-    expect(decompose(sonyflake, SEED_VECTOR.id)).toEqual(SEED_VECTOR);
+    expect(decomposeIn(sonyflake, SEED_VECTOR.id)).toEqual(SEED_VECTOR);
   });
 
   it('decomposes the all-ones ID into all-ones fields', () => {
-    expect(decompose(sonyflake, MAX_ID)).toEqual({
+    expect(decomposeIn(sonyflake, MAX_ID)).toEqual({
       id: MAX_ID,
       time: 2 ** 39 - 1,
       sequence: 255,
       machine: 65_535,
     });
-    expect(toTime(sonyflake, MAX_ID).toISOString()).toBe('2188-11-16T03:28:58.870Z');
+    expect(toTimeIn(sonyflake, MAX_ID).toISOString()).toBe('2188-11-16T03:28:58.870Z');
   });
 
   it('checks compose arguments in Go order', () => {
     const start = sonyflake.epochMs;
-    expect(() => compose(sonyflake, start - 1000, 0, 0)).toThrow(StartTimeAheadError);
-    expect(() => compose(sonyflake, tickStartMs(sonyflake, 2 ** 39), 0, 0)).toThrow(OverTimeLimitError);
-    expect(() => compose(sonyflake, start, 256, 0)).toThrow(InvalidSequenceError);
-    expect(() => compose(sonyflake, start, 1.5, 0)).toThrow(/received 1.5/);
-    expect(() => compose(sonyflake, start, 0, 65_536)).toThrow(InvalidMachineIdError);
-    expect(() => compose(sonyflake, start, 0, -1)).toThrow(/0 to 65535 \(16 bits\), received -1/);
-    expect(() => compose(sonyflake, new Date('nope'), 0, 0)).toThrow(InvalidArgumentError);
+    expect(() => composeIn(sonyflake, start - 1000, 0, 0)).toThrow(StartTimeAheadError);
+    expect(() => composeIn(sonyflake, tickStartMs(sonyflake, 2 ** 39), 0, 0)).toThrow(OverTimeLimitError);
+    expect(() => composeIn(sonyflake, start, 256, 0)).toThrow(InvalidSequenceError);
+    expect(() => composeIn(sonyflake, start, 1.5, 0)).toThrow(/received 1.5/);
+    expect(() => composeIn(sonyflake, start, 0, 65_536)).toThrow(InvalidMachineIdError);
+    expect(() => composeIn(sonyflake, start, 0, -1)).toThrow(/0 to 65535 \(16 bits\), received -1/);
+    expect(() => composeIn(sonyflake, new Date('nope'), 0, 0)).toThrow(InvalidArgumentError);
   });
 
   it('names the machine parts of a split machine field', () => {
@@ -71,8 +71,8 @@ describe('compose and decompose', () => {
         { name: 'worker', bits: 5 },
       ],
     });
-    const id = compose(twitter, 1288834974657 + 5, 7, (17 << 5) | 30);
-    expect(decompose(twitter, id)).toEqual({
+    const id = composeIn(twitter, 1288834974657 + 5, 7, (17 << 5) | 30);
+    expect(decomposeIn(twitter, id)).toEqual({
       id,
       time: 5,
       sequence: 7,
@@ -84,9 +84,9 @@ describe('compose and decompose', () => {
   it("places the machine field above the sequence in Twitter's order", () => {
     const twitter = defineLayout(TWITTER_SPEC);
     // time 5 | machine 3 | sequence 7: (5 << 22) | (3 << 12) | 7
-    const id = compose(twitter, 1288834974657 + 5, 7, 3);
+    const id = composeIn(twitter, 1288834974657 + 5, 7, 3);
     expect(id).toBe((5n << 22n) | (3n << 12n) | 7n);
-    expect(decompose(twitter, id)).toEqual({
+    expect(decomposeIn(twitter, id)).toEqual({
       id,
       time: 5,
       sequence: 7,
@@ -94,12 +94,12 @@ describe('compose and decompose', () => {
       parts: { datacenter: 0, worker: 3 },
     });
     // All-ones low bits: both fields at their maximum.
-    expect(decompose(twitter, (1n << 22n) - 1n)).toMatchObject({ time: 0, sequence: 4095, machine: 1023 });
+    expect(decomposeIn(twitter, (1n << 22n) - 1n)).toMatchObject({ time: 0, sequence: 4095, machine: 1023 });
   });
 
   it('refuses IDs wider than a layout that uses fewer than 63 bits', () => {
     const small = defineLayout({ timeBits: 32, timeUnitMs: 10, sequenceBits: 4, machineBits: 4, epochMs: 0 });
-    expect(() => decompose(small, 1n << 40n)).toThrow(/at most 1099511627775 \(40 bits\)/);
+    expect(() => decomposeIn(small, 1n << 40n)).toThrow(/at most 1099511627775 \(40 bits\)/);
   });
 });
 
@@ -130,12 +130,12 @@ function fieldsOf(layout: Layout) {
 }
 
 describe('properties', () => {
-  it('decompose(compose(fields)) gives back the fields, over the full Sonyflake ranges', () => {
+  it('decompose(composeIn(fields)) gives back the fields, over the full Sonyflake ranges', () => {
     fc.assert(
       fc.property(fieldsOf(sonyflake), ({ time, sequence, machine }) => {
-        const id = compose(sonyflake, tickStartMs(sonyflake, time), sequence, machine);
-        expect(decompose(sonyflake, id)).toEqual({ id, time, sequence, machine });
-        expect(toTime(sonyflake, id).getTime()).toBe(tickStartMs(sonyflake, time));
+        const id = composeIn(sonyflake, tickStartMs(sonyflake, time), sequence, machine);
+        expect(decomposeIn(sonyflake, id)).toEqual({ id, time, sequence, machine });
+        expect(toTimeIn(sonyflake, id).getTime()).toBe(tickStartMs(sonyflake, time));
       }),
       { numRuns: 2000 },
     );
@@ -146,16 +146,16 @@ describe('properties', () => {
       fc.property(
         anyLayout.chain((layout) => fc.tuple(fc.constant(layout), fieldsOf(layout))),
         ([layout, { time, sequence, machine }]) => {
-          const id = compose(layout, tickStartMs(layout, time), sequence, machine);
+          const id = composeIn(layout, tickStartMs(layout, time), sequence, machine);
           expect(id).toBeLessThanOrEqual(layout.maxId);
-          expect(decompose(layout, id)).toEqual({ id, time, sequence, machine });
+          expect(decomposeIn(layout, id)).toEqual({ id, time, sequence, machine });
         },
       ),
       { numRuns: 2000 },
     );
   });
 
-  it('compose(decompose(id)) gives back any ID, including all-ones low bits', () => {
+  it('compose(decomposeIn(id)) gives back any ID, including all-ones low bits', () => {
     const ids = fc.oneof(
       fc.bigInt({ min: 0n, max: MAX_ID }),
       // Low 24 bits all ones, any time: the case peers get wrong by going through Number.
@@ -163,8 +163,8 @@ describe('properties', () => {
     );
     fc.assert(
       fc.property(ids, (id) => {
-        const { time, sequence, machine } = decompose(sonyflake, id);
-        expect(compose(sonyflake, tickStartMs(sonyflake, time), sequence, machine)).toBe(id);
+        const { time, sequence, machine } = decomposeIn(sonyflake, id);
+        expect(composeIn(sonyflake, tickStartMs(sonyflake, time), sequence, machine)).toBe(id);
       }),
       { numRuns: 2000 },
     );
@@ -173,8 +173,8 @@ describe('properties', () => {
   it('IDs compare like their (time, sequence, machine) tuples', () => {
     fc.assert(
       fc.property(fieldsOf(sonyflake), fieldsOf(sonyflake), (a, b) => {
-        const idA = compose(sonyflake, tickStartMs(sonyflake, a.time), a.sequence, a.machine);
-        const idB = compose(sonyflake, tickStartMs(sonyflake, b.time), b.sequence, b.machine);
+        const idA = composeIn(sonyflake, tickStartMs(sonyflake, a.time), a.sequence, a.machine);
+        const idB = composeIn(sonyflake, tickStartMs(sonyflake, b.time), b.sequence, b.machine);
         const tuple =
           Math.sign(a.time - b.time) ||
           Math.sign(a.sequence - b.sequence) ||
@@ -188,8 +188,8 @@ describe('properties', () => {
     const twitter = defineLayout({ ...TWITTER_SPEC, epochMs: 0 });
     fc.assert(
       fc.property(fieldsOf(twitter), fieldsOf(twitter), (a, b) => {
-        const idA = compose(twitter, a.time, a.sequence, a.machine);
-        const idB = compose(twitter, b.time, b.sequence, b.machine);
+        const idA = composeIn(twitter, a.time, a.sequence, a.machine);
+        const idB = composeIn(twitter, b.time, b.sequence, b.machine);
         const tuple =
           Math.sign(a.time - b.time) ||
           Math.sign(a.machine - b.machine) ||
@@ -243,8 +243,8 @@ describe('composeMachineId', () => {
   it('puts the first part highest, and decompose gives the parts back', () => {
     expect(composeMachineId(twitter, { datacenter: 1, worker: 7 })).toBe(39);
     expect(composeMachineId(twitter, { worker: 31, datacenter: 31 })).toBe(1023);
-    const id = compose(twitter, 5, 0, composeMachineId(twitter, { datacenter: 17, worker: 3 }));
-    expect(decompose(twitter, id).parts).toEqual({ datacenter: 17, worker: 3 });
+    const id = composeIn(twitter, 5, 0, composeMachineId(twitter, { datacenter: 17, worker: 3 }));
+    expect(decomposeIn(twitter, id).parts).toEqual({ datacenter: 17, worker: 3 });
   });
 
   it.each([

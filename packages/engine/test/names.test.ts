@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decompose } from '../src/id.js';
+import { decomposeIn } from '../src/id.js';
 import { defineLayout, tickOf } from '../src/layout.js';
 import { createSharedState, sharedStateCell } from '../src/shared.js';
 import { initialState, nextSlot } from '../src/state.js';
@@ -40,7 +40,7 @@ describe('the tick has one name', () => {
 
   it('keeps Go\'s "time" key in a decomposition, holding the tick', () => {
     const id = (BigInt(tickOf(layout, T0)) << layout.timeShift) | 7n;
-    const parts = decompose(layout, id);
+    const parts = decomposeIn(layout, id);
     expect(parts.time).toBe(tickOf(layout, T0));
     expect(parts).not.toHaveProperty('tick');
   });

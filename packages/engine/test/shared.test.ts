@@ -7,7 +7,7 @@ import {
   MachineIdLostError,
   OverTimeLimitError,
 } from '../src/errors.js';
-import { IdGenerator, type StateCell } from '../src/generator.js';
+import { checkGeneratorOptions, IdGenerator, type StateCell } from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
 import { createSharedState, SharedStateCell, sharedStateCell } from '../src/shared.js';
 import { claimOf } from './claims.js';
@@ -24,7 +24,10 @@ describe('shared state cell', () => {
     const shared = createSharedState(layout, 5);
     const clock = new FakeClock(T0);
     const gens = [0, 1, 2].map(
-      () => new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+      () =>
+        new IdGenerator(
+          checkGeneratorOptions({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+        ),
     );
     const perGen: bigint[][] = [[], [], []];
     for (let i = 0; i < 3 * 256; i++) perGen[i % 3]!.push(gens[i % 3]!.nextIdSync());
@@ -45,7 +48,10 @@ describe('shared state cell', () => {
     const shared = createSharedState(layout, 5);
     const clock = new FakeClock(T0);
     const [a, b] = [0, 1].map(
-      () => new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+      () =>
+        new IdGenerator(
+          checkGeneratorOptions({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+        ),
     ) as [IdGenerator, IdGenerator];
     a.nextIdSync();
     b.nextIdSync(); // each holds slots reserved in this tick
@@ -67,7 +73,10 @@ describe('shared state cell', () => {
     const clock = new FakeClock(T0);
     // Three other threads, each reserving its batch of 16 slots in one commit.
     const others = [0, 1, 2].map(
-      () => new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+      () =>
+        new IdGenerator(
+          checkGeneratorOptions({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+        ),
     );
     const inner = sharedStateCell(shared);
     expect(inner.reservation).toBe(16);
@@ -81,7 +90,7 @@ describe('shared state cell', () => {
       },
       commit: (prev, next) => inner.commit(prev, next),
     };
-    const gen = new IdGenerator({ layout, machineId: 5, clock, state: racing });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: 5, clock, state: racing }));
     const id = gen.nextIdSync();
     expect(races).toBe(3);
     expect(gen.decompose(id).sequence).toBe(48);
@@ -92,21 +101,25 @@ describe('shared state cell', () => {
   it('a thread that keeps losing each new tick to others waits on, with no ClockStalledError, while the clock advances', () => {
     const shared = createSharedState(layout, 5);
     const clock = new FakeClock(T0);
-    const other = new IdGenerator({ layout, machineId: 5, clock, state: sharedStateCell(shared) });
+    const other = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
+    );
     let lost = 0;
-    const starved = new IdGenerator({
-      layout,
-      machineId: 5,
-      clock: {
-        now: () => clock.now(),
-        // While this thread sleeps to the next tick, another thread takes all of it (for 2 s).
-        sleepSync: (ms) => {
-          clock.sleepSync(ms);
-          if (lost++ < 200) for (let i = 0; i < 256; i++) other.nextIdSync();
+    const starved = new IdGenerator(
+      checkGeneratorOptions({
+        layout,
+        machineId: 5,
+        clock: {
+          now: () => clock.now(),
+          // While this thread sleeps to the next tick, another thread takes all of it (for 2 s).
+          sleepSync: (ms) => {
+            clock.sleepSync(ms);
+            if (lost++ < 200) for (let i = 0; i < 256; i++) other.nextIdSync();
+          },
         },
-      },
-      state: sharedStateCell(shared),
-    });
+        state: sharedStateCell(shared),
+      }),
+    );
     for (let i = 0; i < 256; i++) other.nextIdSync();
     const id = starved.nextIdSync();
     expect(lost).toBe(201);
@@ -120,7 +133,9 @@ describe('shared state cell', () => {
     const clock = new FakeClock(T0);
     const cell = sharedStateCell(shared);
     expect(cell.machineId).toBe(4);
-    const gen = new IdGenerator({ layout, machineId: cell.machineId, clock, state: cell });
+    const gen = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: cell.machineId, clock, state: cell }),
+    );
     expect(gen.decompose(gen.nextIdSync()).time).toBe(tickOf(layout, notBefore) + 1);
   });
 
@@ -128,8 +143,12 @@ describe('shared state cell', () => {
     const { claim, recorded } = claimOf(6);
     const shared = createSharedState(layout, claim);
     const clock = new FakeClock(T0);
-    const holder = new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
-    const worker = new IdGenerator({ layout, machineId: 6, clock, state: sharedStateCell(shared) });
+    const holder = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: claim, clock, state: sharedStateCell(shared) }),
+    );
+    const worker = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: 6, clock, state: sharedStateCell(shared) }),
+    );
     clock.advance(35);
     const last = worker.nextIdSync();
     await holder.close();
@@ -144,7 +163,9 @@ describe('shared state cell', () => {
     const { claim, recorded } = claimOf(6);
     const shared = createSharedState(layout, claim);
     const clock = new FakeClock(T0);
-    const holder = new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
+    const holder = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: claim, clock, state: sharedStateCell(shared) }),
+    );
     const inner = sharedStateCell(shared);
     let closing: Promise<void> | undefined;
     const racing: StateCell = {
@@ -156,7 +177,7 @@ describe('shared state cell', () => {
       commit: (prev, next) => inner.commit(prev, next),
       attach: (l, m) => inner.attach(l, m),
     };
-    const worker = new IdGenerator({ layout, machineId: 6, clock, state: racing });
+    const worker = new IdGenerator(checkGeneratorOptions({ layout, machineId: 6, clock, state: racing }));
     expect(() => worker.nextIdSync()).toThrow(GeneratorClosedError);
     await closing;
     // Nothing was issued: the record is the state the holder started from (tick 0).
@@ -170,9 +191,13 @@ describe('shared state cell', () => {
     // A lease confirmed until `deadline`, whose keepalives stopped: the holder's thread is blocked.
     const { claim } = claimOf(6, { trustedForMs: () => Math.max(0, deadline - clock.now()) });
     const shared = createSharedState(layout, claim);
-    new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
+    new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: claim, clock, state: sharedStateCell(shared) }),
+    );
     expect(sharedStateCell(shared).trustedUntil).toBe(deadline);
-    const worker = new IdGenerator({ layout, machineId: 6, clock, state: sharedStateCell(shared) });
+    const worker = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: 6, clock, state: sharedStateCell(shared) }),
+    );
     const issued: bigint[] = [];
     // No timer runs in this loop: only what the worker reads from the shared buffer can stop it.
     expect(() => {
@@ -196,9 +221,13 @@ describe('shared state cell', () => {
     const deadline = T0 + 3000;
     const { claim } = claimOf(6, { trustedForMs: () => deadline - Math.floor(clock.now()) });
     const shared = createSharedState(layout, claim);
-    new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
+    new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: claim, clock, state: sharedStateCell(shared) }),
+    );
     expect(sharedStateCell(shared).trustedUntil).toBeLessThanOrEqual(deadline);
-    const worker = new IdGenerator({ layout, machineId: 6, clock, state: sharedStateCell(shared) });
+    const worker = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: 6, clock, state: sharedStateCell(shared) }),
+    );
     clock.advance(deadline - clock.now() + 0.3);
     expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
   });
@@ -207,8 +236,12 @@ describe('shared state cell', () => {
     const { claim, controller } = claimOf(6);
     const shared = createSharedState(layout, claim);
     const clock = new FakeClock(T0);
-    new IdGenerator({ layout, machineId: claim, clock, state: sharedStateCell(shared) });
-    const worker = new IdGenerator({ layout, machineId: 6, clock, state: sharedStateCell(shared) });
+    new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: claim, clock, state: sharedStateCell(shared) }),
+    );
+    const worker = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: 6, clock, state: sharedStateCell(shared) }),
+    );
     worker.nextIdSync();
     controller.abort(new Error('lease expired'));
     expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
@@ -220,13 +253,15 @@ describe('shared state cell', () => {
     const { claim, controller } = claimOf(6, { renew: () => Promise.resolve(next.claim) });
     const shared = createSharedState(layout, claim);
     const onError = vi.fn();
-    const holder = new IdGenerator({
-      layout,
-      machineId: claim,
-      clock: new FakeClock(T0),
-      state: sharedStateCell(shared),
-      onError,
-    });
+    const holder = new IdGenerator(
+      checkGeneratorOptions({
+        layout,
+        machineId: claim,
+        clock: new FakeClock(T0),
+        state: sharedStateCell(shared),
+        onError,
+      }),
+    );
     controller.abort();
     await new Promise((resolve) => setImmediate(resolve));
     expect(next.claim.release).toHaveBeenCalledTimes(1);
@@ -239,12 +274,15 @@ describe('shared state cell', () => {
   it('refuses a generator of another layout or machine ID', () => {
     const shared = createSharedState(layout, 5);
     const other = defineLayout({ ...layout, timeUnitMs: 1 });
-    expect(() => new IdGenerator({ layout: other, machineId: 5, state: sharedStateCell(shared) })).toThrow(
-      /created for time 39 bits of 10 ms .* this generator's layout has time 39 bits of 1 ms/,
-    );
-    expect(() => new IdGenerator({ layout, machineId: 6, state: sharedStateCell(shared) })).toThrow(
-      /belongs to machine ID 5, received a generator for machine ID 6/,
-    );
+    expect(
+      () =>
+        new IdGenerator(
+          checkGeneratorOptions({ layout: other, machineId: 5, state: sharedStateCell(shared) }),
+        ),
+    ).toThrow(/created for time 39 bits of 10 ms .* this generator's layout has time 39 bits of 1 ms/);
+    expect(
+      () => new IdGenerator(checkGeneratorOptions({ layout, machineId: 6, state: sharedStateCell(shared) })),
+    ).toThrow(/belongs to machine ID 5, received a generator for machine ID 6/);
   });
 
   it('rejects what is not a shared state, and machine IDs that do not fit', () => {

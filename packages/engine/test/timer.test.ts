@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { sleep } from '../src/clock.js';
-import { IdGenerator } from '../src/generator.js';
+import { checkGeneratorOptions, IdGenerator } from '../src/generator.js';
 import { defineLayout } from '../src/layout.js';
 import { setLongTimeout, TIMER_MAX_MS, type TimerHost } from '../src/timer.js';
 
@@ -208,7 +208,9 @@ describe("a generator's wait past the timer maximum", () => {
       machineBits: 16,
       epochMs: 0,
     });
-    const gen = new IdGenerator({ layout, machineId: 1, clock: { now: () => Date.UTC(2026, 10, 22) } });
+    const gen = new IdGenerator(
+      checkGeneratorOptions({ layout, machineId: 1, clock: { now: () => Date.UTC(2026, 10, 22) } }),
+    );
     const armed: number[] = [];
     const timeout = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((_fn: () => void, ms: number) => {
       armed.push(ms);

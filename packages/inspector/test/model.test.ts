@@ -1,6 +1,6 @@
 // The page's logic without a browser: reading pasted text, the fields of each layout, judging a
 // reading, and the chart axes. The clock is an argument (nowMs), never Date.now().
-import { decompose, defineLayout, MAX_ID } from '@ids/engine';
+import { decomposeIn as decompose, defineLayout, MAX_ID } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import { bitString, fieldsOf, fieldValue } from '../src/page/fields.js';
 import { inputMessage } from '../src/page/inspect-view.js';

@@ -1,4 +1,4 @@
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { LeaseLostError, LeaseStoreRefusedError, LeaseStoreUnavailableError } from '@ids/machine-lease';
 import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import {

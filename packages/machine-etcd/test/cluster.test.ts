@@ -1,6 +1,6 @@
 // A three-member etcd cluster on loopback: members die (the leader among them) while a
 // generator issues IDs and other claimers come and go.
-import { IdGenerator } from '@ids/engine';
+import { checkGeneratorOptions, IdGenerator } from '@ids/engine';
 import { type EtcdCluster, startEtcd } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EtcdMachineIdClaim } from '../src/index.js';
@@ -20,7 +20,7 @@ describe.skipIf(!canStartEtcd)('a three-member cluster', () => {
     const prefix = freshPrefix('cluster');
     const options = { endpoints: etcd.endpoints, prefix, ttlSeconds: 2, fenceMarginMs: 500, timeoutMs: 1000 };
     const held = await claim(layout, options);
-    const gen = new IdGenerator({ layout, machineId: held, onError: () => undefined });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: held, onError: () => undefined }));
 
     const issued: { at: number; id: bigint }[] = [];
     const claims: { at: number; id: number }[] = [];

@@ -1,6 +1,6 @@
 // etcd stopped mid-run, and a partition between one client and etcd: the generator fences
 // within the TTL budget, and a second holder gets the ID only after the first has fenced.
-import { GeneratorClosedError, IdGenerator, MachineIdLostError } from '@ids/engine';
+import { checkGeneratorOptions, GeneratorClosedError, IdGenerator, MachineIdLostError } from '@ids/engine';
 import { type ProxyMode, startEtcd, TcpProxy } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import {
@@ -65,7 +65,7 @@ describe.skipIf(!canStartEtcd)('etcd stopped mid-run', () => {
     cleanup.push(() => etcd.stop());
     const layout = layoutWith(10);
     const held = await claim(layout, { endpoints: etcd.endpoints, prefix: freshPrefix('outage'), ...timing });
-    const gen = new IdGenerator({ layout, machineId: held, onError: () => undefined });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: held, onError: () => undefined }));
     cleanup.push(() => gen.close().catch(() => undefined));
     const load = pump(gen);
     await sleep(300);
@@ -114,7 +114,7 @@ describe.skipIf(!canStartEtcd)('closing while etcd is down', () => {
       prefix: freshPrefix('close-down'),
       ...timing,
     });
-    const gen = new IdGenerator({ layout, machineId: held, onError: () => undefined });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: held, onError: () => undefined }));
     await gen.nextId();
     await etcd.members[0]!.stop();
     await aborted(held.signal);
@@ -149,7 +149,7 @@ describe.skipIf(!canStartEtcd)('a partition between one client and etcd (a loopb
         ...timing,
         timeoutMs: mode === 'blackhole' ? 5000 : 1000,
       });
-      const genA = new IdGenerator({ layout, machineId: a, onError: () => undefined });
+      const genA = new IdGenerator(checkGeneratorOptions({ layout, machineId: a, onError: () => undefined }));
       cleanup.push(async () => {
         proxy.setMode('pass');
         await genA.close().catch(() => undefined);
@@ -173,7 +173,7 @@ describe.skipIf(!canStartEtcd)('a partition between one client and etcd (a loopb
         expect(performance.now() - cutAt).toBeLessThan(WAIT_MS);
       }
       const claimedB = performance.now();
-      const genB = new IdGenerator({ layout, machineId: b, onError: () => undefined });
+      const genB = new IdGenerator(checkGeneratorOptions({ layout, machineId: b, onError: () => undefined }));
       cleanup.push(() => genB.close());
       const loadB = pump(genB);
       await sleep(300);

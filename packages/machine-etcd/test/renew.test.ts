@@ -1,7 +1,7 @@
 // The renewal loop on an injected clock, against a real etcd that goes away and comes back:
 // keepalives, the fence and the pauses between renewal attempts all run on fake time, while
 // the requests themselves are real.
-import { IdGenerator, MachineIdLostError } from '@ids/engine';
+import { checkGeneratorOptions, IdGenerator, MachineIdLostError } from '@ids/engine';
 import { startEtcd } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
@@ -24,7 +24,9 @@ describe.skipIf(!canStartEtcd)('renewal, on an injected clock', () => {
         scheduler,
       } as Parameters<typeof etcdMachineId>[0]);
       const claim = await provider({ bits: 10 });
-      const gen = new IdGenerator({ layout, machineId: claim, onError: () => undefined });
+      const gen = new IdGenerator(
+        checkGeneratorOptions({ layout, machineId: claim, onError: () => undefined }),
+      );
       await gen.nextId();
 
       // Confirmed keepalives every 1,000 ms of fake time: no fence over three TTLs of it.

@@ -3,14 +3,15 @@
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import {
+  checkGeneratorOptions,
   FakeClock,
   IdGenerator,
   MachineIdLostError,
   MachineIdRejectedError,
   resolveMachineId,
-  tickOf,
   tickStartMs,
 } from '@ids/engine';
+import { tickOf } from '@ids/engine/internal';
 import { freePort } from '@ids/test-services';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -296,7 +297,7 @@ describe('etcdMachineId', () => {
     const layout = layoutWith(0); // one ID: the next holder gets the same one
     const ahead = new FakeClock(Date.now() + 3_600_000); // the first holder's clock is an hour ahead
     const first = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
-    const gen1 = new IdGenerator({ layout, machineId: first, clock: ahead });
+    const gen1 = new IdGenerator(checkGeneratorOptions({ layout, machineId: first, clock: ahead }));
     const last = (await gen1.nextIds(1000)).at(-1)!;
     await gen1.close();
     const lastTick = gen1.decompose(last).time;
@@ -327,7 +328,7 @@ describe('etcdMachineId', () => {
     const third = await pending;
     expect(third.machineId).toBe(0);
     expect(third.notBefore).toBe(tickStartMs(layout, lastTick + 1) - 1);
-    const gen3 = new IdGenerator({ layout, machineId: third, clock: behind });
+    const gen3 = new IdGenerator(checkGeneratorOptions({ layout, machineId: third, clock: behind }));
     const next = await gen3.nextId();
     expect(gen3.decompose(next).time).toBe(lastTick + 1);
     expect(next).toBeGreaterThan(last);

@@ -1,15 +1,12 @@
 import { join, resolve } from 'node:path';
 import {
   type Clock,
-  checkInteger,
-  checkOnError,
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
-  errorText,
   type MachineIdClaim,
   type MachineIdProvider,
   wallClock,
 } from '@ids/engine';
-import { checkClock } from '@ids/engine/internal';
+import { checkClock, checkInteger, checkOnError, errorText } from '@ids/engine/internal';
 import { defaultClaimDir } from './dirs.js';
 import {
   ClaimDirError,

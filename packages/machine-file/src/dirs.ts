@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { ClaimDirError } from './errors.js';
 
 /** Environment variables read by this package. */

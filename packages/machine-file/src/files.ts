@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { FileWriteError } from './errors.js';
 import type { Identity, ProcessTable } from './process.js';
 

@@ -1,6 +1,5 @@
 import { basename, dirname, resolve } from 'node:path';
 import {
-  errorText,
   InvalidArgumentError,
   InvalidMachineIdError,
   isClaim,
@@ -8,7 +7,7 @@ import {
   type MachineIdClaim,
   type MachineIdProvider,
 } from '@ids/engine';
-import { acceptMachineId, afterValue, idOf, received, releaseQuietly } from '@ids/engine/internal';
+import { acceptMachineId, afterValue, errorText, idOf, received, releaseQuietly } from '@ids/engine/internal';
 import {
   FileWriteError,
   KeptFallbackError,

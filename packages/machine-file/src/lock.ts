@@ -2,15 +2,8 @@
 // directory). It is a claim file under another name: taken, judged and taken over after a crash
 // exactly as host claims are (takeover.ts), so a holder killed with -9 frees it at once.
 import { basename, dirname, resolve } from 'node:path';
-import {
-  type Clock,
-  checkInteger,
-  checkOnError,
-  errorText,
-  InvalidArgumentError,
-  wallClock,
-} from '@ids/engine';
-import { checkClock, received } from '@ids/engine/internal';
+import { type Clock, InvalidArgumentError, wallClock } from '@ids/engine';
+import { checkClock, checkInteger, checkOnError, errorText, received } from '@ids/engine/internal';
 import {
   ClaimFileCorruptError,
   FileWriteError,

@@ -1,4 +1,4 @@
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { ClaimDirError, ClaimFileCorruptError, shown } from './errors.js';
 import { errnoOf, type FileSystem } from './files.js';
 import type { Identity } from './process.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { ClaimDirError, FileWriteError } from './errors.js';
 import { errnoOf, type FileSystem, syncDir, unlinkQuiet, writeTempSync } from './files.js';
 import { FOREIGN_CLAIM_GRACE_MS, type Identity, judge, type ProcessTable } from './process.js';

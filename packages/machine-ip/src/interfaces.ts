@@ -1,7 +1,8 @@
 // The rule shared by the IPv4 and IPv6 providers: which interface addresses are candidates,
 // which are never taken (loopback, well-known virtual bridges), and which candidate wins when
 // there are several. Each answer says what was seen and why the winner won.
-import { errorText, InvalidArgumentError } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { isAddress, isLoopback } from './address.js';
 import { builtin } from './builtins.js';
 import { InterfaceListError, received } from './errors.js';

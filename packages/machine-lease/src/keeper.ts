@@ -1,5 +1,4 @@
-import { errorText } from '@ids/engine';
-import { setLongTimeout } from '@ids/engine/internal';
+import { errorText, setLongTimeout } from '@ids/engine/internal';
 import { LeaseLostError } from './errors.js';
 
 /**

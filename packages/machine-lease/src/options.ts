@@ -1,5 +1,5 @@
-import { checkInteger, checkOnError, DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
-import { received } from '@ids/engine/internal';
+import { DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
+import { checkInteger, checkOnError, received } from '@ids/engine/internal';
 import { LeaseCorruptClaimError } from './errors.js';
 import type { LeaseTiming } from './lease.js';
 

@@ -2,7 +2,13 @@
 // path, as they do fake-scheduler.ts): one copy, so the two suites cannot drift apart.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname } from 'node:path';
-import { IdGenerator, type Layout, type MachineIdClaim, MachineIdProviderError } from '@ids/engine';
+import {
+  checkGeneratorOptions,
+  IdGenerator,
+  type Layout,
+  type MachineIdClaim,
+  MachineIdProviderError,
+} from '@ids/engine';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 
 import { testLayout } from './fixtures/lease-process.mjs';
@@ -28,7 +34,9 @@ export function generatorOn(
   machineId: MachineIdClaim,
   extra: { onError?: (e: unknown) => void } = {},
 ): IdGenerator {
-  return new IdGenerator({ layout, machineId, onError: extra.onError ?? (() => undefined) });
+  return new IdGenerator(
+    checkGeneratorOptions({ layout, machineId, onError: extra.onError ?? (() => undefined) }),
+  );
 }
 
 /** Resolves when `signal` aborts, with the time it did (performance.now()). */

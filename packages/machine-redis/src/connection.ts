@@ -1,5 +1,4 @@
-import { errorText } from '@ids/engine';
-import { setLongTimeout } from '@ids/engine/internal';
+import { errorText, setLongTimeout } from '@ids/engine/internal';
 import { LeaseStoreRefusedError, LeaseStoreUnavailableError } from '@ids/machine-lease';
 import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import { type Cluster, Redis } from 'ioredis';

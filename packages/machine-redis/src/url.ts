@@ -3,8 +3,7 @@
 // goes through those). Left to itself, ioredis reads a database that is not a number as 0, and
 // reports a SELECT the server refuses only as an 'error' event, going on in database 0: keys
 // meant for database 99 land in database 0 without a word. Here both are typed errors.
-import { errorText } from '@ids/engine';
-import { received } from '@ids/engine/internal';
+import { errorText, received } from '@ids/engine/internal';
 import { Redis, type RedisOptions } from 'ioredis';
 import { RedisDatabaseError, RedisOptionError } from './errors.js';
 

@@ -1,6 +1,6 @@
 // Against one real redis-server: claims, the recorded time, release, dense and full fields,
 // garbage under the prefix, and a Redis that cannot be reached or refuses us.
-import { IdGenerator, InvalidArgumentError, MachineIdLostError } from '@ids/engine';
+import { checkGeneratorOptions, IdGenerator, InvalidArgumentError, MachineIdLostError } from '@ids/engine';
 import { hasRedis } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import {
@@ -215,7 +215,7 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     await seedTimes(prefix, [0]);
     const layout = layoutWith(0);
     const held = await claim(layout, { url: suite.server.url, prefix, ...fast });
-    const gen = new IdGenerator({ layout, machineId: held, onError: () => undefined });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: held, onError: () => undefined }));
     const start = performance.now();
     let error: unknown;
     try {

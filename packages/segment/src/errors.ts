@@ -60,7 +60,7 @@ export class StoreUnavailableError extends IdsError {
   override readonly name = 'StoreUnavailableError';
 }
 
-/** `nextSync()` found both buffers empty: it never waits on the store. Use `next()`, or retry. */
+/** `nextIdSync()` found both buffers empty: it never waits on the store. Use `nextId()`, or retry. */
 export class BufferEmptyError extends IdsError {
   readonly code = 'ERR_IDS_SEGMENT_BUFFER_EMPTY';
   override readonly name = 'BufferEmptyError';

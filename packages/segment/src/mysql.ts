@@ -3,8 +3,8 @@
 // and the ticket table on several ID servers with step/offset (auto_increment_increment and
 // _offset), the plan of servers checked. mysql2 is imported inside the factory, so importing
 // @ids/segment does not load it.
-import { checkInteger, errorText, InvalidArgumentError } from '@ids/engine';
-import { importOptional, received } from '@ids/engine/internal';
+import { InvalidArgumentError } from '@ids/engine';
+import { checkInteger, errorText, importOptional, received } from '@ids/engine/internal';
 import {
   StepOffsetPlanError,
   StoreCorruptError,

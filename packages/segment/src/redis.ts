@@ -1,8 +1,8 @@
 // The Redis store: INCRBY on one key per tag. @ids/machine-redis (and through it ioredis),
 // which opens every redis:// URL of @ids, is imported inside the factory, so importing
 // @ids/segment does not load it.
-import { errorText, IdsError, InvalidArgumentError } from '@ids/engine';
-import { importOptional, received } from '@ids/engine/internal';
+import { IdsError, InvalidArgumentError } from '@ids/engine';
+import { errorText, importOptional, received } from '@ids/engine/internal';
 import { StoreCorruptError, StoreUnavailableError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {

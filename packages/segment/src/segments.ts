@@ -1,5 +1,5 @@
-import { type Clock, checkInteger, errorText, IdsError, InvalidArgumentError, wallClock } from '@ids/engine';
-import { checkClock, received } from '@ids/engine/internal';
+import { type Clock, IdsError, InvalidArgumentError, wallClock } from '@ids/engine';
+import { checkClock, checkInteger, errorText, received } from '@ids/engine/internal';
 import {
   BufferEmptyError,
   SegmentsClosedError,
@@ -140,7 +140,7 @@ export class Segments {
   }
 
   /**
-   * Checks the settings and fetches the first segment, so that the first `next()` is served from
+   * Checks the settings and fetches the first segment, so that the first `nextId()` is served from
    * memory. The tag must exist: it is created once, apart (`store.createTag`), never here.
    *
    * @throws InvalidTagError, StepOutOfRangeError, InvalidArgumentError for bad settings;
@@ -190,7 +190,7 @@ export class Segments {
    * answer; UnknownTagError, StoreCorruptError or StoreWentBackwardsError for what the store
    * answered; SegmentsClosedError after close().
    */
-  next(): Promise<bigint> {
+  nextId(): Promise<bigint> {
     if (this.#closed) return Promise.reject(this.#closedError());
     const id = this.#take();
     return id === undefined ? this.#nextSlow() : Promise.resolve(id);
@@ -213,19 +213,19 @@ export class Segments {
    * @throws BufferEmptyError when both buffers are empty (a fetch is started for a later call);
    * SegmentsClosedError after close().
    */
-  nextSync(): bigint {
+  nextIdSync(): bigint {
     const id = this.#take();
     if (id !== undefined) return id;
     this.#fetch().catch(() => undefined);
     throw new BufferEmptyError(
-      `tag ${JSON.stringify(this.#tag)}: both buffers are empty; a segment is being fetched. Use next() to wait for it`,
+      `tag ${JSON.stringify(this.#tag)}: both buffers are empty; a segment is being fetched. Use nextId() to wait for it`,
     );
   }
 
   /**
    * The next `count` IDs, in increasing order.
    * @throws (rejects) InvalidArgumentError unless `count` is an integer from 1 to 1,000,000;
-   * otherwise what `next()` rejects with (IDs taken before the failure are not returned, and not reissued).
+   * otherwise what `nextId()` rejects with (IDs taken before the failure are not returned, and not reissued).
    */
   async nextIds(count: number): Promise<bigint[]> {
     checkInteger(count, 'count', 1, MAX_IDS_PER_CALL);

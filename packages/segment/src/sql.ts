@@ -1,5 +1,5 @@
-import { errorText, InvalidArgumentError } from '@ids/engine';
-import { received } from '@ids/engine/internal';
+import { InvalidArgumentError } from '@ids/engine';
+import { errorText, received } from '@ids/engine/internal';
 import { StoreCorruptError, TagExistsError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {

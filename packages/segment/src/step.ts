@@ -1,5 +1,5 @@
-import { checkInteger, InvalidArgumentError } from '@ids/engine';
-import { received } from '@ids/engine/internal';
+import { InvalidArgumentError } from '@ids/engine';
+import { checkInteger, received } from '@ids/engine/internal';
 import { StepOutOfRangeError } from './errors.js';
 
 /** The bounds and target of the dynamic step (see `nextStep`). */

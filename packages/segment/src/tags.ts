@@ -42,9 +42,9 @@ export class SegmentTags {
     return segments;
   }
 
-  /** The next ID of `tag` (see Segments.next). */
-  async next(tag: string): Promise<bigint> {
-    return (await this.get(tag)).next();
+  /** The next ID of `tag` (see Segments.nextId). */
+  async nextId(tag: string): Promise<bigint> {
+    return (await this.get(tag)).nextId();
   }
 
   /** The next `count` IDs of `tag` (see Segments.nextIds). */

@@ -106,7 +106,7 @@ describe('PGlite directory lock: one process', () => {
     const again = await pgliteStore({ dataDir: `${dir}/./` });
     await expect(pgliteStore({ dataDir: dir })).rejects.toThrow(LockHeldError);
     const after = await Segments.create({ store: again, tag: 't', step: 10 });
-    expect(await after.next()).toBeGreaterThan(3n); // the data survived: a new database would start at 1
+    expect(await after.nextId()).toBeGreaterThan(3n); // the data survived: a new database would start at 1
     await after.close();
     await again.close();
   });

@@ -78,20 +78,20 @@ describe('the double buffer', () => {
     const segments = await onFreshTag(s, 100);
     expect(state.calls.length).toBe(1);
     expect(segments.stats).toMatchObject({ step: 100, roundTrips: 1, switches: 0, remaining: 100n });
-    for (let i = 1; i <= 10; i++) expect(segments.nextSync()).toBe(BigInt(i));
+    for (let i = 1; i <= 10; i++) expect(segments.nextIdSync()).toBe(BigInt(i));
     expect(state.calls.length).toBe(1);
-    expect(segments.nextSync()).toBe(11n); // the 11th ID: 10% used, the fetch starts
+    expect(segments.nextIdSync()).toBe(11n); // the 11th ID: 10% used, the fetch starts
     expect(state.calls.length).toBe(2);
     await turn();
     await turn();
     // The rest of the first segment and the whole second one, from memory, no wait.
-    for (let i = 12; i <= 200; i++) expect(segments.nextSync()).toBe(BigInt(i));
+    for (let i = 12; i <= 200; i++) expect(segments.nextIdSync()).toBe(BigInt(i));
     expect(state.calls.length).toBe(3);
     // 101 took the first segment's place; 200 is the last of the second, so no second switch yet.
     expect(segments.stats.switches).toBe(1);
     await turn();
     await turn();
-    expect(segments.nextSync()).toBe(201n);
+    expect(segments.nextIdSync()).toBe(201n);
     expect(segments.stats.switches).toBe(2);
     await segments.close();
   });
@@ -101,7 +101,7 @@ describe('the double buffer', () => {
     const segments = await onFreshTag(s, 100);
     let last = 0n;
     for (let i = 0; i < 10_000; i++) {
-      const id = segments.nextSync(); // throws BufferEmptyError if the prefetch had not landed
+      const id = segments.nextIdSync(); // throws BufferEmptyError if the prefetch had not landed
       expect(id).toBeGreaterThan(last);
       last = id;
       // A caller that lets the event loop turn now and then, as any service does.
@@ -112,9 +112,9 @@ describe('the double buffer', () => {
     await segments.close();
   });
 
-  it('20,000 concurrent next() calls get 20,000 distinct IDs, 1 to 20,000', async () => {
+  it('20,000 concurrent nextId() calls get 20,000 distinct IDs, 1 to 20,000', async () => {
     const segments = await onFreshTag(store, 100);
-    const ids = await Promise.all(Array.from({ length: 20_000 }, () => segments.next()));
+    const ids = await Promise.all(Array.from({ length: 20_000 }, () => segments.nextId()));
     const sorted = [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     expect(new Set(ids).size).toBe(20_000);
     expect(sorted[0]).toBe(1n);
@@ -133,41 +133,41 @@ describe('the double buffer', () => {
 });
 
 describe('a store that cannot answer', () => {
-  it('issues every ID of both buffers, then StoreUnavailableError (and BufferEmptyError from nextSync); recovers without a duplicate', async () => {
+  it('issues every ID of both buffers, then StoreUnavailableError (and BufferEmptyError from nextIdSync); recovers without a duplicate', async () => {
     const { store: s, state } = faulty(store);
     const segments = await onFreshTag(s, 100);
-    for (let i = 1; i <= 11; i++) await segments.next();
+    for (let i = 1; i <= 11; i++) await segments.nextId();
     await turn();
     await turn(); // the second segment (101-200) has landed
     state.down = true;
     const issued: bigint[] = [];
-    for (let i = 12; i <= 200; i++) issued.push(await segments.next());
+    for (let i = 12; i <= 200; i++) issued.push(await segments.nextId());
     expect(issued.at(-1)).toBe(200n);
-    const error = await segments.next().catch((e: unknown) => e);
+    const error = await segments.nextId().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect((error as StoreUnavailableError).code).toBe('ERR_IDS_SEGMENT_STORE_UNAVAILABLE');
     expect(((error as Error).cause as Error).message).toMatch(/ECONNREFUSED/);
-    expect(() => segments.nextSync()).toThrow(BufferEmptyError);
+    expect(() => segments.nextIdSync()).toThrow(BufferEmptyError);
     await turn();
-    await expect(segments.next()).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(segments.nextId()).rejects.toBeInstanceOf(StoreUnavailableError);
     state.down = false;
-    const after = await segments.next();
+    const after = await segments.nextId();
     expect(after).toBeGreaterThan(200n);
     await segments.close();
   });
 
-  it('a store slower than a segment lasts: callers wait for the one fetch in flight, nextSync does not wait', async () => {
+  it('a store slower than a segment lasts: callers wait for the one fetch in flight, nextIdSync does not wait', async () => {
     const { store: s, state } = faulty(store);
     const segments = await onFreshTag(s, 10);
     let release!: () => void;
     state.hold = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const first = await Promise.all(Array.from({ length: 10 }, () => segments.next()));
+    const first = await Promise.all(Array.from({ length: 10 }, () => segments.nextId()));
     expect(first).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i + 1)));
-    const waiting = Promise.all(Array.from({ length: 25 }, () => segments.next()));
+    const waiting = Promise.all(Array.from({ length: 25 }, () => segments.nextId()));
     await turn();
-    expect(() => segments.nextSync()).toThrow(BufferEmptyError);
+    expect(() => segments.nextIdSync()).toThrow(BufferEmptyError);
     expect(state.maxInFlight).toBe(1);
     state.hold = undefined;
     release();
@@ -202,7 +202,7 @@ describe('the dynamic step', () => {
     const drain = async (ms: number) => {
       const target = state.calls.length + 1;
       while (state.calls.length < target) {
-        await segments.next();
+        await segments.nextId();
         clock.advance(ms / 100);
       }
       await turn();
@@ -281,7 +281,7 @@ describe('bad input and bad stores', () => {
       /handed out IDs up to 20; expected after above 20 .*received 0n/,
     );
     const b = await Segments.create({ store, tag, step: 10 });
-    expect(await b.next()).toBe(21n);
+    expect(await b.nextId()).toBe(21n);
   });
 
   it('a negative max_id: StoreCorruptError, nothing issued from it', async () => {
@@ -318,7 +318,7 @@ describe('bad input and bad stores', () => {
     let error: unknown;
     for (let i = 0; i < 30 && !error; i++) {
       try {
-        issued.push(await segments.next());
+        issued.push(await segments.nextId());
       } catch (e) {
         error = e;
       }
@@ -330,8 +330,8 @@ describe('bad input and bad stores', () => {
   it('after close(): SegmentsClosedError', async () => {
     const segments = await Segments.create({ store, tag: await createdTag() });
     await segments.close();
-    await expect(segments.next()).rejects.toBeInstanceOf(SegmentsClosedError);
-    expect(() => segments.nextSync()).toThrow(SegmentsClosedError);
+    await expect(segments.nextId()).rejects.toBeInstanceOf(SegmentsClosedError);
+    expect(() => segments.nextIdSync()).toThrow(SegmentsClosedError);
   });
 });
 
@@ -393,7 +393,7 @@ describe('SegmentTags (a route by tag)', () => {
     for (const tag of ['route.a', 'route.b']) await s.createTag(tag, { after: 0n });
     const tags = new SegmentTags({ store: s, step: 10, maxStep: 10 });
     const ids = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => tags.next(i % 2 ? 'route.a' : 'route.b')),
+      Array.from({ length: 30 }, (_, i) => tags.nextId(i % 2 ? 'route.a' : 'route.b')),
     );
     // Each tag is its own sequence from 1: 15 distinct IDs each, created once (one first fetch each).
     for (const parity of [0, 1]) {
@@ -402,7 +402,7 @@ describe('SegmentTags (a route by tag)', () => {
     }
     expect(tags.tags.sort()).toEqual(['route.a', 'route.b']);
     const calls = state.calls.length;
-    await expect(tags.next('bad tag')).rejects.toBeInstanceOf(InvalidTagError);
+    await expect(tags.nextId('bad tag')).rejects.toBeInstanceOf(InvalidTagError);
     expect(state.calls.length).toBe(calls);
     expect(await tags.nextIds('route.a', 3)).toHaveLength(3);
     await tags.close();

@@ -178,7 +178,7 @@ describe.skipIf(!hasPostgres())('PostgreSQL', () => {
     const store = await postgresStore({ client: pool, table: 'own_alloc' });
     await store.createTag('own', { after: 0n });
     const segments = await Segments.create({ store, tag: 'own' });
-    expect(await segments.next()).toBe(1n);
+    expect(await segments.nextId()).toBe(1n);
     await store.close();
     expect((await pool.query('SELECT count(*)::int AS n FROM own_alloc')).rows[0].n).toBe(1);
     await pool.end();
@@ -276,7 +276,7 @@ describe.skipIf(!hasRedis())('Redis', () => {
       let error: unknown;
       for (let unavailable = 0; !error && unavailable < 200; ) {
         try {
-          after.push(await running.next());
+          after.push(await running.nextId());
         } catch (e) {
           if (!(e instanceof StoreUnavailableError)) error = e;
           else {
@@ -299,7 +299,7 @@ describe.skipIf(!hasRedis())('Redis', () => {
       const highest = after.length ? after.at(-1)! : last;
       await store.createTag('forgets', { after: highest });
       const again = await Segments.create({ store, tag: 'forgets' });
-      expect(await again.next()).toBe(highest + 1n);
+      expect(await again.nextId()).toBe(highest + 1n);
       await again.close();
       await running.close();
       await store.close();
@@ -410,7 +410,7 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
     await store.createTag('leaf-raise', { after: 10_000n, step: 7 });
     expect(await read()).toEqual([{ max_id: '10000', step: 2000, description: 'by Leaf' }]);
     const segments = await Segments.create({ store, tag: 'leaf-raise', step: 100 });
-    expect(await segments.next()).toBe(10_001n);
+    expect(await segments.nextId()).toBe(10_001n);
     await segments.close();
     await store.close();
   });
@@ -481,7 +481,7 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
     const store = await mysqlStore({ connectionString: urlOf('ticket0'), scheme: 'ticket' });
     await store.createTag('orderNo', { after: 0n });
     const segments = await Segments.create({ store, tag: 'orderNo' });
-    const ids = await Promise.all(Array.from({ length: 50 }, () => segments.next()));
+    const ids = await Promise.all(Array.from({ length: 50 }, () => segments.nextId()));
     expect(new Set(ids).size).toBe(50);
     // One store call per ID (plus, at most, the prefetch of the next one).
     expect(segments.stats.roundTrips).toBeGreaterThanOrEqual(50);

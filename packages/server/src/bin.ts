@@ -1,5 +1,5 @@
 // What the `ids-server` command (bin/ids-server.js) runs: see `ids-server --help`.
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { serve } from './command.js';
 
 // exit() rather than letting the loop drain: shutdown closed the claims' timers and the Redis

@@ -3,8 +3,8 @@
 
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { errorText, LAYOUT_NAMES } from '@ids/engine';
-import { closestName } from '@ids/engine/internal';
+import { LAYOUT_NAMES } from '@ids/engine';
+import { closestName, errorText } from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
 import { machineIdList, machineIdSources, splitList } from './sources.js';
 import { DEFAULT_DRAIN_MS, type IdServerOptions } from './start.js';

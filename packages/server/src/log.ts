@@ -2,7 +2,7 @@
 // them (events on stdout, problems on stderr prefixed with the command's name). json: one object
 // a line with `time`, `level` and `msg` first, then the event's fields, for a log collector.
 // Both write info to stdout and warn/error to stderr.
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import type { LogFormat } from './config.js';
 
 /** Where a log writes. */

@@ -6,15 +6,15 @@
 import {
   type Clock,
   ClockMovedBackwardsError,
+  checkGeneratorOptions,
   IdGenerator,
   isClaim,
   type Layout,
   type MachineIdClaim,
   type MachineIdProvider,
-  sleep,
   wallClock,
 } from '@ids/engine';
-import { idOf, releaseQuietly, setLongTimeout } from '@ids/engine/internal';
+import { idOf, releaseQuietly, setLongTimeout, sleep } from '@ids/engine/internal';
 import { HttpError } from './errors.js';
 import type { ServerEvent } from './events.js';
 import { type ServerMetrics, zeroSlot } from './metrics.js';
@@ -136,15 +136,17 @@ export class MachinePool {
         const got = await pool.#acquire(slot.index);
         slot.how = got.how;
         const label = String(slot.index);
-        slot.generator = new IdGenerator({
-          layout: options.layout,
-          machineId: pool.#watch(got.machineId, slot),
-          clock: measuredClock(options.clock ?? wallClock, options.layout, label, options.metrics),
-          ...(options.maxClockBackwardMs !== undefined
-            ? { maxClockBackwardMs: options.maxClockBackwardMs }
-            : {}),
-          onError: options.onError,
-        });
+        slot.generator = new IdGenerator(
+          checkGeneratorOptions({
+            layout: options.layout,
+            machineId: pool.#watch(got.machineId, slot),
+            clock: measuredClock(options.clock ?? wallClock, options.layout, label, options.metrics),
+            ...(options.maxClockBackwardMs !== undefined
+              ? { maxClockBackwardMs: options.maxClockBackwardMs }
+              : {}),
+            onError: options.onError,
+          }),
+        );
         zeroSlot(options.metrics, label);
         options.metrics.claimHeld.labels(label).set(1);
         options.metrics.machineId.labels(label).set(slot.generator.machine);

@@ -1,8 +1,7 @@
 // Segment IDs by tag (Meituan Leaf's `/api/segment/get/{tag}`), as a plugin of the server. The
 // segment package, and through it PGlite, pg or ioredis, is imported only when a store is
 // configured, so a server without one starts without loading them.
-import { errorText } from '@ids/engine';
-import { importOptional, segmentStoreNeeds } from '@ids/engine/internal';
+import { errorText, importOptional, segmentStoreNeeds } from '@ids/engine/internal';
 import type { SegmentStore, Segments } from '@ids/segment';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { HttpError, ServerConfigError } from './errors.js';
@@ -252,7 +251,7 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       checkHead: ({ params }) => checkTagName(params.tag),
       async handle({ params }) {
         const tag = params.tag as string;
-        const id = await guarded(tag, (segments) => segments.next());
+        const id = await guarded(tag, (segments) => segments.nextId());
         metrics.served.inc({ tag });
         return { json: { id: id.toString() } };
       },

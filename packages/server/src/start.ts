@@ -2,8 +2,8 @@
 // server; and its graceful shutdown.
 import { createServer, type Server } from 'node:http';
 import { isIPv4, isIPv6, Server as NetServer } from 'node:net';
-import { type Clock, checkInteger, type Layout, type MachineIdProvider } from '@ids/engine';
-import { setLongTimeout } from '@ids/engine/internal';
+import type { Clock, Layout, MachineIdProvider } from '@ids/engine';
+import { checkInteger, setLongTimeout } from '@ids/engine/internal';
 import type { Env } from '@ids/machine-file';
 import type { InterfaceSource } from '@ids/machine-ip';
 import packageJson from '../package.json';

@@ -1,8 +1,7 @@
 // Idempotency tokens on Redis: a client asks for a token before a payment-style call, sends it
 // with the call, and the service consumes it once. The consume is one Lua script, so two
 // consumers racing on one token cannot both see it unused: Redis runs scripts one at a time.
-import { errorText } from '@ids/engine';
-import { importOptional } from '@ids/engine/internal';
+import { errorText, importOptional } from '@ids/engine/internal';
 import type { Redis as RedisClient } from 'ioredis';
 import { TokenStoreError } from './errors.js';
 

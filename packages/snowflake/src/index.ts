@@ -1,33 +1,34 @@
 // @ids/snowflake: Twitter's snowflake, Discord's, and bwmarrin-style custom layouts, as presets
 // over the one @ids/engine generator.
-import {
-  compose as composeId,
-  type DecomposedId,
-  decompose as decomposeId,
-  type IdInput,
-  toTime as idTime,
-} from '@ids/engine';
+import { composeIn, type DecomposedId, decomposeIn, type IdInput, toTimeIn } from '@ids/engine';
 import { TWITTER_LAYOUT } from './presets.js';
 
-// The engine's whole public API (errors, clocks, encodings, shared state, ...), so nothing a
-// Snowflake can throw or take is missing here; this package's own names follow. The package
-// functions below (decompose, compose, toTime) take the place of the engine's layout-first ones.
-export * from '@ids/engine';
+// What a Snowflake user needs, and no more: the class and its settings, the presets, package
+// functions over the default layout, the encodings, the test clock, shared state for threads, and
+// the errors a caller can act on (every error extends IdsError and has a stable `code`; the rest,
+// such as the settings errors thrown at construction, are exported by @ids/engine with the
+// engine's layout-first helpers and the machine-ID provider types).
 export {
-  DISCORD_EPOCH,
-  DISCORD_LAYOUT,
-  SNOWFLAKE_PRESETS,
-  type SnowflakePreset,
-  TWITTER_EPOCH,
-  TWITTER_LAYOUT,
-} from './presets.js';
-export {
-  DEFAULT_NODE_BITS,
-  DEFAULT_STEP_BITS,
-  MAX_NODE_STEP_BITS,
-  type SnowflakeSettings,
-  snowflakeLayout,
-} from './settings.js';
+  ClockMovedBackwardsError,
+  createSharedState,
+  DuplicateGeneratorError,
+  decodeAnyId,
+  decodeId,
+  type EncodingName,
+  encodeId,
+  FakeClock,
+  GeneratorClosedError,
+  IdsError,
+  InvalidArgumentError,
+  InvalidIdError,
+  InvalidMachineIdError,
+  MachineIdLostError,
+  MachineIdProviderError,
+  OverTimeLimitError,
+  sharedStateCell,
+} from '@ids/engine';
+export { DISCORD_LAYOUT, SNOWFLAKE_PRESETS, type SnowflakePreset, TWITTER_LAYOUT } from './presets.js';
+export { type SnowflakeSettings, snowflakeLayout } from './settings.js';
 export { MachineIdRequiredError, Snowflake } from './snowflake.js';
 
 // Package functions over the default (twitter) layout, as @ids/sonyflake has for its default.
@@ -35,15 +36,15 @@ export { MachineIdRequiredError, Snowflake } from './snowflake.js';
 
 /** Splits a Twitter-layout ID into `{ id, time, sequence, machine, parts: { datacenter, worker } }` (time in ms since the epoch). */
 export function decompose(id: IdInput): DecomposedId {
-  return decomposeId(TWITTER_LAYOUT, id);
+  return decomposeIn(TWITTER_LAYOUT, id);
 }
 
 /** The Twitter-layout ID for an instant, a sequence (0..4095) and a machine ID (0..1023). */
 export function compose(time: Date | number, sequence: number, machine: number): bigint {
-  return composeId(TWITTER_LAYOUT, time, sequence, machine);
+  return composeIn(TWITTER_LAYOUT, time, sequence, machine);
 }
 
 /** The millisecond a Twitter-layout ID was issued in. */
 export function toTime(id: IdInput): Date {
-  return idTime(TWITTER_LAYOUT, id);
+  return toTimeIn(TWITTER_LAYOUT, id);
 }

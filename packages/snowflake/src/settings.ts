@@ -1,8 +1,5 @@
 import {
-  checkGeneratorSettings,
-  checkInteger,
-  checkStartTime,
-  defineLayout,
+  type Clock,
   type GeneratorSettings,
   InvalidArgumentError,
   InvalidBitsMachineIdError,
@@ -13,7 +10,14 @@ import {
   type MachineIdSource,
   wallClock,
 } from '@ids/engine';
-import { checkClock, received } from '@ids/engine/internal';
+import {
+  checkClock,
+  checkInteger,
+  checkSettingsObject,
+  checkStartTime,
+  defineCheckedFields,
+  received,
+} from '@ids/engine/internal';
 import { SNOWFLAKE_PRESETS, type SnowflakePreset } from './presets.js';
 
 /** bwmarrin/snowflake's default NodeBits. */
@@ -93,23 +97,25 @@ function bitsSetting(
 const MAX_TIME_BITS = 52;
 
 /**
- * The layout for the settings: a preset, or bwmarrin-style node/step bits; then the epoch.
- * Validates everything but the machine ID.
+ * The layout for the settings: a preset, or bwmarrin-style node/step bits; then the epoch
+ * (against `settings.clock`). The other settings are the Snowflake class's to check.
  */
 export function snowflakeLayout(settings: SnowflakeSettings = {}): Layout {
-  if (typeof settings !== 'object' || settings === null) {
-    throw new InvalidArgumentError(`settings: expected an object, received ${received(settings)}`);
-  }
-  // Before any machine ID is claimed: a bad setting must not leave a claim taken.
-  checkGeneratorSettings(settings);
-  const clock = settings.clock === undefined ? wallClock : checkClock(settings.clock);
-  const custom = settings.nodeBits !== undefined || settings.stepBits !== undefined;
-  if (custom && settings.preset !== undefined) {
+  const s = checkSettingsObject(settings);
+  const { clock } = s;
+  return layoutWithClock(s, clock === undefined ? wallClock : checkClock(clock));
+}
+
+/** snowflakeLayout for settings whose clock was checked (the Snowflake class checks it with the rest). */
+export function layoutWithClock(settings: SnowflakeSettings, clock: Clock): Layout {
+  const { preset: presetName, nodeBits: nodeSetting, stepBits: stepSetting, epoch } = settings;
+  const custom = nodeSetting !== undefined || stepSetting !== undefined;
+  if (custom && presetName !== undefined) {
     throw new InvalidArgumentError(
-      `preset ${received(settings.preset)} cannot be combined with nodeBits/stepBits, which define a layout of their own`,
+      `preset ${received(presetName)} cannot be combined with nodeBits/stepBits, which define a layout of their own`,
     );
   }
-  const preset = settings.preset ?? 'twitter';
+  const preset = presetName ?? 'twitter';
   if (!Object.hasOwn(SNOWFLAKE_PRESETS, preset)) {
     const names = Object.keys(SNOWFLAKE_PRESETS).map((name) => `'${name}'`);
     throw new InvalidArgumentError(
@@ -117,18 +123,20 @@ export function snowflakeLayout(settings: SnowflakeSettings = {}): Layout {
     );
   }
   const base: Layout = SNOWFLAKE_PRESETS[preset];
-  const epochMs = checkStartTime(settings.epoch ?? base.epochMs, clock, 'epoch');
+  const epochMs = checkStartTime(epoch ?? base.epochMs, clock, 'epoch');
   if (!custom) {
-    return epochMs === base.epochMs ? base : defineLayout({ ...base, epochMs });
+    // The preset's fields were checked when its layout was defined.
+    return epochMs === base.epochMs ? base : defineCheckedFields({ ...base, epochMs });
   }
-  const nodeBits = bitsSetting(settings.nodeBits, DEFAULT_NODE_BITS, 'node bits', InvalidBitsMachineIdError);
-  const stepBits = bitsSetting(settings.stepBits, DEFAULT_STEP_BITS, 'step bits', InvalidBitsSequenceError);
+  const nodeBits = bitsSetting(nodeSetting, DEFAULT_NODE_BITS, 'node bits', InvalidBitsMachineIdError);
+  const stepBits = bitsSetting(stepSetting, DEFAULT_STEP_BITS, 'step bits', InvalidBitsSequenceError);
   if (nodeBits + stepBits > MAX_NODE_STEP_BITS) {
     throw new InvalidLayoutError(
       `node and step bits share ${MAX_NODE_STEP_BITS} bits: expected nodeBits + stepBits <= ${MAX_NODE_STEP_BITS}, received ${nodeBits} + ${stepBits} = ${nodeBits + stepBits}`,
     );
   }
-  return defineLayout({
+  // The field bits were just checked (0..22 each, in ms units).
+  return defineCheckedFields({
     name: 'snowflake',
     // bwmarrin shifts the ms count by node + step bits and lets it use the rest of the int64.
     timeBits: Math.min(63 - nodeBits - stepBits, MAX_TIME_BITS),

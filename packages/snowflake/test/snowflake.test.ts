@@ -1,38 +1,39 @@
-import { describe, expect, it, vi } from 'vitest';
-import { runningClock, saturate, takeInOrder } from '../../engine/test/kit.js';
 import {
   AsyncSettingError,
-  ClockMovedBackwardsError,
-  compose,
-  createSharedState,
-  DISCORD_EPOCH,
-  DISCORD_LAYOUT,
-  decodeAnyId,
-  decodeId,
-  decompose,
   ENCODING_NAMES,
-  encodeId,
-  FakeClock,
-  IdsError,
-  InvalidArgumentError,
   InvalidBitsMachineIdError,
   InvalidBitsSequenceError,
   InvalidLayoutError,
-  InvalidMachineIdError,
   InvalidStartTimeError,
   layoutLimits,
   type MachineIdClaim,
   MachineIdRejectedError,
+  StartTimeAheadError,
+} from '@ids/engine';
+import { describe, expect, it, vi } from 'vitest';
+import { runningClock, saturate, takeInOrder } from '../../engine/test/kit.js';
+import {
+  ClockMovedBackwardsError,
+  compose,
+  createSharedState,
+  DISCORD_LAYOUT,
+  decodeAnyId,
+  decodeId,
+  decompose,
+  encodeId,
+  FakeClock,
+  IdsError,
+  InvalidArgumentError,
+  InvalidMachineIdError,
   MachineIdRequiredError,
   Snowflake,
   type SnowflakeSettings,
-  StartTimeAheadError,
   sharedStateCell,
   snowflakeLayout,
-  TWITTER_EPOCH,
   TWITTER_LAYOUT,
   toTime,
 } from '../src/index.js';
+import { DISCORD_EPOCH, TWITTER_EPOCH } from '../src/presets.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12);
 

@@ -1,29 +1,33 @@
 // @ids/sonyflake: Sony's Sonyflake for Node.js, faithful to Go's sony/sonyflake rules.
-import {
-  compose as composeId,
-  type DecomposedId,
-  decompose as decomposeId,
-  type IdInput,
-  toTime as idTime,
-} from '@ids/engine';
+import { composeIn, type DecomposedId, decomposeIn, type IdInput, toTimeIn } from '@ids/engine';
 import { GO_V2_START_TIME, sonyflakeLayout } from './settings.js';
 import { elapsedMs } from './sonyflake.js';
 
-// The engine's whole public API (errors, clocks, encodings, shared state, ...), so nothing a
-// Sonyflake can throw or take is missing here; this package's own names follow. The package
-// functions below (decompose, compose, toTime, ...) take the place of the engine's layout-first ones.
-export * from '@ids/engine';
-export { MachineIdDoesNotFitError, NoPrivateAddressError, privateIpMachineId } from '@ids/machine-ip';
-export { defaultMachineIdSource, MACHINE_ID_ENV } from './machine.js';
+// What a Sonyflake user needs, and no more: the class and its settings, Go v1's package functions
+// over the default layout, the encodings, the test clock, shared state for threads, and the errors
+// a caller can act on (every error extends IdsError and has a stable `code`; the rest, such as
+// the settings errors thrown at construction, are exported by @ids/engine with the engine's
+// layout-first helpers and the machine-ID provider types).
 export {
-  DEFAULT_BITS_MACHINE_ID,
-  DEFAULT_BITS_SEQUENCE,
-  DEFAULT_START_TIME,
-  DEFAULT_TIME_UNIT,
-  GO_V2_START_TIME,
-  type SonyflakeSettings,
-  sonyflakeLayout,
-} from './settings.js';
+  ClockMovedBackwardsError,
+  createSharedState,
+  DuplicateGeneratorError,
+  decodeAnyId,
+  decodeId,
+  type EncodingName,
+  encodeId,
+  FakeClock,
+  GeneratorClosedError,
+  IdsError,
+  InvalidArgumentError,
+  InvalidIdError,
+  InvalidMachineIdError,
+  MachineIdLostError,
+  MachineIdProviderError,
+  OverTimeLimitError,
+  sharedStateCell,
+} from '@ids/engine';
+export { GO_V2_START_TIME, type SonyflakeSettings, sonyflakeLayout } from './settings.js';
 export { Sonyflake } from './sonyflake.js';
 
 /** The default layout: 39-bit time in 10 ms units from 2014-09-01, 8-bit sequence, 16-bit machine. */
@@ -36,17 +40,17 @@ export const SONYFLAKE_V2_LAYOUT = sonyflakeLayout({ startTime: GO_V2_START_TIME
 
 /** Splits a default-layout ID into `{ id, time, sequence, machine }` (time in 10 ms ticks). */
 export function decompose(id: IdInput): DecomposedId {
-  return decomposeId(SONYFLAKE_LAYOUT, id);
+  return decomposeIn(SONYFLAKE_LAYOUT, id);
 }
 
 /** The default-layout ID for an instant, a sequence and a machine ID (Go's Compose checks and errors). */
 export function compose(time: Date | number, sequence: number, machine: number): bigint {
-  return composeId(SONYFLAKE_LAYOUT, time, sequence, machine);
+  return composeIn(SONYFLAKE_LAYOUT, time, sequence, machine);
 }
 
 /** The start of the 10 ms tick a default-layout ID was issued in. */
 export function toTime(id: IdInput): Date {
-  return idTime(SONYFLAKE_LAYOUT, id);
+  return toTimeIn(SONYFLAKE_LAYOUT, id);
 }
 
 /** ms from the default start time to the tick of the ID (Go v1's ElapsedTime). */

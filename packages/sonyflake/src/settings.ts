@@ -1,18 +1,20 @@
 import {
-  checkFieldBits,
-  checkGeneratorSettings,
-  checkSettingsObject,
-  checkStartTime,
-  defineLayout,
+  type Clock,
   type GeneratorSettings,
   InvalidBitsTimeError,
   type Layout,
   type MachineIdCheck,
   type MachineIdSource,
-  maxTimeBits,
   wallClock,
 } from '@ids/engine';
-import { checkClock } from '@ids/engine/internal';
+import {
+  checkClock,
+  checkFieldBits,
+  checkSettingsObject,
+  checkStartTime,
+  defineCheckedFields,
+  maxTimeBits,
+} from '@ids/engine/internal';
 
 /** 2014-09-01T00:00:00Z: the start time of Go's v1 and of the seed documents. Our default. */
 export const DEFAULT_START_TIME = Date.UTC(2014, 8, 1);
@@ -80,8 +82,9 @@ function orDefault(value: number | undefined, fallback: number): number {
 }
 
 /**
- * Validates everything but the machine ID, in Go's order: bitsSequence, bitsMachineId,
- * timeUnit, startTime, then the time bits that remain (Go's floor: 32 or more).
+ * The layout of the settings, validated in Go's order: bitsSequence, bitsMachineId, timeUnit,
+ * startTime (against `settings.clock`), then the time bits that remain (Go's floor: 32 or more).
+ * The other settings are the Sonyflake class's to check.
  *
  * The time field is Go's 63 - bitsSequence - bitsMachineId bits, limited to what ends within the
  * Date range (year 275760): with 13 or fewer low bits in 10 ms units, or units of an hour, Go's
@@ -90,21 +93,25 @@ function orDefault(value: number | undefined, fallback: number): number {
  */
 export function sonyflakeLayout(settings: SonyflakeSettings = {}): Layout {
   const s = checkSettingsObject(settings);
-  // Before any machine ID is claimed: a bad setting must not leave a claim taken.
-  checkGeneratorSettings(s);
-  const clock = s.clock === undefined ? wallClock : checkClock(s.clock);
-  const sequenceBits = orDefault(s.bitsSequence, DEFAULT_BITS_SEQUENCE);
-  const machineBits = orDefault(s.bitsMachineId, DEFAULT_BITS_MACHINE_ID);
-  const timeUnitMs = orDefault(s.timeUnit, DEFAULT_TIME_UNIT);
+  const { clock } = s;
+  return layoutWithClock(s, clock === undefined ? wallClock : checkClock(clock));
+}
+
+/** sonyflakeLayout for settings whose clock was checked (the Sonyflake class checks it with the rest). */
+export function layoutWithClock(settings: SonyflakeSettings, clock: Clock): Layout {
+  const { bitsSequence, bitsMachineId, timeUnit, startTime } = settings;
+  const sequenceBits = orDefault(bitsSequence, DEFAULT_BITS_SEQUENCE);
+  const machineBits = orDefault(bitsMachineId, DEFAULT_BITS_MACHINE_ID);
+  const timeUnitMs = orDefault(timeUnit, DEFAULT_TIME_UNIT);
   checkFieldBits(sequenceBits, machineBits, timeUnitMs);
-  const epochMs = checkStartTime(s.startTime ?? DEFAULT_START_TIME, clock, 'start time');
+  const epochMs = checkStartTime(startTime ?? DEFAULT_START_TIME, clock, 'start time');
   const goTimeBits = 63 - sequenceBits - machineBits;
   if (goTimeBits < 32) {
     throw new InvalidBitsTimeError(
       `bit length for time must be 32 or more: 63 - ${sequenceBits} sequence bits - ${machineBits} machine bits leaves ${goTimeBits}`,
     );
   }
-  return defineLayout({
+  return defineCheckedFields({
     name: 'sonyflake',
     // At least 1: a unit so long that no tick ends within the Date range is refused by defineLayout.
     timeBits: Math.max(1, Math.min(goTimeBits, maxTimeBits(epochMs, timeUnitMs))),

@@ -1,12 +1,8 @@
+import { AsyncSettingError } from '@ids/engine';
 import { NoPrivateAddressError } from '@ids/machine-ip';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  AsyncSettingError,
-  defaultMachineIdSource,
-  InvalidMachineIdError,
-  MachineIdProviderError,
-  Sonyflake,
-} from '../src/index.js';
+import { InvalidMachineIdError, MachineIdProviderError, Sonyflake } from '../src/index.js';
+import { defaultMachineIdSource } from '../src/machine.js';
 
 // Only documentation-range and loopback addresses: this machine has no private IPv4, and tests
 // must not depend on whether the host running them has one.

@@ -8,15 +8,8 @@ import {
   StartTimeAheadError,
 } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
-import {
-  compose,
-  DEFAULT_TIME_UNIT,
-  decompose,
-  elapsedTime,
-  machineId,
-  Sonyflake,
-  sequenceNumber,
-} from '../src/index.js';
+import { compose, decompose, elapsedTime, machineId, Sonyflake, sequenceNumber } from '../src/index.js';
+import { DEFAULT_TIME_UNIT } from '../src/settings.js';
 import { GO_MOCK_MACHINE_ID, runningClock, YEAR } from './helpers.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0, 3);

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
+import type { MachineIdClaim } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
-import { DuplicateGeneratorError, type MachineIdClaim, Sonyflake } from '../src/index.js';
+import { DuplicateGeneratorError, Sonyflake } from '../src/index.js';
 
 // The common misuse: a new generator per call, with one machine ID. Without the guard, 989 of
 // 1,000 such IDs were duplicates. The package's test config turns the guard off

@@ -1,11 +1,9 @@
-import { compose } from '@ids/engine';
+import { composeIn, InvalidBitsTimeError, InvalidLayoutError } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import {
   createSharedState,
   FakeClock,
   InvalidArgumentError,
-  InvalidBitsTimeError,
-  InvalidLayoutError,
   OverTimeLimitError,
   Sonyflake,
   type SonyflakeSettings,
@@ -61,10 +59,10 @@ describe('Go-valid settings are accepted', () => {
     // Go: time << (seq + machine) | seq << machine | machine, with time in units since the start.
     const tick = BigInt(Math.floor(NOW / layout.timeUnitMs) - Math.floor(layout.epochMs / layout.timeUnitMs));
     expect(id).toBe((tick << BigInt(layout.sequenceBits + layout.machineBits)) | 1n);
-    expect(compose(layout, NOW, 0, 1)).toBe(id);
+    expect(composeIn(layout, NOW, 0, 1)).toBe(id);
     // The time field ends within the Date range: the layout's last instant is a Date.
     expect(63 - layout.sequenceBits - layout.machineBits).toBeGreaterThanOrEqual(layout.timeBits);
-    expect(() => compose(layout, 8.64e15, 0, 1)).toThrow(OverTimeLimitError);
+    expect(() => composeIn(layout, 8.64e15, 0, 1)).toThrow(OverTimeLimitError);
   });
 
   it('Go’s own floor stays: fewer than 32 time bits is InvalidBitsTimeError', () => {

@@ -1,36 +1,38 @@
-import { lower16BitPrivateIP, NoPrivateAddressError } from '@ids/machine-ip';
-import { describe, expect, it, vi } from 'vitest';
-import { saturate, takeInOrder } from '../../engine/test/kit.js';
 import {
   AsyncSettingError,
-  ClockMovedBackwardsError,
-  createSharedState,
-  DEFAULT_START_TIME,
-  FakeClock,
   formatId,
-  GO_V2_START_TIME,
-  IdsError,
   InvalidBitsMachineIdError,
   InvalidBitsSequenceError,
   InvalidBitsTimeError,
-  InvalidIdError,
-  InvalidMachineIdError,
   InvalidStartTimeError,
   InvalidTimeUnitError,
   idReplacer,
   type MachineIdClaim,
-  MachineIdProviderError,
   MachineIdRejectedError,
   parseId,
+  StartTimeAheadError,
+} from '@ids/engine';
+import { lower16BitPrivateIP, NoPrivateAddressError } from '@ids/machine-ip';
+import { describe, expect, it, vi } from 'vitest';
+import { saturate, takeInOrder } from '../../engine/test/kit.js';
+import {
+  ClockMovedBackwardsError,
+  createSharedState,
+  FakeClock,
+  GO_V2_START_TIME,
+  IdsError,
+  InvalidIdError,
+  InvalidMachineIdError,
+  MachineIdProviderError,
   SONYFLAKE_LAYOUT,
   SONYFLAKE_V2_LAYOUT,
   Sonyflake,
   type SonyflakeSettings,
-  StartTimeAheadError,
   sharedStateCell,
   sonyflakeLayout,
   toTime,
 } from '../src/index.js';
+import { DEFAULT_START_TIME } from '../src/settings.js';
 import { runningClock } from './helpers.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12);

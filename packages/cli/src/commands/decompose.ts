@@ -1,4 +1,4 @@
-import { type DecomposedId, decompose as decomposeId, type Layout, toTime } from '@ids/engine';
+import { type DecomposedId, decomposeIn as decomposeId, type Layout, toTimeIn as toTime } from '@ids/engine';
 import { parseCommandLine } from '../args.js';
 import { type Command, commandHelp, FORMAT_HELP, LAYOUT_HELP, OPTIONS, parseFormat } from '../command.js';
 import { UsageError } from '../errors.js';

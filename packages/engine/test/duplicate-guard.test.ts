@@ -1,10 +1,10 @@
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../src/clock.js';
+import { DuplicateGeneratorError } from '../src/duplicate-guard.js';
 import { InvalidArgumentError } from '../src/errors.js';
-import { IdGenerator } from '../src/generator.js';
+import { checkGeneratorOptions, type GeneratorOptions, IdGenerator } from '../src/generator.js';
 import { defineLayout } from '../src/layout.js';
-import { DuplicateGeneratorError } from '../src/registry.js';
 import { createSharedState, sharedStateCell } from '../src/shared.js';
 import { SONYFLAKE_SPEC, TWITTER_SPEC } from './layouts.js';
 
@@ -17,14 +17,16 @@ const T0 = Date.UTC(2026, 10, 22, 12);
 const refuse = { sameMachineId: 'refuse' } as const;
 const open: IdGenerator[] = [];
 
-function make(options: Partial<ConstructorParameters<typeof IdGenerator>[0]> = {}): IdGenerator {
-  const generator = new IdGenerator({
-    layout,
-    machineId: 5,
-    clock: new FakeClock(T0),
-    ...refuse,
-    ...options,
-  });
+function make(options: Partial<GeneratorOptions> = {}): IdGenerator {
+  const generator = new IdGenerator(
+    checkGeneratorOptions({
+      layout,
+      machineId: 5,
+      clock: new FakeClock(T0),
+      ...refuse,
+      ...options,
+    }),
+  );
   open.push(generator);
   return generator;
 }
@@ -37,11 +39,11 @@ afterEach(async () => {
 describe('a second live generator with the same layout and machine ID', () => {
   it('is refused by default, naming where the first was created and how to share it', () => {
     vi.stubEnv('IDS_SAME_MACHINE_ID', undefined);
-    const first = new IdGenerator({ layout, machineId: 5, clock: new FakeClock(T0) });
+    const first = new IdGenerator(checkGeneratorOptions({ layout, machineId: 5, clock: new FakeClock(T0) }));
     open.push(first);
     let error: unknown;
     try {
-      new IdGenerator({ layout, machineId: 5, clock: new FakeClock(T0) });
+      new IdGenerator(checkGeneratorOptions({ layout, machineId: 5, clock: new FakeClock(T0) }));
     } catch (e) {
       error = e;
     }
@@ -49,7 +51,7 @@ describe('a second live generator with the same layout and machine ID', () => {
     expect((error as DuplicateGeneratorError).code).toBe('ERR_IDS_DUPLICATE_GENERATOR');
     const message = (error as Error).message;
     // The first one's creation site: this test file, not a frame of the engine.
-    expect(message).toMatch(/created at .*registry\.test\.ts:\d+/);
+    expect(message).toMatch(/created at .*duplicate-guard\.test\.ts:\d+/);
     expect(message).toMatch(/machine ID 5/);
     expect(message).toMatch(/Create one generator and share it/);
     expect(message).toMatch(/close\(\) the first/);
@@ -103,9 +105,9 @@ describe('a second live generator with the same layout and machine ID', () => {
     const engine = new URL('../dist/index.js', import.meta.url).href;
     const code = `
       const { workerData, parentPort } = require('node:worker_threads');
-      import(${JSON.stringify(engine)}).then(({ IdGenerator, defineLayout, sharedStateCell }) => {
+      import(${JSON.stringify(engine)}).then(({ IdGenerator, checkGeneratorOptions, defineLayout, sharedStateCell }) => {
         const layout = defineLayout(workerData.spec);
-        const gens = [0, 1].map(() => new IdGenerator({ layout, machineId: 5, state: sharedStateCell(workerData.shared), sameMachineId: 'refuse' }));
+        const gens = [0, 1].map(() => new IdGenerator(checkGeneratorOptions({ layout, machineId: 5, state: sharedStateCell(workerData.shared), sameMachineId: 'refuse' })));
         const ids = [];
         for (let i = 0; i < 500; i++) for (const g of gens) ids.push(String(g.nextIdSync()));
         parentPort.postMessage(ids);

@@ -1,6 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createWithMachineId } from '../src/construct.js';
-import { AsyncSettingError, InvalidMachineIdError, MachineIdRejectedError } from '../src/errors.js';
+import {
+  AsyncSettingError,
+  InvalidArgumentError,
+  InvalidMachineIdError,
+  MachineIdRejectedError,
+} from '../src/errors.js';
 import { defineLayout } from '../src/layout.js';
 import {
   idOf,
@@ -10,6 +14,8 @@ import {
   resolveMachineId,
   resolveMachineIdSync,
 } from '../src/machine.js';
+import type { GeneratorSettings } from '../src/options.js';
+import { createWithMachineId, type Preset as PresetRules, presetClass } from '../src/preset.js';
 
 const layout = defineLayout({ timeBits: 41, timeUnitMs: 1, sequenceBits: 12, machineBits: 10, epochMs: 0 });
 
@@ -143,5 +149,36 @@ describe('idOf and releaseQuietly', () => {
         },
       }),
     ).resolves.toBeUndefined();
+  });
+});
+
+describe('presetClass', () => {
+  type TinySettings = GeneratorSettings & { readonly machineId?: MachineIdSource };
+  const tiny: PresetRules<TinySettings> = {
+    layout: () => layout,
+    machineId: (settings, presetLayout) => ({ layout: presetLayout, source: settings.machineId ?? 0 }),
+  };
+  class Tiny extends presetClass(tiny) {
+    greet(): string {
+      return `tiny ${this.machine}`;
+    }
+  }
+
+  it('gives a preset the constructor and create() that Sonyflake and Snowflake have', async () => {
+    const made = new Tiny({ machineId: 3, sameMachineId: 'allow' });
+    const created = await Tiny.create({ machineId: async () => 4, sameMachineId: 'allow' });
+    expect(created).toBeInstanceOf(Tiny);
+    expect([made.greet(), created.greet()]).toEqual(['tiny 3', 'tiny 4']);
+    expect(() => new Tiny({ machineId: async () => 5 })).toThrow(AsyncSettingError);
+    await Promise.all([made.close(), created.close()]);
+  });
+
+  it('checks every setting before the machine ID is asked for, so a bad one never leaves a claim', async () => {
+    const provider = vi.fn(() => 1);
+    for (const bad of [{ randomSequenceBound: -1 }, { maxClockBackwardMs: -1 }, { onError: 5 as never }]) {
+      expect(() => new Tiny({ machineId: provider, ...bad })).toThrow(InvalidArgumentError);
+      await expect(Tiny.create({ machineId: provider, ...bad })).rejects.toThrow(InvalidArgumentError);
+    }
+    expect(provider).not.toHaveBeenCalled();
   });
 });

@@ -5,8 +5,8 @@
 // state) or another process with the same machine ID is the machine-ID provider's job (host
 // claims, etcd leases).
 import { IdsError, InvalidArgumentError, received } from './errors.js';
-import type { StateCell } from './generator.js';
 import type { Layout } from './layout.js';
+import type { StateCell } from './options.js';
 import { SharedStateCell } from './shared.js';
 
 /** The setting that turns the guard off, for generators whose IDs need only be unique on their own. */
@@ -101,7 +101,8 @@ export function shareOf(state: StateCell | undefined): object | undefined {
 /** The environment variable that sets the default of `sameMachineId` for a process. */
 export const SAME_MACHINE_ID_ENV = 'IDS_SAME_MACHINE_ID';
 
-function checkSetting(value: unknown): 'allow' | 'refuse' {
+/** The `sameMachineId` setting, or IDS_SAME_MACHINE_ID when it is not given. @throws InvalidArgumentError for another value. */
+export function checkSameMachineId(value: unknown): 'allow' | 'refuse' {
   const fromEnv = value === undefined;
   const chosen = fromEnv ? (globalThis.process?.env?.[SAME_MACHINE_ID_ENV] ?? 'refuse') : value;
   if (chosen === 'allow' || chosen === 'refuse') return chosen;
@@ -112,24 +113,21 @@ function checkSetting(value: unknown): 'allow' | 'refuse' {
 
 /**
  * Records a generator as live for its layout and machine ID, and returns the function that
- * frees the record (call it from close()). An ID that does not fit the layout is not recorded:
- * the generator's own check then reports it.
+ * frees the record (call it from close()). The machine ID was checked against the layout first.
  *
  * @throws DuplicateGeneratorError when another live generator of this realm has the same
- * layout and machine ID, unless both share one state or `sameMachineId` is 'allow'; InvalidArgumentError for a
- * `sameMachineId` (or IDS_SAME_MACHINE_ID) other than 'allow' or 'refuse'.
+ * layout and machine ID, unless both share one state or `sameMachineId` is 'allow' (checked by
+ * checkSameMachineId, with the generator's other options).
  */
 export function enterLive(
   generator: object,
   layout: Layout,
   machineId: number,
   share: object | undefined,
-  sameMachineId: SameMachineIdSetting['sameMachineId'],
+  sameMachineId: 'allow' | 'refuse',
 ): () => void {
-  const setting = checkSetting(sameMachineId);
-  if (setting === 'allow' || !Number.isInteger(machineId) || machineId < 0 || machineId > layout.maxMachine) {
-    return () => undefined;
-  }
+  // The machine ID's range was checked with the generator's options.
+  if (sameMachineId === 'allow') return () => undefined;
   const key = keyOf(layout, machineId);
   // A generator dropped without close() no longer counts once it has been garbage-collected.
   const entries = (live.get(key) ?? []).filter((entry) => entry.generator.deref() !== undefined);
