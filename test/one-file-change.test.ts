@@ -121,7 +121,7 @@ describe('a new named layout', () => {
       });
       const { id } = (await (await fetch(`${url}/id`)).json()) as { id: string };
       const engine = (await import(copy.index)) as typeof import('@ids/engine');
-      expect(engine.decompose(engine.namedLayout('fixture')!.layout, BigInt(id)).machine).toBe(7);
+      expect(engine.decomposeIn(engine.namedLayout('fixture')!.layout, BigInt(id)).machine).toBe(7);
     } finally {
       child.kill('SIGTERM');
       await closed;

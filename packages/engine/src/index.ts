@@ -108,8 +108,8 @@ export {
 } from './machine.js';
 export { LAYOUT_NAMES, NAMED_LAYOUTS, type NamedLayout, namedLayout } from './named-layouts.js';
 export { FUTURE_SLACK_MS, implausibility, plausibleLayouts } from './plausibility.js';
-export { type RecognizedId, recognizeId } from './recognize.js';
 export { type MachineIdRequest, type Preset, type PresetClass, presetClass } from './preset.js';
+export { type RecognizedId, recognizeId } from './recognize.js';
 export {
   createSharedState,
   type SharedGeneratorState,

@@ -3,8 +3,6 @@
 // (steps.ts, a store's step, or a caller's own) do. It is itself a provider, the one the
 // library's `machineId: 'auto'`, the CLI and the server all run.
 import {
-  checkInteger,
-  errorText,
   IdsError,
   InvalidArgumentError,
   InvalidMachineIdError,
@@ -13,7 +11,7 @@ import {
   type NamedMachineIdProvider,
   NoMachineIdHereError,
 } from '@ids/engine';
-import { idOf, received, releaseQuietly } from '@ids/engine/internal';
+import { checkInteger, errorText, idOf, received, releaseQuietly } from '@ids/engine/internal';
 import { type AutoStepsOptions, autoSteps } from './steps.js';
 
 /** What one step of the chain did: one entry of the trail. */

@@ -2,7 +2,6 @@
 // NamedMachineIdProvider), in the order `autoSteps` lists them. A later source (etcd, Redis) is
 // one more named provider in the list, passed as a store, not an edit to the chain.
 import {
-  errorText,
   InvalidArgumentError,
   InvalidMachineIdError,
   type MachineIdClaim,
@@ -10,7 +9,7 @@ import {
   type NamedMachineIdProvider,
   NoMachineIdHereError,
 } from '@ids/engine';
-import { received, releaseQuietly } from '@ids/engine/internal';
+import { errorText, received, releaseQuietly } from '@ids/engine/internal';
 import {
   type AddressChoice,
   type AddressOptions,

@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   type Clock,
+  checkGeneratorOptions,
   defineLayout,
   FakeClock,
   IdGenerator,
   type MachineIdSource,
+  resolveMachineId,
   resolveMachineIdSync,
 } from '@ids/engine';
-import { createWithMachineId } from '@ids/engine/internal';
 import {
   type AutoMachineId,
   type AutoMachineIdOptions,
@@ -138,15 +139,17 @@ function sonyflakeLike(settings: GeneratorSettings) {
 export function generator(settings: GeneratorSettings): IdGenerator {
   const layout = sonyflakeLike(settings);
   const machineId = resolveMachineIdSync(layout, settings.machineId);
-  return new IdGenerator({ layout, machineId, ...(settings.clock && { clock: settings.clock }) });
+  return new IdGenerator(
+    checkGeneratorOptions({ layout, machineId, ...(settings.clock && { clock: settings.clock }) }),
+  );
 }
 
 /** `await Sonyflake.create(settings)`, from the engine: the provider may be asynchronous. */
-export function createGenerator(settings: GeneratorSettings): Promise<IdGenerator> {
+export async function createGenerator(settings: GeneratorSettings): Promise<IdGenerator> {
   const layout = sonyflakeLike(settings);
-  return createWithMachineId(
-    { layout, source: settings.machineId },
-    (machineId) => new IdGenerator({ layout, machineId, ...(settings.clock && { clock: settings.clock }) }),
+  const machineId = await resolveMachineId(layout, settings.machineId);
+  return new IdGenerator(
+    checkGeneratorOptions({ layout, machineId, ...(settings.clock && { clock: settings.clock }) }),
   );
 }
 

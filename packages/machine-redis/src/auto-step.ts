@@ -1,6 +1,7 @@
 // Redis as a step of @ids/machine-file's `auto` chain: a named provider (the engine's shape), so
 // the CLI and the server pass it to the one chain as a configured store.
-import { errorText, type NamedMachineIdProvider, NoMachineIdHereError } from '@ids/engine';
+import { type NamedMachineIdProvider, NoMachineIdHereError } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { type RedisMachineIdOptions, redisMachineId } from './claim.js';
 import { redact } from './url.js';
 

@@ -2,13 +2,13 @@
 // once, with what the OpenAPI document says of it.
 import {
   decodeId,
-  decompose,
+  decomposeIn,
   ENCODING_NAMES,
   type EncodingName,
   encodeId,
   type Layout,
   layoutLimits,
-  toTime,
+  toTimeIn,
 } from '@ids/engine';
 import { HttpError, quote } from './errors.js';
 import type { ServerMetrics } from './metrics.js';
@@ -181,13 +181,13 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
         const format = formatOf(query);
         const text = params.id as string;
         const id = decodeId(text, format);
-        const parts = decompose(layout, id);
+        const parts = decomposeIn(layout, id);
         return {
           json: {
             id: format === 'decimal' ? id.toString() : encodeId(id, format),
             decimal: id.toString(),
             layout: layout.name,
-            time: toTime(layout, id).toISOString(),
+            time: toTimeIn(layout, id).toISOString(),
             elapsedMs: parts.time * layout.timeUnitMs,
             sequence: parts.sequence,
             machine: parts.machine,
