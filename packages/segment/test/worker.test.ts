@@ -19,6 +19,33 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MachineIdExhaustedError, mysqlMachineId, sqlMachineId } from '../src/index.js';
 import { scratch } from './helpers.js';
 
+/**
+ * Registers hosts into a 2-bit machine field: the database assigns `fitting`, then a number past
+ * the field, which is refused (MachineIdExhaustedError as the cause), never wrapped or truncated,
+ * and not kept in its file.
+ */
+async function expectRefusedPastField(
+  provider: (path: string) => ReturnType<typeof sqlMachineId>,
+  dir: string,
+  fitting: readonly number[],
+): Promise<void> {
+  const ids: unknown[] = [];
+  for (let i = 0; i < fitting.length; i++) {
+    ids.push(await provider(join(dir, `tiny${i}`, 'id'))({ bits: 2 }));
+  }
+  expect(ids).toEqual(fitting);
+  const path = join(dir, `tiny${fitting.length}`, 'id');
+  const error = await Promise.resolve()
+    .then(() => provider(path)({ bits: 2 }))
+    .catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(KeptFallbackError);
+  expect((error as Error).cause).toBeInstanceOf(MachineIdExhaustedError);
+  expect(((error as Error).cause as Error).message).toMatch(
+    /assigned machine ID 4; expected one from 0 to 3/,
+  );
+  expect(existsSync(path)).toBe(false);
+}
+
 describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
   let server: PostgresServer;
   let pool: pg.Pool;
@@ -72,26 +99,11 @@ describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
   });
 
   it('a number past the machine field is refused (MachineIdExhaustedError as the cause), never wrapped, and not kept', async () => {
-    const table = 'tiny';
-    const ids: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      ids.push(
-        (await sqlMachineId({ sql: pool, path: join(tmp.dir, `tiny${i}`, 'id'), table })({
-          bits: 2,
-        })) as number,
-      );
-    }
-    expect(ids).toEqual([0, 1, 2, 3]);
-    const path = join(tmp.dir, 'tiny4', 'id');
-    const error = await Promise.resolve()
-      .then(() => sqlMachineId({ sql: pool, path, table })({ bits: 2 }))
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(KeptFallbackError);
-    expect((error as Error).cause).toBeInstanceOf(MachineIdExhaustedError);
-    expect(((error as Error).cause as Error).message).toMatch(
-      /assigned machine ID 4; expected one from 0 to 3/,
+    await expectRefusedPastField(
+      (path) => sqlMachineId({ sql: pool, path, table: 'tiny' }),
+      tmp.dir,
+      [0, 1, 2, 3],
     );
-    expect(existsSync(path)).toBe(false);
   });
 
   it('drives a Sonyflake through create() (the provider is asynchronous)', async () => {
@@ -177,26 +189,11 @@ describe.skipIf(!hasMariadb())('mysqlMachineId on MySQL (MariaDB)', () => {
   });
 
   it('a number past the machine field is refused (MachineIdExhaustedError as the cause), never truncated, and not kept', async () => {
-    const table = 'tiny';
-    const ids: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      ids.push(
-        (await mysqlMachineId({ mysql: pool, path: join(tmp.dir, `tiny${i}`, 'id'), table })({
-          bits: 2,
-        })) as number,
-      );
-    }
-    expect(ids).toEqual([1, 2, 3]);
-    const path = join(tmp.dir, 'tiny3', 'id');
-    const error = await Promise.resolve()
-      .then(() => mysqlMachineId({ mysql: pool, path, table })({ bits: 2 }))
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(KeptFallbackError);
-    expect((error as Error).cause).toBeInstanceOf(MachineIdExhaustedError);
-    expect(((error as Error).cause as Error).message).toMatch(
-      /assigned machine ID 4; expected one from 0 to 3/,
+    await expectRefusedPastField(
+      (path) => mysqlMachineId({ mysql: pool, path, table: 'tiny' }),
+      tmp.dir,
+      [1, 2, 3],
     );
-    expect(existsSync(path)).toBe(false);
   });
 
   it('an assigned number past 2^53 is read exactly and refused, not rounded', async () => {
