@@ -170,30 +170,20 @@ describe('properties', () => {
     );
   });
 
-  it('IDs compare like their (time, sequence, machine) tuples', () => {
+  it.each([
+    ['(time, sequence, machine)', sonyflake, ['time', 'sequence', 'machine']],
+    // Twitter's order, on a 1 ms layout from epoch 0: a tick's start is its time field.
+    [
+      "Twitter's (time, machine, sequence)",
+      defineLayout({ ...TWITTER_SPEC, epochMs: 0 }),
+      ['time', 'machine', 'sequence'],
+    ],
+  ] as const)('IDs compare like their %s tuples', (_order, layout, fields) => {
     fc.assert(
-      fc.property(fieldsOf(sonyflake), fieldsOf(sonyflake), (a, b) => {
-        const idA = compose(sonyflake, tickStartMs(sonyflake, a.time), a.sequence, a.machine);
-        const idB = compose(sonyflake, tickStartMs(sonyflake, b.time), b.sequence, b.machine);
-        const tuple =
-          Math.sign(a.time - b.time) ||
-          Math.sign(a.sequence - b.sequence) ||
-          Math.sign(a.machine - b.machine);
-        expect(Math.sign(Number(idA - idB))).toBe(tuple);
-      }),
-    );
-  });
-
-  it("in Twitter's order, IDs compare like their (time, machine, sequence) tuples", () => {
-    const twitter = defineLayout({ ...TWITTER_SPEC, epochMs: 0 });
-    fc.assert(
-      fc.property(fieldsOf(twitter), fieldsOf(twitter), (a, b) => {
-        const idA = compose(twitter, a.time, a.sequence, a.machine);
-        const idB = compose(twitter, b.time, b.sequence, b.machine);
-        const tuple =
-          Math.sign(a.time - b.time) ||
-          Math.sign(a.machine - b.machine) ||
-          Math.sign(a.sequence - b.sequence);
+      fc.property(fieldsOf(layout), fieldsOf(layout), (a, b) => {
+        const idA = compose(layout, tickStartMs(layout, a.time), a.sequence, a.machine);
+        const idB = compose(layout, tickStartMs(layout, b.time), b.sequence, b.machine);
+        const tuple = fields.reduce((sign, field) => sign || Math.sign(a[field] - b[field]), 0);
         expect(Math.sign(Number(idA - idB))).toBe(tuple);
       }),
     );

@@ -19,6 +19,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MachineIdExhaustedError, mysqlMachineId, sqlMachineId } from '../src/index.js';
 import { scratch } from './helpers.js';
 
+/** 20 hosts registering at once, host `i` through `provider(i)`: their machine IDs, by host. */
+function twentyHostsAtOnce(provider: (i: number) => ReturnType<typeof sqlMachineId>) {
+  return Promise.all(Array.from({ length: 20 }, (_, i) => provider(i)({ bits: 16 })));
+}
+
 /**
  * Registers hosts into a 2-bit machine field: the database assigns `fitting`, then a number past
  * the field, which is refused (MachineIdExhaustedError as the cause), never wrapped or truncated,
@@ -66,17 +71,13 @@ describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
   });
 
   it('20 hosts registering at once get 20 distinct numbers, 0 to 19, each kept in its file', async () => {
-    const ids = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        sqlMachineId({
-          sql: pool,
-          path: join(tmp.dir, `host${i}`, 'machine-id'),
-          host: `host${i}`,
-          table: 'fleet',
-        })({
-          bits: 16,
-        }),
-      ),
+    const ids = await twentyHostsAtOnce((i) =>
+      sqlMachineId({
+        sql: pool,
+        path: join(tmp.dir, `host${i}`, 'machine-id'),
+        host: `host${i}`,
+        table: 'fleet',
+      }),
     );
     expect([...ids].sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 20 }, (_, i) => i));
     for (let i = 0; i < 20; i++) {
@@ -171,17 +172,13 @@ describe.skipIf(!hasMariadb())('mysqlMachineId on MySQL (MariaDB)', () => {
   });
 
   it('20 hosts registering at once on one pool get 1 to 20 (LAST_INSERT_ID() read on the inserting connection)', async () => {
-    const ids = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        mysqlMachineId({
-          mysql: pool,
-          path: join(tmp.dir, `fleet${i}`, 'id'),
-          table: 'fleet',
-          host: `host${i}`,
-        })({
-          bits: 16,
-        }),
-      ),
+    const ids = await twentyHostsAtOnce((i) =>
+      mysqlMachineId({
+        mysql: pool,
+        path: join(tmp.dir, `fleet${i}`, 'id'),
+        table: 'fleet',
+        host: `host${i}`,
+      }),
     );
     expect([...ids].sort((a, b) => Number(a) - Number(b))).toEqual(
       Array.from({ length: 20 }, (_, i) => i + 1),
