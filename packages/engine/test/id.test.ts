@@ -60,18 +60,8 @@ describe('compose and decompose', () => {
   });
 
   it('names the machine parts of a split machine field', () => {
-    const twitter = defineLayout({
-      timeBits: 41,
-      timeUnitMs: 1,
-      sequenceBits: 12,
-      machineBits: 10,
-      epochMs: 1288834974657,
-      machineParts: [
-        { name: 'datacenter', bits: 5 },
-        { name: 'worker', bits: 5 },
-      ],
-    });
-    const id = compose(twitter, 1288834974657 + 5, 7, (17 << 5) | 30);
+    const twitter = defineLayout(TWITTER_SPEC);
+    const id = compose(twitter, TWITTER_SPEC.epochMs + 5, 7, (17 << 5) | 30);
     expect(decompose(twitter, id)).toEqual({
       id,
       time: 5,

@@ -17,12 +17,12 @@ import {
   systemProcesses,
 } from '../src/index.js';
 import {
+  claimedGenerator,
   claimIn,
   createGenerator,
   errno,
   fakeTable,
   faultyFs,
-  generator,
   listDir,
   readRecordAt,
   record,
@@ -295,10 +295,7 @@ describe('host claims: garbage and faults', () => {
   });
 
   it('a claim found replaced is lost: its signal aborts and a generator on it stops issuing IDs', async () => {
-    const dir = tempDir();
-    const clock = new FakeClock(T0);
-    const claim = claimIn(dir, { clock });
-    const sonyflake = generator({ machineId: claim, clock });
+    const { dir, claim, sonyflake } = claimedGenerator();
     sonyflake.nextIdSync();
     writeRecord(dir, '0.claim', record({ pid: 4321 }));
     await claim.refresh();
@@ -314,10 +311,7 @@ describe('host claims: garbage and faults', () => {
   });
 
   it('renewal records ahead of the clock and follows the generator; it never lowers the record', async () => {
-    const dir = tempDir();
-    const clock = new FakeClock(T0);
-    const claim = claimIn(dir, { clock });
-    const sonyflake = generator({ machineId: claim, clock });
+    const { dir, clock, claim, sonyflake } = claimedGenerator();
     clock.advance(2000);
     sonyflake.nextIdSync();
     await claim.refresh();

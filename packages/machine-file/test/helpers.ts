@@ -110,6 +110,17 @@ export function claimIn(dir: string, extra: HostClaimOptions = {}) {
   });
 }
 
+/**
+ * A generator on a host claim in a fresh directory, the two on one fake clock at T0; `claimOf`
+ * makes the claim (`claimIn` unless given).
+ */
+export function claimedGenerator(claimOf: typeof claimIn = claimIn) {
+  const dir = tempDir();
+  const clock = new FakeClock(T0);
+  const claim = claimOf(dir, { clock });
+  return { dir, clock, claim, sonyflake: generator({ machineId: claim, clock }) };
+}
+
 /** What `generator` builds from: a machine ID (a number, a claim or a provider), and the seams. */
 export interface GeneratorSettings {
   readonly machineId: MachineIdSource;

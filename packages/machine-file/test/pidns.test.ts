@@ -12,7 +12,7 @@ import {
   type ProcessTable,
   systemProcesses,
 } from '../src/index.js';
-import { fakeTable, generator, readRecordAt, record, T0, tempDir, writeRecord } from './helpers.js';
+import { claimedGenerator, fakeTable, readRecordAt, record, T0, tempDir, writeRecord } from './helpers.js';
 
 const bits = 16;
 const AHEAD = DEFAULT_CLAIM_RECORD_AHEAD_MS;
@@ -50,10 +50,7 @@ describe('claims across PID namespaces (fake tables)', () => {
   });
 
   it('the holder renews synchronously before issuing past its record when its timer fell behind', () => {
-    const dir = tempDir();
-    const clock = new FakeClock(T0);
-    const claim = claimIn(dir, { clock });
-    const sonyflake = generator({ machineId: claim, clock });
+    const { dir, clock, claim, sonyflake } = claimedGenerator(claimIn);
     clock.advance(5000); // the event loop was busy: no renewal ran
     sonyflake.nextIdSync();
     expect(readRecordAt(dir, '0.claim').recordedMs).toBe(T0 + 5000 + AHEAD);
@@ -61,10 +58,7 @@ describe('claims across PID namespaces (fake tables)', () => {
   });
 
   it('a holder whose renewal comes later than the grace after its record lapsed fences itself', async () => {
-    const dir = tempDir();
-    const clock = new FakeClock(T0);
-    const claim = claimIn(dir, { clock });
-    const sonyflake = generator({ machineId: claim, clock });
+    const { clock, claim, sonyflake } = claimedGenerator(claimIn);
     sonyflake.nextIdSync();
     clock.advance(AHEAD + FOREIGN_CLAIM_GRACE_MS + 1); // stopped (SIGSTOP, suspend) that long
     await claim.refresh();
