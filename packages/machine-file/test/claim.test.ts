@@ -17,6 +17,7 @@ import {
   systemProcesses,
 } from '../src/index.js';
 import {
+  BITS,
   claimedGenerator,
   claimIn,
   createGenerator,
@@ -32,7 +33,6 @@ import {
   writeRecord,
 } from './helpers.js';
 
-const bits = 16;
 const AHEAD = DEFAULT_CLAIM_RECORD_AHEAD_MS;
 
 describe('host claims: taking a machine ID', () => {
@@ -128,11 +128,11 @@ describe('host claims: taking a machine ID', () => {
       '1.claim',
       record({ pid: process.pid, start: start!, host, boot, nonce: 'cd'.repeat(12) }),
     );
-    const claim = claimHostMachineId(bits, { dir, releaseOnExit: false });
+    const claim = claimHostMachineId(BITS, { dir, releaseOnExit: false });
     expect(claim.machineId).toBe(0);
     expect(claim.describe()).toMatch(new RegExp(`pid ${process.pid} now belongs to another process`));
     // With the right start the same pid is alive: ID 1 is held, so the next claim gets 2.
-    expect(claimHostMachineId(bits, { dir, releaseOnExit: false }).machineId).toBe(2);
+    expect(claimHostMachineId(BITS, { dir, releaseOnExit: false }).machineId).toBe(2);
   });
 
   it('takes over the claim of a previous boot; never one of another host', () => {
@@ -172,7 +172,9 @@ describe('host claims: taking a machine ID', () => {
     );
     expect(() => claimIn(dir, { max: 65_536 })).toThrow(/max: expected an integer from 0 to 65535/);
     expect(() => claimIn(dir, { recordIntervalMs: 1000, recordAheadMs: 500 })).toThrow(/recordAheadMs/);
-    expect(() => hostClaim({ dir, clock: { now: 'x' } as never })({ bits })).toThrow(InvalidArgumentError);
+    expect(() => hostClaim({ dir, clock: { now: 'x' } as never })({ bits: BITS })).toThrow(
+      InvalidArgumentError,
+    );
   });
 });
 

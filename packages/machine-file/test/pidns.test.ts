@@ -12,9 +12,17 @@ import {
   type ProcessTable,
   systemProcesses,
 } from '../src/index.js';
-import { claimedGenerator, fakeTable, readRecordAt, record, T0, tempDir, writeRecord } from './helpers.js';
+import {
+  BITS,
+  claimedGenerator,
+  fakeTable,
+  readRecordAt,
+  record,
+  T0,
+  tempDir,
+  writeRecord,
+} from './helpers.js';
 
-const bits = 16;
 const AHEAD = DEFAULT_CLAIM_RECORD_AHEAD_MS;
 const DIST = pathToFileURL(join(__dirname, '..', 'dist', 'index.js')).href;
 
@@ -24,7 +32,7 @@ function inNamespace(ns: string, pid = 100, alive: Record<number, string> = {}):
 }
 
 function claimIn(dir: string, extra: HostClaimOptions = {}) {
-  return claimHostMachineId(bits, {
+  return claimHostMachineId(BITS, {
     dir,
     clock: new FakeClock(T0),
     processes: inNamespace('111'),
@@ -113,7 +121,7 @@ describe.skipIf(!canUnshare)(
   () => {
     it('a process in another PID namespace does not take over the claim of this live process', async () => {
       const dir = tempDir();
-      const mine = claimHostMachineId(bits, { dir, releaseOnExit: false });
+      const mine = claimHostMachineId(BITS, { dir, releaseOnExit: false });
       expect(mine.machineId).toBe(0);
       const theirs = await holderInNamespace(dir);
       expect(theirs.pid).toBe(1); // pid 1 of its own namespace: it really is in another one
@@ -127,7 +135,7 @@ describe.skipIf(!canUnshare)(
       expect(theirs.machineId).toBe(0);
       // Its pid (1 there) names another process here: judged by pid, the claim would look abandoned.
       expect(systemProcesses.startOf(1)).not.toBe(readRecordAt(dir, '0.claim').start);
-      const mine = claimHostMachineId(bits, { dir, releaseOnExit: false });
+      const mine = claimHostMachineId(BITS, { dir, releaseOnExit: false });
       expect(mine.machineId).toBe(1);
       expect(readRecordAt(dir, '0.claim').pid).toBe(1);
       mine.release();
