@@ -5,7 +5,7 @@ import { decodeId } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../src/run.js';
 import { COMPARE_DEFAULT } from './expected.js';
-import { ERROR_LINE, hostWith, ids } from './helpers.js';
+import { ERROR_LINE, hostWith, ids, jsonOf } from './helpers.js';
 
 // bwmarrin/snowflake's parse vectors: IDs of its default layout, which has Twitter's bits.
 const BWMARRIN_BASE32_TEXT = 'b8wjm1zroyyyy';
@@ -147,8 +147,7 @@ describe('decompose: without --layout, the other plausible layouts are named', (
   it('notes at most 5 IDs of a run, so a piped file does not get a line per ID', async () => {
     const input = Array.from({ length: 8 }, (_, i) => String(BigInt(DISCORD_ID) + BigInt(i))).join('\n');
     const result = await ids(['decompose', '--json'], { stdin: input, now: NOW });
-    expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toHaveLength(8);
+    expect(jsonOf(result)).toHaveLength(8);
     const notes = lines(result.stderr);
     expect(notes).toHaveLength(5);
     expect(notes[4]).toMatch(/pass --layout to choose \(further IDs of this run are not noted\)$/);
@@ -400,8 +399,7 @@ describe('ids decompose', () => {
 
   it('--json gives every field, the ID as a decimal string, parts for split layouts', async () => {
     const result = await ids(['decompose', '-l', 'twitter', '--json', BWMARRIN_BASE32_ID]);
-    expect(result.code).toBe(0);
-    const [row] = JSON.parse(result.stdout);
+    const [row] = jsonOf(result);
     const id = BigInt(BWMARRIN_BASE32_ID);
     expect(row).toEqual({
       input: BWMARRIN_BASE32_ID,
@@ -418,8 +416,7 @@ describe('ids decompose', () => {
 
   it('--format forces an encoding that recognition would find ambiguous', async () => {
     const result = await ids(['decompose', '--json', '--format', 'base36', 'abc']);
-    expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)[0]).toMatchObject({
+    expect(jsonOf(result)[0]).toMatchObject({
       encoding: 'base36',
       id: String(Number.parseInt('abc', 36)),
     });
@@ -436,8 +433,7 @@ describe('ids decompose', () => {
       'AUKDADXVWDMO',
       'aUkDaDxVwDmO',
     ]);
-    expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout).map((row: { id: string }) => row.id)).toEqual([
+    expect(jsonOf(result).map((row: { id: string }) => row.id)).toEqual([
       '3824',
       '3824',
       '1427970479175499776',
@@ -448,8 +444,7 @@ describe('ids decompose', () => {
   it('reads IDs from stdin when none are given', async () => {
     const generated = await ids(['generate', '-n', '3', '-m', '9']);
     const result = await ids(['decompose', '--json'], { stdin: generated.stdout });
-    expect(result.code).toBe(0);
-    const rows = JSON.parse(result.stdout);
+    const rows = jsonOf(result);
     expect(rows.map((r: { id: string }) => r.id)).toEqual(lines(generated.stdout));
     expect(
       rows.every((r: { machine: number; layout: string }) => r.machine === 9 && r.layout === 'sonyflake'),
@@ -496,8 +491,7 @@ describe('ids compare', () => {
 
   it('--json has every figure, dates as ISO strings', async () => {
     const result = await ids(['compare', '--json']);
-    expect(result.code).toBe(0);
-    const table = JSON.parse(result.stdout);
+    const table = jsonOf(result);
     expect(table.map((c: { name: string }) => c.name)).toEqual([
       'sonyflake',
       'sonyflake-v2',
@@ -571,8 +565,7 @@ describe('ids machine-id', () => {
   it('an address whose ID does not fit the layout is refused, not cut down; a host claim is used instead', async () => {
     // 10.0.5.6 gives 1286, which needs 11 bits; the twitter layout has 10.
     const result = await ids(['machine-id', '--json', '-l', 'twitter'], { interfaces: hostWith('10.0.5.6') });
-    expect(result.code).toBe(0);
-    const json = JSON.parse(result.stdout);
+    const json = jsonOf(result);
     expect(json.step).toBe('host-claim');
     expect(json.machineId).toBeLessThan(1024);
     expect(json.trail[4]).toMatchObject({

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type { InterfaceList } from '@ids/machine-ip';
+import { expect } from 'vitest';
 import type { Io } from '../src/io.js';
 import { run } from '../src/run.js';
 
@@ -35,6 +36,13 @@ export interface RunResult {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** What a command printed as JSON, once it is checked to have succeeded (exit 0). */
+// biome-ignore lint/suspicious/noExplicitAny: each command prints its own shape, checked by the test
+export function jsonOf(result: { code: number | null; stdout: string }): any {
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout);
 }
 
 /** Runs the command line in-process with captured streams and a fake host. */

@@ -11,7 +11,7 @@ import {
   startRedis,
 } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_LINE, ids } from './helpers.js';
+import { ERROR_LINE, ids, jsonOf } from './helpers.js';
 
 const lines = (text: string) => text.trimEnd().split('\n');
 
@@ -32,8 +32,7 @@ describe('ids compare: every scheme', () => {
 
   it('--schemes --json gives the scheme rows alone as JSON', async () => {
     const result = await ids(['compare', '--schemes', '--json']);
-    expect(result.code).toBe(0);
-    const table = JSON.parse(result.stdout);
+    const table = jsonOf(result);
     expect(table.map((s: { name: string }) => s.name)).toEqual([
       'uuidv4',
       'uuidv7',

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMPARE_DEFAULT } from './expected.js';
-import { CLAIM_DIR, ERROR_LINE } from './helpers.js';
+import { CLAIM_DIR, ERROR_LINE, jsonOf } from './helpers.js';
 
 const bin = join(__dirname, '..', 'bin', 'ids.js');
 // The user's own machine-ID settings (IDS_*, a Kubernetes pod's variables) must not steer these runs.
@@ -49,8 +49,7 @@ describe('the ids executable', () => {
 
   it('ids compare --json is machine-readable', () => {
     const result = ids(['compare', '--json', '--layout', 'snowflake:node=8,step=14']);
-    expect(result.code).toBe(0);
-    const table = JSON.parse(result.stdout);
+    const table = jsonOf(result);
     expect(table).toHaveLength(5);
     expect(table[0]).toMatchObject({ name: 'sonyflake', endsAt: '2188-11-16T03:28:58.880Z' });
     expect(table[4]).toMatchObject({

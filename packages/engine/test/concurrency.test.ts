@@ -17,8 +17,6 @@ const T0 = Date.UTC(2026, 10, 22, 12) + 3; // 3 ms into a Sonyflake tick
 interface Seen {
   /** IDs in the order their calls resolved. */
   resolved: bigint[];
-  /** Batches (nextIds) in the order they resolved. */
-  batches: bigint[][];
   /** IDs handed out before their tick started, by the clock at resolution, and the largest lead in ms. */
   ahead: number;
   maxLeadMs: number;
@@ -26,7 +24,7 @@ interface Seen {
 }
 
 function seen(): Seen {
-  return { resolved: [], batches: [], ahead: 0, maxLeadMs: 0, errors: [] };
+  return { resolved: [], ahead: 0, maxLeadMs: 0, errors: [] };
 }
 
 function note(s: Seen, gen: IdGenerator, clock: FakeClock, ids: bigint[]): void {
@@ -59,14 +57,26 @@ function outOfOrder(ids: bigint[]): number {
   return count;
 }
 
-/** `callers` loops, each awaiting `calls` nextId() one after another, all at once. */
-async function loops(gen: IdGenerator, clock: FakeClock, callers: number, calls: number, stepMs: number) {
+/**
+ * `callers` loops, all at once, each awaiting `calls` draws one after another: `draw(caller, i)`
+ * is the generator's own promise (nextId by default, or a nextIds batch), awaited once, so that
+ * IDs are noted in the order the generator resolved them.
+ */
+async function loops(
+  gen: IdGenerator,
+  clock: FakeClock,
+  callers: number,
+  calls: number,
+  stepMs: number,
+  draw: (caller: number, i: number) => Promise<bigint | bigint[]> = () => gen.nextId(),
+) {
   const s = seen();
   const all = Promise.all(
-    Array.from({ length: callers }, async () => {
+    Array.from({ length: callers }, async (_, c) => {
       for (let i = 0; i < calls; i++) {
         try {
-          note(s, gen, clock, [await gen.nextId()]);
+          const ids = await draw(c, i);
+          note(s, gen, clock, typeof ids === 'bigint' ? [ids] : ids);
         } catch (error) {
           s.errors.push(error);
         }
@@ -97,22 +107,10 @@ describe.each([2, 16, 128])('%i concurrent callers', (callers) => {
   it('nextIds of mixed sizes: no ID before its tick, batches resolved in ID order and never interleaved, no error', async () => {
     const clock = new FakeClock(T0, { autoAdvance: false });
     const gen = new IdGenerator(checkGeneratorOptions({ layout: sonyflake, machineId: 1, clock }));
-    const s = seen();
     const sizes = [1, 7, 100, 300, 1];
-    const all = Promise.all(
-      Array.from({ length: callers }, async (_, c) => {
-        for (let i = 0; i < Math.ceil(16 / Math.sqrt(callers)); i++) {
-          try {
-            const batch = await gen.nextIds(sizes[(c + i) % sizes.length]!);
-            s.batches.push(batch);
-            note(s, gen, clock, batch);
-          } catch (error) {
-            s.errors.push(error);
-          }
-        }
-      }),
+    const s = await loops(gen, clock, callers, Math.ceil(16 / Math.sqrt(callers)), 0.5, (c, i) =>
+      gen.nextIds(sizes[(c + i) % sizes.length]!),
     );
-    await drive(clock, all, 0.5);
     expect(s.errors).toEqual([]);
     expect({ ahead: s.ahead, maxLeadMs: s.maxLeadMs }).toEqual({ ahead: 0, maxLeadMs: 0 });
     // Each batch's IDs are consecutive in resolution order: no batch was overtaken at a tick.
@@ -122,20 +120,9 @@ describe.each([2, 16, 128])('%i concurrent callers', (callers) => {
   it('nextId and nextIds mixed, on a 1 ms layout: the same three rules', async () => {
     const clock = new FakeClock(T0, { autoAdvance: false });
     const gen = new IdGenerator(checkGeneratorOptions({ layout: twitter, machineId: 1, clock }));
-    const s = seen();
-    const all = Promise.all(
-      Array.from({ length: callers }, async (_, c) => {
-        for (let i = 0; i < Math.ceil(64 / Math.sqrt(callers)); i++) {
-          try {
-            const ids = c % 2 === 0 ? [await gen.nextId()] : await gen.nextIds(500);
-            note(s, gen, clock, ids);
-          } catch (error) {
-            s.errors.push(error);
-          }
-        }
-      }),
+    const s = await loops(gen, clock, callers, Math.ceil(64 / Math.sqrt(callers)), 0.1, (c) =>
+      c % 2 === 0 ? gen.nextId() : gen.nextIds(500),
     );
-    await drive(clock, all, 0.1);
     expect(s.errors).toEqual([]);
     expect({ ahead: s.ahead, maxLeadMs: s.maxLeadMs }).toEqual({ ahead: 0, maxLeadMs: 0 });
     expect(outOfOrder(s.resolved)).toBe(0);

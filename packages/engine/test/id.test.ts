@@ -60,18 +60,8 @@ describe('compose and decompose', () => {
   });
 
   it('names the machine parts of a split machine field', () => {
-    const twitter = defineLayout({
-      timeBits: 41,
-      timeUnitMs: 1,
-      sequenceBits: 12,
-      machineBits: 10,
-      epochMs: 1288834974657,
-      machineParts: [
-        { name: 'datacenter', bits: 5 },
-        { name: 'worker', bits: 5 },
-      ],
-    });
-    const id = composeIn(twitter, 1288834974657 + 5, 7, (17 << 5) | 30);
+    const twitter = defineLayout(TWITTER_SPEC);
+    const id = composeIn(twitter, TWITTER_SPEC.epochMs + 5, 7, (17 << 5) | 30);
     expect(decomposeIn(twitter, id)).toEqual({
       id,
       time: 5,
@@ -170,30 +160,20 @@ describe('properties', () => {
     );
   });
 
-  it('IDs compare like their (time, sequence, machine) tuples', () => {
+  it.each([
+    ['(time, sequence, machine)', sonyflake, ['time', 'sequence', 'machine']],
+    // Twitter's order, on a 1 ms layout from epoch 0: a tick's start is its time field.
+    [
+      "Twitter's (time, machine, sequence)",
+      defineLayout({ ...TWITTER_SPEC, epochMs: 0 }),
+      ['time', 'machine', 'sequence'],
+    ],
+  ] as const)('IDs compare like their %s tuples', (_order, layout, fields) => {
     fc.assert(
-      fc.property(fieldsOf(sonyflake), fieldsOf(sonyflake), (a, b) => {
-        const idA = composeIn(sonyflake, tickStartMs(sonyflake, a.time), a.sequence, a.machine);
-        const idB = composeIn(sonyflake, tickStartMs(sonyflake, b.time), b.sequence, b.machine);
-        const tuple =
-          Math.sign(a.time - b.time) ||
-          Math.sign(a.sequence - b.sequence) ||
-          Math.sign(a.machine - b.machine);
-        expect(Math.sign(Number(idA - idB))).toBe(tuple);
-      }),
-    );
-  });
-
-  it("in Twitter's order, IDs compare like their (time, machine, sequence) tuples", () => {
-    const twitter = defineLayout({ ...TWITTER_SPEC, epochMs: 0 });
-    fc.assert(
-      fc.property(fieldsOf(twitter), fieldsOf(twitter), (a, b) => {
-        const idA = composeIn(twitter, a.time, a.sequence, a.machine);
-        const idB = composeIn(twitter, b.time, b.sequence, b.machine);
-        const tuple =
-          Math.sign(a.time - b.time) ||
-          Math.sign(a.machine - b.machine) ||
-          Math.sign(a.sequence - b.sequence);
+      fc.property(fieldsOf(layout), fieldsOf(layout), (a, b) => {
+        const idA = composeIn(layout, tickStartMs(layout, a.time), a.sequence, a.machine);
+        const idB = composeIn(layout, tickStartMs(layout, b.time), b.sequence, b.machine);
+        const tuple = fields.reduce((sign, field) => sign || Math.sign(a[field] - b[field]), 0);
         expect(Math.sign(Number(idA - idB))).toBe(tuple);
       }),
     );

@@ -2,15 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { defineLayout } from '../src/layout.js';
 import { NAMED_LAYOUTS } from '../src/named-layouts.js';
 import { FUTURE_SLACK_MS, implausibility, plausibleLayouts } from '../src/plausibility.js';
+import { SONYFLAKE_SPEC } from './layouts.js';
 
-const SONYFLAKE = defineLayout({
-  name: 'sonyflake',
-  timeBits: 39,
-  timeUnitMs: 10,
-  sequenceBits: 8,
-  machineBits: 16,
-  epochMs: Date.UTC(2014, 8, 1),
-});
+const SONYFLAKE = defineLayout(SONYFLAKE_SPEC);
 const DISCORD = defineLayout({
   name: 'discord',
   timeBits: 41,

@@ -52,6 +52,21 @@ function fakeHost(start = 5_000) {
   };
 }
 
+/** A long timeout of `ms` armed on a fake host: whether it fired, and how long after it was armed. */
+function longWait(ms: number) {
+  const fake = fakeHost();
+  const start = fake.now;
+  let firedAt: number | undefined;
+  setLongTimeout(
+    () => {
+      firedAt = fake.now;
+    },
+    ms,
+    { host: fake.host },
+  );
+  return { fake, fired: () => firedAt !== undefined, elapsed: () => (firedAt ?? Number.NaN) - start };
+}
+
 describe('setLongTimeout', () => {
   it('is one plain timer up to the timer maximum', () => {
     const fake = fakeHost();
@@ -69,19 +84,10 @@ describe('setLongTimeout', () => {
   ])(
     'a wait of %s arms pieces of at most the maximum, as few as can be, and fires at its end',
     (_name, ms, pieces) => {
-      const fake = fakeHost();
-      const start = fake.now;
-      let firedAt = -1;
-      setLongTimeout(
-        () => {
-          firedAt = fake.now;
-        },
-        ms,
-        { host: fake.host },
-      );
+      const { fake, fired, elapsed } = longWait(ms);
       let early = false;
       while (fake.pending) {
-        if (firedAt !== -1) early = true;
+        if (fired()) early = true;
         fake.fireNext();
       }
       expect(early).toBe(false);
@@ -90,26 +96,17 @@ describe('setLongTimeout', () => {
       expect(fake.armed.slice(0, -1).every((delay) => delay === TIMER_MAX_MS)).toBe(true);
       expect(fake.armed.at(-1)).toBe(ms - (pieces - 1) * TIMER_MAX_MS);
       expect(fake.armed.at(-1)).toBeGreaterThan(0);
-      expect(firedAt - start).toBe(ms);
+      expect(elapsed()).toBe(ms);
     },
   );
 
   it('re-arms for what is left by the clock, so late pieces do not add up', () => {
-    const fake = fakeHost();
-    const start = fake.now;
-    let firedAt = -1;
-    setLongTimeout(
-      () => {
-        firedAt = fake.now;
-      },
-      3 * TIMER_MAX_MS,
-      { host: fake.host },
-    );
+    const { fake, elapsed } = longWait(3 * TIMER_MAX_MS);
     fake.fireNext(1000); // a loaded machine: each piece fires a second late
     fake.fireNext(1000);
     fake.fireNext(0);
     expect(fake.armed).toEqual([TIMER_MAX_MS, TIMER_MAX_MS, TIMER_MAX_MS - 2000]);
-    expect(firedAt - start).toBe(3 * TIMER_MAX_MS);
+    expect(elapsed()).toBe(3 * TIMER_MAX_MS);
   });
 
   it('an abort signal cancels it, between pieces too; an aborted one arms nothing', () => {

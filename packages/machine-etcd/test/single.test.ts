@@ -43,6 +43,14 @@ const suite = etcdForSuite();
 const fast = { ttlSeconds: 2, fenceMarginMs: 500 } as const;
 const identity = () => JSON.stringify({ host: 'elsewhere', pid: 1, started: '2020-01-01T00:00:00.000Z' });
 
+/** A generator on a claim of the fast settings, in a field of `bits` bits on a fresh prefix named for `name`. */
+async function fastGenerator(name: string, bits: number) {
+  const prefix = freshPrefix(name);
+  const layout = layoutWith(bits);
+  const held = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
+  return { prefix, held, gen: generatorOn(layout, held) };
+}
+
 async function leaseOf(key: string): Promise<string | undefined> {
   const reply = await suite.admin.get(key).exec();
   return reply.kvs[0]?.lease;
@@ -337,10 +345,7 @@ describe('etcdMachineId', () => {
   });
 
   it('an operator deleting the claim key fences the generator, which then resumes under a new claim', async () => {
-    const prefix = freshPrefix('deleted');
-    const layout = layoutWith(4);
-    const held = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
-    const gen = generatorOn(layout, held);
+    const { prefix, held, gen } = await fastGenerator('deleted', 4);
     const before = await gen.nextId();
     await suite.admin.delete().key(held.key);
     await aborted(held.signal);
@@ -367,10 +372,7 @@ describe('etcdMachineId', () => {
   });
 
   it('a thread that never yields (a nextIdSync loop) is fenced at the deadline all the same', async () => {
-    const prefix = freshPrefix('busy');
-    const layout = layoutWith(10);
-    const held = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
-    const gen = generatorOn(layout, held);
+    const { gen } = await fastGenerator('busy', 10);
     const start = performance.now();
     // No keepalive can be sent or confirmed from here on: the event loop is never free.
     let issued = 0;
@@ -393,10 +395,7 @@ describe('etcdMachineId', () => {
   });
 
   it('a lease revoked behind its back: fenced at the next keepalive, then resumes', async () => {
-    const prefix = freshPrefix('revoked');
-    const layout = layoutWith(4);
-    const held = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
-    const gen = generatorOn(layout, held);
+    const { held, gen } = await fastGenerator('revoked', 4);
     await gen.nextId();
     await suite.admin.leaseClient.leaseRevoke({ ID: held.leaseId });
     await aborted(held.signal);

@@ -17,12 +17,13 @@ import {
   systemProcesses,
 } from '../src/index.js';
 import {
+  BITS,
+  claimedGenerator,
   claimIn,
   createGenerator,
   errno,
   fakeTable,
   faultyFs,
-  generator,
   listDir,
   readRecordAt,
   record,
@@ -32,7 +33,6 @@ import {
   writeRecord,
 } from './helpers.js';
 
-const bits = 16;
 const AHEAD = DEFAULT_CLAIM_RECORD_AHEAD_MS;
 
 describe('host claims: taking a machine ID', () => {
@@ -128,11 +128,11 @@ describe('host claims: taking a machine ID', () => {
       '1.claim',
       record({ pid: process.pid, start: start!, host, boot, nonce: 'cd'.repeat(12) }),
     );
-    const claim = claimHostMachineId(bits, { dir, releaseOnExit: false });
+    const claim = claimHostMachineId(BITS, { dir, releaseOnExit: false });
     expect(claim.machineId).toBe(0);
     expect(claim.describe()).toMatch(new RegExp(`pid ${process.pid} now belongs to another process`));
     // With the right start the same pid is alive: ID 1 is held, so the next claim gets 2.
-    expect(claimHostMachineId(bits, { dir, releaseOnExit: false }).machineId).toBe(2);
+    expect(claimHostMachineId(BITS, { dir, releaseOnExit: false }).machineId).toBe(2);
   });
 
   it('takes over the claim of a previous boot; never one of another host', () => {
@@ -172,7 +172,9 @@ describe('host claims: taking a machine ID', () => {
     );
     expect(() => claimIn(dir, { max: 65_536 })).toThrow(/max: expected an integer from 0 to 65535/);
     expect(() => claimIn(dir, { recordIntervalMs: 1000, recordAheadMs: 500 })).toThrow(/recordAheadMs/);
-    expect(() => hostClaim({ dir, clock: { now: 'x' } as never })({ bits })).toThrow(InvalidArgumentError);
+    expect(() => hostClaim({ dir, clock: { now: 'x' } as never })({ bits: BITS })).toThrow(
+      InvalidArgumentError,
+    );
   });
 });
 
@@ -295,10 +297,7 @@ describe('host claims: garbage and faults', () => {
   });
 
   it('a claim found replaced is lost: its signal aborts and a generator on it stops issuing IDs', async () => {
-    const dir = tempDir();
-    const clock = new FakeClock(T0);
-    const claim = claimIn(dir, { clock });
-    const sonyflake = generator({ machineId: claim, clock });
+    const { dir, claim, sonyflake } = claimedGenerator();
     sonyflake.nextIdSync();
     writeRecord(dir, '0.claim', record({ pid: 4321 }));
     await claim.refresh();
@@ -314,10 +313,7 @@ describe('host claims: garbage and faults', () => {
   });
 
   it('renewal records ahead of the clock and follows the generator; it never lowers the record', async () => {
-    const dir = tempDir();
-    const clock = new FakeClock(T0);
-    const claim = claimIn(dir, { clock });
-    const sonyflake = generator({ machineId: claim, clock });
+    const { dir, clock, claim, sonyflake } = claimedGenerator();
     clock.advance(2000);
     sonyflake.nextIdSync();
     await claim.refresh();

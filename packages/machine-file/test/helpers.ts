@@ -100,9 +100,12 @@ export function thrown<T extends Error = Error>(fn: () => unknown): T {
   throw new Error('expected a throw, but nothing was thrown');
 }
 
-/** A 16-bit host claim in `dir` on a fake clock at T0 and a fake process table (pid 100), not released at exit. */
+/** The machine field these tests claim in unless they say otherwise: 16 bits, Sonyflake's. */
+export const BITS = 16;
+
+/** A BITS-bit host claim in `dir` on a fake clock at T0 and a fake process table (pid 100), not released at exit. */
 export function claimIn(dir: string, extra: HostClaimOptions = {}) {
-  return claimHostMachineId(16, {
+  return claimHostMachineId(BITS, {
     dir,
     clock: new FakeClock(T0),
     processes: fakeTable(100),
@@ -111,11 +114,22 @@ export function claimIn(dir: string, extra: HostClaimOptions = {}) {
   });
 }
 
+/**
+ * A generator on a host claim in a fresh directory, the two on one fake clock at T0; `claimOf`
+ * makes the claim (`claimIn` unless given).
+ */
+export function claimedGenerator(claimOf: typeof claimIn = claimIn) {
+  const dir = tempDir();
+  const clock = new FakeClock(T0);
+  const claim = claimOf(dir, { clock });
+  return { dir, clock, claim, sonyflake: generator({ machineId: claim, clock }) };
+}
+
 /** What `generator` builds from: a machine ID (a number, a claim or a provider), and the seams. */
 export interface GeneratorSettings {
   readonly machineId: MachineIdSource;
   readonly clock?: Clock;
-  /** Bits of the machine field. Default 16, Sonyflake's. */
+  /** Bits of the machine field. Default BITS, Sonyflake's 16. */
   readonly machineBits?: number;
 }
 
@@ -130,7 +144,7 @@ function sonyflakeLike(settings: GeneratorSettings) {
     timeBits: 39,
     timeUnitMs: 10,
     sequenceBits: 8,
-    machineBits: settings.machineBits ?? 16,
+    machineBits: settings.machineBits ?? BITS,
     epochMs: Date.UTC(2014, 8, 1),
   });
 }
@@ -153,12 +167,12 @@ export async function createGenerator(settings: GeneratorSettings): Promise<IdGe
   );
 }
 
-/** The `auto` chain's options, with the width a generator would give it (default 16). */
+/** The `auto` chain's options, with the width a generator would give it (default BITS). */
 export type AutoRun = AutoMachineIdOptions & { readonly bits?: number };
 
 /** Runs the `auto` chain as a provider and returns its answer; every step it runs must be synchronous. */
 export function runAuto(options: AutoRun = {}): AutoMachineId {
-  const { bits = 16, ...rest } = options;
+  const { bits = BITS, ...rest } = options;
   let chosen: AutoMachineId | undefined;
   const value = autoMachineId({ ...rest, onChosen: (auto) => (chosen = auto) })({ bits });
   if (value instanceof Promise) throw new Error('a step answered asynchronously: use runAutoAsync');
@@ -167,7 +181,7 @@ export function runAuto(options: AutoRun = {}): AutoMachineId {
 
 /** Runs the `auto` chain as a provider and resolves with its answer; steps may be asynchronous. */
 export async function runAutoAsync(options: AutoRun = {}): Promise<AutoMachineId> {
-  const { bits = 16, ...rest } = options;
+  const { bits = BITS, ...rest } = options;
   let chosen: AutoMachineId | undefined;
   await autoMachineId({ ...rest, onChosen: (auto) => (chosen = auto) })({ bits });
   return chosen as AutoMachineId;

@@ -12,6 +12,7 @@ import {
   MAX_FILE_BYTES,
 } from '../src/index.js';
 import {
+  BITS,
   claimIn,
   fakeTable,
   listDir,
@@ -24,7 +25,6 @@ import {
   writeRecord,
 } from './helpers.js';
 
-const bits = 16;
 const DIST = pathToFileURL(join(__dirname, '..', 'dist', 'index.js')).href;
 
 function mkfifo(path: string): void {
@@ -131,7 +131,7 @@ describe('hostile files in the claim directory', () => {
     expect(error).toBeInstanceOf(ClaimFileCorruptError);
     expect(error.message).toMatch(`more than ${MAX_FILE_BYTES} bytes`);
     writeFileSync(join(dir, 'kept'), `7${' '.repeat(MAX_FILE_BYTES)}`);
-    expect(() => keptMachineId({ path: join(dir, 'kept'), fallback: () => 1 })({ bits })).toThrow(
+    expect(() => keptMachineId({ path: join(dir, 'kept'), fallback: () => 1 })({ bits: BITS })).toThrow(
       KeptFileUnreadableError,
     );
   });

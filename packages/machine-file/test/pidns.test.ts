@@ -12,9 +12,17 @@ import {
   type ProcessTable,
   systemProcesses,
 } from '../src/index.js';
-import { fakeTable, generator, readRecordAt, record, T0, tempDir, writeRecord } from './helpers.js';
+import {
+  BITS,
+  claimedGenerator,
+  fakeTable,
+  readRecordAt,
+  record,
+  T0,
+  tempDir,
+  writeRecord,
+} from './helpers.js';
 
-const bits = 16;
 const AHEAD = DEFAULT_CLAIM_RECORD_AHEAD_MS;
 const DIST = pathToFileURL(join(__dirname, '..', 'dist', 'index.js')).href;
 
@@ -24,7 +32,7 @@ function inNamespace(ns: string, pid = 100, alive: Record<number, string> = {}):
 }
 
 function claimIn(dir: string, extra: HostClaimOptions = {}) {
-  return claimHostMachineId(bits, {
+  return claimHostMachineId(BITS, {
     dir,
     clock: new FakeClock(T0),
     processes: inNamespace('111'),
@@ -50,10 +58,7 @@ describe('claims across PID namespaces (fake tables)', () => {
   });
 
   it('the holder renews synchronously before issuing past its record when its timer fell behind', () => {
-    const dir = tempDir();
-    const clock = new FakeClock(T0);
-    const claim = claimIn(dir, { clock });
-    const sonyflake = generator({ machineId: claim, clock });
+    const { dir, clock, claim, sonyflake } = claimedGenerator(claimIn);
     clock.advance(5000); // the event loop was busy: no renewal ran
     sonyflake.nextIdSync();
     expect(readRecordAt(dir, '0.claim').recordedMs).toBe(T0 + 5000 + AHEAD);
@@ -61,10 +66,7 @@ describe('claims across PID namespaces (fake tables)', () => {
   });
 
   it('a holder whose renewal comes later than the grace after its record lapsed fences itself', async () => {
-    const dir = tempDir();
-    const clock = new FakeClock(T0);
-    const claim = claimIn(dir, { clock });
-    const sonyflake = generator({ machineId: claim, clock });
+    const { clock, claim, sonyflake } = claimedGenerator(claimIn);
     sonyflake.nextIdSync();
     clock.advance(AHEAD + FOREIGN_CLAIM_GRACE_MS + 1); // stopped (SIGSTOP, suspend) that long
     await claim.refresh();
@@ -119,7 +121,7 @@ describe.skipIf(!canUnshare)(
   () => {
     it('a process in another PID namespace does not take over the claim of this live process', async () => {
       const dir = tempDir();
-      const mine = claimHostMachineId(bits, { dir, releaseOnExit: false });
+      const mine = claimHostMachineId(BITS, { dir, releaseOnExit: false });
       expect(mine.machineId).toBe(0);
       const theirs = await holderInNamespace(dir);
       expect(theirs.pid).toBe(1); // pid 1 of its own namespace: it really is in another one
@@ -133,7 +135,7 @@ describe.skipIf(!canUnshare)(
       expect(theirs.machineId).toBe(0);
       // Its pid (1 there) names another process here: judged by pid, the claim would look abandoned.
       expect(systemProcesses.startOf(1)).not.toBe(readRecordAt(dir, '0.claim').start);
-      const mine = claimHostMachineId(bits, { dir, releaseOnExit: false });
+      const mine = claimHostMachineId(BITS, { dir, releaseOnExit: false });
       expect(mine.machineId).toBe(1);
       expect(readRecordAt(dir, '0.claim').pid).toBe(1);
       mine.release();

@@ -6,14 +6,30 @@ import { describe, expect, it } from 'vitest';
 import { LeaseStoreRefusedError, LeaseStoreUnavailableError, redisCheckMachineId } from '../src/index.js';
 import { failure, freshPrefix, redisForSuite } from './helpers.js';
 
+type RedisCheck = ReturnType<typeof redisCheckMachineId>;
+
 describe.skipIf(!hasRedis())('redisCheckMachineId', () => {
   const suite = redisForSuite();
 
-  it('SADD: true for the first caller, false after; close() removes only the IDs it added', async () => {
-    const key = freshPrefix('check');
+  /** Two hosts' checks on one fresh set named for `name`, both closed after `use`; the set's key. */
+  async function twoHosts(
+    name: string,
+    use: (key: string, a: RedisCheck, b: RedisCheck) => Promise<void>,
+  ): Promise<string> {
+    const key = freshPrefix(name);
     const a = redisCheckMachineId({ url: suite.server.url, key });
     const b = redisCheckMachineId({ url: suite.server.url, key });
     try {
+      await use(key, a, b);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    return key;
+  }
+
+  it('SADD: true for the first caller, false after; close() removes only the IDs it added', async () => {
+    const key = await twoHosts('check', async (key, a, b) => {
       expect(await a(7)).toBe(true);
       expect(await suite.admin.smembers(key)).toEqual(['7']);
       expect(await b(7)).toBe(false);
@@ -22,10 +38,7 @@ describe.skipIf(!hasRedis())('redisCheckMachineId', () => {
       await a.close();
       expect(await suite.admin.smembers(key)).toEqual(['8']);
       expect(await b(7)).toBe(true);
-    } finally {
-      await a.close();
-      await b.close();
-    }
+    });
     expect(await suite.admin.exists(key)).toBe(0);
   });
 
@@ -45,10 +58,7 @@ describe.skipIf(!hasRedis())('redisCheckMachineId', () => {
   });
 
   it('refuses an ID held elsewhere the way Go does: the generator is not built', async () => {
-    const key = freshPrefix('check-gen');
-    const other = redisCheckMachineId({ url: suite.server.url, key });
-    const mine = redisCheckMachineId({ url: suite.server.url, key });
-    try {
+    await twoHosts('check-gen', async (_key, other, mine) => {
       expect(await other(5)).toBe(true);
       await expect(Sonyflake.create({ machineId: 5, checkMachineId: mine })).rejects.toBeInstanceOf(
         MachineIdRejectedError,
@@ -56,10 +66,7 @@ describe.skipIf(!hasRedis())('redisCheckMachineId', () => {
       const sonyflake = await Sonyflake.create({ machineId: 6, checkMachineId: mine });
       await sonyflake.nextId();
       await sonyflake.close();
-    } finally {
-      await other.close();
-      await mine.close();
-    }
+    });
   });
 
   it('Redis cannot answer, or the key is not a set: a typed error, never a silent true or false', async () => {

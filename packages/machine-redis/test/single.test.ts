@@ -34,11 +34,20 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     for (const id of ids) await suite.admin.set(`{${prefix}}:time:${id}`, String(Date.now() - 60_000));
   }
 
-  it('claims a free ID (SET NX PX with a token), keeps it past the TTL, generates under it, and deletes only its own key on close', async () => {
-    const prefix = freshPrefix('claim');
-    const layout = layoutWith(4);
-    await seedTimes(prefix, [...Array(16).keys()]);
+  /**
+   * A claim of the fast settings on a fresh prefix named for `name`, in a field of `bits` bits
+   * whose IDs `seeded` have a recorded time.
+   */
+  async function fastClaim(name: string, bits: number, seeded: number[]) {
+    const prefix = freshPrefix(name);
+    const layout = layoutWith(bits);
+    await seedTimes(prefix, seeded);
     const held = await claim(layout, { url: suite.server.url, prefix, ...fast });
+    return { prefix, layout, held };
+  }
+
+  it('claims a free ID (SET NX PX with a token), keeps it past the TTL, generates under it, and deletes only its own key on close', async () => {
+    const { prefix, layout, held } = await fastClaim('claim', 4, [...Array(16).keys()]);
     const key = `{${prefix}}:${held.machineId}`;
     expect(held.key).toBe(key);
     const value = JSON.parse((await suite.admin.get(key))!);
@@ -171,10 +180,7 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
   });
 
   it('records the time reached; the next holder of the ID issues nothing at or before it', async () => {
-    const prefix = freshPrefix('record');
-    await seedTimes(prefix, [0]);
-    const layout = layoutWith(0);
-    const first = await claim(layout, { url: suite.server.url, prefix, ...fast });
+    const { prefix, layout, held: first } = await fastClaim('record', 0, [0]);
     const gen = generatorOn(layout, first);
     const last = await gen.nextId();
     await gen.close();
@@ -186,10 +192,7 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
   });
 
   it('an operator deleting the claim key: fenced at the next keepalive, then resumes under a new claim', async () => {
-    const prefix = freshPrefix('deleted');
-    await seedTimes(prefix, [0, 1]);
-    const layout = layoutWith(1);
-    const held = await claim(layout, { url: suite.server.url, prefix, ...fast });
+    const { layout, held } = await fastClaim('deleted', 1, [0, 1]);
     const gen = generatorOn(layout, held);
     await gen.nextId();
     await suite.admin.del(held.key);
@@ -211,10 +214,7 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
   });
 
   it('a thread that never yields (a nextIdSync loop) is fenced at the deadline all the same', async () => {
-    const prefix = freshPrefix('sync');
-    await seedTimes(prefix, [0]);
-    const layout = layoutWith(0);
-    const held = await claim(layout, { url: suite.server.url, prefix, ...fast });
+    const { layout, held } = await fastClaim('sync', 0, [0]);
     const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: held, onError: () => undefined }));
     const start = performance.now();
     let error: unknown;

@@ -13,8 +13,8 @@ import {
   UnknownTagError,
 } from './errors.js';
 import { checkIdentifier } from './sql.js';
-import { checkStep, STEP_LIMIT } from './step.js';
 import {
+  checkAllocate,
   checkCreateTag,
   checkTag,
   MAX_ID,
@@ -433,8 +433,7 @@ function leafStore(pool: MysqlPool, table: string, timeoutMs: number): Operation
       );
     },
     async allocate(tag, step): Promise<SegmentRange> {
-      checkTag(tag);
-      checkStep(step, 'step', 1, STEP_LIMIT);
+      checkAllocate(tag, step);
       await verify();
       const at = where(tag);
       // Leaf's own order (UPDATE, then SELECT, in one transaction): the UPDATE takes the row

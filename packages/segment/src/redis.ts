@@ -4,10 +4,9 @@
 import { IdsError, InvalidArgumentError } from '@ids/engine';
 import { errorText, importOptional, received } from '@ids/engine/internal';
 import { StoreCorruptError, StoreUnavailableError, UnknownTagError } from './errors.js';
-import { checkStep } from './step.js';
 import {
+  checkAllocate,
   checkCreateTag,
-  checkTag,
   rangeEndingAt,
   type SegmentRange,
   type SegmentStore,
@@ -123,8 +122,7 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
       if (Array.isArray(answer)) throw tagExists(where, storedMaxId(answer[0], where), after);
     },
     async allocate(tag, step): Promise<SegmentRange> {
-      checkTag(tag);
-      checkStep(step, 'step', 1, 2 ** 31 - 1);
+      checkAllocate(tag, step);
       const where = `tag ${JSON.stringify(tag)} in redis key ${prefix}${tag}`;
       let value: unknown;
       try {

@@ -3,6 +3,7 @@ import { errorText, received } from '@ids/engine/internal';
 import { StoreCorruptError, TagExistsError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {
+  checkAllocate,
   checkCreateTag,
   checkTag,
   MAX_ID,
@@ -155,8 +156,7 @@ export function sqlSegmentStore(
       throw tagExists(where, storedMaxId(firstRow(held.rows)?.max_id, where), after);
     },
     async allocate(tag, step): Promise<SegmentRange> {
-      checkTag(tag);
-      checkStep(step, 'step', 1, 2 ** 31 - 1);
+      checkAllocate(tag, step);
       const where = `tag ${JSON.stringify(tag)} in ${kind} table ${table}`;
       let rows: unknown[];
       try {

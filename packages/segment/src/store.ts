@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { InvalidTagError, StoreCorruptError, TagExistsError } from './errors.js';
-import { checkStep } from './step.js';
+import { checkStep, STEP_LIMIT } from './step.js';
 
 /** A range of IDs a store handed out: every integer from `first` to `last`, both included. */
 export interface SegmentRange {
@@ -91,7 +91,17 @@ export function checkCreateTag(tag: unknown, options: CreateTagOptions): { after
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`createTag: expected options { after }, received ${received(options)}`);
   }
-  return { after: checkAfter(options.after), step: checkStep(options.step ?? 1000, 'step', 1, 2 ** 31 - 1) };
+  return { after: checkAfter(options.after), step: checkStep(options.step ?? 1000, 'step', 1, STEP_LIMIT) };
+}
+
+/**
+ * Checks what a store's allocate takes: a tag, and a step from 1 to STEP_LIMIT (the `step`
+ * column's range).
+ * @throws InvalidTagError, StepOutOfRangeError.
+ */
+export function checkAllocate(tag: unknown, step: unknown): void {
+  checkTag(tag);
+  checkStep(step, 'step', 1, STEP_LIMIT);
 }
 
 /** The refusal of createTag on a tag that already holds `held` (see TagExistsError). */

@@ -33,6 +33,23 @@ async function create(url: string, tag: string) {
   }
 }
 
+/**
+ * Creates the job's tag, starts `processes` drawing from it, lets them draw a moment once all
+ * have started, then kills the server (a crash, no clean shutdown): the drawers, still running.
+ */
+async function drawThenKill(
+  server: { url: string; kill(): Promise<unknown> },
+  job: DrawJob,
+  processes: number,
+) {
+  await create(server.url, job.tag);
+  const drawers = Array.from({ length: processes }, () => draw(job, out()));
+  await Promise.all(drawers.map((d) => d.started));
+  await sleep(300);
+  await server.kill();
+  return drawers;
+}
+
 async function many(n: number, job: DrawJob) {
   const drawers = Array.from({ length: n }, () => draw(job, out()));
   return Promise.all(drawers.map((d) => d.done));
@@ -125,11 +142,7 @@ for (const kind of killable) {
         paceEvery: 50,
         generators,
       };
-      await create(server.url, job.tag);
-      const drawers = Array.from({ length: 5 }, () => draw(job, out()));
-      await Promise.all(drawers.map((d) => d.started));
-      await sleep(300);
-      await server.kill();
+      const drawers = await drawThenKill(server, job, 5);
       // Each generator drains its two buffers (at most 1,000 IDs), then fails with
       // StoreUnavailableError until the server is back, and draws again once it is: each process
       // says when all its generators got there (no guess of how long a busy machine takes).
@@ -179,11 +192,7 @@ describe.skipIf(!hasRedis())('Redis (no persistence) killed mid-run', () => {
       fixedStep: true,
       paceEvery: 50,
     };
-    await create(server.url, job.tag);
-    const drawers = Array.from({ length: 4 }, () => draw(job, out()));
-    await Promise.all(drawers.map((d) => d.started));
-    await sleep(300);
-    await server.kill();
+    const drawers = await drawThenKill(server, job, 4);
     // Down until one process has drained its buffers and been refused (the rest may still be
     // drawing from theirs).
     await Promise.any(drawers.map((d) => d.saw('unavailable')));

@@ -19,6 +19,38 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MachineIdExhaustedError, mysqlMachineId, sqlMachineId } from '../src/index.js';
 import { scratch } from './helpers.js';
 
+/** 20 hosts registering at once, host `i` through `provider(i)`: their machine IDs, by host. */
+function twentyHostsAtOnce(provider: (i: number) => ReturnType<typeof sqlMachineId>) {
+  return Promise.all(Array.from({ length: 20 }, (_, i) => provider(i)({ bits: 16 })));
+}
+
+/**
+ * Registers hosts into a 2-bit machine field: the database assigns `fitting`, then a number past
+ * the field, which is refused (MachineIdExhaustedError as the cause), never wrapped or truncated,
+ * and not kept in its file.
+ */
+async function expectRefusedPastField(
+  provider: (path: string) => ReturnType<typeof sqlMachineId>,
+  dir: string,
+  fitting: readonly number[],
+): Promise<void> {
+  const ids: unknown[] = [];
+  for (let i = 0; i < fitting.length; i++) {
+    ids.push(await provider(join(dir, `tiny${i}`, 'id'))({ bits: 2 }));
+  }
+  expect(ids).toEqual(fitting);
+  const path = join(dir, `tiny${fitting.length}`, 'id');
+  const error = await Promise.resolve()
+    .then(() => provider(path)({ bits: 2 }))
+    .catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(KeptFallbackError);
+  expect((error as Error).cause).toBeInstanceOf(MachineIdExhaustedError);
+  expect(((error as Error).cause as Error).message).toMatch(
+    /assigned machine ID 4; expected one from 0 to 3/,
+  );
+  expect(existsSync(path)).toBe(false);
+}
+
 describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
   let server: PostgresServer;
   let pool: pg.Pool;
@@ -39,17 +71,13 @@ describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
   });
 
   it('20 hosts registering at once get 20 distinct numbers, 0 to 19, each kept in its file', async () => {
-    const ids = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        sqlMachineId({
-          sql: pool,
-          path: join(tmp.dir, `host${i}`, 'machine-id'),
-          host: `host${i}`,
-          table: 'fleet',
-        })({
-          bits: 16,
-        }),
-      ),
+    const ids = await twentyHostsAtOnce((i) =>
+      sqlMachineId({
+        sql: pool,
+        path: join(tmp.dir, `host${i}`, 'machine-id'),
+        host: `host${i}`,
+        table: 'fleet',
+      }),
     );
     expect([...ids].sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 20 }, (_, i) => i));
     for (let i = 0; i < 20; i++) {
@@ -72,26 +100,11 @@ describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
   });
 
   it('a number past the machine field is refused (MachineIdExhaustedError as the cause), never wrapped, and not kept', async () => {
-    const table = 'tiny';
-    const ids: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      ids.push(
-        (await sqlMachineId({ sql: pool, path: join(tmp.dir, `tiny${i}`, 'id'), table })({
-          bits: 2,
-        })) as number,
-      );
-    }
-    expect(ids).toEqual([0, 1, 2, 3]);
-    const path = join(tmp.dir, 'tiny4', 'id');
-    const error = await Promise.resolve()
-      .then(() => sqlMachineId({ sql: pool, path, table })({ bits: 2 }))
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(KeptFallbackError);
-    expect((error as Error).cause).toBeInstanceOf(MachineIdExhaustedError);
-    expect(((error as Error).cause as Error).message).toMatch(
-      /assigned machine ID 4; expected one from 0 to 3/,
+    await expectRefusedPastField(
+      (path) => sqlMachineId({ sql: pool, path, table: 'tiny' }),
+      tmp.dir,
+      [0, 1, 2, 3],
     );
-    expect(existsSync(path)).toBe(false);
   });
 
   it('drives a Sonyflake through create() (the provider is asynchronous)', async () => {
@@ -159,17 +172,13 @@ describe.skipIf(!hasMariadb())('mysqlMachineId on MySQL (MariaDB)', () => {
   });
 
   it('20 hosts registering at once on one pool get 1 to 20 (LAST_INSERT_ID() read on the inserting connection)', async () => {
-    const ids = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        mysqlMachineId({
-          mysql: pool,
-          path: join(tmp.dir, `fleet${i}`, 'id'),
-          table: 'fleet',
-          host: `host${i}`,
-        })({
-          bits: 16,
-        }),
-      ),
+    const ids = await twentyHostsAtOnce((i) =>
+      mysqlMachineId({
+        mysql: pool,
+        path: join(tmp.dir, `fleet${i}`, 'id'),
+        table: 'fleet',
+        host: `host${i}`,
+      }),
     );
     expect([...ids].sort((a, b) => Number(a) - Number(b))).toEqual(
       Array.from({ length: 20 }, (_, i) => i + 1),
@@ -177,26 +186,11 @@ describe.skipIf(!hasMariadb())('mysqlMachineId on MySQL (MariaDB)', () => {
   });
 
   it('a number past the machine field is refused (MachineIdExhaustedError as the cause), never truncated, and not kept', async () => {
-    const table = 'tiny';
-    const ids: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      ids.push(
-        (await mysqlMachineId({ mysql: pool, path: join(tmp.dir, `tiny${i}`, 'id'), table })({
-          bits: 2,
-        })) as number,
-      );
-    }
-    expect(ids).toEqual([1, 2, 3]);
-    const path = join(tmp.dir, 'tiny3', 'id');
-    const error = await Promise.resolve()
-      .then(() => mysqlMachineId({ mysql: pool, path, table })({ bits: 2 }))
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(KeptFallbackError);
-    expect((error as Error).cause).toBeInstanceOf(MachineIdExhaustedError);
-    expect(((error as Error).cause as Error).message).toMatch(
-      /assigned machine ID 4; expected one from 0 to 3/,
+    await expectRefusedPastField(
+      (path) => mysqlMachineId({ mysql: pool, path, table: 'tiny' }),
+      tmp.dir,
+      [1, 2, 3],
     );
-    expect(existsSync(path)).toBe(false);
   });
 
   it('an assigned number past 2^53 is read exactly and refused, not rounded', async () => {

@@ -9,6 +9,15 @@ export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** An error response described by `description`. */
 export const error = (description: string) => ({ description, content: json(ref('Error')) });
 
+/**
+ * An object schema with these properties and no others; `required` names the ones always
+ * present (all of them unless given).
+ */
+export const closedObject = (
+  properties: Record<string, unknown>,
+  required: readonly string[] = Object.keys(properties),
+) => ({ type: 'object', required, additionalProperties: false, properties });
+
 /** An ID in a JSON body. */
 const idString = {
   type: 'string',
@@ -17,31 +26,13 @@ const idString = {
 
 /** The schemas the routes refer to with `ref(name)`. */
 const SCHEMAS: Record<string, unknown> = {
-  Error: {
-    type: 'object',
-    required: ['error'],
-    additionalProperties: false,
-    properties: {
-      error: {
-        type: 'object',
-        required: ['code', 'message'],
-        additionalProperties: false,
-        properties: { code: { type: 'string' }, message: { type: 'string' } },
-      },
-    },
-  },
-  Id: { type: 'object', required: ['id'], additionalProperties: false, properties: { id: idString } },
-  Ids: {
-    type: 'object',
-    required: ['ids'],
-    additionalProperties: false,
-    properties: { ids: { type: 'array', items: idString } },
-  },
-  Decomposed: {
-    type: 'object',
-    required: ['id', 'decimal', 'layout', 'time', 'elapsedMs', 'sequence', 'machine'],
-    additionalProperties: false,
-    properties: {
+  Error: closedObject({
+    error: closedObject({ code: { type: 'string' }, message: { type: 'string' } }),
+  }),
+  Id: closedObject({ id: idString }),
+  Ids: closedObject({ ids: { type: 'array', items: idString } }),
+  Decomposed: closedObject(
+    {
       id: idString,
       decimal: { type: 'string', pattern: '^[0-9]+$' },
       layout: { type: 'string' },
@@ -51,23 +42,10 @@ const SCHEMAS: Record<string, unknown> = {
       machine: { type: 'integer', minimum: 0 },
       parts: { type: 'object', additionalProperties: { type: 'integer' } },
     },
-  },
-  Layout: {
-    type: 'object',
-    required: [
-      'name',
-      'timeBits',
-      'sequenceBits',
-      'machineBits',
-      'timeUnitMs',
-      'epoch',
-      'maxId',
-      'limits',
-      'service',
-      'formats',
-    ],
-    additionalProperties: false,
-    properties: {
+    ['id', 'decimal', 'layout', 'time', 'elapsedMs', 'sequence', 'machine'],
+  ),
+  Layout: closedObject(
+    {
       name: { type: 'string' },
       timeBits: { type: 'integer' },
       sequenceBits: { type: 'integer' },
@@ -87,57 +65,44 @@ const SCHEMAS: Record<string, unknown> = {
           unsafeNumberFrom: { type: ['string', 'null'] },
         },
       },
-      service: {
-        type: 'object',
-        required: ['machines', 'idsPerSecond', 'maxCount'],
-        additionalProperties: false,
-        properties: {
-          machines: { type: 'integer', description: 'Generators (machine IDs) in this process.' },
-          idsPerSecond: { type: 'number', description: 'Their combined ceiling.' },
-          maxCount: { type: 'integer' },
-        },
-      },
+      service: closedObject({
+        machines: { type: 'integer', description: 'Generators (machine IDs) in this process.' },
+        idsPerSecond: { type: 'number', description: 'Their combined ceiling.' },
+        maxCount: { type: 'integer' },
+      }),
       formats: { type: 'array', items: { type: 'string' } },
     },
-  },
-  Live: {
-    type: 'object',
-    required: ['status'],
-    additionalProperties: false,
-    properties: { status: { const: 'live' } },
-  },
-  Ready: {
-    type: 'object',
-    required: ['ready', 'shuttingDown', 'machines'],
-    additionalProperties: false,
-    properties: {
-      ready: { type: 'boolean' },
-      shuttingDown: { type: 'boolean' },
-      machines: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['slot', 'machineId', 'state'],
-          additionalProperties: false,
-          properties: {
-            slot: { type: 'integer' },
-            machineId: { type: 'integer' },
-            state: { enum: ['held', 'fenced', 'closed'] },
-          },
-        },
-      },
+    [
+      'name',
+      'timeBits',
+      'sequenceBits',
+      'machineBits',
+      'timeUnitMs',
+      'epoch',
+      'maxId',
+      'limits',
+      'service',
+      'formats',
+    ],
+  ),
+  Live: closedObject({ status: { const: 'live' } }),
+  Ready: closedObject({
+    ready: { type: 'boolean' },
+    shuttingDown: { type: 'boolean' },
+    machines: {
+      type: 'array',
+      items: closedObject({
+        slot: { type: 'integer' },
+        machineId: { type: 'integer' },
+        state: { enum: ['held', 'fenced', 'closed'] },
+      }),
     },
-  },
-  Token: {
-    type: 'object',
-    required: ['token', 'ttlSeconds', 'expiresAt'],
-    additionalProperties: false,
-    properties: {
-      token: { type: 'string', pattern: '^[0-9]+$' },
-      ttlSeconds: { type: 'integer' },
-      expiresAt: { type: 'string', format: 'date-time' },
-    },
-  },
+  }),
+  Token: closedObject({
+    token: { type: 'string', pattern: '^[0-9]+$' },
+    ttlSeconds: { type: 'integer' },
+    expiresAt: { type: 'string', format: 'date-time' },
+  }),
 };
 
 /** The responses every route may give, each added unless the route declares its own. */

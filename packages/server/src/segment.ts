@@ -5,7 +5,7 @@ import { errorText, importOptional, segmentStoreNeeds } from '@ids/engine/intern
 import type { SegmentStore, Segments } from '@ids/segment';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { HttpError, ServerConfigError } from './errors.js';
-import { error, json } from './openapi.js';
+import { closedObject, error, json } from './openapi.js';
 import type { RouteParameter, ServerPlugin, ServerRoute } from './router.js';
 import { countOf, countParameter } from './routes.js';
 
@@ -239,12 +239,7 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
         '200': {
           description:
             'The next ID of the tag: increasing within this process, unique across processes sharing the store.',
-          content: json({
-            type: 'object',
-            required: ['id'],
-            additionalProperties: false,
-            properties: { id: segmentId },
-          }),
+          content: json(closedObject({ id: segmentId })),
         },
         ...failures,
       },
@@ -265,12 +260,7 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       responses: {
         '200': {
           description: 'The IDs, increasing.',
-          content: json({
-            type: 'object',
-            required: ['ids'],
-            additionalProperties: false,
-            properties: { ids: { type: 'array', items: segmentId } },
-          }),
+          content: json(closedObject({ ids: { type: 'array', items: segmentId } })),
         },
         ...failures,
       },

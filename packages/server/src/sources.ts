@@ -39,6 +39,26 @@ interface MachineIdSourceEntry {
 }
 
 /**
+ * The providers of a store source: the store's package is loaded at the first claim only, so the
+ * server's cold start does not pay for its client, then its one provider serves the pool. Each
+ * generator still gets a claim (and a connection) of its own, kept alive and fenced on its own.
+ */
+function loadedAtFirstClaim(
+  load: () => Promise<MachineIdProvider>,
+  heldThrough: string,
+): (index: number) => MachineIdProvider {
+  let shared: Promise<MachineIdProvider> | undefined;
+  return () => async (context) => {
+    shared ??= load();
+    const claim = await (await shared)(context);
+    context.note?.(
+      `machine ID ${typeof claim === 'number' ? claim : claim.machineId} held through ${heldThrough}`,
+    );
+    return claim;
+  };
+}
+
+/**
  * The explicit IDs, checked against the pool: the option, else IDS_MACHINE_ID of the environment
  * (a comma-separated list); undefined when neither is given.
  */
@@ -150,9 +170,8 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
   etcd: {
     summary: 'an etcd lease per machine ID (@ids/machine-etcd); --etcd / IDS_ETCD_ENDPOINTS',
     providers(settings) {
-      // Loaded at the first call only (it brings gRPC with it), then one provider for the pool.
-      let shared: Promise<MachineIdProvider> | undefined;
-      const load = async () => {
+      // etcd's client brings gRPC with it.
+      return loadedAtFirstClaim(async () => {
         const { etcdMachineId } = await importOptional(
           '@ids/machine-etcd',
           () => import('@ids/machine-etcd'),
@@ -160,15 +179,7 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
         );
         const endpoints = settings.etcdEndpoints ?? splitList(settings.env.IDS_ETCD_ENDPOINTS);
         return etcdMachineId({ ...(endpoints ? { endpoints } : {}), bits: settings.layout.machineBits });
-      };
-      return () => async (context) => {
-        shared ??= load();
-        const claim = await (await shared)(context);
-        context.note?.(
-          `machine ID ${typeof claim === 'number' ? claim : claim.machineId} held through an etcd lease`,
-        );
-        return claim;
-      };
+      }, 'an etcd lease');
     },
   },
   redis: {
@@ -181,9 +192,7 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
           'machine-id-source redis: expected a Redis URL (--machine-id-redis, --redis or IDS_REDIS_URL), received none',
         );
       }
-      // Loaded at the first call only, like etcd: the server's cold start does not pay for ioredis.
-      let shared: Promise<MachineIdProvider> | undefined;
-      const load = async () => {
+      return loadedAtFirstClaim(async () => {
         const { redisMachineId } = await importOptional(
           '@ids/machine-redis',
           () => import('@ids/machine-redis'),
@@ -194,16 +203,7 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
           bits: settings.layout.machineBits,
           ...(settings.leaseTtlSeconds !== undefined ? { ttlSeconds: settings.leaseTtlSeconds } : {}),
         });
-      };
-      // One claim (and one connection) per generator: each is kept alive and fenced on its own.
-      return () => async (context) => {
-        shared ??= load();
-        const claim = await (await shared)(context);
-        context.note?.(
-          `machine ID ${typeof claim === 'number' ? claim : claim.machineId} held through a Redis key with a TTL`,
-        );
-        return claim;
-      };
+      }, 'a Redis key with a TTL');
     },
   },
 });

@@ -1,10 +1,9 @@
 // `ids-server` started as a user starts it: every route, the errors, the OpenAPI document
 // against real responses, the refusal of unsafe configurations, and SIGTERM under load.
-import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { decodeId, ENCODING_NAMES, encodeId } from '@ids/engine';
-import { claimHostMachineId } from '@ids/machine-file';
 import { SONYFLAKE_LAYOUT } from '@ids/sonyflake';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +17,7 @@ import {
   runBin,
   scratch,
   startBin,
+  takeClaim,
 } from './helpers.js';
 
 describe('ids-server with --machines 3 on host claims', () => {
@@ -280,22 +280,7 @@ describe('ids-server with --machines 3 on host claims', () => {
 
   it('a host claim taken by another process fences its slot; the slot claims again and readiness returns', async () => {
     // Another process takes machine ID 1's file (as a process that found it free would).
-    // This test process's identity (pid, start time, host, boot) as a claim file records it.
-    const mine = claimHostMachineId(16, { dir: scratch(), releaseOnExit: false });
-    const me = JSON.parse(readFileSync(mine.path, 'utf8'));
-    await mine.release();
-    const file = join(dir, '1.claim');
-    const record = JSON.parse(readFileSync(file, 'utf8'));
-    const taken = {
-      ...record,
-      pid: me.pid,
-      start: me.start,
-      host: me.host,
-      boot: me.boot,
-      nonce: 'f'.repeat(24),
-    };
-    writeFileSync(`${file}.tmp`, JSON.stringify(taken));
-    renameSync(`${file}.tmp`, file);
+    await takeClaim(dir, 1);
     // The claim notices on its next renewal (every 500 ms), the generator is fenced, and the
     // server claims the lowest free ID again: 1 now looks held by this test process, so 3.
     const ready = await pollUntil(

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { type Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { claimHostMachineId } from '@ids/machine-file';
 import { openSegmentStore } from '@ids/segment';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'vitest';
@@ -210,4 +211,27 @@ export async function pollUntil<T>(attempt: () => Promise<T>, done: (result: T) 
     result = await attempt();
   }
   return result;
+}
+
+/**
+ * Another process takes the server's claim file of machine ID `id`, as one that found it free
+ * would: this test process's identity (pid, start time, host, boot) written into it. The
+ * server's slot is fenced on its next renewal and claims the lowest ID free to it again.
+ */
+export async function takeClaim(dir: string, id: number): Promise<void> {
+  const mine = claimHostMachineId(16, { dir: scratch(), releaseOnExit: false });
+  const me = JSON.parse(readFileSync(mine.path, 'utf8'));
+  await mine.release();
+  const file = join(dir, `${id}.claim`);
+  const record = JSON.parse(readFileSync(file, 'utf8'));
+  const taken = {
+    ...record,
+    pid: me.pid,
+    start: me.start,
+    host: me.host,
+    boot: me.boot,
+    nonce: 'f'.repeat(24),
+  };
+  writeFileSync(`${file}.tmp`, JSON.stringify(taken));
+  renameSync(`${file}.tmp`, file);
 }

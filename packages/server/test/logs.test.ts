@@ -1,11 +1,8 @@
 // What `ids-server` writes, read from the real process's stdout and stderr: JSON lines with time
 // and level (--log-format json), a claim's loss and its recovery both logged, the access log, the
 // drain's steps; and the text format, the default.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { claimHostMachineId } from '@ids/machine-file';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BinRun, call, runBin, scratch, startBin } from './helpers.js';
+import { type BinRun, call, runBin, scratch, startBin, takeClaim } from './helpers.js';
 
 // A test that fails half-way leaves no server behind.
 const started: BinRun[] = [];
@@ -38,29 +35,6 @@ async function line(read: () => string, pattern: RegExp): Promise<string> {
   }
 }
 
-/**
- * Another process takes the server's claim file of machine ID `id`, as one that found it free
- * would: this test process's identity written into it. The server's slot is fenced on its next
- * renewal and claims the lowest ID free to it again.
- */
-function takeClaim(dir: string, id: number): void {
-  const mine = claimHostMachineId(16, { dir: scratch(), releaseOnExit: false });
-  const me = JSON.parse(readFileSync(mine.path, 'utf8'));
-  void mine.release();
-  const file = join(dir, `${id}.claim`);
-  const record = JSON.parse(readFileSync(file, 'utf8'));
-  const taken = {
-    ...record,
-    pid: me.pid,
-    start: me.start,
-    host: me.host,
-    boot: me.boot,
-    nonce: 'e'.repeat(24),
-  };
-  writeFileSync(`${file}.tmp`, JSON.stringify(taken));
-  renameSync(`${file}.tmp`, file);
-}
-
 describe('--log-format json', () => {
   it('every line is JSON with time, level and msg; a claim lost and recovered, the access log and the drain are all logged', async () => {
     const dir = scratch();
@@ -76,7 +50,7 @@ describe('--log-format json', () => {
 
     expect((await call(run.url, 'GET', '/ids?count=2')).status).toBe(200);
     expect((await call(run.url, 'GET', '/nope')).status).toBe(404);
-    takeClaim(dir, 1);
+    await takeClaim(dir, 1);
     const lost = JSON.parse(await line(run.err, /"event":"claim-lost"/));
     expect(lost).toMatchObject({ level: 'warn', slot: 1, machineId: 1 });
     expect(lost.msg).toMatch(/the claim on machine ID 1 was lost/);
@@ -143,7 +117,7 @@ describe('--log-format text (the default)', () => {
     expect(run.out()).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+ with machine IDs 0, 1\n {2}slot 0: /);
     expect((await call(run.url, 'GET', '/id')).status).toBe(200);
     expect(await line(run.out, /^GET \/id 200 /)).toMatch(/^GET \/id 200 [0-9.]+ ms 127\.0\.0\.1$/);
-    takeClaim(dir, 1);
+    await takeClaim(dir, 1);
     expect(await line(run.err, /claim on machine ID 1 was lost/)).toMatch(/^ids-server: /);
     await line(run.out, /^slot 1: issuing again under machine ID 2 \(the claim on 1 was lost\)$/);
     expect(await run.stop('SIGTERM')).toBe(0);
