@@ -13,6 +13,14 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** How long a completed batch is replayed for its key, in ms: 24 hours. */
 export const IDEMPOTENCY_EXPIRY_MS = 86_400_000;
 
+/**
+ * The lease of a key's "running" lock, in ms. It is kept alive while the batch runs, so it does
+ * not bound the work: it is how long a key stays 409 after a server died mid-batch, and how long
+ * the first key after Redis started empty waits before running (@ids/lock's quarantine for a
+ * Redis that may have forgotten its holders).
+ */
+export const IDEMPOTENCY_LOCK_TTL_MS = 5000;
+
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 function invalidKey(received: string): HttpError {
@@ -101,6 +109,7 @@ export async function redisIdempotency(url: string): Promise<IdempotencyStore> {
   const keys = idempotencyKeys(records, locks, {
     prefix: 'ids:idempotency:server',
     expiryMs: IDEMPOTENCY_EXPIRY_MS,
+    ttlMs: IDEMPOTENCY_LOCK_TTL_MS,
     required: false,
   });
   return {
