@@ -76,7 +76,7 @@ describe('locks on etcd', () => {
       paused.child.kill('SIGCONT');
       paused.child.stdin!.end('write\n');
       expect(await paused.line(/^aborted /)).toMatch(
-        /^aborted true (deadline|lease-expired|keepalive-failed) wrote false$/,
+        /^aborted true LeaseLostError etcd (deadline|lease-expired|keepalive-failed) wrote false$/,
       );
       expect(await redis.admin.get(key)).toBe('next');
       // The resumed holder released on the way out: its own lease only, not the next holder's key.
