@@ -1,5 +1,3 @@
-import type { LeaseErrors } from '@ids/machine-lease';
-
 /** A lock taken: its fence, and how long to hold it before using it (see `quarantineMs`). */
 export interface Taken {
   /** The fence of this holding: above every fence handed out for the name before. */
@@ -21,17 +19,15 @@ export interface Taken {
  * resolves, no other token can take the name before `t + ttlMs`.
  */
 export interface LockBackend {
-  /** The store's name for messages: `Redis`, `etcd`. */
+  /** The store's name, as its lease errors carry it in `store`: `redis`, `etcd`. */
   readonly store: string;
-  /** How the store names a lost lease (its own error class). */
-  readonly errors: Pick<LeaseErrors, 'lost' | 'isLost'>;
   /**
    * One attempt to take `name` for `token` (unique, one per acquire). When the name is held, or
    * others wait ahead, resolves undefined; with `join`, `token` keeps (or takes) its place in
    * line (FIFO). A store whose attempts always join (etcd) is asked to `leave` after a refusal.
    */
   take(name: string, token: string, ttlMs: number, join: boolean): Promise<Taken | undefined>;
-  /** Compare-and-extend by `ttlMs`; rejects with `errors.lost(...)` when `token` no longer holds `name`. */
+  /** Compare-and-extend by `ttlMs`; rejects with a LeaseLostError (kind `key-lost` or `lease-expired`) when `token` no longer holds `name`. */
   extend(name: string, token: string, ttlMs: number, timeoutMs: number): Promise<void>;
   /** Compare-and-delete, and wakes the next in line. A name `token` does not hold is left alone. */
   release(name: string, token: string): Promise<void>;

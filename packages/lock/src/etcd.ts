@@ -3,8 +3,8 @@
 // lock, and every other waits for the key just before its own to go (FIFO, no herd). The fence
 // is the holder's create revision: etcd's revision is cluster-wide, persisted and only grows.
 import { IdsError } from '@ids/engine';
-import { EtcdLeaseLostError, EtcdUnavailableError } from '@ids/machine-etcd';
-import { bounded } from '@ids/machine-lease';
+import { LeaseLostError, LeaseStoreUnavailableError } from '@ids/machine-etcd';
+import { bounded } from '@ids/machine-lease/internal';
 import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
 import type { LockBackend, Taken } from './backend.js';
 import { LockOptionError } from './errors.js';
@@ -25,12 +25,6 @@ export interface EtcdLocksOptions {
   /** The longest a waiter goes without re-asking (and keeping its lease alive), in ms. Default: a third of the TTL, at most 1,000. */
   readonly pollMs?: number;
 }
-
-const etcdLost = {
-  lost: (kind: EtcdLeaseLostError['kind'], message: string, options?: { cause?: unknown }) =>
-    new EtcdLeaseLostError(kind, message, options),
-  isLost: (error: unknown): error is EtcdLeaseLostError => error instanceof EtcdLeaseLostError,
-};
 
 /** Opens the locks on etcd. */
 export async function etcdLocks(options: EtcdLocksOptions = {}): Promise<Locks> {
@@ -66,7 +60,6 @@ interface Place {
 
 class EtcdBackend implements LockBackend {
   readonly store = 'etcd';
-  readonly errors = etcdLost;
   readonly #client: Etcd3;
   readonly #prefix: string;
   readonly #timeoutMs: number;
@@ -86,12 +79,12 @@ class EtcdBackend implements LockBackend {
     } catch (error) {
       if (error instanceof IdsError) throw error;
       if (error instanceof EtcdLeaseInvalidError) {
-        throw new EtcdLeaseLostError('lease-expired', `${what}: etcd no longer knows the lease`, {
+        throw new LeaseLostError('etcd', 'lease-expired', `${what}: etcd no longer knows the lease`, {
           cause: error,
         });
       }
       const text = error instanceof Error ? error.message || error.name : String(error);
-      throw new EtcdUnavailableError(`${what}: etcd is unavailable: ${text}`, { cause: error });
+      throw new LeaseStoreUnavailableError('etcd', `${what}: etcd is unavailable: ${text}`, { cause: error });
     }
   }
 
@@ -103,7 +96,7 @@ class EtcdBackend implements LockBackend {
         // A waiter's re-ask keeps its lease, and so its place, alive.
         await this.#call('keeping a waiter alive', () => (place as Place).lease.keepaliveOnce());
       } catch (error) {
-        if (!(error instanceof EtcdLeaseLostError)) throw error;
+        if (!(error instanceof LeaseLostError)) throw error;
         this.#places.delete(token); // its key went with the lease: join again, at the back
         place = undefined;
       }
@@ -142,10 +135,10 @@ class EtcdBackend implements LockBackend {
 
   async extend(_name: string, token: string, _ttlMs: number, timeoutMs: number): Promise<void> {
     const place = this.#places.get(token);
-    if (!place) throw new EtcdLeaseLostError('released', 'the lock was released');
+    if (!place) throw new LeaseLostError('etcd', 'released', 'the lock was released');
     const reply = await this.#call('a lock keepalive', () => place.lease.keepaliveOnce(), timeoutMs);
     if (Number(reply.TTL) <= 0) {
-      throw new EtcdLeaseLostError('lease-expired', `etcd says lease ${place.leaseId} no longer exists`);
+      throw new LeaseLostError('etcd', 'lease-expired', `etcd says lease ${place.leaseId} no longer exists`);
     }
   }
 
@@ -155,7 +148,7 @@ class EtcdBackend implements LockBackend {
     if (!place) return;
     this.#places.delete(token);
     await this.#call('revoking the lock lease', () => place.lease.revoke()).catch((error) => {
-      if (!(error instanceof EtcdLeaseLostError)) throw error;
+      if (!(error instanceof LeaseLostError)) throw error;
     });
   }
 
@@ -210,7 +203,7 @@ class EtcdBackend implements LockBackend {
   }
 
   transient(error: unknown): boolean {
-    return error instanceof EtcdUnavailableError;
+    return error instanceof LeaseStoreUnavailableError;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
-import type { LeaseKeeper } from '@ids/machine-lease';
+import { LeaseLostError } from '@ids/machine-lease';
+import type { LeaseKeeper } from '@ids/machine-lease/internal';
 import type { LockBackend } from './backend.js';
 import { FenceMismatchError, LockReleasedError } from './errors.js';
 
@@ -109,7 +110,11 @@ export class Lock implements Fenced, AsyncDisposable {
   }
 
   #releasedReason(): Error {
-    return this.#backend.errors.lost('released', `the lock ${JSON.stringify(this.name)} was released`);
+    return new LeaseLostError(
+      this.#backend.store,
+      'released',
+      `the lock ${JSON.stringify(this.name)} was released`,
+    );
   }
 
   #checkReleased(): void {

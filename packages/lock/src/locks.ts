@@ -8,7 +8,7 @@ const PROCESS_TOKEN = randomBytes(12).toString('hex');
 let tokens = 0;
 const newToken = () => `${PROCESS_TOKEN}${(tokens++).toString(16).padStart(8, '0')}`;
 
-import { LeaseKeeper, type Scheduler, schedulerOf } from '@ids/machine-lease';
+import { LeaseKeeper, type Scheduler, schedulerOf } from '@ids/machine-lease/internal';
 import type { LockBackend, Taken } from './backend.js';
 import { LockAbortedError, LockTimeoutError } from './errors.js';
 import { Lock } from './lock.js';
@@ -31,7 +31,7 @@ export class Locks {
     this.#scheduler = schedulerOf(options);
   }
 
-  /** The store's name: `Redis` or `etcd`. */
+  /** The store's name: `redis` or `etcd`. */
   get store(): string {
     return this.#backend.store;
   }
@@ -138,7 +138,7 @@ export class Locks {
       (ms) => backend.extend(name, token, ttlMs, ms),
       (reason) => onLost(reason),
       sentAt,
-      backend.errors,
+      backend.store,
     );
     const lock = new Lock(name, taken.fence, token, keeper, backend);
     onLost = (reason) => lock.lost(reason);

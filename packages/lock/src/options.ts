@@ -1,6 +1,5 @@
-import { checkInteger } from '@ids/engine';
+import { checkInteger, TIMER_MAX_MS } from '@ids/engine/internal';
 import { received } from '@ids/engine/internal';
-import { MAX_TIMER_MS } from '@ids/machine-lease';
 import { LockOptionError } from './errors.js';
 
 /**
@@ -55,9 +54,9 @@ export function checkName(name: unknown): string {
 /** Checks `ttlMs`, `waitMs` and `signal` once, before anything is sent. */
 export function checkAcquire(options: AcquireOptions | undefined): CheckedAcquire {
   const o = options ?? {};
-  const ttlMs = checkInteger(o.ttlMs ?? DEFAULT_TTL_MS, 'ttlMs', MIN_TTL_MS, MAX_TIMER_MS, error, true);
+  const ttlMs = checkInteger(o.ttlMs ?? DEFAULT_TTL_MS, 'ttlMs', MIN_TTL_MS, TIMER_MAX_MS, error, true);
   const waitMs =
-    o.waitMs === undefined ? undefined : checkInteger(o.waitMs, 'waitMs', 0, MAX_TIMER_MS, error, true);
+    o.waitMs === undefined ? undefined : checkInteger(o.waitMs, 'waitMs', 0, TIMER_MAX_MS, error, true);
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
     throw error('signal', `expected an AbortSignal, received ${received(o.signal)}`);
   }
@@ -76,5 +75,5 @@ export function leaseTiming(ttlMs: number, timeoutMs: number) {
 
 /** A store option in ms (`timeoutMs`, `pollMs`): an integer from 1 to 2,147,483,647. */
 export function checkStoreMs(value: unknown, option: string): number {
-  return checkInteger(value, option, 1, MAX_TIMER_MS, error, true);
+  return checkInteger(value, option, 1, TIMER_MAX_MS, error, true);
 }

@@ -2,10 +2,10 @@
 // @ids/machine-redis are optional peers of @ids/lock).
 import { IdsError } from '@ids/engine';
 import {
+  LeaseLostError,
+  LeaseStoreRefusedError,
+  LeaseStoreUnavailableError,
   openRedisClient,
-  RedisLeaseLostError,
-  RedisRequestError,
-  RedisUnavailableError,
 } from '@ids/machine-redis';
 import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
@@ -31,12 +31,6 @@ export interface RedisLocksOptions {
    */
   readonly pollMs?: number;
 }
-
-const redisLost = {
-  lost: (kind: RedisLeaseLostError['kind'], message: string, options?: { cause?: unknown }) =>
-    new RedisLeaseLostError(kind, message, options),
-  isLost: (error: unknown): error is RedisLeaseLostError => error instanceof RedisLeaseLostError,
-};
 
 /** Opens the locks on Redis: one client for commands, one subscribed to releases. */
 export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks> {
@@ -85,8 +79,7 @@ interface Waiter {
  * release names. Every waiter of this process for a name shares one entry of `#waiters`.
  */
 class RedisBackend implements LockBackend {
-  readonly store = 'Redis';
-  readonly errors = redisLost;
+  readonly store = 'redis';
   readonly #client: Scripted;
   readonly #subscriber: Redis;
   readonly #base: string;
@@ -149,12 +142,14 @@ class RedisBackend implements LockBackend {
     } catch (error) {
       if (error instanceof IdsError) throw error;
       if (error instanceof Error && error.name === 'ReplyError') {
-        throw new RedisRequestError(`${what}: Redis answered with an error: ${error.message}`, {
+        throw new LeaseStoreRefusedError('redis', `${what}: Redis answered with an error: ${error.message}`, {
           cause: error,
         });
       }
       const text = error instanceof Error ? error.message : String(error);
-      throw new RedisUnavailableError(`${what}: Redis is unavailable: ${text}`, { cause: error });
+      throw new LeaseStoreUnavailableError('redis', `${what}: Redis is unavailable: ${text}`, {
+        cause: error,
+      });
     }
   }
 
@@ -190,7 +185,8 @@ class RedisBackend implements LockBackend {
       ]),
     );
     if (done !== 1) {
-      throw new RedisLeaseLostError(
+      throw new LeaseLostError(
+        'redis',
         'key-lost',
         `the lock ${held} no longer carries this holder's token (it expired, was deleted, or Redis forgot it)`,
       );
@@ -236,7 +232,7 @@ class RedisBackend implements LockBackend {
   }
 
   transient(error: unknown): boolean {
-    return error instanceof RedisUnavailableError;
+    return error instanceof LeaseStoreUnavailableError;
   }
 
   async close(): Promise<void> {

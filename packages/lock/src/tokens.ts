@@ -4,9 +4,8 @@
 // expired). Consuming before working means a crash mid-work loses the call rather than repeating
 // it: at most once, never twice.
 import { randomBytes } from 'node:crypto';
-import { checkInteger } from '@ids/engine';
+import { checkInteger, TIMER_MAX_MS } from '@ids/engine/internal';
 import { received } from '@ids/engine/internal';
-import { MAX_TIMER_MS } from '@ids/machine-lease';
 import { LockOptionError } from './errors.js';
 
 /** What the tokens need of a Redis client (ioredis fits). */
@@ -29,7 +28,7 @@ const TOKEN = /^[0-9a-f]{32}$/;
 
 /** Issues a fresh token (32 hex digits) and keeps it in Redis for `ttlMs`. */
 export async function issueToken(client: TokenClient, options: TokenOptions = {}): Promise<string> {
-  const ttlMs = checkInteger(options.ttlMs ?? 3_600_000, 'ttlMs', 1, MAX_TIMER_MS, optionError, true);
+  const ttlMs = checkInteger(options.ttlMs ?? 3_600_000, 'ttlMs', 1, TIMER_MAX_MS, optionError, true);
   const token = randomBytes(16).toString('hex');
   await client.set(`${options.prefix ?? 'ids:token'}:${token}`, '1', 'PX', ttlMs);
   return token;

@@ -1,6 +1,6 @@
 // The locks on a real etcd: fences are create revisions, waits are FIFO on the predecessor's
 // delete, and a holder SIGSTOPped past its TTL is fenced out.
-import { type EtcdCluster, startEtcd } from '@ids/machine-etcd/testing';
+import { type EtcdCluster, startEtcd } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { etcdLocks } from '../src/etcd.js';
@@ -76,7 +76,7 @@ describe('locks on etcd', () => {
       paused.child.kill('SIGCONT');
       paused.child.stdin!.end('write\n');
       expect(await paused.line(/^aborted /)).toMatch(
-        /^aborted true (deadline|lease-expired|keepalive-failed) wrote false$/,
+        /^aborted true LeaseLostError etcd (deadline|lease-expired|keepalive-failed) wrote false$/,
       );
       expect(await redis.admin.get(key)).toBe('next');
       // The resumed holder released on the way out: its own lease only, not the next holder's key.

@@ -33,7 +33,7 @@ describe('a holder paused past its TTL (Redis)', () => {
       paused.child.kill('SIGCONT');
       paused.child.stdin!.end('write\n');
       expect(await paused.line(/^aborted /)).toMatch(
-        /^aborted true (deadline|key-lost|keepalive-failed) wrote false$/,
+        /^aborted true LeaseLostError redis (deadline|key-lost|keepalive-failed) wrote false$/,
       );
       expect(await suite.admin.get(key)).toBe('next');
       // The resumed holder released its lock on the way out: a compare-and-delete that left the

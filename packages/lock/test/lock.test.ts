@@ -199,7 +199,11 @@ describe('locks on Redis', () => {
         expect(lock.signal.aborted).toBe(false);
         await scheduler.advance(1);
         await aborted(lock.signal);
-        expect(lock.signal.reason).toMatchObject({ name: 'RedisLeaseLostError', kind: 'deadline' });
+        expect(lock.signal.reason).toMatchObject({
+          name: 'LeaseLostError',
+          store: 'redis',
+          kind: 'deadline',
+        });
         expect(() => lock.check()).toThrow(expect.objectContaining({ kind: 'deadline' }));
       } finally {
         suite.server.resume();

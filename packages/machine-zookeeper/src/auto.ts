@@ -1,5 +1,5 @@
 import type { MachineIdClaim } from '@ids/engine';
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { type ZookeeperMachineIdOptions, zookeeperMachineId } from './claim.js';
 
 /** What the `auto` chain tells a step (the fields this step reads). */

@@ -1,4 +1,4 @@
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { bounded, StoreTimeout } from '@ids/machine-lease';
 import * as zk from 'node-zookeeper-client';
 import { type ConnectString, parseConnectString } from './connect-string.js';

@@ -53,7 +53,7 @@ const FLAGS = {
   redis: {
     type: 'string',
     env: 'IDS_REDIS_URL',
-    help: 'Redis URL for idempotency tokens (POST /tokens, DELETE /tokens/{token})',
+    help: 'Redis URL for idempotency tokens (/tokens) and Idempotency-Key on GET /ids',
   },
   'segment-store': {
     type: 'string',

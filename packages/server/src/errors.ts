@@ -10,7 +10,7 @@ export class ServerConfigError extends IdsError {
   override readonly name = 'ServerConfigError';
 }
 
-/** The token store (Redis) could not be reached or answered something unexpected. */
+/** The server's Redis (tokens, Idempotency-Key records) could not be reached or answered something unexpected. */
 export class TokenStoreError extends IdsError {
   /** Stable code: `ERR_IDS_TOKEN_STORE`. */
   readonly code = 'ERR_IDS_TOKEN_STORE';

@@ -141,10 +141,11 @@ function announcesBody(req: IncomingMessage): boolean {
 }
 
 /**
- * Reads and drops a request body up to `limit` bytes; rejects with a 413 past it. Undefined for a
- * request without a body (every GET in practice): nothing to wait for, not even a microtask.
+ * Reads and drops a request body up to `limit` bytes, resolving with its SHA-256 (hex) for an
+ * Idempotency-Key's fingerprint; rejects with a 413 past it. Undefined for a request without a
+ * body (every GET in practice): nothing to wait for, not even a microtask.
  */
-function drainBody(req: IncomingMessage, limit: number): Promise<void> | undefined {
+function drainBody(req: IncomingMessage, limit: number): Promise<string> | undefined {
   // Nothing to read: node:http discards the request's end itself once the response is sent.
   if (!announcesBody(req)) return undefined;
   const length = req.headers['content-length'];
@@ -157,7 +158,9 @@ function drainBody(req: IncomingMessage, limit: number): Promise<void> | undefin
   if (length !== undefined && Number(length) > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     let size = 0;
+    const hash = createHash('sha256');
     req.on('data', (chunk: Buffer) => {
+      hash.update(chunk);
       size += chunk.length;
       if (size > limit) {
         req.removeAllListeners('data');
@@ -165,7 +168,7 @@ function drainBody(req: IncomingMessage, limit: number): Promise<void> | undefin
         reject(tooLarge());
       }
     });
-    req.on('end', () => resolve());
+    req.on('end', () => resolve(hash.digest('hex')));
     req.on('error', reject);
   });
 }
@@ -340,7 +343,7 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
       if (draining === undefined) run(res, t0, route, request);
       else {
         draining.then(
-          () => run(res, t0, route, request),
+          (bodyHash) => run(res, t0, route, { ...request, bodyHash }),
           (error: unknown) => fail(req, res, t0, method, route.path, error),
         );
       }

@@ -15,6 +15,11 @@ export interface RouteRequest {
   readonly params: RouteParams;
   /** The query, already checked against the route's query parameters (each at most once). */
   readonly query: ReadonlyMap<string, string>;
+  /**
+   * SHA-256 (hex) of the request body, which the server reads and drops (its routes take none);
+   * undefined for a request without one. What an Idempotency-Key's fingerprint covers of it.
+   */
+  readonly bodyHash?: string;
 }
 
 /** What a route handler answers. */
@@ -31,12 +36,12 @@ export interface RouteReply {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** A query or path parameter, as the OpenAPI document writes it. */
+/** A query, path or header parameter, as the OpenAPI document writes it. */
 export interface RouteParameter {
-  /** Its name: a query key, or a `{name}` of the path template. */
+  /** Its name: a query key, a `{name}` of the path template, or a header the route reads. */
   readonly name: string;
   /** Where it is. */
-  readonly in: 'query' | 'path';
+  readonly in: 'query' | 'path' | 'header';
   /** Whether it must be given (path parameters always are). Default false. */
   readonly required?: boolean;
   /** What it means. */
@@ -62,7 +67,8 @@ export interface ServerRoute {
   /** One line for the document. */
   readonly summary: string;
   /**
-   * Its parameters. The query takes exactly the `in: 'query'` ones (any other is a 400). A path
+   * Its parameters. The query takes exactly the `in: 'query'` ones (any other is a 400); an
+   * `in: 'header'` one is read by the handler and only documented here. A path
    * parameter not listed is documented as a plain string.
    */
   readonly parameters?: readonly RouteParameter[];

@@ -11,6 +11,7 @@ import {
   toTimeIn,
 } from '@ids/engine';
 import { HttpError, quote } from './errors.js';
+import { IDEMPOTENCY_EXPIRY_MS, type IdempotencyStore, idempotencyKeyOf } from './idempotency.js';
 import type { ServerMetrics } from './metrics.js';
 import { error, json, ref } from './openapi.js';
 import type { MachinePool } from './pool.js';
@@ -23,6 +24,10 @@ export interface ServiceParts {
   readonly metrics: ServerMetrics;
   readonly maxCount: number;
   readonly tokens: TokenStore | undefined;
+  /** Idempotency-Key on GET /ids, when the server has a Redis and @ids/lock. */
+  readonly idempotency: IdempotencyStore | undefined;
+  /** Why a request with Idempotency-Key is refused when `idempotency` is undefined: what to configure. */
+  readonly idempotencyUnavailable: string;
   readonly tokenTtlSeconds: number;
   readonly openapi: () => Record<string, unknown>;
   readonly shuttingDown: () => boolean;
@@ -48,6 +53,13 @@ const formatParameter: RouteParameter = {
   in: 'query',
   description: 'The text encoding of IDs (default decimal).',
   schema: { type: 'string', enum: [...ENCODING_NAMES] },
+};
+
+const idempotencyParameter: RouteParameter = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  description: `Makes a retry safe: the first request with a key takes the IDs, a retry with the same key and request gets the same IDs for ${IDEMPOTENCY_EXPIRY_MS / 3_600_000} hours. Needs the server's Redis (--redis, IDS_REDIS_URL).`,
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 
 /** The `count` parameter, 1 to maxCount. */
@@ -148,20 +160,32 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
       path: '/ids',
       operationId: 'getIds',
       summary: 'N new IDs from one generator, increasing.',
-      parameters: [countParameter(maxCount), formatParameter],
+      parameters: [countParameter(maxCount), formatParameter, idempotencyParameter],
       responses: {
-        '200': { description: 'The IDs, increasing.', content: json(ref('Ids')) },
-        '400': error('Bad count or format.'),
-        '503': error('No generator can issue now.'),
+        '200': {
+          description:
+            'The IDs, increasing; with an Idempotency-Key already answered, the same IDs again (and `Idempotent-Replayed: true`).',
+          content: json(ref('Ids')),
+        },
+        '400': error('Bad count or format; a malformed Idempotency-Key, or one on a server without a Redis.'),
+        '409': error('A request with this Idempotency-Key is still running.'),
+        '422': error('This Idempotency-Key was used with another request (method, path, query or body).'),
+        '503': error(
+          'No generator can issue now, or the Redis of the Idempotency-Key records is unavailable.',
+        ),
       },
       checkHead({ query }) {
         countOf(query, maxCount);
         formatOf(query);
       },
-      async handle({ query }) {
+      async handle(request) {
+        const { query } = request;
         const count = countOf(query, maxCount);
         const format = formatOf(query);
-        return { json: { ids: encodeAll(await pool.issue(count), format) } };
+        const key = idempotencyKeyOf(request, parts.idempotency, parts.idempotencyUnavailable);
+        const issue = async () => ({ ids: encodeAll(await pool.issue(count), format) });
+        if (key === undefined) return { json: await issue() };
+        return (parts.idempotency as IdempotencyStore).run(request, key, issue);
       },
     },
     {

@@ -2,7 +2,7 @@
 // server; and its graceful shutdown.
 import { createServer, type Server } from 'node:http';
 import { isIPv4, isIPv6, Server as NetServer } from 'node:net';
-import type { Clock, Layout, MachineIdProvider } from '@ids/engine';
+import { type Clock, type Layout, type MachineIdProvider, MissingPackageError } from '@ids/engine';
 import { checkInteger, setLongTimeout } from '@ids/engine/internal';
 import type { Env } from '@ids/machine-file';
 import type { InterfaceSource } from '@ids/machine-ip';
@@ -10,6 +10,7 @@ import packageJson from '../package.json';
 import { ServerConfigError } from './errors.js';
 import type { ServerEvent } from './events.js';
 import { answerClientError, createHandler } from './http.js';
+import { type IdempotencyStore, redisIdempotency } from './idempotency.js';
 import { layoutNamed } from './layouts.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
 import { openapiDocument } from './openapi.js';
@@ -99,7 +100,10 @@ export interface IdServerOptions {
   readonly maxBodyBytes?: number;
   /** A request must have arrived whole within this many ms, else 408. Default 10,000. */
   readonly requestTimeoutMs?: number;
-  /** Redis for idempotency tokens (`redis://host:port`); without it the /tokens routes do not exist. */
+  /**
+   * Redis for idempotency tokens (`redis://host:port`) and for Idempotency-Key on GET /ids (with
+   * @ids/lock installed); without it the /tokens routes do not exist and the header is refused.
+   */
   readonly redisUrl?: string;
   /** Default TTL of a token, in seconds. Default DEFAULT_TOKEN_TTL_SECONDS. */
   readonly tokenTtlSeconds?: number;
@@ -282,10 +286,23 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
     ...(listener ? { onEvent: emit } : {}),
   });
   let tokens: TokenStore | undefined;
+  let idempotency: IdempotencyStore | undefined;
+  let idempotencyUnavailable =
+    'Idempotency-Key needs a Redis: start the server with --redis or IDS_REDIS_URL';
   let server: Server | undefined;
   const plugins = [...(options.plugins ?? [])];
   try {
-    if (options.redisUrl) tokens = await redisTokenStore(options.redisUrl);
+    if (options.redisUrl) {
+      tokens = await redisTokenStore(options.redisUrl);
+      try {
+        idempotency = await redisIdempotency(options.redisUrl);
+      } catch (error) {
+        // Tokens alone do not need @ids/lock: without it the server starts, and a request with
+        // the header is refused with what to install.
+        if (!(error instanceof MissingPackageError)) throw error;
+        idempotencyUnavailable = error.message;
+      }
+    }
     if (options.segmentStore) {
       plugins.push(
         await segmentPlugin({
@@ -315,6 +332,8 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
         metrics,
         maxCount: checked.maxCount,
         tokens,
+        idempotency,
+        idempotencyUnavailable,
         tokenTtlSeconds: whole(
           options.tokenTtlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS,
           'tokenTtlSeconds',
@@ -379,6 +398,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
       clearTimeout(timer);
     };
     const store = tokens;
+    const keys = idempotency;
     return {
       url: `http://${urlHost}:${address.port}`,
       port: address.port,
@@ -428,6 +448,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
           });
           await pool.close();
           await store?.close();
+          await keys?.close();
           for (const plugin of plugins) await plugin.close?.();
           return { clean };
         })();
@@ -437,6 +458,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
   } catch (error) {
     server?.close();
     await tokens?.close();
+    await idempotency?.close();
     for (const plugin of plugins) await plugin.close?.();
     await pool.close();
     throw error;
