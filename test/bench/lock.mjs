@@ -10,8 +10,7 @@
 import { loadavg } from 'node:os';
 import { etcdLocks } from '@ids/lock/etcd';
 import { redisLocks } from '@ids/lock/redis';
-import { startEtcd } from '@ids/machine-etcd/testing';
-import { startRedis } from '@ids/test-services';
+import { startEtcd, startRedis } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import Redlock from 'redlock';

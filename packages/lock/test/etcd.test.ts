@@ -1,6 +1,6 @@
 // The locks on a real etcd: fences are create revisions, waits are FIFO on the predecessor's
 // delete, and a holder SIGSTOPped past its TTL is fenced out.
-import { type EtcdCluster, startEtcd } from '@ids/machine-etcd/testing';
+import { type EtcdCluster, startEtcd } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { etcdLocks } from '../src/etcd.js';

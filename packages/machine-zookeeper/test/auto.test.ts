@@ -3,7 +3,7 @@
 // ZooKeeper asked for cannot be used.
 import { freePort, hasZookeeper, startZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { ZookeeperOptionError, ZookeeperUnavailableError, zookeeperAutoStep } from '../src/index.js';
+import { LeaseStoreUnavailableError, ZookeeperOptionError, zookeeperAutoStep } from '../src/index.js';
 import { freshPath } from './helpers.js';
 
 describe('zookeeperAutoStep', () => {
@@ -29,7 +29,7 @@ describe('zookeeperAutoStep', () => {
       env: { IDS_ZOOKEEPER_CONNECT: `127.0.0.1:${port}` },
     });
     expect(answer.outcome).toBe('failed');
-    expect(answer.outcome === 'failed' && answer.stop).toBeInstanceOf(ZookeeperUnavailableError);
+    expect(answer.outcome === 'failed' && answer.stop).toBeInstanceOf(LeaseStoreUnavailableError);
   });
 
   it.skipIf(!hasZookeeper())(
