@@ -6,12 +6,7 @@ export { RecordedTimeWait } from '@ids/machine-lease';
 // The lease errors are one family across stores (`store: 'zookeeper'` here): the very classes
 // of @ids/machine-lease, which every store package re-exports.
 export * from '@ids/machine-lease/errors';
-export {
-  type ZookeeperAutoStep,
-  type ZookeeperAutoStepAnswer,
-  type ZookeeperAutoStepContext,
-  zookeeperAutoStep,
-} from './auto.js';
+export { type ZookeeperAutoStepOptions, zookeeperAutoStep } from './auto-step.js';
 export {
   DEFAULT_CHECK_PATH,
   type ZookeeperCheckOptions,
