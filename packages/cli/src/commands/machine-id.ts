@@ -6,7 +6,7 @@ import { parseLayout } from '../layouts.js';
 export const machineId: Command = {
   name: 'machine-id',
   summary: 'print the machine ID the other commands would use (--explain: and why)',
-  help: commandHelp(`Usage: ids machine-id [--layout SPEC] [--machine-id N] [--zookeeper HOSTS] [--explain] [--json]
+  help: commandHelp(`Usage: ids machine-id [--layout SPEC] [--machine-id N] [--zookeeper ZK] [--explain] [--json]
 
 Prints the machine ID \`ids generate\` would use. The steps, in order:
   --machine-id        the flag
@@ -34,7 +34,7 @@ Options:
 ${LAYOUT_HELP}
                         (default sonyflake; gives the machine field's width)
   -m, --machine-id N    an explicit machine ID
-      --zookeeper HOSTS a ZooKeeper to claim the ID in: host:port[,host:port...][/chroot]
+      --zookeeper ZK    a ZooKeeper to claim the ID in: host:port[,host:port...][/chroot]
                         (else IDS_ZOOKEEPER_CONNECT)
       --explain         say which step produced the ID and why the earlier ones did not
       --json            print a JSON object with the ID and the trail of steps
