@@ -8,10 +8,9 @@
 // an ID whose past Redis does not know waits one TTL on purpose (see the machine-redis README).
 import { cpus, loadavg } from 'node:os';
 import { etcdMachineId } from '@ids/machine-etcd';
-import { startEtcd } from '@ids/test-services';
 import { redisMachineId } from '@ids/machine-redis';
 import { ZkSession, zookeeperMachineId } from '@ids/machine-zookeeper';
-import { startRedis, startZookeeper } from '@ids/test-services';
+import { startEtcd, startRedis, startZookeeper } from '@ids/test-services';
 import { Redis } from 'ioredis';
 import { claimLatencies, fmt, formatTable } from './lib/measure.mjs';
 

@@ -26,11 +26,17 @@ export const OPTIONS = {
   json: { type: 'boolean' },
 } as const;
 
-/** The machine ID for a layout, from --machine-id, the environment or the host (see machine-id.ts). */
-export function machineIdFor(layout: Layout, flag: string | undefined, io: Io): Promise<AutoMachineId> {
+/** The machine ID for a layout, from --machine-id, the environment or the host (see machine-id.ts); `zookeeper` is `--zookeeper`. */
+export function machineIdFor(
+  layout: Layout,
+  flag: string | undefined,
+  io: Io,
+  zookeeper?: string,
+): Promise<AutoMachineId> {
   return chooseMachineId({
     bits: layout.machineBits,
     flag,
+    ...(zookeeper !== undefined ? { zookeeper } : {}),
     env: io.env,
     ...(io.interfaces ? { interfaces: io.interfaces } : {}),
   });

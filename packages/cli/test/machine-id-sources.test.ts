@@ -5,15 +5,22 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { AutoMachineIdError } from '@ids/machine-file';
+import { LeaseStoreUnavailableError } from '@ids/machine-zookeeper';
 import {
   closedLoopbackEndpoint,
+  freePort,
   hasRedis,
+  hasZookeeper,
   type ImdsTestServer,
   type RedisServer,
   startImdsTestServer,
   startRedis,
+  startZookeeper,
+  type ZookeeperStandalone,
 } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chooseMachineId } from '../src/machine-id.js';
 import { CLAIM_DIR, ERROR_LINE, ids as idsInProcess } from './helpers.js';
 
 const bin = join(__dirname, '..', 'bin', 'ids.js');
@@ -234,4 +241,57 @@ describe.skipIf(!hasRedis())('ids machine-id with IDS_REDIS_URL', () => {
     expect(result.stderr).toMatch(/3\. Redis claim: failed - could not claim a machine ID in Redis at /);
     expect(result.stderr).not.toMatch(/host claim: used/);
   }, 30_000);
+});
+
+describe.skipIf(!hasZookeeper())('ids machine-id with a ZooKeeper', () => {
+  let zk: ZookeeperStandalone;
+  beforeAll(async () => {
+    zk = await startZookeeper({ allowExternal: false });
+  });
+  afterAll(() => zk?.close());
+
+  it('--zookeeper: the ZooKeeper step comes after the explicit ID and claims an ID there; --explain shows it', async () => {
+    const result = await ids(['machine-id', '--zookeeper', zk.connect, '--explain'], {});
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^machine ID \d+ for the sonyflake layout \(16 machine bits\), from ZooKeeper claim/,
+    );
+    expect(result.stdout).toMatch(
+      / {4}2\. explicit ID: skipped - .*\n {4}3\. ZooKeeper claim: used - claimed machine ID \d+ in ZooKeeper at 127\.0\.0\.1:\d+ \(node \/ids\/machine-id\/claims\/\d+\)/,
+    );
+  }, 30_000);
+
+  it('IDS_ZOOKEEPER_CONNECT puts the same step in the chain', async () => {
+    const result = await ids(['machine-id', '--explain'], { IDS_ZOOKEEPER_CONNECT: zk.connect });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/3\. ZooKeeper claim: used - claimed machine ID \d+ in ZooKeeper at /);
+  }, 30_000);
+
+  it('a ZooKeeper port nothing listens on stops the chain with the typed error: no host-derived ID', async () => {
+    const port = await freePort();
+    const result = await ids(['machine-id', '--zookeeper', `127.0.0.1:${port}`, '--explain'], {});
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/ERR_IDS_AUTO_MACHINE_ID/);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `3\\. ZooKeeper claim: failed - could not claim a machine ID in ZooKeeper at 127\\.0\\.0\\.1:${port}: zookeeper: no ZooKeeper session`,
+      ),
+    );
+    expect(result.stderr).not.toMatch(/host claim: used/);
+    // The same chain in process: its cause is the lease family's class, naming the store.
+    const error = await chooseMachineId({ bits: 16, zookeeper: `127.0.0.1:${port}`, env: {} }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AutoMachineIdError);
+    expect((error as AutoMachineIdError).cause).toBeInstanceOf(LeaseStoreUnavailableError);
+    expect(((error as AutoMachineIdError).cause as LeaseStoreUnavailableError).store).toBe('zookeeper');
+  }, 30_000);
+
+  it('a --zookeeper that is not host:port is a mistake in the command line (exit 2)', async () => {
+    const result = await ids(['machine-id', '--zookeeper', 'zk1'], {});
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--zookeeper: expected host:port/);
+  });
 });

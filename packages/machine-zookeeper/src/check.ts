@@ -1,6 +1,6 @@
 import type { MachineIdCheck } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { checkAskedId, DEFAULT_TIMEOUT_MS, DEFAULT_TTL_SECONDS, ms } from '@ids/machine-lease';
+import { checkAskedId, DEFAULT_TIMEOUT_MS, DEFAULT_TTL_SECONDS, ms } from '@ids/machine-lease/internal';
 import { ZkAnswer, ZkSession } from './client.js';
 import { ZookeeperOptionError } from './errors.js';
 import { checkConnection, type ZookeeperConnectionOptions } from './options.js';
@@ -37,8 +37,9 @@ export const DEFAULT_CHECK_PATH = '/ids/machine-ids';
  * ```
  *
  * @throws ZookeeperOptionError at once for an option that cannot work (names it).
- * The check rejects (never a silent true or false) with ZookeeperUnavailableError when
- * ZooKeeper does not answer within `timeoutMs`, ZookeeperChrootError, ZookeeperRequestError.
+ * The check rejects (never a silent true or false) with the lease errors of @ids/machine-lease,
+ * `store: 'zookeeper'`: LeaseStoreUnavailableError when ZooKeeper does not answer within
+ * `timeoutMs`, LeaseStoreRefusedError (an ACL refuses); or with ZookeeperChrootError.
  */
 export function zookeeperCheckMachineId(options: ZookeeperCheckOptions = {}): ZookeeperMachineIdCheck {
   if (typeof options !== 'object' || options === null) {

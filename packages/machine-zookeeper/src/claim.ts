@@ -1,38 +1,41 @@
 import type { MachineIdContext } from '@ids/engine';
-import { Holder, type HolderOptions, holderOptions, type LeasedClaim, schedulerOf } from '@ids/machine-lease';
-import { ZkSession } from './client.js';
-import { ZookeeperBitsMismatchError, ZookeeperOptionError } from './errors.js';
+import {
+  type HolderOptions,
+  LeaseBitsMismatchError,
+  type LeasedClaim,
+  leasedMachineId,
+} from '@ids/machine-lease';
+import { STORE, ZkSession } from './client.js';
+import { ZookeeperOptionError } from './errors.js';
 import { checkLeafOptions, type LeafWorkerOptions, readLeafWorker } from './leaf.js';
-import { checkZookeeperOptions, type ZookeeperLeaseOptions } from './options.js';
+import {
+  type CheckedZookeeperOptions,
+  checkZookeeperOptions,
+  type ZookeeperLeaseOptions,
+} from './options.js';
 import { ZookeeperStore } from './store.js';
 
 /** The options of `zookeeperMachineId`: how to reach ZooKeeper, hold a claim there, and pick and record an ID. */
 export interface ZookeeperMachineIdOptions extends ZookeeperLeaseOptions, HolderOptions {
   /**
    * Takes over the worker ID that Meituan Leaf's snowflake mode gave `ip:port` under
-   * `/snowflake/<name>/forever`: that ID only (ZookeeperSpaceFullError while another holder has
+   * `/snowflake/<name>/forever`: that ID only (LeaseSpaceFullError while another holder has
    * it), issued from only after the time the Leaf node last reported. Stop the Leaf instance
-   * first: Leaf itself takes no claim, so it would issue beside us. Default: none.
+   * first: Leaf itself takes no claim, so it would issue beside us. Not with `machineId`
+   * (ZookeeperOptionError). Default: none.
    */
   readonly leaf?: LeafWorkerOptions;
 }
 
-/** A machine ID held through an ephemeral node of a ZooKeeper session; the generator watches it (see MachineIdClaim). */
+/**
+ * A machine ID held through an ephemeral node of a ZooKeeper session; the generator watches it
+ * (see MachineIdClaim and LeasedClaim). Its `key` is `<path>/claims/<id>`, its `leaseId` the
+ * session's ID (16 hex digits); `record` writes `<path>/times/<id>`; `release` closes the
+ * session (the server deletes the claim at once).
+ */
 export interface ZookeeperMachineIdClaim extends LeasedClaim {
-  /** Aborts, with a ZookeeperLeaseLostError as reason, when the claim can no longer be trusted, or on release. */
-  readonly signal: AbortSignal;
-  /** The claim node, `<path>/claims/<id>`. */
-  readonly key: string;
-  /** The session's ID (16 hex digits). */
-  readonly leaseId: string;
-  /** Fences at once if the claim's trust deadline has passed (timers may not have run yet). */
-  verify(): void;
-  /** Writes the time reached (kept only if later) to `<path>/times/<id>`, while the claim is the session's. */
-  record(timeMs: number): Promise<void>;
   /** Once the signal aborted: resolves with a claim again (the same ID if still free), retrying while ZooKeeper is unavailable. */
   renew(): Promise<ZookeeperMachineIdClaim>;
-  /** Closes the session (the server deletes the claim at once). Idempotent. */
-  release(): Promise<void>;
 }
 
 /** What zookeeperMachineId returns: a MachineIdProvider whose result is always a ZookeeperMachineIdClaim. */
@@ -54,51 +57,51 @@ export type ZookeeperMachineIdProvider = (context: MachineIdContext) => Promise<
  *
  * Options are validated here, at once.
  * @throws ZookeeperOptionError for an option that cannot work (names it).
- * The provider rejects with ZookeeperUnavailableError (no session or answer within
- * `timeoutMs`), ZookeeperChrootError, ZookeeperRequestError (an ACL refuses),
- * ZookeeperBitsMismatchError, ZookeeperCorruptNodeError, ZookeeperSpaceFullError.
+ * The provider rejects with the lease errors of @ids/machine-lease, `store: 'zookeeper'`:
+ * LeaseStoreUnavailableError (no session or answer within `timeoutMs`), LeaseStoreRefusedError
+ * (an ACL refuses), LeaseBitsMismatchError, LeaseCorruptClaimError, LeaseSpaceFullError,
+ * LeaseTimeAheadError; and with ZookeeperChrootError, ZookeeperLeafWorkerError.
  */
 export function zookeeperMachineId(options: ZookeeperMachineIdOptions = {}): ZookeeperMachineIdProvider {
-  const s = checkZookeeperOptions(options);
-  const choices = holderOptions(
-    options,
-    (option, message) => new ZookeeperOptionError(option, message),
-    s.ttlSeconds,
-  );
+  const checked = checkZookeeperOptions(options);
   const leaf = options.leaf === undefined ? undefined : checkLeafOptions(options.leaf);
-  const scheduler = schedulerOf(options);
-  return async ({ bits }: MachineIdContext) => {
-    if (s.bits !== undefined && s.bits !== bits) {
-      throw new ZookeeperBitsMismatchError(
-        `zookeeperMachineId was set up for a ${s.bits}-bit machine field (bits: ${s.bits}), but the generator's field has ${bits} bits`,
-      );
-    }
-    const worker = leaf === undefined ? undefined : await leafWorker(s.connect, s.timeoutMs, leaf, bits);
-    const floors = new Map(worker ? [[worker.workerId, worker.timestamp]] : []);
-    const store = new ZookeeperStore(s.connect, s.path, s, floors);
-    try {
-      const only = worker === undefined ? {} : { only: worker.workerId };
-      const holder = new Holder(store, { ...s, ...choices, bits, ...only }, scheduler);
-      return (await holder.acquire()) as ZookeeperMachineIdClaim;
-    } catch (error) {
-      store.close();
-      throw error;
-    }
+  if (leaf !== undefined && options.machineId !== undefined) {
+    throw new ZookeeperOptionError(
+      'leaf',
+      'expected either leaf (the worker ID Leaf gave) or machineId, received both',
+    );
+  }
+  const provider = (machineId: number | undefined, floors?: ReadonlyMap<number, number>) =>
+    leasedMachineId<ZookeeperMachineIdClaim>({
+      store: STORE,
+      name: 'zookeeperMachineId',
+      options: machineId === undefined ? options : { ...options, machineId },
+      lease: checked,
+      optionError: (option, message) => new ZookeeperOptionError(option, message),
+      open: () => new ZookeeperStore(checked.connect, checked.path, checked, floors),
+    });
+  // Made at once, so that the holder's options are checked now in Leaf mode too.
+  const plain = provider(undefined);
+  if (leaf === undefined) return plain;
+  return async (context) => {
+    // Leaf's worker ID is known only once its tree is read: that ID only, and not before the
+    // time the Leaf instance last reported.
+    const worker = await leafWorker(checked, leaf, context.bits);
+    return provider(worker.workerId, new Map([[worker.workerId, worker.timestamp]]))(context);
   };
 }
 
 /** Reads Leaf's worker for ip:port on a short session of its own, and checks that it fits the field. */
-async function leafWorker(
-  connect: Parameters<typeof ZkSession.open>[0],
-  timeoutMs: number,
-  leaf: LeafWorkerOptions,
-  bits: number,
-) {
-  const session = await ZkSession.open(connect, { sessionTimeoutMs: 10_000, timeoutMs });
+async function leafWorker(checked: CheckedZookeeperOptions, leaf: LeafWorkerOptions, bits: number) {
+  const session = await ZkSession.open(checked.connect, {
+    sessionTimeoutMs: 10_000,
+    timeoutMs: checked.timeoutMs,
+  });
   try {
     const worker = await readLeafWorker(session, leaf);
     if (worker.workerId >= 2 ** bits) {
-      throw new ZookeeperBitsMismatchError(
+      throw new LeaseBitsMismatchError(
+        STORE,
         `Leaf gave ${leaf.ip}:${leaf.port} worker ID ${worker.workerId} (${worker.path}), which does not fit the generator's ${bits}-bit machine field (0 to ${2 ** bits - 1})`,
       );
     }

@@ -1,13 +1,12 @@
 import { errorText } from '@ids/engine/internal';
-import { bounded, StoreTimeout } from '@ids/machine-lease';
+import { LeaseLostError, LeaseStoreRefusedError, LeaseStoreUnavailableError } from '@ids/machine-lease';
+import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import * as zk from 'node-zookeeper-client';
 import { type ConnectString, parseConnectString } from './connect-string.js';
-import {
-  ZookeeperChrootError,
-  ZookeeperLeaseLostError,
-  ZookeeperRequestError,
-  ZookeeperUnavailableError,
-} from './errors.js';
+import { ZookeeperChrootError } from './errors.js';
+
+/** The store's name in the lease errors this package raises (their `store`). */
+export const STORE = 'zookeeper';
 
 /** A node's metadata as this package reads it (zxids as hex strings). */
 export interface NodeStat {
@@ -83,17 +82,21 @@ const MODES: Record<NodeKind, number> = {
 const EXPECTED = new Set(['NO_NODE', 'NODE_EXISTS', 'BAD_VERSION', 'NOT_EMPTY']);
 
 /**
- * A ZooKeeper answer a caller branches on (`NO_NODE`, `NODE_EXISTS`, `BAD_VERSION`,
- * `NOT_EMPTY`). A request error, so that one a caller did not expect still reaches the user typed.
+ * An error ZooKeeper answered with: one a caller branches on (`NO_NODE`, `NODE_EXISTS`,
+ * `BAD_VERSION`, `NOT_EMPTY`), or one that waiting will not fix (`NO_AUTH`, ...). It is the lease
+ * family's LeaseStoreRefusedError (`store: 'zookeeper'`), so one a caller did not expect still
+ * reaches the user typed.
  */
-export class ZkAnswer extends ZookeeperRequestError {
+export class ZkAnswer extends LeaseStoreRefusedError {
   constructor(
     /** ZooKeeper's name of the answer, e.g. `NODE_EXISTS`. */
     readonly answer: string,
     /** The node (or nodes, for a transaction) it was about. */
     readonly path: string,
+    message = `ZooKeeper answered ${answer} at ${path}`,
+    options?: { cause?: unknown },
   ) {
-    super(answer, `ZooKeeper answered ${answer} at ${path}`);
+    super(STORE, message, options);
   }
 }
 
@@ -161,7 +164,7 @@ export class ZkSession {
    * Opens a session; resolves once the server granted it (and, with a chroot, once the chroot
    * is found to exist).
    * @throws ZookeeperOptionError for a connect string that is not host:port[,…][/chroot].
-   * @throws ZookeeperUnavailableError when no session was granted within `timeoutMs`.
+   * @throws LeaseStoreUnavailableError when no session was granted within `timeoutMs`.
    * @throws ZookeeperChrootError when the chroot does not exist.
    */
   static async open(connect: string | ConnectString, options: SessionOptions): Promise<ZkSession> {
@@ -182,7 +185,8 @@ export class ZkSession {
     } catch (error) {
       shut(client);
       throw error instanceof StoreTimeout
-        ? new ZookeeperUnavailableError(
+        ? new LeaseStoreUnavailableError(
+            STORE,
             `no ZooKeeper session from ${where.servers.join(',')} within ${options.timeoutMs} ms (nothing listening, or no quorum)`,
           )
         : error;
@@ -252,7 +256,8 @@ export class ZkSession {
   ): Promise<T> {
     if (this.#ended !== undefined) {
       return Promise.reject(
-        new ZookeeperLeaseLostError(
+        new LeaseLostError(
+          STORE,
           'lease-expired',
           `${what}: the ZooKeeper session 0x${this.id} has ${this.#ended}`,
         ),
@@ -269,7 +274,8 @@ export class ZkSession {
         }),
     ).catch((error: unknown) => {
       if (error instanceof StoreTimeout) {
-        throw new ZookeeperUnavailableError(
+        throw new LeaseStoreUnavailableError(
+          STORE,
           `${what}: no answer from ZooKeeper (${this.#where}) within ${this.#timeoutMs} ms`,
         );
       }
@@ -282,7 +288,8 @@ export class ZkSession {
     if (EXPECTED.has(name)) return new ZkAnswer(name, path);
     if (name === 'SESSION_EXPIRED') {
       this.#end('expired');
-      return new ZookeeperLeaseLostError(
+      return new LeaseLostError(
+        STORE,
         'lease-expired',
         `${what}: the ZooKeeper session 0x${this.id} expired`,
         {
@@ -291,15 +298,13 @@ export class ZkSession {
       );
     }
     if (name === 'CONNECTION_LOSS' || name === 'OPERATION_TIMEOUT' || name === 'SESSION_MOVED') {
-      return new ZookeeperUnavailableError(`${what}: ${errorText(error)} (${this.#where})`, { cause: error });
-    }
-    return new ZookeeperRequestError(
-      name,
-      `${what}: ZooKeeper refused it with ${name} (${errorText(error)})`,
-      {
+      return new LeaseStoreUnavailableError(STORE, `${what}: ${errorText(error)} (${this.#where})`, {
         cause: error,
-      },
-    );
+      });
+    }
+    return new ZkAnswer(name, path, `${what}: ZooKeeper refused it with ${name} (${errorText(error)})`, {
+      cause: error,
+    });
   }
 
   /** Creates a node; resolves with its path (with the sequence number for a sequential one). */

@@ -3,12 +3,10 @@
 // (node-zookeeper-client, wrapped in client.ts).
 
 export { RecordedTimeWait } from '@ids/machine-lease';
-export {
-  type ZookeeperAutoStep,
-  type ZookeeperAutoStepAnswer,
-  type ZookeeperAutoStepContext,
-  zookeeperAutoStep,
-} from './auto.js';
+// The lease errors are one family across stores (`store: 'zookeeper'` here): the very classes
+// of @ids/machine-lease, which every store package re-exports.
+export * from '@ids/machine-lease/errors';
+export { type ZookeeperAutoStepOptions, zookeeperAutoStep } from './auto-step.js';
 export {
   DEFAULT_CHECK_PATH,
   type ZookeeperCheckOptions,
@@ -34,19 +32,7 @@ export {
   ZkSession,
 } from './client.js';
 export { type ConnectString, parseConnectString } from './connect-string.js';
-export {
-  type LeaseLossKind,
-  ZookeeperBitsMismatchError,
-  ZookeeperChrootError,
-  ZookeeperCorruptNodeError,
-  ZookeeperLeafWorkerError,
-  ZookeeperLeaseLostError,
-  ZookeeperOptionError,
-  ZookeeperRecordedTimeAheadError,
-  ZookeeperRequestError,
-  ZookeeperSpaceFullError,
-  ZookeeperUnavailableError,
-} from './errors.js';
+export { ZookeeperChrootError, ZookeeperLeafWorkerError, ZookeeperOptionError } from './errors.js';
 export { type LeafWorker, type LeafWorkerOptions, leafForeverPath, readLeafWorker } from './leaf.js';
 export {
   DEFAULT_ZOOKEEPER_CONNECT,

@@ -1,6 +1,7 @@
 import { received } from '@ids/engine/internal';
-import type { ZkSession } from './client.js';
-import { ZookeeperCorruptNodeError, ZookeeperLeafWorkerError, ZookeeperOptionError } from './errors.js';
+import { LeaseCorruptClaimError } from '@ids/machine-lease';
+import { STORE, type ZkSession } from './client.js';
+import { ZookeeperLeafWorkerError, ZookeeperOptionError } from './errors.js';
 
 /** Which Leaf worker to take over: Leaf's snowflake `name` and the `ip:port` it registered. */
 export interface LeafWorkerOptions {
@@ -62,7 +63,7 @@ export function leafForeverPath(name: string): string {
  * `timestamp` (Unix ms), which the Leaf instance refreshes every few seconds while it runs.
  *
  * @throws ZookeeperLeafWorkerError when there is no tree or no node for ip:port.
- * @throws ZookeeperCorruptNodeError for a node whose name or data is not Leaf's, or two nodes
+ * @throws LeaseCorruptClaimError (`store: 'zookeeper'`) for a node whose name or data is not Leaf's, or two nodes
  * for the same ip:port (nothing is written either way).
  */
 export async function readLeafWorker(session: ZkSession, leaf: LeafWorkerOptions): Promise<LeafWorker> {
@@ -81,7 +82,8 @@ export async function readLeafWorker(session: ZkSession, leaf: LeafWorkerOptions
     );
   }
   if (mine.length > 1) {
-    throw new ZookeeperCorruptNodeError(
+    throw new LeaseCorruptClaimError(
+      STORE,
       forever,
       `${forever} holds ${mine.length} nodes for ${address} (${mine.join(', ')}): Leaf makes one per ip:port; remove the wrong one`,
     );
@@ -90,7 +92,8 @@ export async function readLeafWorker(session: ZkSession, leaf: LeafWorkerOptions
   const path = `${forever}/${name}`;
   const sequence = name.slice(name.lastIndexOf('-') + 1);
   if (!/^\d{10}$/.test(sequence)) {
-    throw new ZookeeperCorruptNodeError(
+    throw new LeaseCorruptClaimError(
+      STORE,
       path,
       `the node ${path} is not a Leaf worker: expected <ip>:<port>-<10-digit sequence>, received ${received(name)}`,
     );
@@ -118,7 +121,8 @@ function leafTimestamp(path: string, raw: string, leaf: LeafWorkerOptions): numb
     !Number.isSafeInteger(data.timestamp) ||
     data.timestamp < 0
   ) {
-    throw new ZookeeperCorruptNodeError(
+    throw new LeaseCorruptClaimError(
+      STORE,
       path,
       `the Leaf node ${path} holds ${received(raw)}: expected Leaf's JSON {"ip":"${leaf.ip}","port":"${leaf.port}","timestamp":<Unix ms>}`,
     );

@@ -1,5 +1,6 @@
 import { received } from '@ids/engine/internal';
-import { type CheckedLeaseOptions, checkLeaseOptions, type LeaseOptions } from '@ids/machine-lease';
+import type { LeaseOptions } from '@ids/machine-lease';
+import { type CheckedLeaseOptions, checkLeaseOptions } from '@ids/machine-lease/internal';
 import { type ConnectString, isPath, parseConnectString } from './connect-string.js';
 import { ZookeeperOptionError } from './errors.js';
 

@@ -1,6 +1,7 @@
 import { received } from '@ids/engine/internal';
-import { type Owner, readOwner, readRecordedTime } from '@ids/machine-lease';
-import { ZookeeperCorruptNodeError } from './errors.js';
+import { LeaseCorruptClaimError } from '@ids/machine-lease';
+import { type Owner, readOwner, readRecordedTime } from '@ids/machine-lease/internal';
+import { STORE } from './client.js';
 
 /**
  * The nodes under a base path B:
@@ -36,7 +37,8 @@ export class Paths {
   /** The ID of a child of B/claims; a name that is not one is someone else's node. */
   idOf(child: string): number {
     if (!/^(0|[1-9]\d{0,9})$/.test(child)) {
-      throw new ZookeeperCorruptNodeError(
+      throw new LeaseCorruptClaimError(
+        STORE,
         `${this.claims}/${child}`,
         `the node ${this.claims}/${child} is not a claim: expected a decimal machine ID as its name, received ${received(child)}; remove it or use another path`,
       );
@@ -45,11 +47,12 @@ export class Paths {
   }
 }
 
-/** Reads a claim's data; anything this package would not have written is ZookeeperCorruptNodeError. */
+/** Reads a claim's data; anything this package would not have written is LeaseCorruptClaimError. */
 export function parseOwner(path: string, raw: string): Owner {
   const o = readOwner(raw);
   if (o === undefined) {
-    throw new ZookeeperCorruptNodeError(
+    throw new LeaseCorruptClaimError(
+      STORE,
       path,
       `the claim ${path} holds ${received(raw)}: expected the JSON identity of its holder ({"host":...,"pid":...,"started":...}); remove the node or use another path`,
     );
@@ -57,7 +60,7 @@ export function parseOwner(path: string, raw: string): Owner {
   return { host: o.host, pid: o.pid, started: o.started };
 }
 
-/** Reads a recorded time (decimal Unix ms); anything else is ZookeeperCorruptNodeError. */
+/** Reads a recorded time (decimal Unix ms); anything else is LeaseCorruptClaimError. */
 export function parseTime(path: string, raw: string): number {
-  return readRecordedTime(path, raw, (at, message) => new ZookeeperCorruptNodeError(at, message));
+  return readRecordedTime(STORE, path, raw);
 }

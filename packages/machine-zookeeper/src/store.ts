@@ -1,12 +1,8 @@
-import { type Attempt, currentOwner, type Granted, type LeaseStore, type Watch } from '@ids/machine-lease';
-import { ZkAnswer, ZkSession } from './client.js';
+import { type Attempt, LeaseCorruptClaimError, LeaseLostError, type LeaseStore } from '@ids/machine-lease';
+import { currentOwner, type Granted, type Watch } from '@ids/machine-lease/internal';
+import { STORE, ZkAnswer, ZkSession } from './client.js';
 import type { ConnectString } from './connect-string.js';
-import {
-  ZookeeperCorruptNodeError,
-  ZookeeperLeaseLostError,
-  ZookeeperOptionError,
-  zookeeperErrors,
-} from './errors.js';
+import { ZookeeperOptionError } from './errors.js';
 import { Paths, parseOwner, parseTime } from './paths.js';
 
 const answered = (error: unknown, ...answers: string[]) =>
@@ -26,8 +22,7 @@ const answered = (error: unknown, ...answers: string[]) =>
  * margin, a fifth of the timeout, does for any timeout of 5 ticks or more).
  */
 export class ZookeeperStore implements LeaseStore {
-  readonly name = 'ZooKeeper';
-  readonly errors = zookeeperErrors;
+  readonly name = STORE;
   readonly paths: Paths;
   readonly #connect: ConnectString;
   readonly #timeoutMs: number;
@@ -97,7 +92,8 @@ export class ZookeeperStore implements LeaseStore {
   #session(leaseId: string): ZkSession {
     const session = this.#sessions.get(leaseId);
     if (!session || session.ended !== undefined) {
-      throw new ZookeeperLeaseLostError(
+      throw new LeaseLostError(
+        STORE,
         'lease-expired',
         `the ZooKeeper session 0x${leaseId} has ${session?.ended ?? 'been closed'}`,
       );
@@ -121,7 +117,7 @@ export class ZookeeperStore implements LeaseStore {
    * on the same session, so it sees every write ordered before the create, among them the
    * last time the previous holder recorded while its claim still stood.
    *
-   * @throws ZookeeperCorruptNodeError when the claim or its time holds something this package
+   * @throws LeaseCorruptClaimError when the claim or its time holds something this package
    * did not write (nothing is written then; a claim just made goes with the session).
    */
   async tryCreate(leaseId: string, id: number): Promise<Attempt> {
@@ -134,7 +130,8 @@ export class ZookeeperStore implements LeaseStore {
       const found = await session.getData(path);
       if (!found) return { held: false };
       if (found.stat.owner === undefined) {
-        throw new ZookeeperCorruptNodeError(
+        throw new LeaseCorruptClaimError(
+          STORE,
           path,
           `the claim ${path} is a persistent node: claims are ephemeral nodes of their holder's session; remove it or use another path`,
         );
@@ -146,7 +143,7 @@ export class ZookeeperStore implements LeaseStore {
     const time = await session.getData(this.paths.time(id));
     const claim = await session.exists(path);
     if (!claim || claim.owner !== session.id) {
-      throw new ZookeeperLeaseLostError('key-lost', `the claim ${path} was deleted while it was being made`);
+      throw new LeaseLostError(STORE, 'key-lost', `the claim ${path} was deleted while it was being made`);
     }
     const recorded = time === undefined ? undefined : parseTime(this.paths.time(id), time.data);
     const floor = this.#floors.get(id);
@@ -158,7 +155,7 @@ export class ZookeeperStore implements LeaseStore {
   async listTaken(): Promise<Set<number>> {
     const session = [...this.#sessions.values()].find((s) => s.ended === undefined);
     if (!session)
-      throw new ZookeeperLeaseLostError('lease-expired', 'no live ZooKeeper session to list the claims with');
+      throw new LeaseLostError(STORE, 'lease-expired', 'no live ZooKeeper session to list the claims with');
     const children = (await session.getChildren(this.paths.claims)) ?? [];
     return new Set(children.map((child) => this.paths.idOf(child)));
   }
@@ -187,7 +184,7 @@ export class ZookeeperStore implements LeaseStore {
         ]);
         return true;
       } catch (error) {
-        if (error instanceof ZookeeperLeaseLostError) return false;
+        if (error instanceof LeaseLostError) return false;
         if (!answered(error, 'BAD_VERSION', 'NODE_EXISTS', 'NO_NODE')) throw error;
       }
     }

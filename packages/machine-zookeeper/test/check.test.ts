@@ -3,9 +3,9 @@ import { Sonyflake } from '@ids/sonyflake';
 import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  LeaseStoreUnavailableError,
   type ZkSession,
   ZookeeperOptionError,
-  ZookeeperUnavailableError,
   zookeeperCheckMachineId,
 } from '../src/index.js';
 import { adminSession, failure, freshPath } from './helpers.js';
@@ -47,7 +47,7 @@ describe.skipIf(!hasZookeeper())('zookeeperCheckMachineId', () => {
     await check.close();
     await expect(check(1)).rejects.toThrow(ZookeeperOptionError);
     const nowhere = zookeeperCheckMachineId({ connect: '127.0.0.1:1', timeoutMs: 300 });
-    expect(await failure(nowhere(1))).toBeInstanceOf(ZookeeperUnavailableError);
+    expect(await failure(nowhere(1))).toBeInstanceOf(LeaseStoreUnavailableError);
     await nowhere.close();
   });
 });

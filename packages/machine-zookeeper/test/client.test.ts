@@ -1,17 +1,22 @@
 // The typed, promise-based layer over node-zookeeper-client, against a real ZooKeeper: what it
 // refuses before dialling, what it reports when the server is absent or the session ends, and
 // the operations the store is built on.
-import { TcpProxy } from '@ids/machine-etcd/testing';
-import { freePort, hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
+import {
+  freePort,
+  hasZookeeper,
+  startZookeeper,
+  TcpProxy,
+  type ZookeeperStandalone,
+} from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  LeaseLostError,
+  LeaseStoreRefusedError,
+  LeaseStoreUnavailableError,
   ZkAnswer,
   ZkSession,
   ZookeeperChrootError,
-  ZookeeperLeaseLostError,
   ZookeeperOptionError,
-  ZookeeperRequestError,
-  ZookeeperUnavailableError,
 } from '../src/index.js';
 import { adminSession, cleanupAfterEach, failure, freshPath, until, WAIT_MS } from './helpers.js';
 
@@ -37,12 +42,12 @@ describe('connect strings', () => {
     expect(error.message).toMatch(message);
   });
 
-  it('a port nothing listens on is ZookeeperUnavailableError once the connect timeout passes', async () => {
+  it('a port nothing listens on is LeaseStoreUnavailableError once the connect timeout passes', async () => {
     const port = await freePort();
     const error = await failure(
       ZkSession.open(`127.0.0.1:${port}`, { sessionTimeoutMs: 2000, timeoutMs: 500 }),
     );
-    expect(error).toBeInstanceOf(ZookeeperUnavailableError);
+    expect(error).toBeInstanceOf(LeaseStoreUnavailableError);
     expect(error.message).toContain(`127.0.0.1:${port}`);
   });
 });
@@ -83,7 +88,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     expect((await session.setData(`${base}/p`, 'two', 0)).version).toBe(1);
     const stale = await failure(session.setData(`${base}/p`, 'three', 0));
     expect(stale).toBeInstanceOf(ZkAnswer);
-    expect(stale).toBeInstanceOf(ZookeeperRequestError);
+    expect(stale).toBeInstanceOf(LeaseStoreRefusedError);
     expect((stale as ZkAnswer).answer).toBe('BAD_VERSION');
     expect((await session.getData(`${base}/p`))?.data).toBe('two');
 
@@ -118,7 +123,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     await session.close();
     expect(await admin.exists(`${base}/e`)).toBeUndefined();
     const closed = await failure(session.exists(base));
-    expect(closed).toBeInstanceOf(ZookeeperLeaseLostError);
+    expect(closed).toBeInstanceOf(LeaseLostError);
   });
 
   it('a watch, once armed, is a promise of the next event: a change, a deletion, a creation, the end of the session', async () => {
@@ -155,7 +160,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     const error = await failure(
       ZkSession.open(`127.0.0.1:${port}`, { sessionTimeoutMs: 5000, timeoutMs: 300 }),
     );
-    expect(error).toBeInstanceOf(ZookeeperUnavailableError);
+    expect(error).toBeInstanceOf(LeaseStoreUnavailableError);
     // Now the request goes through and the server answers it (a session is granted, then
     // expires unused). The library, closed the ordinary way, would read that answer as a reply
     // and throw from its socket handler.
@@ -194,14 +199,14 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
       WAIT_MS,
       'the session to expire',
     );
-    expect(await creating).toBeInstanceOf(ZookeeperUnavailableError);
+    expect(await creating).toBeInstanceOf(LeaseStoreUnavailableError);
     // The client reconnects and is told the session is gone.
     proxy.setMode('reset');
     proxy.setMode('pass');
     expect(await ended).toBe('expired');
     const after = await failure(session.create(`${base}/later`, '', 'ephemeral'));
-    expect(after).toBeInstanceOf(ZookeeperLeaseLostError);
-    expect((after as ZookeeperLeaseLostError).kind).toBe('lease-expired');
+    expect(after).toBeInstanceOf(LeaseLostError);
+    expect((after as LeaseLostError).kind).toBe('lease-expired');
     expect(await admin.getChildren(base)).toEqual([]);
   });
 });

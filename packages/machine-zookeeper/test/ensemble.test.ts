@@ -1,7 +1,6 @@
 // A three-member ZooKeeper ensemble whose peer links run through TCP proxies: the leader is cut
 // off from the other two while a process that reaches only the leader holds the one ID of the
 // field, and a process that reaches only the others waits for it.
-import { TcpProxy } from '@ids/machine-etcd/testing';
 import { hasZookeeper, startZookeeperEnsemble, type ZookeeperEnsemble } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -23,19 +22,11 @@ describe.skipIf(!hasZookeeper() || Boolean(process.env.ZOOKEEPER_CONNECT))(
   'a partitioned ZooKeeper ensemble',
   () => {
     let ensemble: ZookeeperEnsemble;
-    const links: { from: number; to: number; proxy: TcpProxy }[] = [];
     beforeAll(async () => {
-      ensemble = await startZookeeperEnsemble({
-        link: async (from, to, port) => {
-          const proxy = await TcpProxy.start(`127.0.0.1:${port}`);
-          links.push({ from, to, proxy });
-          return Number(new URL(proxy.url).port);
-        },
-      });
+      ensemble = await startZookeeperEnsemble({ partitionable: true });
     });
     afterAll(async () => {
       await ensemble?.close();
-      for (const { proxy } of links) await proxy.close();
     });
 
     it('the leader cut off under its only client: that holder fences, the other side takes the ID after the session expires, 0 duplicates', async () => {
@@ -50,11 +41,8 @@ describe.skipIf(!hasZookeeper() || Boolean(process.env.ZOOKEEPER_CONNECT))(
       // blackhole instead cost 13 s more here: ZooKeeper's election waits on connects to the
       // silent peer; the fencing is the same either way).
       const cutAt = Date.now();
-      for (const link of links)
-        if (link.from === leader.myid || link.to === leader.myid) link.proxy.setMode('reset');
-      cleanup.push(async () => {
-        for (const { proxy } of links) proxy.setMode('pass');
-      });
+      ensemble.cut(leader, 'reset');
+      cleanup.push(async () => ensemble.heal());
       await until(() => b.ids.length > 50, 2 * WAIT_MS, 'B issuing after the leader was cut off');
       await sleep(1000); // A runs on, cut off: fenced, it issues nothing
       await Promise.all([a.stop(), b.stop()]);

@@ -2,11 +2,10 @@
 // timeout minus the margin after the last confirmed keepalive, with ZooKeeper unreachable; and
 // at once when an operator deletes the claim node.
 import { MachineIdLostError } from '@ids/engine';
-import { TcpProxy } from '@ids/machine-etcd/testing';
-import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
+import { hasZookeeper, startZookeeper, TcpProxy, type ZookeeperStandalone } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
-import { type ZkSession, type ZookeeperLeaseLostError, zookeeperMachineId } from '../src/index.js';
+import { type LeaseLostError, type ZkSession, zookeeperMachineId } from '../src/index.js';
 import {
   aborted,
   adminSession,
@@ -58,7 +57,7 @@ describe.skipIf(!hasZookeeper())('fencing a ZooKeeper claim', () => {
     await scheduler.advance(1);
     expect(scheduler.now()).toBe(grantedAt + TTL_MS - MARGIN_MS);
     expect(held.signal.aborted).toBe(true);
-    expect((held.signal.reason as ZookeeperLeaseLostError).kind).toBe('deadline');
+    expect((held.signal.reason as LeaseLostError).kind).toBe('deadline');
     expect(held.trustedForMs()).toBe(0);
   });
 
@@ -71,7 +70,7 @@ describe.skipIf(!hasZookeeper())('fencing a ZooKeeper claim', () => {
     await admin.remove(held.key, -1);
     await until(() => held.signal.aborted, WAIT_MS, 'the claim to be fenced');
     await aborted(held.signal);
-    expect((held.signal.reason as ZookeeperLeaseLostError).kind).toBe('key-lost');
+    expect((held.signal.reason as LeaseLostError).kind).toBe('key-lost');
     expect(await failure(generator.nextId())).toBeInstanceOf(MachineIdLostError);
   });
 });

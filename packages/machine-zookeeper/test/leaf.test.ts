@@ -5,14 +5,14 @@ import { MachineIdProviderError } from '@ids/engine';
 import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  LeaseBitsMismatchError,
+  LeaseCorruptClaimError,
+  LeaseSpaceFullError,
   leafForeverPath,
   readLeafWorker,
   type ZkSession,
-  ZookeeperBitsMismatchError,
-  ZookeeperCorruptNodeError,
   ZookeeperLeafWorkerError,
   ZookeeperOptionError,
-  ZookeeperSpaceFullError,
   zookeeperMachineId,
 } from '../src/index.js';
 import { adminSession, claim, FAST_LEASE, failure, freshPath, layoutWith, uniqueName } from './helpers.js';
@@ -67,7 +67,7 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
     // A second service pointed at the same ip:port does not get it while the first holds it.
     const second = await failure(claim(layoutWith(10), { connect: zk.connect, path, ...FAST_LEASE, leaf }));
     expect(second).toBeInstanceOf(MachineIdProviderError);
-    expect(second.cause).toBeInstanceOf(ZookeeperSpaceFullError);
+    expect(second.cause).toBeInstanceOf(LeaseSpaceFullError);
     await held.release();
     // Leaf's tree is read, never written.
     expect(JSON.parse((await admin.getData(mine))!.data).timestamp).toBe(reported);
@@ -94,11 +94,11 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
 
     // Worker 1 does not fit a 0-bit field.
     const wide = await failure(claim(layoutWith(0), opts('10.0.0.2')));
-    expect(wide.cause).toBeInstanceOf(ZookeeperBitsMismatchError);
+    expect(wide.cause).toBeInstanceOf(LeaseBitsMismatchError);
 
     await leafRegisters(admin, name, '10.0.0.2', 8080, 1);
     const twice = await failure(claim(layoutWith(10), opts('10.0.0.2')));
-    expect(twice.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
+    expect(twice.cause).toBeInstanceOf(LeaseCorruptClaimError);
 
     const garbage = await admin.create(
       `${leafForeverPath(name)}/10.0.0.5:9000-`,
@@ -106,8 +106,8 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
       'persistent-sequential',
     );
     const g = await failure(claim(layoutWith(10), opts('10.0.0.5', 9000)));
-    expect(g.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
-    expect((g.cause as ZookeeperCorruptNodeError).path).toBe(garbage);
+    expect(g.cause).toBeInstanceOf(LeaseCorruptClaimError);
+    expect((g.cause as LeaseCorruptClaimError).key).toBe(garbage);
     expect((await admin.getData(garbage))?.data).toBe('{"ip":"10.0.0.5"}');
   });
 

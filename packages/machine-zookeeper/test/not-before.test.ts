@@ -4,10 +4,10 @@ import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/tes
 import { afterAll, beforeAll, describe } from 'vitest';
 import { notBeforeCases } from '../../machine-lease/test/not-before.js';
 import {
+  LeaseTimeAheadError,
   RecordedTimeWait,
   type ZkSession,
   ZookeeperOptionError,
-  ZookeeperRecordedTimeAheadError,
   zookeeperMachineId,
 } from '../src/index.js';
 import { adminSession, freshPath } from './helpers.js';
@@ -44,6 +44,7 @@ describe.skipIf(!hasZookeeper())('a recorded time ahead of the clock (ZooKeeper)
     claimed: async (path) => (await admin.exists(`${path}/claims/0`)) !== undefined,
     optionError: ZookeeperOptionError,
     notice: RecordedTimeWait,
-    timeAhead: ZookeeperRecordedTimeAheadError,
+    timeAhead: LeaseTimeAheadError,
+    name: 'zookeeper',
   });
 });

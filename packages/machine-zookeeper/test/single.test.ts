@@ -4,11 +4,11 @@ import { IdGenerator, MachineIdProviderError } from '@ids/engine';
 import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  LeaseBitsMismatchError,
+  LeaseCorruptClaimError,
+  LeaseSpaceFullError,
   type ZkSession,
-  ZookeeperBitsMismatchError,
-  ZookeeperCorruptNodeError,
   ZookeeperOptionError,
-  ZookeeperSpaceFullError,
 } from '../src/index.js';
 import {
   adminSession,
@@ -93,11 +93,11 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     expect((error.cause as Error).message).toContain('granted a session timeout of 120000 ms');
   });
 
-  it('a full field is ZookeeperSpaceFullError', async () => {
+  it('a full field is LeaseSpaceFullError', async () => {
     const path = freshPath('full');
     const cause = await expectFullField(
       (layout) => claim(layout, { connect: zk.connect, path, ...FAST_LEASE }),
-      ZookeeperSpaceFullError,
+      LeaseSpaceFullError,
     );
     expect(cause.message).toContain(`${path}/claims/`);
   });
@@ -109,19 +109,19 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
       claim(layoutWith(2), { connect: zk.connect, path: wide, ...FAST_LEASE, probes: 0 }),
     );
     expect(tooWide).toBeInstanceOf(MachineIdProviderError);
-    expect(tooWide.cause).toBeInstanceOf(ZookeeperBitsMismatchError);
+    expect(tooWide.cause).toBeInstanceOf(LeaseBitsMismatchError);
 
     const persistent = freshPath('persistent');
     await admin.mkdirp(`${persistent}/claims/0`);
     const p = await failure(claim(layoutWith(0), { connect: zk.connect, path: persistent, ...FAST_LEASE }));
-    expect(p.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
-    expect((p.cause as ZookeeperCorruptNodeError).path).toBe(`${persistent}/claims/0`);
+    expect(p.cause).toBeInstanceOf(LeaseCorruptClaimError);
+    expect((p.cause as LeaseCorruptClaimError).key).toBe(`${persistent}/claims/0`);
 
     const garbageClaim = freshPath('garbage-claim');
     await admin.mkdirp(`${garbageClaim}/claims`);
     await admin.create(`${garbageClaim}/claims/0`, 'not json', 'ephemeral');
     const g = await failure(claim(layoutWith(0), { connect: zk.connect, path: garbageClaim, ...FAST_LEASE }));
-    expect(g.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
+    expect(g.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((g.cause as Error).message).toContain('"not json"');
     expect((await admin.getData(`${garbageClaim}/claims/0`))?.data).toBe('not json');
 
@@ -129,7 +129,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     await admin.mkdirp(`${garbageTime}/times`);
     await admin.create(`${garbageTime}/times/0`, 'soon');
     const t = await failure(claim(layoutWith(0), { connect: zk.connect, path: garbageTime, ...FAST_LEASE }));
-    expect(t.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
+    expect(t.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((t.cause as Error).message).toContain('"soon"');
     expect((await admin.getData(`${garbageTime}/times/0`))?.data).toBe('soon');
     // The claim made before the time was read went with its session.
@@ -140,7 +140,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     const n = await failure(
       claim(layoutWith(1), { connect: zk.connect, path: garbageName, ...FAST_LEASE, probes: 0 }),
     );
-    expect(n.cause).toBeInstanceOf(ZookeeperCorruptNodeError);
+    expect(n.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect(await admin.exists(`${garbageName}/claims/seven`)).toBeDefined();
   });
 });

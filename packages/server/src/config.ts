@@ -47,9 +47,14 @@ const FLAGS = {
   'machine-id-ttl': {
     type: 'string',
     env: 'IDS_MACHINE_ID_TTL_SECONDS',
-    help: "TTL in seconds of the redis source's claim keys (default 10)",
+    help: "TTL in seconds of the redis and zookeeper sources' claims (default 10)",
   },
   etcd: { type: 'string', env: 'IDS_ETCD_ENDPOINTS', help: 'etcd endpoints, comma-separated (etcd source)' },
+  zookeeper: {
+    type: 'string',
+    env: 'IDS_ZOOKEEPER_CONNECT',
+    help: 'ZooKeeper connect string host:port[,host:port...][/chroot] (zookeeper source)',
+  },
   redis: {
     type: 'string',
     env: 'IDS_REDIS_URL',
@@ -264,6 +269,7 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
     etcdEndpoints: splitList(get('etcd')?.value),
     redisUrl: get('redis')?.value,
     machineIdRedisUrl: get('machine-id-redis')?.value,
+    zookeeperConnect: get('zookeeper')?.value,
     machineIdTtlSeconds: num('machine-id-ttl'),
     segmentStore: get('segment-store')?.value,
     segmentTags: splitList(get('segment-tags')?.value),

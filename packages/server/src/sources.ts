@@ -25,7 +25,9 @@ export interface MachineIdSourceSettings {
   readonly etcdEndpoints: readonly string[] | undefined;
   /** The Redis of the redis source (`--machine-id-redis`, else `--redis`), when given. */
   readonly redisUrl?: string | undefined;
-  /** The TTL in seconds of the redis source's claim keys, when given (else its default, 10). */
+  /** The ZooKeeper of the zookeeper source (`--zookeeper`), when given; else IDS_ZOOKEEPER_CONNECT. */
+  readonly zookeeperConnect?: string | undefined;
+  /** The TTL in seconds of the redis and zookeeper sources' claims, when given (else their default, 10). */
   readonly leaseTtlSeconds?: number | undefined;
   /** The interface list for the private-IPv4 step (tests inject one). Default: the host's. */
   readonly interfaces: InterfaceSource | undefined;
@@ -36,26 +38,6 @@ interface MachineIdSourceEntry {
   readonly summary: string;
   /** @throws ServerConfigError for settings the source cannot work with. */
   providers(settings: MachineIdSourceSettings): (index: number) => MachineIdProvider;
-}
-
-/**
- * The providers of a store source: the store's package is loaded at the first claim only, so the
- * server's cold start does not pay for its client, then its one provider serves the pool. Each
- * generator still gets a claim (and a connection) of its own, kept alive and fenced on its own.
- */
-function loadedAtFirstClaim(
-  load: () => Promise<MachineIdProvider>,
-  heldThrough: string,
-): (index: number) => MachineIdProvider {
-  let shared: Promise<MachineIdProvider> | undefined;
-  return () => async (context) => {
-    shared ??= load();
-    const claim = await (await shared)(context);
-    context.note?.(
-      `machine ID ${typeof claim === 'number' ? claim : claim.machineId} held through ${heldThrough}`,
-    );
-    return claim;
-  };
 }
 
 /**
@@ -117,6 +99,28 @@ const onePerHost = (count: number) =>
     `machines: the private IPv4 address gives one machine ID, and ${count} were asked for; use --machine-id-source host-claim or etcd, or --machine-id with ${count} IDs`,
   );
 
+/**
+ * The providers of a store's source: the store package is loaded at the first call only (the
+ * server's cold start does not pay for its client), then one provider serves the pool, each
+ * generator holding a claim (and a connection) of its own, kept alive and fenced on its own.
+ */
+function loadedOnce(
+  held: string,
+  load: () => Promise<MachineIdProvider>,
+): (index: number) => MachineIdProvider {
+  let shared: Promise<MachineIdProvider> | undefined;
+  return () => async (context) => {
+    shared ??= load();
+    const claim = await (await shared)(context);
+    context.note?.(`machine ID ${typeof claim === 'number' ? claim : claim.machineId} ${held}`);
+    return claim;
+  };
+}
+
+/** The claim TTL of the leased sources (`--machine-id-ttl`), when given; else each store's default. */
+const ttlOf = (settings: MachineIdSourceSettings) =>
+  settings.leaseTtlSeconds !== undefined ? { ttlSeconds: settings.leaseTtlSeconds } : {};
+
 const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
   auto: {
     summary: 'the auto chain of @ids/machine-file, explicit IDs first (`ids machine-id --explain` shows it)',
@@ -170,16 +174,16 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
   etcd: {
     summary: 'an etcd lease per machine ID (@ids/machine-etcd); --etcd / IDS_ETCD_ENDPOINTS',
     providers(settings) {
-      // etcd's client brings gRPC with it.
-      return loadedAtFirstClaim(async () => {
+      const endpoints = settings.etcdEndpoints ?? splitList(settings.env.IDS_ETCD_ENDPOINTS);
+      // etcd brings gRPC with it: loaded at the first call only.
+      return loadedOnce('held through an etcd lease', async () => {
         const { etcdMachineId } = await importOptional(
           '@ids/machine-etcd',
           () => import('@ids/machine-etcd'),
           'the etcd machine-ID source',
         );
-        const endpoints = settings.etcdEndpoints ?? splitList(settings.env.IDS_ETCD_ENDPOINTS);
         return etcdMachineId({ ...(endpoints ? { endpoints } : {}), bits: settings.layout.machineBits });
-      }, 'an etcd lease');
+      });
     },
   },
   redis: {
@@ -192,18 +196,34 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
           'machine-id-source redis: expected a Redis URL (--machine-id-redis, --redis or IDS_REDIS_URL), received none',
         );
       }
-      return loadedAtFirstClaim(async () => {
+      return loadedOnce('held through a Redis key with a TTL', async () => {
         const { redisMachineId } = await importOptional(
           '@ids/machine-redis',
           () => import('@ids/machine-redis'),
           'the redis machine-ID source',
         );
-        return redisMachineId({
-          url,
+        return redisMachineId({ url, bits: settings.layout.machineBits, ...ttlOf(settings) });
+      });
+    },
+  },
+  zookeeper: {
+    summary:
+      'an ephemeral ZooKeeper node per machine ID, held by its session (@ids/machine-zookeeper); --zookeeper / IDS_ZOOKEEPER_CONNECT',
+    providers(settings) {
+      const connect = settings.zookeeperConnect ?? (settings.env.IDS_ZOOKEEPER_CONNECT?.trim() || undefined);
+      return loadedOnce('held through a ZooKeeper session', async () => {
+        const { zookeeperMachineId } = await importOptional(
+          '@ids/machine-zookeeper',
+          () => import('@ids/machine-zookeeper'),
+          'the zookeeper machine-ID source',
+        );
+        // Without a connect string, the package's default (127.0.0.1:2181), as etcd's.
+        return zookeeperMachineId({
+          ...(connect !== undefined ? { connect } : {}),
           bits: settings.layout.machineBits,
-          ...(settings.leaseTtlSeconds !== undefined ? { ttlSeconds: settings.leaseTtlSeconds } : {}),
+          ...ttlOf(settings),
         });
-      }, 'a Redis key with a TTL');
+      });
     },
   },
 });

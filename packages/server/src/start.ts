@@ -69,7 +69,9 @@ export interface IdServerOptions {
    * else IDS_REDIS_URL.
    */
   readonly machineIdRedisUrl?: string;
-  /** TTL in seconds of the redis source's claim keys (1 to 86,400). Default 10. */
+  /** The ZooKeeper of the zookeeper machine-ID source (`host:port[,...][/chroot]`). Default: IDS_ZOOKEEPER_CONNECT, else 127.0.0.1:2181. */
+  readonly zookeeperConnect?: string;
+  /** TTL in seconds of the redis and zookeeper sources' claims (1 to 86,400). Default 10. */
   readonly machineIdTtlSeconds?: number;
   /**
    * The segment store (`pglite:<dir>`, `postgres://...`, `mysql://...`, `redis://...`); with it the segment
@@ -276,6 +278,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
       claimDir: options.claimDir,
       etcdEndpoints: options.etcdEndpoints,
       redisUrl: options.machineIdRedisUrl ?? options.redisUrl,
+      zookeeperConnect: options.zookeeperConnect,
       leaseTtlSeconds: options.machineIdTtlSeconds,
       interfaces: options.interfaces,
     }),

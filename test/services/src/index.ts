@@ -23,7 +23,6 @@ export { hasOpenssl, selfSignedTls, type TestTls } from './tls.js';
 export {
   fourLetters,
   hasZookeeper,
-  type PeerLink,
   type StartEnsembleOptions,
   type StartZookeeperOptions,
   startZookeeper,

@@ -12,6 +12,7 @@ import {
   stopChild,
   waitReady,
 } from './process.js';
+import { type ProxyMode, TcpProxy } from './proxy.js';
 
 /** One ZooKeeper server process: a standalone server, or a member of an ensemble. */
 export interface ZookeeperServer {
@@ -59,6 +60,14 @@ export interface ZookeeperEnsemble {
   leader(timeoutMs?: number): Promise<ZookeeperServer>;
   /** Resolves once every running member serves clients (a quorum formed after a change). */
   serving(timeoutMs?: number): Promise<void>;
+  /**
+   * Cuts `member` off from the other members (an ensemble started `partitionable`): every peer
+   * connection to or from it is treated as `mode` (`reset` by default: dropped, and new ones
+   * refused), its client port untouched.
+   */
+  cut(member: ZookeeperServer, mode?: Exclude<ProxyMode, 'pass'>): void;
+  /** Lets every peer connection through again after `cut()`. */
+  heal(): void;
   /** Stops every member and deletes their directories. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -81,20 +90,16 @@ export interface StartZookeeperOptions {
   readonly allowExternal?: boolean;
 }
 
-/** Where the two peer ports of member `to` are reached from member `from`: a seam for a partitioning proxy. */
-export type PeerLink = (from: number, to: number, port: number) => Promise<number>;
-
-/** The ensemble's options: the server's, how many members, and how they reach each other. */
+/** The ensemble's options: the server's, how many members, and whether their links can be cut. */
 export interface StartEnsembleOptions extends StartZookeeperOptions {
   /** How many members, 3 by default (a quorum survives one member's loss). */
   readonly size?: number;
   /**
-   * Gives the port member `from` dials to reach `port` of member `to` (its quorum or election
-   * port). Default: the port itself. A test passes a function that starts a TCP proxy per link
-   * and returns its port, so that it can cut one member off from the others; each member's
-   * zoo.cfg then names the others by their proxies, and itself by its own ports.
+   * Runs every peer connection (quorum and election ports, each direction) through a TcpProxy
+   * of its own, so that `cut()` can isolate one member from the others; each member's zoo.cfg
+   * then names the others by their proxies, and itself by its own ports. Default false.
    */
-  readonly link?: PeerLink;
+  readonly partitionable?: boolean;
 }
 
 /** Whether ZooKeeper's server script and a Java runtime are installed (for `describe.skipIf`). */
@@ -277,8 +282,8 @@ export async function startZookeeper(options: StartZookeeperOptions = {}): Promi
  * Starts a real ZooKeeper ensemble of `size` members (3 by default) on free loopback ports,
  * each in its own temporary directory with its `myid`; resolves once every member serves
  * clients (a leader was elected and the followers synced). Members can be stopped, killed,
- * paused and restarted one by one; `link` puts a proxy on every peer connection so a test can
- * cut one member off (see StartEnsembleOptions).
+ * paused and restarted one by one; `partitionable` puts a proxy on every peer connection so
+ * that `cut()` isolates one member.
  */
 export async function startZookeeperEnsemble(options: StartEnsembleOptions = {}): Promise<ZookeeperEnsemble> {
   const size = options.size ?? 3;
@@ -287,9 +292,15 @@ export async function startZookeeperEnsemble(options: StartEnsembleOptions = {})
   for (let myid = 1; myid <= size; myid++) {
     ports.push({ myid, client: await freePort(), quorum: await freePort(), election: await freePort() });
   }
-  // Each member's view of the others' peer ports: through `link` when given.
+  // Each member's view of the others' peer ports: through a proxy per link when partitionable.
   const views = new Map<string, number>();
-  const link = options.link ?? (async (_from, _to, port) => port);
+  const links: { from: number; to: number; proxy: TcpProxy }[] = [];
+  const link = async (from: number, to: number, port: number): Promise<number> => {
+    if (!options.partitionable) return port;
+    const proxy = await TcpProxy.start(`127.0.0.1:${port}`);
+    links.push({ from, to, proxy });
+    return Number(new URL(proxy.url).port);
+  };
   for (const from of ports) {
     for (const to of ports) {
       if (from === to) continue;
@@ -351,8 +362,16 @@ export async function startZookeeperEnsemble(options: StartEnsembleOptions = {})
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     },
+    cut(member, mode = 'reset') {
+      if (!options.partitionable) throw new Error('cut() needs an ensemble started with partitionable: true');
+      for (const l of links) if (l.from === member.myid || l.to === member.myid) l.proxy.setMode(mode);
+    },
+    heal() {
+      for (const l of links) l.proxy.setMode('pass');
+    },
     async close() {
       await Promise.all(members.map((m) => m.stop()));
+      for (const l of links.splice(0)) await l.proxy.close();
       removeScratch(root);
     },
   };

@@ -6,11 +6,14 @@ import { parseLayout } from '../layouts.js';
 export const machineId: Command = {
   name: 'machine-id',
   summary: 'print the machine ID the other commands would use (--explain: and why)',
-  help: commandHelp(`Usage: ids machine-id [--layout SPEC] [--machine-id N] [--explain] [--json]
+  help: commandHelp(`Usage: ids machine-id [--layout SPEC] [--machine-id N] [--zookeeper ZK] [--explain] [--json]
 
 Prints the machine ID \`ids generate\` would use. The steps, in order:
   --machine-id        the flag
   explicit ID         the IDS_MACHINE_ID environment variable
+  Redis claim         with IDS_REDIS_URL set: an ID claimed in that Redis (@ids/machine-redis)
+  ZooKeeper claim     with --zookeeper or IDS_ZOOKEEPER_CONNECT: an ID held by a ZooKeeper
+                      session (@ids/machine-zookeeper); a store that fails stops the choice
   Kubernetes ordinal  in Kubernetes (KUBERNETES_SERVICE_HOST set), a StatefulSet pod's ordinal
                       (IDS_POD_INDEX, else the number ending HOSTNAME) plus IDS_ORDINAL_OFFSET;
                       a name ending like a random pod suffix (node-agent-24657, a DaemonSet's
@@ -31,6 +34,8 @@ Options:
 ${LAYOUT_HELP}
                         (default sonyflake; gives the machine field's width)
   -m, --machine-id N    an explicit machine ID
+      --zookeeper ZK    a ZooKeeper to claim the ID in: host:port[,host:port...][/chroot]
+                        (else IDS_ZOOKEEPER_CONNECT)
       --explain         say which step produced the ID and why the earlier ones did not
       --json            print a JSON object with the ID and the trail of steps
 `),
@@ -40,13 +45,14 @@ ${LAYOUT_HELP}
       options: {
         layout: OPTIONS.layout,
         'machine-id': OPTIONS['machine-id'],
+        zookeeper: { type: 'string' },
         explain: { type: 'boolean' },
         json: OPTIONS.json,
       },
       allowPositionals: false,
     });
     const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
-    const auto = await machineIdFor(layout, values['machine-id'], io);
+    const auto = await machineIdFor(layout, values['machine-id'], io, values.zookeeper);
     // Only shown, not used: a claim taken to show it is given back at once.
     if (typeof auto.machineId !== 'number') await auto.machineId.release();
     if (values.json) {
