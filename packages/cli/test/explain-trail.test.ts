@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { type AutoMachineId, autoMachineId } from '@ids/machine-file';
 import { describe, expect, it } from 'vitest';
 
-const cli = join(__dirname, '..', 'dist', 'cli.js');
+const cli = join(__dirname, '..', 'bin', 'ids.js');
 const server = join(dirname(createRequire(__filename).resolve('@ids/server/package.json')), 'dist', 'bin.js');
 
 const claims = join(mkdtempSync(join(tmpdir(), 'ids-trail-')), 'claims');

@@ -1,6 +1,6 @@
 // Several processes on one machine-ID field in a real ZooKeeper: 40 claiming at once, and a
 // holder paused past its session timeout. Every ID of every process is collected and compared.
-import { decompose } from '@ids/engine';
+import { decomposeIn } from '@ids/engine';
 import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -42,7 +42,7 @@ describe.skipIf(!hasZookeeper())('processes sharing a machine-ID field in a real
     await until(() => issuers.every((i) => i.ids.length > 0), WAIT_MS, 'all 40 issuing');
     // The machine ID each process issues under, read back from its IDs.
     const layout = layoutWith(6);
-    const machines = issuers.map((i) => Number(decompose(layout, i.ids[0]!.id).machine));
+    const machines = issuers.map((i) => Number(decomposeIn(layout, i.ids[0]!.id).machine));
     expect(new Set(machines).size).toBe(40);
     expect(machines.every((m) => m >= 0 && m < 64)).toBe(true);
     await Promise.all(issuers.map((i) => i.stop()));

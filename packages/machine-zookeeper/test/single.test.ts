@@ -1,6 +1,6 @@
 // One real ZooKeeper server: claims, recorded times, release, a full field, and nodes this
 // package did not write.
-import { IdGenerator, MachineIdProviderError } from '@ids/engine';
+import { checkGeneratorOptions, IdGenerator, MachineIdProviderError } from '@ids/engine';
 import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -39,7 +39,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     const node = await admin.getData(`${path}/claims/${held.machineId}`);
     expect(node?.stat.owner).toBe(held.leaseId);
     expect(JSON.parse(node!.data)).toMatchObject({ pid: process.pid });
-    const generator = new IdGenerator({ layout, machineId: held });
+    const generator = new IdGenerator(checkGeneratorOptions({ layout, machineId: held }));
     await generator.nextId();
     const reached = Date.now() + 5;
     await held.record(reached);
