@@ -42,7 +42,11 @@ export interface HostClaimOptions {
    * else InvalidArgumentError. `min === max` claims exactly that ID (MachineIdHeldError if taken).
    */
   readonly max?: number;
-  /** The clock the generator uses (records are Unix ms of it). Default: the engine's wall clock. */
+  /**
+   * The clock the generator uses (records are Unix ms of it). Default: the engine's wall clock,
+   * whose renewals run on this package's renewal thread; with another clock, or another `files`,
+   * they run on timers of the holder's thread, where a blocked event loop holds them up.
+   */
   readonly clock?: Clock;
   /**
    * How often, in ms, the claim file's record is renewed (and the generator's tick taken).
@@ -89,8 +93,9 @@ export interface TakenOver {
  * A machine ID held through a file in the claim directory. The generator adopts it (see
  * MachineIdClaim): it starts after `notBefore`, calls `record` with its tick, and `release` on
  * close. Meanwhile the claim renews its record every `recordIntervalMs` to `recordAheadMs` past
- * the clock, checking each time that the file is still its own; if it is not, `signal` aborts
- * with ClaimLostError and the generator stops issuing IDs.
+ * the clock (on the system clock from a worker thread, see renewal.ts, so a blocked event loop
+ * does not hold it up), checking each time that the file is still its own; if it is not,
+ * `signal` aborts with ClaimLostError and the generator stops issuing IDs.
  */
 export class HostClaim implements MachineIdClaim {
   /** The ID held: from `min` to `max` of the options that made it. */
@@ -262,8 +267,8 @@ export class HostClaim implements MachineIdClaim {
 
   /**
    * Renews the record now: `recordAheadMs` past the clock (or the generator's tick, if later),
-   * after checking that the file is still this claim's. The timer calls it every
-   * `recordIntervalMs`. Write errors go to `onError`; a file found replaced or removed aborts
+   * after checking that the file is still this claim's, from this thread. The periodic renewals
+   * call it every `recordIntervalMs` when they run on this thread (an injected clock or files). Write errors go to `onError`; a file found replaced or removed aborts
    * `signal` with ClaimLostError.
    */
   refresh(): Promise<void> {
@@ -276,7 +281,7 @@ export class HostClaim implements MachineIdClaim {
 
   /**
    * Called by the generator before each ID: when the clock has come within VERIFY_MARGIN_MS of
-   * the record the file holds (the timer's renewals fell behind: a busy event loop, a slow disk),
+   * the record the file holds (the periodic renewals fell behind: a starved process, a slow disk),
    * renews it now, synchronously, so no ID is ever issued for a time past the record. A process of
    * another PID namespace judges this claim by that record alone. If the record cannot be renewed
    * and the clock has passed it, the claim is lost (`signal` aborts with ClaimLostError).
@@ -349,7 +354,7 @@ export class HostClaim implements MachineIdClaim {
   }
 }
 
-/** `verify` renews synchronously once the clock is this close to the record (the timer renews every recordIntervalMs). */
+/** `verify` renews synchronously once the clock is this close to the record (the periodic renewals run every recordIntervalMs). */
 const VERIFY_MARGIN_MS = 50;
 
 /** Lists the claim directory, creating it if needed. @throws ClaimDirError. */

@@ -29,9 +29,10 @@ import { type Context, newNonce, replace, sweepTokens, take } from './takeover.j
 export const DEFAULT_LOCK_RENEW_INTERVAL_MS = 1000;
 
 /**
- * Default `recordAheadMs` of a lock file: long, because what a lock guards may block the event
- * loop, and with it every renewal, for a long time (PGlite creating a database: 20 s and more on
- * a loaded machine).
+ * Default `recordAheadMs` of a lock file: long, so that a holder whose renewals are held up for a
+ * long time keeps its lock. On the system clock they run on a thread of their own, which a
+ * blocked event loop (PGlite creating a database: 20 s and more on a loaded machine) does not
+ * hold up; a process starved as a whole, or an injected clock's renewals on the event loop, are.
  */
 export const DEFAULT_LOCK_RECORD_AHEAD_MS = 60_000;
 
@@ -49,12 +50,17 @@ export interface FileLockOptions {
    * namespace (another container sharing the directory and the host name) judges the lock by
    * this record, since it cannot see the holder's pid: a lock whose record lapsed more than
    * FOREIGN_CLAIM_GRACE_MS ago counts as abandoned there. So a holder may go this long plus the
-   * grace without a renewal (its event loop blocked) and keep its lock, and a new container waits
+   * grace without a renewal (starved as a whole; on an injected clock, its event loop blocked) and
+   * keep its lock, and a new container waits
    * as long after its predecessor was killed. Default 60,000; an integer from `renewIntervalMs`
    * to 86,400,000 (a day), else InvalidArgumentError.
    */
   readonly recordAheadMs?: number;
-  /** The clock of the renewals (Unix ms). Default: the engine's wall clock. */
+  /**
+   * The clock of the renewals (Unix ms). Default: the engine's wall clock, whose renewals run on
+   * this package's renewal thread; with another clock, or another `files`, they run on timers of
+   * the holder's thread, where a blocked event loop holds them up.
+   */
   readonly clock?: Clock;
   /** Receives errors of the periodic renewal and of sweeping. Default: a process warning. */
   readonly onError?: (error: unknown) => void;
