@@ -9,6 +9,7 @@
 // the file holds, the generator's latest tick, a state, and a mutex that puts one renewal or
 // release at a time between the check of the file and the rename.
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { errorText } from '@ids/engine';
 import { FileWriteError } from './errors.js';
 import { unlinkQuiet } from './files.js';
 import type { Identity } from './process.js';
@@ -88,6 +89,8 @@ export class Holding {
    * it (Atomics.wait, on any thread) is short.
    */
   locked<T>(fn: () => T): T {
+    // Never left held: `fn` is synchronous and released in `finally`, and the renewal thread is
+    // never terminated by this package (Node stops it only after the 'exit' listeners ran).
     while (Atomics.compareExchange(this.#ints, MUTEX, 0, 1) !== 0) Atomics.wait(this.#ints, MUTEX, 1, 100);
     try {
       return fn();
@@ -248,7 +251,14 @@ export function startRenewals(
     timer = setInterval(renew, spec.intervalMs);
     timer.unref();
   };
-  const thread = onThread ? renewalThread() : undefined;
+  let thread: RenewalThread | undefined;
+  if (onThread) {
+    try {
+      thread = renewalThread();
+    } catch (error) {
+      listener.failed(threadFailure(error)); // Not even started: this holding renews on timers.
+    }
+  }
   const id = thread?.add(spec, holding, {
     ...listener,
     orphaned(error) {
@@ -282,7 +292,7 @@ class RenewalThread {
   readonly #port: MessagePort;
   readonly #jobs = new Map<number, Job>();
   #next = 1;
-  #failed: Error | undefined;
+  #failed: unknown;
 
   constructor() {
     const { port1, port2 } = new MessageChannel();
@@ -304,7 +314,7 @@ class RenewalThread {
   /** Starts renewing a holding; undefined once the thread has failed (the caller renews itself). */
   add(spec: RenewalSpec, holding: Holding, job: Job): number | undefined {
     if (this.#failed !== undefined) {
-      job.failed(this.#failure(this.#failed));
+      job.failed(threadFailure(this.#failed));
       return undefined;
     }
     const id = this.#next++;
@@ -336,26 +346,26 @@ class RenewalThread {
     } else job.failed(fromWire(message.failed));
   }
 
-  #fail(error: Error): void {
+  #fail(error: unknown): void {
     if (this.#failed !== undefined) return;
     this.#failed = error;
     this.deliver(); // What it reported before it failed.
     const jobs = [...this.#jobs.values()];
     this.#jobs.clear();
-    for (const job of jobs) job.orphaned(this.#failure(error));
-  }
-
-  #failure(error: Error): FileWriteError {
-    return new FileWriteError(
-      `the renewal thread of held claim and lock files failed (${error.message}); their records are renewed by timers of the holder's thread instead, which a blocked event loop holds up`,
-      { cause: error },
-    );
+    for (const job of jobs) job.orphaned(threadFailure(error));
   }
 }
 
-let thread: RenewalThread | undefined;
+function threadFailure(error: unknown): FileWriteError {
+  return new FileWriteError(
+    `the renewal thread of held claim and lock files failed (${errorText(error)}); their records are renewed by timers of the holder's thread instead, which a blocked event loop holds up`,
+    { cause: error },
+  );
+}
+
+let started: RenewalThread | undefined;
 
 function renewalThread(): RenewalThread {
-  thread ??= new RenewalThread();
-  return thread;
+  started ??= new RenewalThread();
+  return started;
 }

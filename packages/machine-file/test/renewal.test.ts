@@ -7,8 +7,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { claimHostMachineId, FOREIGN_CLAIM_GRACE_MS, lockFile } from '../src/index.js';
-import { tempDir } from './helpers.js';
+import {
+  ClaimLostError,
+  claimHostMachineId,
+  FOREIGN_CLAIM_GRACE_MS,
+  LockLostError,
+  lockFile,
+} from '../src/index.js';
+import { record, tempDir, writeRecord } from './helpers.js';
 
 const DIST = pathToFileURL(join(__dirname, '..', 'dist', 'index.js')).href;
 const AHEAD = 200;
@@ -175,5 +181,44 @@ describe.concurrent('renewals on their own thread, in real processes', () => {
     claim.release();
     // The temporary file of a renewal the kill cut short, if any, is swept by the takeovers.
     expect(readdirSync(dir).sort()).toEqual([`${id}.claim`, 'ids.lock']);
+  }, 120_000);
+});
+
+describe('a loss the renewal thread finds', () => {
+  it('is seen by verify() on a main thread that never turned its event loop, with the reason the thread gave', () => {
+    const dir = tempDir();
+    const lock = lockFile(join(dir, 'ids.lock'), {
+      what: 'the test directory',
+      renewIntervalMs: 10,
+      releaseOnExit: false,
+    });
+    const claim = claimHostMachineId(8, { dir, recordIntervalMs: 10, releaseOnExit: false });
+    // Another process's holdings replace both files (as a takeover after a false verdict would).
+    writeRecord(dir, 'ids.lock', record({ pid: 555 }));
+    writeRecord(dir, `${claim.machineId}.claim`, record({ pid: 556 }));
+    // Blocked from here on: only the renewal thread can find the files replaced, and only shared
+    // memory and a synchronous read of its messages can tell this thread.
+    const cell = new Int32Array(new SharedArrayBuffer(4));
+    let lockError: unknown;
+    for (const start = Date.now(); Date.now() - start < 60_000; Atomics.wait(cell, 0, 0, 10)) {
+      try {
+        lock.verify();
+      } catch (error) {
+        lockError = error;
+      }
+      claim.verify();
+      if (lockError !== undefined && claim.signal.aborted) break;
+    }
+    expect(lockError).toBeInstanceOf(LockLostError);
+    expect((lockError as Error).message).toMatch(
+      /^the test directory: its lock .*ids\.lock was lost: the file now holds pid 555's held record$/,
+    );
+    expect(claim.signal.reason).toBeInstanceOf(ClaimLostError);
+    expect(claim.signal.reason.message).toMatch(/was lost: the file now holds pid 556's held claim/);
+    // Neither release writes over the new holders.
+    lock.release();
+    claim.release();
+    expect(JSON.parse(readFileSync(join(dir, 'ids.lock'), 'utf8')).pid).toBe(555);
+    expect(JSON.parse(readFileSync(join(dir, `${claim.machineId}.claim`), 'utf8')).pid).toBe(556);
   }, 120_000);
 });
