@@ -185,14 +185,17 @@ describe.concurrent('renewals on their own thread, in real processes', () => {
 });
 
 describe('a loss the renewal thread finds', () => {
-  it('is seen by verify() on a main thread that never turned its event loop, with the reason the thread gave', () => {
+  it('is seen by verify() on a main thread blocked since, long before the record lapses, with the reason the thread gave', () => {
     const dir = tempDir();
+    // Records 10 minutes ahead: verify() has no reason to renew (and so look at the file) itself.
+    const recordAheadMs = 600_000;
     const lock = lockFile(join(dir, 'ids.lock'), {
       what: 'the test directory',
       renewIntervalMs: 10,
+      recordAheadMs,
       releaseOnExit: false,
     });
-    const claim = claimHostMachineId(8, { dir, recordIntervalMs: 10, releaseOnExit: false });
+    const claim = claimHostMachineId(8, { dir, recordIntervalMs: 10, recordAheadMs, releaseOnExit: false });
     // Another process's holdings replace both files (as a takeover after a false verdict would).
     writeRecord(dir, 'ids.lock', record({ pid: 555 }));
     writeRecord(dir, `${claim.machineId}.claim`, record({ pid: 556 }));
