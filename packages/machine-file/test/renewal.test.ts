@@ -3,7 +3,7 @@
 // them, and one killed with -9 frees them at once. Real child processes on the system clock, with
 // short records (recordAheadMs 200, renewed every 50 ms), against the 10 s FOREIGN_CLAIM_GRACE_MS.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -196,9 +196,14 @@ describe('a loss the renewal thread finds', () => {
       releaseOnExit: false,
     });
     const claim = claimHostMachineId(8, { dir, recordIntervalMs: 10, recordAheadMs, releaseOnExit: false });
-    // Another process's holdings replace both files (as a takeover after a false verdict would).
-    writeRecord(dir, 'ids.lock', record({ pid: 555 }));
-    writeRecord(dir, `${claim.machineId}.claim`, record({ pid: 556 }));
+    // Another process's holdings replace both files, whole (renamed into place, as a takeover
+    // does: a renewal reading a half-written file would find it corrupt, and lost for that reason).
+    const replace = (name: string, pid: number) => {
+      writeRecord(dir, 'replacement', record({ pid }));
+      renameSync(join(dir, 'replacement'), join(dir, name));
+    };
+    replace('ids.lock', 555);
+    replace(`${claim.machineId}.claim`, 556);
     // Blocked from here on: only the renewal thread can find the files replaced, and only shared
     // memory and a synchronous read of its messages can tell this thread.
     const cell = new Int32Array(new SharedArrayBuffer(4));
