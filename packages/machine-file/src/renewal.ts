@@ -53,7 +53,7 @@ export class Holding {
     if (from instanceof SharedArrayBuffer) return;
     this.persisted = from.persisted;
     this.exact = Number.NEGATIVE_INFINITY;
-    this.latestNow = from.now;
+    this.#store(LATEST_NOW, from.now);
   }
 
   get held(): boolean {
@@ -78,9 +78,6 @@ export class Holding {
   }
   get latestNow(): number {
     return this.#load(LATEST_NOW);
-  }
-  set latestNow(value: number) {
-    this.#store(LATEST_NOW, value);
   }
 
   /**
@@ -127,7 +124,12 @@ export class Holding {
 
   /** The record a renewal at `now` writes: `aheadMs` past the clock, never below what was recorded or the generator's tick. */
   next(now: number, aheadMs: number): number {
-    if (now > this.latestNow) this.latestNow = now;
+    // Both threads renew: a compare-and-exchange, so that the later clock of two is never lost.
+    for (let seen = Atomics.load(this.#bits, LATEST_NOW - 1); now > toFloat(seen); ) {
+      const found = Atomics.compareExchange(this.#bits, LATEST_NOW - 1, seen, toBits(now));
+      if (found === seen) break;
+      seen = found;
+    }
     return Math.max(this.persisted, this.exact, now + aheadMs);
   }
 
@@ -162,13 +164,21 @@ export class Holding {
   }
 
   #load(index: number): number {
-    scratchBits[0] = Atomics.load(this.#bits, index - 1);
-    return scratch[0] as number;
+    return toFloat(Atomics.load(this.#bits, index - 1));
   }
   #store(index: number, value: number): void {
-    scratch[0] = value;
-    Atomics.store(this.#bits, index - 1, scratchBits[0] as bigint);
+    Atomics.store(this.#bits, index - 1, toBits(value));
   }
+}
+
+function toFloat(bits: bigint): number {
+  scratchBits[0] = bits;
+  return scratch[0] as number;
+}
+
+function toBits(value: number): bigint {
+  scratch[0] = value;
+  return scratchBits[0] as bigint;
 }
 
 /** What a renewal needs to know of a held file: plain data, so it passes to the renewal thread. */
