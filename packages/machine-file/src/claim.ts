@@ -17,18 +17,11 @@ import {
   NoFreeMachineIdError,
 } from './errors.js';
 import { atExit } from './exit.js';
-import {
-  type FileSystem,
-  makeDir,
-  nodeFileSystem,
-  sweepTemps,
-  unlinkQuiet,
-  writeTemp,
-  writeTempSync,
-} from './files.js';
+import { type FileSystem, makeDir, nodeFileSystem, sweepTemps, writeTemp, writeTempSync } from './files.js';
 import { identityOf, type ProcessTable, systemProcesses } from './process.js';
 import { type ClaimRecord, formatRecord } from './record.js';
-import { type Context, commitRenewal, newNonce, replace, sweepTokens, take } from './takeover.js';
+import { Holding, type RenewalSpec, type Renewals, startRenewals } from './renewal.js';
+import { type Context, newNonce, replace, sweepTokens, take } from './takeover.js';
 
 /** Default `recordIntervalMs` of a host claim. */
 export const DEFAULT_CLAIM_RECORD_INTERVAL_MS = 500;
@@ -46,7 +39,11 @@ export interface HostClaimOptions {
    * else InvalidArgumentError. `min === max` claims exactly that ID (MachineIdHeldError if taken).
    */
   readonly max?: number;
-  /** The clock the generator uses (records are Unix ms of it). Default: the engine's wall clock. */
+  /**
+   * The clock the generator uses (records are Unix ms of it). Default: the engine's wall clock,
+   * whose renewals run on this package's renewal thread; with another clock, or another `files`,
+   * they run on timers of the holder's thread, where a blocked event loop holds them up.
+   */
   readonly clock?: Clock;
   /**
    * How often, in ms, the claim file's record is renewed (and the generator's tick taken).
@@ -93,8 +90,9 @@ export interface TakenOver {
  * A machine ID held through a file in the claim directory. The generator adopts it (see
  * MachineIdClaim): it starts after `notBefore`, calls `record` with its tick, and `release` on
  * close. Meanwhile the claim renews its record every `recordIntervalMs` to `recordAheadMs` past
- * the clock, checking each time that the file is still its own; if it is not, `signal` aborts
- * with ClaimLostError and the generator stops issuing IDs.
+ * the clock (on the system clock from a worker thread, see renewal.ts, so a blocked event loop
+ * does not hold it up), checking each time that the file is still its own; if it is not,
+ * `signal` aborts with ClaimLostError and the generator stops issuing IDs.
  */
 export class HostClaim implements MachineIdClaim {
   /** The ID held: from `min` to `max` of the options that made it. */
@@ -118,13 +116,12 @@ export class HostClaim implements MachineIdClaim {
   readonly #onError: (error: unknown) => void;
   readonly #abort = new AbortController();
   readonly #mine: ClaimRecord;
-  readonly #timer: ReturnType<typeof setInterval>;
+  readonly #spec: RenewalSpec;
+  /** The record the file holds (no ID is issued for a time past it, see `verify`), the generator's tick, the latest clock renewed at. */
+  readonly #holding: Holding;
+  readonly #renewals: Renewals;
   /** The most any holder so far has recorded: a release never goes below it. */
   readonly #floor: number;
-  /** The record the file holds: no ID is issued for a time past it (see `verify`). */
-  #persisted: number;
-  #exact = Number.NEGATIVE_INFINITY;
-  #latestNow: number;
   /** The renewal under way, if any: a release waits for it, so its temporary file does not outlive the claim. */
   #renewing: Promise<void> | undefined;
   #releasing = false;
@@ -145,6 +142,7 @@ export class HostClaim implements MachineIdClaim {
       onError: (e: unknown) => void;
       atExit: boolean;
       now: number;
+      onThread: boolean;
     },
   ) {
     this.#ctx = ctx;
@@ -168,10 +166,23 @@ export class HostClaim implements MachineIdClaim {
           };
     this.#why = previousWhy;
     this.#floor = previous?.recordedMs ?? Number.NEGATIVE_INFINITY;
-    this.#persisted = mine.recordedMs ?? Number.NEGATIVE_INFINITY;
-    this.#latestNow = settings.now;
-    this.#timer = setInterval(() => void this.refresh(), settings.intervalMs);
-    this.#timer.unref();
+    this.#spec = {
+      path,
+      dir: ctx.dir,
+      me: ctx.me,
+      mine,
+      aheadMs: settings.aheadMs,
+      intervalMs: settings.intervalMs,
+      holds: 'claim',
+    };
+    this.#holding = new Holding({
+      persisted: mine.recordedMs ?? Number.NEGATIVE_INFINITY,
+      now: settings.now,
+    });
+    this.#renewals = startRenewals(this.#spec, this.#holding, settings.onThread, () => void this.refresh(), {
+      lost: (why) => this.#lose(why),
+      failed: (error) => this.#onError(error),
+    });
     if (settings.atExit) atExit.add(this);
   }
 
@@ -192,7 +203,7 @@ export class HostClaim implements MachineIdClaim {
 
   /** Called by the generator with the last millisecond of the latest tick it used; only ever raises the record. */
   record(timeMs: number): void {
-    if (timeMs > this.#exact) this.#exact = timeMs;
+    if (timeMs > this.#holding.exact) this.#holding.exact = timeMs;
   }
 
   /**
@@ -204,6 +215,7 @@ export class HostClaim implements MachineIdClaim {
    * process until it exits, and is taken over after that like an abandoned one.
    */
   release(): void | Promise<void> {
+    this.#settle();
     if (this.#done || this.#releasing) return this.#renewing;
     this.#releasing = true;
     if (this.#renewing) return this.#renewing.then(() => this.#releaseNow());
@@ -216,10 +228,13 @@ export class HostClaim implements MachineIdClaim {
   }
 
   #releaseNow(): void {
-    const now = this.#clock.now();
-    // If the clock went back since the last renewal, IDs may be ahead of it: keep the record ahead.
-    const covered = now >= this.#latestNow ? now : Math.max(this.#persisted, now);
-    this.#finish(Math.max(this.#floor, this.#exact, covered));
+    this.#finish(() => {
+      const now = this.#clock.now();
+      const h = this.#holding;
+      // If the clock went back since the last renewal, IDs may be ahead of it: keep the record ahead.
+      const covered = now >= h.latestNow ? now : Math.max(h.persisted, now);
+      return Math.max(this.#floor, h.exact, covered);
+    });
   }
 
   /**
@@ -231,24 +246,26 @@ export class HostClaim implements MachineIdClaim {
   releaseAtExit(): void {
     if (this.#done) return;
     try {
-      this.#finish(Math.max(this.#floor, this.#exact, this.#persisted, this.#clock.now()));
+      const h = this.#holding;
+      this.#finish(() => Math.max(this.#floor, h.exact, h.persisted, this.#clock.now()));
     } catch {
       // Nothing can be reported at exit; the claim is taken over as abandoned once this process is gone.
     }
   }
 
-  #finish(recordedMs: number): void {
-    this.#done = true;
-    clearInterval(this.#timer);
-    atExit.delete(this);
-    if (this.signal.aborted) return; // Not ours any more: nothing to write.
-    replace(this.#ctx, this.path, { ...this.#mine, state: 'released', recordedMs });
+  /** Releases with the record `recordedMs` gives, read under the holding's mutex: no renewal moves it meanwhile. */
+  #finish(recordedMs: () => number): void {
+    this.#stop();
+    // Nothing is written when the claim is not ours any more.
+    this.#holding.finish(() => {
+      replace(this.#ctx, this.path, { ...this.#mine, state: 'released', recordedMs: recordedMs() });
+    });
   }
 
   /**
    * Renews the record now: `recordAheadMs` past the clock (or the generator's tick, if later),
-   * after checking that the file is still this claim's. The timer calls it every
-   * `recordIntervalMs`. Write errors go to `onError`; a file found replaced or removed aborts
+   * after checking that the file is still this claim's, from this thread. The periodic renewals
+   * call it every `recordIntervalMs` when they run on this thread (an injected clock or files). Write errors go to `onError`; a file found replaced or removed aborts
    * `signal` with ClaimLostError.
    */
   refresh(): Promise<void> {
@@ -261,45 +278,43 @@ export class HostClaim implements MachineIdClaim {
 
   /**
    * Called by the generator before each ID: when the clock has come within VERIFY_MARGIN_MS of
-   * the record the file holds (the timer's renewals fell behind: a busy event loop, a slow disk),
+   * the record the file holds (the periodic renewals fell behind: a starved process, a slow disk),
    * renews it now, synchronously, so no ID is ever issued for a time past the record. A process of
    * another PID namespace judges this claim by that record alone. If the record cannot be renewed
    * and the clock has passed it, the claim is lost (`signal` aborts with ClaimLostError).
    */
   verify(): void {
+    this.#settle();
     if (this.#done || this.#releasing) return;
     const now = this.#clock.now();
-    if (now < this.#persisted - VERIFY_MARGIN_MS) return;
-    const next = this.#nextRecord(now);
+    if (now < this.#holding.persisted - VERIFY_MARGIN_MS) return;
+    const recordedMs = this.#holding.next(now, this.#aheadMs);
     let temp: string;
     try {
-      temp = writeTempSync(this.#ctx.files, this.path, next.text, this.#ctx.me);
+      temp = writeTempSync(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
     } catch (error) {
       this.#onError(error);
-      if (now >= this.#persisted)
+      if (this.#holding.loseIfLapsed(now))
         this.#lose(`its record could not be renewed past the clock: ${errorText(error)}`);
       return;
     }
-    this.#commit(temp, next.recordedMs);
+    this.#commit(temp, recordedMs);
   }
 
-  /** The record a renewal at `now` writes: past the clock by recordAheadMs, never below what was recorded. */
-  #nextRecord(now: number): { recordedMs: number; text: string } {
-    this.#latestNow = Math.max(this.#latestNow, now);
-    const recordedMs = Math.max(this.#persisted, this.#exact, now + this.#aheadMs);
-    return { recordedMs, text: formatRecord({ ...this.#mine, recordedMs }) };
+  #text(recordedMs: number): string {
+    return formatRecord({ ...this.#mine, recordedMs });
   }
 
   async #renew(): Promise<void> {
-    const next = this.#nextRecord(this.#clock.now());
+    const recordedMs = this.#holding.next(this.#clock.now(), this.#aheadMs);
     let temp: string;
     try {
-      temp = await writeTemp(this.#ctx.files, this.path, next.text, this.#ctx.me);
+      temp = await writeTemp(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
     } catch (error) {
       this.#onError(error);
       return;
     }
-    this.#commit(temp, next.recordedMs);
+    this.#commit(temp, recordedMs);
   }
 
   /**
@@ -307,29 +322,36 @@ export class HostClaim implements MachineIdClaim {
    * the rename), if the file still holds this claim and nothing renewed further meanwhile.
    */
   #commit(temp: string, recordedMs: number): void {
-    if (this.#done) {
-      unlinkQuiet(this.#ctx.files, temp);
-      return;
-    }
-    const renewal = { nonce: this.#mine.nonce, recordedMs, persisted: this.#persisted };
-    const outcome = commitRenewal(this.#ctx, this.path, temp, renewal, 'claim');
-    if (outcome.kind === 'failed') this.#onError(outcome.error);
-    if (outcome.kind === 'written' || (outcome.kind === 'lost' && outcome.written))
-      this.#persisted = recordedMs;
-    if (outcome.kind === 'lost') this.#lose(outcome.why);
+    const outcome = this.#holding.commit(this.#ctx, this.#spec, temp, recordedMs);
+    if (outcome === undefined)
+      this.#settle(); // Released here, or found lost by the renewal thread.
+    else if (outcome.kind === 'failed') this.#onError(outcome.error);
+    else if (outcome.kind === 'lost') this.#lose(outcome.why);
+  }
+
+  /** Takes in a loss the renewal thread found and this thread's event loop has not delivered yet. */
+  #settle(): void {
+    if (this.#done || !this.#holding.lost) return;
+    this.#renewals.deliver();
+    if (!this.#done) this.#lose('a renewal found it lost');
+  }
+
+  #stop(): void {
+    this.#done = true;
+    this.#renewals.stop();
+    atExit.delete(this);
   }
 
   #lose(why: string): void {
-    this.#done = true;
-    clearInterval(this.#timer);
-    atExit.delete(this);
+    if (this.#done) return;
+    this.#stop();
     this.#abort.abort(
       new ClaimLostError(`the claim on machine ID ${this.machineId} was lost: ${why} (${this.path})`),
     );
   }
 }
 
-/** `verify` renews synchronously once the clock is this close to the record (the timer renews every recordIntervalMs). */
+/** `verify` renews synchronously once the clock is this close to the record (the periodic renewals run every recordIntervalMs). */
 const VERIFY_MARGIN_MS = 50;
 
 /** Lists the claim directory, creating it if needed. @throws ClaimDirError. */
@@ -462,6 +484,8 @@ export function claimHostMachineId(bits: number, options: HostClaimOptions = {})
         onError,
         atExit: options.releaseOnExit ?? true,
         now,
+        // The renewal thread has the system clock and node:fs; injected ones stay on this thread.
+        onThread: clock === wallClock && files === nodeFileSystem,
       });
     } catch (error) {
       // Taken but not usable: give it back rather than leave it held by nobody.

@@ -12,26 +12,20 @@ import {
   LockLostError,
 } from './errors.js';
 import { atExit, type ReleasedAtExit } from './exit.js';
-import {
-  type FileSystem,
-  makeDir,
-  nodeFileSystem,
-  sweepTemps,
-  unlinkQuiet,
-  writeTemp,
-  writeTempSync,
-} from './files.js';
+import { type FileSystem, makeDir, nodeFileSystem, sweepTemps, writeTemp, writeTempSync } from './files.js';
 import { identityOf, type ProcessTable, systemProcesses } from './process.js';
 import { type ClaimRecord, formatRecord, readRecord } from './record.js';
-import { type Context, commitRenewal, newNonce, replace, sweepTokens, take } from './takeover.js';
+import { Holding, type RenewalSpec, type Renewals, startRenewals } from './renewal.js';
+import { type Context, newNonce, replace, sweepTokens, take } from './takeover.js';
 
 /** Default `renewIntervalMs` of a lock file. */
 export const DEFAULT_LOCK_RENEW_INTERVAL_MS = 1000;
 
 /**
- * Default `recordAheadMs` of a lock file: long, because what a lock guards may block the event
- * loop, and with it every renewal, for a long time (PGlite creating a database: 20 s and more on
- * a loaded machine).
+ * Default `recordAheadMs` of a lock file: long, so that a holder whose renewals are held up for a
+ * long time keeps its lock. On the system clock they run on a thread of their own, which a
+ * blocked event loop (PGlite creating a database: 20 s and more on a loaded machine) does not
+ * hold up; a process starved as a whole, or an injected clock's renewals on the event loop, are.
  */
 export const DEFAULT_LOCK_RECORD_AHEAD_MS = 60_000;
 
@@ -49,12 +43,17 @@ export interface FileLockOptions {
    * namespace (another container sharing the directory and the host name) judges the lock by
    * this record, since it cannot see the holder's pid: a lock whose record lapsed more than
    * FOREIGN_CLAIM_GRACE_MS ago counts as abandoned there. So a holder may go this long plus the
-   * grace without a renewal (its event loop blocked) and keep its lock, and a new container waits
+   * grace without a renewal (starved as a whole; on an injected clock, its event loop blocked) and
+   * keep its lock, and a new container waits
    * as long after its predecessor was killed. Default 60,000; an integer from `renewIntervalMs`
    * to 86,400,000 (a day), else InvalidArgumentError.
    */
   readonly recordAheadMs?: number;
-  /** The clock of the renewals (Unix ms). Default: the engine's wall clock. */
+  /**
+   * The clock of the renewals (Unix ms). Default: the engine's wall clock, whose renewals run on
+   * this package's renewal thread; with another clock, or another `files`, they run on timers of
+   * the holder's thread, where a blocked event loop holds them up.
+   */
   readonly clock?: Clock;
   /** Receives errors of the periodic renewal and of sweeping. Default: a process warning. */
   readonly onError?: (error: unknown) => void;
@@ -157,13 +156,16 @@ export function lockFile(path: string, options: FileLockOptions = {}): FileLock 
     aheadMs,
     onError,
     atExit: options.releaseOnExit ?? true,
+    // The renewal thread has the system clock and node:fs; injected ones stay on this thread.
+    onThread: clock === wallClock && files === nodeFileSystem,
   });
 }
 
 /**
  * A lock file held by this process (see `lockFile`). It renews its record every `renewIntervalMs`
  * to `recordAheadMs` past the clock, checking each time that the file is still its own; if not,
- * `signal` aborts with LockLostError.
+ * `signal` aborts with LockLostError. On the system clock the renewals run on a worker thread
+ * (see renewal.ts), so a blocked event loop (PGlite opening its directory) does not hold them up.
  */
 export class FileLock implements ReleasedAtExit {
   /** The lock file. */
@@ -181,14 +183,13 @@ export class FileLock implements ReleasedAtExit {
   readonly signal: AbortSignal;
   readonly #ctx: Context;
   readonly #what: string;
-  readonly #mine: ClaimRecord;
+  readonly #spec: RenewalSpec;
+  readonly #holding: Holding;
   readonly #clock: Clock;
   readonly #aheadMs: number;
   readonly #onError: (error: unknown) => void;
   readonly #abort = new AbortController();
-  readonly #timer: ReturnType<typeof setInterval>;
-  /** The record the file holds: of the last renewal that reached the disk. */
-  #recorded: number;
+  readonly #renewals: Renewals;
   #renewing: Promise<void> | undefined;
   #done = false;
 
@@ -205,36 +206,51 @@ export class FileLock implements ReleasedAtExit {
       aheadMs: number;
       onError: (e: unknown) => void;
       atExit: boolean;
+      onThread: boolean;
     },
   ) {
     this.#ctx = ctx;
     this.path = path;
     this.#what = what;
-    this.#mine = mine;
     this.#clock = settings.clock;
     this.#aheadMs = settings.aheadMs;
     this.#onError = settings.onError;
-    this.#recorded = mine.recordedMs ?? Number.NEGATIVE_INFINITY;
     this.signal = this.#abort.signal;
     this.tookOver =
       previous === undefined
         ? undefined
         : { state: previous.state === 'released' ? 'released' : 'abandoned', pid: previous.pid };
-    this.#timer = setInterval(() => void this.renew(), settings.intervalMs);
-    this.#timer.unref();
+    this.#spec = {
+      path,
+      dir: ctx.dir,
+      me: ctx.me,
+      mine,
+      aheadMs: settings.aheadMs,
+      intervalMs: settings.intervalMs,
+      holds: 'record',
+    };
+    this.#holding = new Holding({
+      persisted: mine.recordedMs ?? Number.NEGATIVE_INFINITY,
+      now: settings.clock.now(),
+    });
+    this.#renewals = startRenewals(this.#spec, this.#holding, settings.onThread, () => void this.renew(), {
+      lost: (why) => this.#lose(why),
+      failed: (error) => this.#onError(error),
+    });
     if (settings.atExit) atExit.add(this);
   }
 
   /**
    * Call before each use of what the lock guards. Throws LockLostError when the lock was lost or
-   * released. When the timer's renewals fell behind (the process was stopped, or its event loop
-   * blocked) by half of `recordAheadMs`, it renews now, synchronously, so that what it guards is
-   * never used on a lock that a process of another PID namespace may have judged abandoned.
+   * released. When the renewals fell behind (the process was stopped or starved) by half of
+   * `recordAheadMs`, it renews now, synchronously, so that what it guards is never used on a
+   * lock that a process of another PID namespace may have judged abandoned.
    */
   verify(): void {
+    this.#settle();
     const now = this.#clock.now();
-    if (!this.#done && this.#recorded - now < this.#aheadMs / 2) {
-      const recordedMs = now + this.#aheadMs;
+    if (!this.#done && this.#holding.persisted - now < this.#aheadMs / 2) {
+      const recordedMs = this.#holding.next(now, this.#aheadMs);
       let temp: string | undefined;
       try {
         temp = writeTempSync(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
@@ -247,7 +263,7 @@ export class FileLock implements ReleasedAtExit {
     if (this.#done) throw new LockLostError(`${this.#what}: its lock ${this.path} was released`);
   }
 
-  /** Renews the time in the file now (the timer calls it). Write errors go to `onError`. */
+  /** Renews the time in the file now, from this thread. Write errors go to `onError`. */
   renew(): Promise<void> {
     if (this.#done) return Promise.resolve();
     this.#renewing ??= this.#renewAsync().finally(() => {
@@ -258,15 +274,15 @@ export class FileLock implements ReleasedAtExit {
 
   /**
    * Frees the lock: the file records `released` (and is taken by the next process without
-   * judging). Returns a Promise when a renewal is under way (it finishes first), else nothing.
+   * judging). Returns a Promise when a renewal of this thread is under way (it finishes first),
+   * else nothing.
    * @throws FileWriteError when the file cannot be written; the lock is then taken over once this
    * process is gone.
    */
   release(): void | Promise<void> {
+    this.#settle();
     if (this.#done) return this.#renewing;
-    this.#done = true;
-    clearInterval(this.#timer);
-    atExit.delete(this);
+    this.#stop();
     if (this.#renewing) return this.#renewing.then(() => this.#releaseNow());
     this.#releaseNow();
   }
@@ -279,8 +295,7 @@ export class FileLock implements ReleasedAtExit {
   /** @internal Called by this package's exit hook; errors are swallowed (nothing can report them then). */
   releaseAtExit(): void {
     if (this.#done) return;
-    this.#done = true;
-    clearInterval(this.#timer);
+    this.#stop();
     try {
       this.#releaseNow(); // Without waiting for a renewal under way: nothing runs after 'exit'.
     } catch {
@@ -288,19 +303,26 @@ export class FileLock implements ReleasedAtExit {
     }
   }
 
+  #stop(): void {
+    this.#done = true;
+    this.#renewals.stop();
+    atExit.delete(this);
+  }
+
   #releaseNow(): void {
-    if (this.signal.aborted) return; // Not ours any more: nothing to write.
-    // Never overwrite another's holding, should it have been taken without our noticing yet.
-    if (readRecord(this.#ctx.files, this.path)?.nonce !== this.#mine.nonce) return;
-    replace(this.#ctx, this.path, { ...this.#mine, state: 'released', recordedMs: null });
+    this.#holding.finish(() => {
+      // Never overwrite another's holding, should it have been taken without our noticing yet.
+      if (readRecord(this.#ctx.files, this.path)?.nonce !== this.#spec.mine.nonce) return;
+      replace(this.#ctx, this.path, { ...this.#spec.mine, state: 'released', recordedMs: null });
+    });
   }
 
   #text(recordedMs: number): string {
-    return formatRecord({ ...this.#mine, recordedMs });
+    return formatRecord({ ...this.#spec.mine, recordedMs });
   }
 
   async #renewAsync(): Promise<void> {
-    const recordedMs = this.#clock.now() + this.#aheadMs;
+    const recordedMs = this.#holding.next(this.#clock.now(), this.#aheadMs);
     let temp: string;
     try {
       temp = await writeTemp(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
@@ -313,22 +335,23 @@ export class FileLock implements ReleasedAtExit {
 
   /** Puts a renewed record in place, synchronously, if the file still holds this lock. */
   #commit(temp: string, recordedMs: number): void {
-    if (this.#done) {
-      unlinkQuiet(this.#ctx.files, temp);
-      return;
-    }
-    const renewal = { nonce: this.#mine.nonce, recordedMs, persisted: this.#recorded };
-    const outcome = commitRenewal(this.#ctx, this.path, temp, renewal, 'record');
-    if (outcome.kind === 'failed') this.#onError(outcome.error);
-    if (outcome.kind === 'written' || (outcome.kind === 'lost' && outcome.written))
-      this.#recorded = recordedMs;
-    if (outcome.kind === 'lost') this.#lose(outcome.why);
+    const outcome = this.#holding.commit(this.#ctx, this.#spec, temp, recordedMs);
+    if (outcome === undefined)
+      this.#settle(); // Released here, or found lost by the renewal thread.
+    else if (outcome.kind === 'failed') this.#onError(outcome.error);
+    else if (outcome.kind === 'lost') this.#lose(outcome.why);
+  }
+
+  /** Takes in a loss the renewal thread found and this thread's event loop has not delivered yet. */
+  #settle(): void {
+    if (this.#done || !this.#holding.lost) return;
+    this.#renewals.deliver();
+    if (!this.#done) this.#lose('a renewal found it lost');
   }
 
   #lose(why: string): void {
-    this.#done = true;
-    clearInterval(this.#timer);
-    atExit.delete(this);
+    if (this.#done) return;
+    this.#stop();
     this.#abort.abort(new LockLostError(`${this.#what}: its lock ${this.path} was lost: ${why}`));
   }
 }
