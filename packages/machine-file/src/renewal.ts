@@ -9,7 +9,7 @@
 // the file holds, the generator's latest tick, a state, and a mutex that puts one renewal or
 // release at a time between the check of the file and the rename.
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
-import { errorText } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import { FileWriteError } from './errors.js';
 import { unlinkQuiet } from './files.js';
 import type { Identity } from './process.js';
