@@ -179,7 +179,7 @@ describe('the event loop under a saturated async caller', () => {
   // A 22-bit sequence with 1 ms ticks: no caller uses a tick up, so no call ever waits on a timer.
   const unbound = defineLayout({ timeBits: 41, timeUnitMs: 1, sequenceBits: 22, machineBits: 0, epochMs: 0 });
 
-  // Real time on purpose: this is about the real event loop.
+  // The real event loop, measured in this process's CPU time (see saturate).
   it('keeps turning when no call ever has to wait (a ceiling that never binds)', async () => {
     const gen = new IdGenerator(checkGeneratorOptions({ layout: unbound, machineId: 0 }));
     const { count, beats, longestGap } = await saturate(() => gen.nextId(), 300);

@@ -402,7 +402,7 @@ describe('a state shared by threads', () => {
 });
 
 describe('the event loop', () => {
-  // Real time on purpose: a busy-waiting generator would starve the 1 ms interval.
+  // The real event loop, measured in CPU time (see saturate): a busy-waiting generator would starve the 1 ms interval.
   it('keeps turning while nextId() is saturated at 4096 IDs per ms', async () => {
     const sf = new Snowflake({ machineId: 9 });
     const { count, beats, longestGap } = await saturate(() => sf.nextId(), 300);
