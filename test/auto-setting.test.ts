@@ -5,8 +5,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { privateIPv4 } from '@ids/machine-ip';
-import { startImdsTestServer } from '@ids/test-services';
 import { Sonyflake } from '@ids/sonyflake';
+import { startImdsTestServer } from '@ids/test-services';
 import { afterEach, expect, it, vi } from 'vitest';
 
 afterEach(() => {

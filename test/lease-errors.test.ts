@@ -5,7 +5,6 @@ import { spawnSync } from 'node:child_process';
 import type { MachineIdClaim } from '@ids/engine';
 import * as etcdPackage from '@ids/machine-etcd';
 import { etcdMachineId } from '@ids/machine-etcd';
-import { type EtcdCluster, freePort, startEtcd } from '@ids/test-services';
 import {
   LeaseBitsMismatchError,
   LeaseCorruptClaimError,
@@ -18,7 +17,14 @@ import {
 } from '@ids/machine-lease';
 import * as redisPackage from '@ids/machine-redis';
 import { redisMachineId } from '@ids/machine-redis';
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import {
+  type EtcdCluster,
+  freePort,
+  hasRedis,
+  type RedisServer,
+  startEtcd,
+  startRedis,
+} from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

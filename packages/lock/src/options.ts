@@ -1,5 +1,4 @@
-import { checkInteger, TIMER_MAX_MS } from '@ids/engine/internal';
-import { received } from '@ids/engine/internal';
+import { checkInteger, received, TIMER_MAX_MS } from '@ids/engine/internal';
 import { LockOptionError } from './errors.js';
 
 /**

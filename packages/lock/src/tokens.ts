@@ -4,8 +4,7 @@
 // expired). Consuming before working means a crash mid-work loses the call rather than repeating
 // it: at most once, never twice.
 import { randomBytes } from 'node:crypto';
-import { checkInteger, TIMER_MAX_MS } from '@ids/engine/internal';
-import { received } from '@ids/engine/internal';
+import { checkInteger, received, TIMER_MAX_MS } from '@ids/engine/internal';
 import { LockOptionError } from './errors.js';
 
 /** What the tokens need of a Redis client (ioredis fits). */

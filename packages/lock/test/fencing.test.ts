@@ -1,8 +1,9 @@
 // Kleppmann's case: a holder paused (SIGSTOP) past its TTL. The next holder gets a higher fence;
 // the paused one, resumed, finds its signal aborted and its late guarded write refused.
-import { redisLocks } from '../src/redis.js';
+
 import { describe, expect, it } from 'vitest';
 import { fencedSet } from '../src/index.js';
+import { redisLocks } from '../src/redis.js';
 import { fixture, redisForSuite, uniqueName, WAIT_MS } from './helpers.js';
 
 const TTL_MS = 2000;
