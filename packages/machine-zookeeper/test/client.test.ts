@@ -1,14 +1,8 @@
 // The typed, promise-based layer over node-zookeeper-client, against a real ZooKeeper: what it
 // refuses before dialling, what it reports when the server is absent or the session ends, and
 // the operations the store is built on.
-import {
-  freePort,
-  hasZookeeper,
-  startZookeeper,
-  TcpProxy,
-  type ZookeeperStandalone,
-} from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, hasZookeeper, TcpProxy } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import {
   LeaseLostError,
   LeaseStoreRefusedError,
@@ -18,7 +12,7 @@ import {
   ZookeeperChrootError,
   ZookeeperOptionError,
 } from '../src/index.js';
-import { adminSession, cleanupAfterEach, failure, freshPath, until, WAIT_MS } from './helpers.js';
+import { cleanupAfterEach, failure, freshPath, until, WAIT_MS, zookeeperForSuite } from './helpers.js';
 
 const open = (connect: string, sessionTimeoutMs = 30_000) =>
   ZkSession.open(connect, { sessionTimeoutMs, timeoutMs: 10_000 });
@@ -53,33 +47,24 @@ describe('connect strings', () => {
 });
 
 describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
-  let zk: ZookeeperStandalone;
-  let admin: ZkSession;
-  beforeAll(async () => {
-    zk = await startZookeeper();
-    admin = await adminSession(zk.connect);
-  });
-  afterAll(async () => {
-    await admin?.close();
-    await zk?.close();
-  });
+  const suite = zookeeperForSuite();
 
   it('a chroot that does not exist is ZookeeperChrootError; once created, paths are under it', async () => {
     const chroot = freshPath('chroot');
-    const error = await failure(open(`${zk.connect}${chroot}`));
+    const error = await failure(open(`${suite.zk.connect}${chroot}`));
     expect(error).toBeInstanceOf(ZookeeperChrootError);
     expect((error as ZookeeperChrootError).chroot).toBe(chroot);
-    await admin.mkdirp(chroot);
-    const inside = await open(`${zk.connect}${chroot}`);
+    await suite.admin.mkdirp(chroot);
+    const inside = await open(`${suite.zk.connect}${chroot}`);
     cleanup.push(() => inside.close());
     await inside.create('/x', 'y');
-    expect((await admin.getData(`${chroot}/x`))?.data).toBe('y');
+    expect((await suite.admin.getData(`${chroot}/x`))?.data).toBe('y');
   });
 
   it('creates persistent, ephemeral and sequential nodes; versions guard setData; a transaction applies all or nothing', async () => {
     const base = freshPath('ops');
-    await admin.mkdirp(base);
-    const session = await open(zk.connect);
+    await suite.admin.mkdirp(base);
+    const session = await open(suite.zk.connect);
     cleanup.push(() => session.close());
 
     await session.create(`${base}/p`, 'one');
@@ -93,7 +78,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     expect((await session.getData(`${base}/p`))?.data).toBe('two');
 
     await session.create(`${base}/e`, '', 'ephemeral');
-    expect((await admin.exists(`${base}/e`))?.owner).toBe(session.id);
+    expect((await suite.admin.exists(`${base}/e`))?.owner).toBe(session.id);
     const seq = await Promise.all(
       [1, 2, 3].map(() => session.create(`${base}/s-`, '', 'persistent-sequential')),
     );
@@ -121,26 +106,26 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     expect((await session.getData(`${base}/p`))?.data).toBe('two');
 
     await session.close();
-    expect(await admin.exists(`${base}/e`)).toBeUndefined();
+    expect(await suite.admin.exists(`${base}/e`)).toBeUndefined();
     const closed = await failure(session.exists(base));
     expect(closed).toBeInstanceOf(LeaseLostError);
   });
 
   it('a watch, once armed, is a promise of the next event: a change, a deletion, a creation, the end of the session', async () => {
     const base = freshPath('watch');
-    await admin.mkdirp(`${base}/n`);
-    const session = await open(zk.connect);
+    await suite.admin.mkdirp(`${base}/n`);
+    const session = await open(suite.zk.connect);
     cleanup.push(() => session.close());
     const changed = await session.watch(`${base}/n`);
     expect(changed.stat?.version).toBe(0);
-    await admin.setData(`${base}/n`, 'x', -1);
+    await suite.admin.setData(`${base}/n`, 'x', -1);
     expect(await changed.next).toBe('changed');
     const deleted = await session.watch(`${base}/n`);
-    await admin.remove(`${base}/n`, -1);
+    await suite.admin.remove(`${base}/n`, -1);
     expect(await deleted.next).toBe('deleted');
     const created = await session.watch(`${base}/n`);
     expect(created.stat).toBeUndefined();
-    await admin.create(`${base}/n`, '');
+    await suite.admin.create(`${base}/n`, '');
     expect(await created.next).toBe('created');
     const ended = await session.watch(`${base}/n`);
     await session.close();
@@ -148,7 +133,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
   });
 
   it('a connect given up while its answer is still on the way leaves nothing behind to crash the process later', async () => {
-    const proxy = await TcpProxy.start(zk.connect);
+    const proxy = await TcpProxy.start(suite.zk.connect);
     cleanup.push(() => proxy.close());
     const uncaught: unknown[] = [];
     const record = (error: unknown) => uncaught.push(error);
@@ -174,7 +159,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     });
     proxy.setMode('pass');
     await answered;
-    const session = await open(zk.connect);
+    const session = await open(suite.zk.connect);
     cleanup.push(() => session.close());
     await session.exists('/');
     expect(uncaught).toEqual([]);
@@ -182,8 +167,8 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
 
   it('a session that expires while a create is on the wire: the create fails typed, is not applied, and the session reports its end', async () => {
     const base = freshPath('expire');
-    await admin.mkdirp(base);
-    const proxy = await TcpProxy.start(zk.connect);
+    await suite.admin.mkdirp(base);
+    const proxy = await TcpProxy.start(suite.zk.connect);
     cleanup.push(() => proxy.close());
     const port = new URL(proxy.url).port;
     const session = await ZkSession.open(`127.0.0.1:${port}`, { sessionTimeoutMs: 1000, timeoutMs: 1500 });
@@ -195,7 +180,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     const creating = failure(session.create(`${base}/late`, '', 'ephemeral'));
     // The server expires the session: its ephemeral node goes.
     await until(
-      async () => (await admin.exists(`${base}/mine`)) === undefined,
+      async () => (await suite.admin.exists(`${base}/mine`)) === undefined,
       WAIT_MS,
       'the session to expire',
     );
@@ -207,6 +192,6 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     const after = await failure(session.create(`${base}/later`, '', 'ephemeral'));
     expect(after).toBeInstanceOf(LeaseLostError);
     expect((after as LeaseLostError).kind).toBe('lease-expired');
-    expect(await admin.getChildren(base)).toEqual([]);
+    expect(await suite.admin.getChildren(base)).toEqual([]);
   });
 });

@@ -2,13 +2,12 @@
 // timeout minus the margin after the last confirmed keepalive, with ZooKeeper unreachable; and
 // at once when an operator deletes the claim node.
 import { MachineIdLostError } from '@ids/engine';
-import { hasZookeeper, startZookeeper, TcpProxy, type ZookeeperStandalone } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasZookeeper, TcpProxy } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
-import { type LeaseLostError, type ZkSession, zookeeperMachineId } from '../src/index.js';
+import { type LeaseLostError, zookeeperMachineId } from '../src/index.js';
 import {
   aborted,
-  adminSession,
   claim,
   cleanupAfterEach,
   FAST_LEASE,
@@ -20,24 +19,16 @@ import {
   TTL_MS,
   until,
   WAIT_MS,
+  zookeeperForSuite,
 } from './helpers.js';
 
 const cleanup = cleanupAfterEach();
 
 describe.skipIf(!hasZookeeper())('fencing a ZooKeeper claim', () => {
-  let zk: ZookeeperStandalone;
-  let admin: ZkSession;
-  beforeAll(async () => {
-    zk = await startZookeeper();
-    admin = await adminSession(zk.connect);
-  });
-  afterAll(async () => {
-    await admin?.close();
-    await zk?.close();
-  });
+  const suite = zookeeperForSuite();
 
   it('cut off from ZooKeeper, the claim is trusted until the session timeout minus the margin after its grant, to the millisecond of its clock', async () => {
-    const proxy = await TcpProxy.start(zk.connect);
+    const proxy = await TcpProxy.start(suite.zk.connect);
     cleanup.push(() => proxy.close());
     const scheduler = new FakeScheduler();
     const provider = zookeeperMachineId({
@@ -63,11 +54,15 @@ describe.skipIf(!hasZookeeper())('fencing a ZooKeeper claim', () => {
 
   it('an operator deleting the claim node fences the generator at once', async () => {
     const layout = layoutWith(3);
-    const held = await claim(layout, { connect: zk.connect, path: freshPath('deleted'), ...FAST_LEASE });
+    const held = await claim(layout, {
+      connect: suite.zk.connect,
+      path: freshPath('deleted'),
+      ...FAST_LEASE,
+    });
     const generator = generatorOn(layout, held);
     cleanup.push(() => generator.close());
     await generator.nextId();
-    await admin.remove(held.key, -1);
+    await suite.admin.remove(held.key, -1);
     await until(() => held.signal.aborted, WAIT_MS, 'the claim to be fenced');
     await aborted(held.signal);
     expect((held.signal.reason as LeaseLostError).kind).toBe('key-lost');

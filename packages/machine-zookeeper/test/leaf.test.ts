@@ -2,8 +2,8 @@
 // (one persistent sequential node `<ip>:<port>-<sequence>` per instance, JSON data with ip, port
 // as a string, and the last reported timestamp), read back and its worker ID used.
 import { MachineIdProviderError } from '@ids/engine';
-import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasZookeeper } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import {
   LeaseBitsMismatchError,
   LeaseCorruptClaimError,
@@ -15,7 +15,15 @@ import {
   ZookeeperOptionError,
   zookeeperMachineId,
 } from '../src/index.js';
-import { adminSession, claim, FAST_LEASE, failure, freshPath, layoutWith, uniqueName } from './helpers.js';
+import {
+  claim,
+  FAST_LEASE,
+  failure,
+  freshPath,
+  layoutWith,
+  uniqueName,
+  zookeeperForSuite,
+} from './helpers.js';
 
 /** Registers ip:port the way a Leaf instance does on first start; returns the node's path. */
 function leafRegisters(
@@ -30,33 +38,24 @@ function leafRegisters(
 }
 
 describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
-  let zk: ZookeeperStandalone;
-  let admin: ZkSession;
-  beforeAll(async () => {
-    zk = await startZookeeper();
-    admin = await adminSession(zk.connect);
-  });
-  afterAll(async () => {
-    await admin?.close();
-    await zk?.close();
-  });
+  const suite = zookeeperForSuite();
 
   it("reads the worker ID Leaf gave ip:port and claims exactly it, issuing only after Leaf's last report", async () => {
     const name = uniqueName('leaf');
-    await admin.mkdirp(leafForeverPath(name));
+    await suite.admin.mkdirp(leafForeverPath(name));
     const reported = Date.now() + 200;
-    await leafRegisters(admin, name, '10.0.0.1', 8080, Date.now() - 60_000);
-    await leafRegisters(admin, name, '10.0.0.2', 8080, Date.now() - 60_000);
-    const mine = await leafRegisters(admin, name, '10.0.0.3', 8080, reported);
+    await leafRegisters(suite.admin, name, '10.0.0.1', 8080, Date.now() - 60_000);
+    await leafRegisters(suite.admin, name, '10.0.0.2', 8080, Date.now() - 60_000);
+    const mine = await leafRegisters(suite.admin, name, '10.0.0.3', 8080, reported);
     expect(mine).toBe(`${leafForeverPath(name)}/10.0.0.3:8080-0000000002`);
 
-    const worker = await readLeafWorker(admin, { name, ip: '10.0.0.3', port: 8080 });
+    const worker = await readLeafWorker(suite.admin, { name, ip: '10.0.0.3', port: 8080 });
     expect(worker).toEqual({ workerId: 2, path: mine, timestamp: reported });
 
     const path = freshPath('leaf-claims');
     const leaf = { name, ip: '10.0.0.3', port: 8080 };
     const held = await claim(layoutWith(10), {
-      connect: zk.connect,
+      connect: suite.zk.connect,
       path,
       ...FAST_LEASE,
       leaf,
@@ -65,18 +64,20 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
     expect(held.machineId).toBe(2);
     expect(held.notBefore).toBe(reported);
     // A second service pointed at the same ip:port does not get it while the first holds it.
-    const second = await failure(claim(layoutWith(10), { connect: zk.connect, path, ...FAST_LEASE, leaf }));
+    const second = await failure(
+      claim(layoutWith(10), { connect: suite.zk.connect, path, ...FAST_LEASE, leaf }),
+    );
     expect(second).toBeInstanceOf(MachineIdProviderError);
     expect(second.cause).toBeInstanceOf(LeaseSpaceFullError);
     await held.release();
     // Leaf's tree is read, never written.
-    expect(JSON.parse((await admin.getData(mine))!.data).timestamp).toBe(reported);
+    expect(JSON.parse((await suite.admin.getData(mine))!.data).timestamp).toBe(reported);
   });
 
   it('no tree, no node for ip:port, a worker ID past the field, two nodes for one ip:port, garbage data: typed errors', async () => {
     const name = uniqueName('leaf-bad');
     const opts = (ip: string, port = 8080) => ({
-      connect: zk.connect,
+      connect: suite.zk.connect,
       path: freshPath('leaf-bad'),
       ...FAST_LEASE,
       leaf: { name, ip, port },
@@ -85,9 +86,9 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
     expect(noTree.cause).toBeInstanceOf(ZookeeperLeafWorkerError);
     expect((noTree.cause as Error).message).toContain(leafForeverPath(name));
 
-    await admin.mkdirp(leafForeverPath(name));
-    await leafRegisters(admin, name, '10.0.0.1', 8080, 1);
-    await leafRegisters(admin, name, '10.0.0.2', 8080, 1);
+    await suite.admin.mkdirp(leafForeverPath(name));
+    await leafRegisters(suite.admin, name, '10.0.0.1', 8080, 1);
+    await leafRegisters(suite.admin, name, '10.0.0.2', 8080, 1);
     const noNode = await failure(claim(layoutWith(10), opts('10.0.0.9')));
     expect(noNode.cause).toBeInstanceOf(ZookeeperLeafWorkerError);
     expect((noNode.cause as Error).message).toContain('10.0.0.9:8080');
@@ -96,11 +97,11 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
     const wide = await failure(claim(layoutWith(0), opts('10.0.0.2')));
     expect(wide.cause).toBeInstanceOf(LeaseBitsMismatchError);
 
-    await leafRegisters(admin, name, '10.0.0.2', 8080, 1);
+    await leafRegisters(suite.admin, name, '10.0.0.2', 8080, 1);
     const twice = await failure(claim(layoutWith(10), opts('10.0.0.2')));
     expect(twice.cause).toBeInstanceOf(LeaseCorruptClaimError);
 
-    const garbage = await admin.create(
+    const garbage = await suite.admin.create(
       `${leafForeverPath(name)}/10.0.0.5:9000-`,
       '{"ip":"10.0.0.5"}',
       'persistent-sequential',
@@ -108,7 +109,7 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
     const g = await failure(claim(layoutWith(10), opts('10.0.0.5', 9000)));
     expect(g.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((g.cause as LeaseCorruptClaimError).key).toBe(garbage);
-    expect((await admin.getData(garbage))?.data).toBe('{"ip":"10.0.0.5"}');
+    expect((await suite.admin.getData(garbage))?.data).toBe('{"ip":"10.0.0.5"}');
   });
 
   it('leaf options are checked when the provider is made', () => {

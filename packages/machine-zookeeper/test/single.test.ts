@@ -1,62 +1,52 @@
 // One real ZooKeeper server: claims, recorded times, release, a full field, and nodes this
 // package did not write.
 import { checkGeneratorOptions, IdGenerator, MachineIdProviderError } from '@ids/engine';
-import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasZookeeper } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import {
   LeaseBitsMismatchError,
   LeaseCorruptClaimError,
   LeaseSpaceFullError,
-  type ZkSession,
   ZookeeperOptionError,
 } from '../src/index.js';
 import {
-  adminSession,
   claim,
   expectFullField,
   FAST_LEASE,
   failure,
   freshPath,
   layoutWith,
+  zookeeperForSuite,
 } from './helpers.js';
 
 describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () => {
-  let zk: ZookeeperStandalone;
-  let admin: ZkSession;
-  beforeAll(async () => {
-    zk = await startZookeeper();
-    admin = await adminSession(zk.connect);
-  });
-  afterAll(async () => {
-    await admin?.close();
-    await zk?.close();
-  });
+  const suite = zookeeperForSuite();
 
   it('claims an ID with an ephemeral node of its own session, issues, records the time, and frees the ID on release', async () => {
     const path = freshPath('one');
     const layout = layoutWith(4);
-    const held = await claim(layout, { connect: zk.connect, path, ...FAST_LEASE });
-    const node = await admin.getData(`${path}/claims/${held.machineId}`);
+    const held = await claim(layout, { connect: suite.zk.connect, path, ...FAST_LEASE });
+    const node = await suite.admin.getData(`${path}/claims/${held.machineId}`);
     expect(node?.stat.owner).toBe(held.leaseId);
     expect(JSON.parse(node!.data)).toMatchObject({ pid: process.pid });
     const generator = new IdGenerator(checkGeneratorOptions({ layout, machineId: held }));
     await generator.nextId();
     const reached = Date.now() + 5;
     await held.record(reached);
-    expect(Number((await admin.getData(`${path}/times/${held.machineId}`))?.data)).toBe(reached);
+    expect(Number((await suite.admin.getData(`${path}/times/${held.machineId}`))?.data)).toBe(reached);
     await generator.close();
     await held.release();
-    expect(await admin.exists(`${path}/claims/${held.machineId}`)).toBeUndefined();
+    expect(await suite.admin.exists(`${path}/claims/${held.machineId}`)).toBeUndefined();
   });
 
   it('the next holder of an ID starts after the time the previous one recorded', async () => {
     const path = freshPath('floor');
     const ahead = Date.now() + 300;
-    await admin.mkdirp(`${path}/times`);
-    await admin.create(`${path}/times/0`, String(ahead));
+    await suite.admin.mkdirp(`${path}/times`);
+    await suite.admin.create(`${path}/times/0`, String(ahead));
     const waits: unknown[] = [];
     const held = await claim(layoutWith(0), {
-      connect: zk.connect,
+      connect: suite.zk.connect,
       path,
       ...FAST_LEASE,
       onError: (e) => waits.push(e),
@@ -70,19 +60,19 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     const path = freshPath('forty');
     const layout = layoutWith(6);
     const claims = await Promise.all(
-      Array.from({ length: 40 }, () => claim(layout, { connect: zk.connect, path, ...FAST_LEASE })),
+      Array.from({ length: 40 }, () => claim(layout, { connect: suite.zk.connect, path, ...FAST_LEASE })),
     );
     expect(new Set(claims.map((c) => c.machineId)).size).toBe(40);
-    expect((await admin.getChildren(`${path}/claims`))?.length).toBe(40);
+    expect((await suite.admin.getChildren(`${path}/claims`))?.length).toBe(40);
     await Promise.all(claims.map((c) => c.release()));
-    expect(await admin.getChildren(`${path}/claims`)).toEqual([]);
+    expect(await suite.admin.getChildren(`${path}/claims`)).toEqual([]);
   });
 
   it('a session timeout the server lowers to the fencing margin or under is ZookeeperOptionError, not a claim fenced at once', async () => {
     // The launcher's server grants at most 120 s; a 10 min session with a 2 min margin cannot work.
     const error = await failure(
       claim(layoutWith(1), {
-        connect: zk.connect,
+        connect: suite.zk.connect,
         path: freshPath('ceiling'),
         ttlSeconds: 600,
         fenceMarginMs: 120_000,
@@ -96,7 +86,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
   it('a full field is LeaseSpaceFullError', async () => {
     const path = freshPath('full');
     const cause = await expectFullField(
-      (layout) => claim(layout, { connect: zk.connect, path, ...FAST_LEASE }),
+      (layout) => claim(layout, { connect: suite.zk.connect, path, ...FAST_LEASE }),
       LeaseSpaceFullError,
     );
     expect(cause.message).toContain(`${path}/claims/`);
@@ -104,43 +94,49 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
 
   it('a claim node holding an ID past the field, a persistent claim, garbage data or a garbage time: typed errors, nothing overwritten', async () => {
     const wide = freshPath('wide');
-    await admin.mkdirp(`${wide}/claims/9`);
+    await suite.admin.mkdirp(`${wide}/claims/9`);
     const tooWide = await failure(
-      claim(layoutWith(2), { connect: zk.connect, path: wide, ...FAST_LEASE, probes: 0 }),
+      claim(layoutWith(2), { connect: suite.zk.connect, path: wide, ...FAST_LEASE, probes: 0 }),
     );
     expect(tooWide).toBeInstanceOf(MachineIdProviderError);
     expect(tooWide.cause).toBeInstanceOf(LeaseBitsMismatchError);
 
     const persistent = freshPath('persistent');
-    await admin.mkdirp(`${persistent}/claims/0`);
-    const p = await failure(claim(layoutWith(0), { connect: zk.connect, path: persistent, ...FAST_LEASE }));
+    await suite.admin.mkdirp(`${persistent}/claims/0`);
+    const p = await failure(
+      claim(layoutWith(0), { connect: suite.zk.connect, path: persistent, ...FAST_LEASE }),
+    );
     expect(p.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((p.cause as LeaseCorruptClaimError).key).toBe(`${persistent}/claims/0`);
 
     const garbageClaim = freshPath('garbage-claim');
-    await admin.mkdirp(`${garbageClaim}/claims`);
-    await admin.create(`${garbageClaim}/claims/0`, 'not json', 'ephemeral');
-    const g = await failure(claim(layoutWith(0), { connect: zk.connect, path: garbageClaim, ...FAST_LEASE }));
+    await suite.admin.mkdirp(`${garbageClaim}/claims`);
+    await suite.admin.create(`${garbageClaim}/claims/0`, 'not json', 'ephemeral');
+    const g = await failure(
+      claim(layoutWith(0), { connect: suite.zk.connect, path: garbageClaim, ...FAST_LEASE }),
+    );
     expect(g.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((g.cause as Error).message).toContain('"not json"');
-    expect((await admin.getData(`${garbageClaim}/claims/0`))?.data).toBe('not json');
+    expect((await suite.admin.getData(`${garbageClaim}/claims/0`))?.data).toBe('not json');
 
     const garbageTime = freshPath('garbage-time');
-    await admin.mkdirp(`${garbageTime}/times`);
-    await admin.create(`${garbageTime}/times/0`, 'soon');
-    const t = await failure(claim(layoutWith(0), { connect: zk.connect, path: garbageTime, ...FAST_LEASE }));
+    await suite.admin.mkdirp(`${garbageTime}/times`);
+    await suite.admin.create(`${garbageTime}/times/0`, 'soon');
+    const t = await failure(
+      claim(layoutWith(0), { connect: suite.zk.connect, path: garbageTime, ...FAST_LEASE }),
+    );
     expect(t.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((t.cause as Error).message).toContain('"soon"');
-    expect((await admin.getData(`${garbageTime}/times/0`))?.data).toBe('soon');
+    expect((await suite.admin.getData(`${garbageTime}/times/0`))?.data).toBe('soon');
     // The claim made before the time was read went with its session.
-    expect(await admin.getChildren(`${garbageTime}/claims`)).toEqual([]);
+    expect(await suite.admin.getChildren(`${garbageTime}/claims`)).toEqual([]);
 
     const garbageName = freshPath('garbage-name');
-    await admin.mkdirp(`${garbageName}/claims/seven`);
+    await suite.admin.mkdirp(`${garbageName}/claims/seven`);
     const n = await failure(
-      claim(layoutWith(1), { connect: zk.connect, path: garbageName, ...FAST_LEASE, probes: 0 }),
+      claim(layoutWith(1), { connect: suite.zk.connect, path: garbageName, ...FAST_LEASE, probes: 0 }),
     );
     expect(n.cause).toBeInstanceOf(LeaseCorruptClaimError);
-    expect(await admin.exists(`${garbageName}/claims/seven`)).toBeDefined();
+    expect(await suite.admin.exists(`${garbageName}/claims/seven`)).toBeDefined();
   });
 });
