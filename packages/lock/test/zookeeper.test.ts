@@ -18,7 +18,7 @@ import {
 } from './helpers.js';
 
 const PROCESSES = 8;
-const EACH = 50;
+const EACH = 125;
 
 describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
   let zk: ZookeeperStandalone;
