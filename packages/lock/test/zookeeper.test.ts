@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fencedSet } from '../src/index.js';
 import { type ZookeeperLocksOptions, zookeeperLocks } from '../src/zookeeper.js';
 import {
+  aborted,
   type Child,
   FakeScheduler,
   failure,
@@ -167,6 +168,32 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
       });
       expect(await line(dir)).toHaveLength(1);
       await held.release();
+    } finally {
+      await locks.close();
+    }
+  });
+
+  it('signal aborts at the session timeout minus the fencing margin after the last confirmed keepalive', async () => {
+    const scheduler = new FakeScheduler();
+    const locks = await open(fresh('deadline'), { scheduler } as object);
+    try {
+      const lock = await locks.acquire('d', { ttlMs: 10_000 });
+      // Keepalives go unanswered while the server is stopped: only the deadline can decide.
+      zk.pause();
+      try {
+        await scheduler.advance(7999); // the margin is a fifth of the timeout: trusted until 8,000 ms
+        expect(lock.signal.aborted).toBe(false);
+        await scheduler.advance(1);
+        await aborted(lock.signal);
+        expect(lock.signal.reason).toMatchObject({
+          name: 'LeaseLostError',
+          store: 'zookeeper',
+          kind: 'deadline',
+        });
+      } finally {
+        zk.resume();
+      }
+      await lock.release();
     } finally {
       await locks.close();
     }
