@@ -114,14 +114,22 @@ class ZookeeperBackend implements LockBackend {
   }
 
   async take(name: string, token: string, ttlMs: number, _join: boolean): Promise<Taken | undefined> {
+    const dir = `${this.#prefix}/${name}`;
+    if (!isPath(dir)) {
+      // The names every store takes, but ZooKeeper refuses as a path segment: `.` and `..`.
+      throw new LockOptionError(
+        'name',
+        `expected a name ZooKeeper takes as a path segment (not "." or ".."), received ${JSON.stringify(name)}`,
+      );
+    }
     let place = this.#places.get(token);
     if (place?.session.ended !== undefined) {
       // The session expired while waiting: its node went with it; join again, at the back.
       this.#places.delete(token);
+      await place.session.close();
       place = undefined;
     }
     place ??= await this.#session(token, ttlMs);
-    const dir = `${this.#prefix}/${name}`;
     const { session } = place;
     if (!this.#laidOut.has(dir)) {
       // Looked up first: mkdirp writes once per segment even when the path is there.

@@ -232,9 +232,15 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
     }
   });
 
-  it('a ttlMs above what the server grants is refused, since the node could go while held', async () => {
+  it('a ttlMs above what the server grants, and a name that is no path segment, are refused', async () => {
     const locks = await open(fresh('ttl'));
     try {
+      for (const name of ['.', '..']) {
+        expect(await failure(locks.acquire(name))).toMatchObject({
+          code: 'ERR_IDS_LOCK_OPTION',
+          option: 'name',
+        });
+      }
       expect(await failure(locks.acquire('t', { ttlMs: 600_000 }))).toMatchObject({
         code: 'ERR_IDS_LOCK_OPTION',
         option: 'ttlMs',
