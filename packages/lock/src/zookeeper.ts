@@ -137,6 +137,9 @@ class ZookeeperBackend implements LockBackend {
       this.#laidOut.add(dir);
     }
     const stem = `lock-${token}-`;
+    // The reads may be answered by a follower, but one that has applied this session's own
+    // create (ZooKeeper keeps a session's reads after its writes): every node made before ours
+    // is seen, so a stale view can only show a predecessor that is already gone, never miss one.
     for (;;) {
       let children = await session.getChildren(dir);
       if (place.node === undefined && place.sent) {
