@@ -1,8 +1,9 @@
-// Named locks on a real Redis and etcd on loopback, in one run: an uncontended acquire+release
-// of @ids/lock beside a bare Redis round trip (the machine's floor) and beside redlock 4.2.0 on
-// the same Redis; the hand-off from one holder to the next with 16 waiters on one name (waiters
-// wake only by the published release: the fallback poll is set past the run); and etcd beside
-// the etcd3 client's own lock. Starts its own redis-server and etcd.
+// Named locks on a real Redis, etcd and ZooKeeper on loopback, in one run: an uncontended
+// acquire+release of @ids/lock beside a bare Redis round trip (the machine's floor) and beside
+// redlock 4.2.0 on the same Redis; the hand-off from one holder to the next with 16 waiters on
+// one name, on each store (waiters wake only by the store's event: the fallback poll is set past
+// the run); and etcd beside the etcd3 client's own lock. Starts its own redis-server, etcd and
+// ZooKeeper.
 //
 // The prefix's epoch is written first, as on a Redis that has run before: the first lock on a
 // Redis that may have forgotten its holders is held one TTL before use on purpose (see the
@@ -10,7 +11,8 @@
 import { loadavg } from 'node:os';
 import { etcdLocks } from '@ids/lock/etcd';
 import { redisLocks } from '@ids/lock/redis';
-import { startEtcd, startRedis } from '@ids/test-services';
+import { zookeeperLocks } from '@ids/lock/zookeeper';
+import { startEtcd, startRedis, startZookeeper } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import Redlock from 'redlock';
@@ -49,10 +51,34 @@ async function times(n, fn, warm = 20) {
   return out;
 }
 
+/**
+ * Hand-off: each of `waiters` Locks (own connections, as separate processes would have) takes the
+ * lock `rounds` times; the time from a release's start to the next holder's acquire returning.
+ * @param {() => Promise<import('@ids/lock').Locks>} open
+ */
+async function handoff(open, waiters, rounds) {
+  const pool = await Promise.all(Array.from({ length: waiters }, open));
+  const out = [];
+  let releasedAt;
+  await Promise.all(
+    pool.map(async (l) => {
+      for (let i = 0; i < rounds; i++) {
+        const lock = await l.acquire('handoff', { waitMs: 60_000 });
+        if (releasedAt !== undefined) out.push(performance.now() - releasedAt);
+        releasedAt = performance.now();
+        await lock.release();
+      }
+    }),
+  );
+  await Promise.all(pool.map((l) => l.close()));
+  return out;
+}
+
 export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
   const load = (loadavg()[0] ?? 0).toFixed(1);
   const redis = await startRedis({ allowExternal: false });
   const etcd = await startEtcd();
+  const zk = await startZookeeper();
   const admin = new Redis(redis.url);
   const prefix = `ids-bench-lock-${process.pid}`;
   await admin.set(`{${prefix}}:epoch`, '0');
@@ -86,25 +112,14 @@ export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
     );
     redlockClient.disconnect();
 
-    // Hand-off: each of `waiters` processes' worth of Locks (own connections) takes the lock
-    // `rounds` times; the time from a release's start to the next holder's acquire returning.
-    const pool = await Promise.all(
-      Array.from({ length: waiters }, () => redisLocks({ url: redis.url, prefix, pollMs: 2 ** 31 - 1 })),
+    const noPoll = 2 ** 31 - 1;
+    rows.push(
+      row(
+        `@ids/lock on Redis: hand-off, ${waiters} waiters (pub/sub, no poll)`,
+        await handoff(() => redisLocks({ url: redis.url, prefix, pollMs: noPoll }), waiters, rounds),
+        floor,
+      ),
     );
-    const handoffs = [];
-    let releasedAt;
-    await Promise.all(
-      pool.map(async (l) => {
-        for (let i = 0; i < rounds; i++) {
-          const lock = await l.acquire('handoff', { waitMs: 60_000 });
-          if (releasedAt !== undefined) handoffs.push(performance.now() - releasedAt);
-          releasedAt = performance.now();
-          await lock.release();
-        }
-      }),
-    );
-    rows.push(row(`@ids/lock on Redis: hand-off, ${waiters} waiters (pub/sub, no poll)`, handoffs, floor));
-    await Promise.all(pool.map((l) => l.close()));
 
     const elocks = await etcdLocks({ endpoints: etcd.endpoints, prefix: `/${prefix}/` });
     const en = Math.min(n, 200);
@@ -123,10 +138,41 @@ export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
       ),
     );
     etcd3.close();
+    rows.push(
+      row(
+        // A waiter's poll keeps its etcd lease alive: left at its default (1 s).
+        `@ids/lock on etcd: hand-off, ${waiters} waiters (watch; 1 s poll)`,
+        await handoff(
+          () => etcdLocks({ endpoints: etcd.endpoints, prefix: `/${prefix}-handoff/` }),
+          waiters,
+          rounds,
+        ),
+      ),
+    );
+
+    const zlocks = await zookeeperLocks({ connect: zk.connect, prefix: `/${prefix}` });
+    rows.push(
+      row(
+        '@ids/lock on ZooKeeper: acquire + release (a session each)',
+        await times(en, async () => (await zlocks.acquire('bench')).release()),
+      ),
+    );
+    await zlocks.close();
+    rows.push(
+      row(
+        `@ids/lock on ZooKeeper: hand-off, ${waiters} waiters (watch, no poll)`,
+        await handoff(
+          () => zookeeperLocks({ connect: zk.connect, prefix: `/${prefix}-handoff`, pollMs: noPoll }),
+          waiters,
+          rounds,
+        ),
+      ),
+    );
   } finally {
     admin.disconnect();
     await redis.close();
     await etcd.stop();
+    await zk.close();
   }
   return {
     title: `Locks: acquire + release and hand-off, in ms (loopback; load average ${load} at the start)`,

@@ -19,7 +19,7 @@ export interface Taken {
  * resolves, no other token can take the name before `t + ttlMs`.
  */
 export interface LockBackend {
-  /** The store's name, as its lease errors carry it in `store`: `redis`, `etcd`. */
+  /** The store's name, as its lease errors carry it in `store`: `redis`, `etcd`, `zookeeper`. */
   readonly store: string;
   /**
    * One attempt to take `name` for `token` (unique, one per acquire). When the name is held, or

@@ -1,6 +1,6 @@
 // @ids/lock: named locks with fences on the @ids lease machinery, guards for the protected
 // resource, and idempotency keys. The stores are entry points of their own (`@ids/lock/redis`,
-// `@ids/lock/etcd`), so that importing this one loads no client.
+// `@ids/lock/etcd`, `@ids/lock/zookeeper`), so that importing this one loads no client.
 export type { LockBackend, Taken } from './backend.js';
 export {
   FenceMismatchError,

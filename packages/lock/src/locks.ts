@@ -31,7 +31,7 @@ export class Locks {
     this.#scheduler = schedulerOf(options);
   }
 
-  /** The store's name: `redis` or `etcd`. */
+  /** The store's name: `redis`, `etcd` or `zookeeper`. */
   get store(): string {
     return this.#backend.store;
   }

@@ -1,0 +1,252 @@
+// The locks on a real ZooKeeper: N processes counting under the lock, fences that are czxids,
+// FIFO waits on the predecessor's delete, a holder SIGSTOPped past its session timeout, the
+// ends of a wait, and a create retried after its answer was lost.
+import { LeaseStoreUnavailableError, ZkSession } from '@ids/machine-zookeeper';
+import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fencedSet } from '../src/index.js';
+import { type ZookeeperLocksOptions, zookeeperLocks } from '../src/zookeeper.js';
+import {
+  aborted,
+  type Child,
+  FakeScheduler,
+  failure,
+  fixture,
+  redisForSuite,
+  uniqueName,
+  until,
+  WAIT_MS,
+} from './helpers.js';
+
+const PROCESSES = 8;
+const EACH = 125;
+
+describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
+  let zk: ZookeeperStandalone;
+  let admin: ZkSession;
+  const redis = redisForSuite(); // the counter's value, and the protected resource of the fencing test
+  beforeAll(async () => {
+    zk = await startZookeeper();
+    admin = await ZkSession.open(zk.connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000 });
+  });
+  afterAll(async () => {
+    await admin?.close();
+    await zk?.close();
+  });
+
+  const fresh = (name: string) => `/${uniqueName(name)}`;
+  const open = (prefix: string, extra: Partial<ZookeeperLocksOptions> & object = {}) =>
+    zookeeperLocks({ connect: zk.connect, prefix, ...extra });
+  const line = async (dir: string) => (await admin.getChildren(dir)) ?? [];
+
+  it(`${PROCESSES} processes x ${EACH} read-modify-write increments under the lock: the exact total`, async () => {
+    const prefix = fresh('counter');
+    const key = `${prefix}:value`;
+    const children: Child[] = [];
+    for (let i = 0; i < PROCESSES; i++) {
+      children.push(
+        fixture('counter.mjs', [
+          redis.server.url,
+          prefix,
+          'counter',
+          key,
+          String(EACH),
+          'locked',
+          'zookeeper',
+          zk.connect,
+        ]),
+      );
+    }
+    await Promise.all(children.map((c) => c.line('ready')));
+    for (const c of children) c.child.stdin!.end('go\n');
+    await Promise.all(children.map((c) => c.line('done')));
+    expect(await Promise.all(children.map((c) => c.exited))).toEqual(Array(PROCESSES).fill(0));
+    expect(Number(await redis.admin.get(key))).toBe(PROCESSES * EACH);
+    // Every acquire's node went with its session.
+    expect(await line(`${prefix}/counter`)).toEqual([]);
+  });
+
+  it('fences are czxids and strictly increase; tryAcquire refuses while held; waiters are served in order', async () => {
+    const prefix = fresh('lock');
+    // No fallback poll: only the predecessor's delete wakes a waiter.
+    const locks = await open(prefix, { pollMs: 2 ** 31 - 1 });
+    const dir = `${prefix}/orders:42`;
+    try {
+      const first = await locks.acquire('orders:42', { ttlMs: 5000 });
+      const [node] = await line(dir);
+      expect(first.fence).toBe(BigInt(`0x${(await admin.exists(`${dir}/${node}`))?.czxid}`));
+      expect(await locks.tryAcquire('orders:42', { ttlMs: 5000 })).toBeUndefined();
+      expect(await line(dir)).toHaveLength(1); // the refused attempt's node went with its session
+      const order: number[] = [];
+      const fences: bigint[] = [first.fence];
+      const waiters: Promise<void>[] = [];
+      for (let i = 0; i < 4; i++) {
+        waiters.push(
+          locks.acquire('orders:42', { ttlMs: 5000, waitMs: WAIT_MS }).then(async (lock) => {
+            order.push(i);
+            fences.push(lock.fence);
+            await lock.release();
+          }),
+        );
+        // Each waiter's node is in line before the next one joins.
+        await until(async () => (await line(dir)).length === i + 2, WAIT_MS, `waiter ${i} in line`);
+      }
+      await first.release();
+      await Promise.all(waiters);
+      expect(order).toEqual([0, 1, 2, 3]);
+      for (let i = 1; i < fences.length; i++) expect(fences[i]).toBeGreaterThan(fences[i - 1] as bigint);
+      expect(await line(dir)).toEqual([]);
+    } finally {
+      await locks.close();
+    }
+  });
+
+  it('a holder paused past its session timeout: higher next fence, signal aborted, late write refused', async () => {
+    const prefix = fresh('fencing');
+    const key = `${prefix}:resource`;
+    const paused = fixture('holder.mjs', [
+      'zookeeper',
+      zk.connect,
+      prefix,
+      'orders:42',
+      '2000',
+      redis.server.url,
+      key,
+    ]);
+    const locks = await open(prefix);
+    try {
+      const first = BigInt((await paused.line(/^held /)).slice(5));
+      paused.child.kill('SIGSTOP');
+      // Waits, on the predecessor's watch, until the server expires the paused one's session.
+      const next = await locks.acquire('orders:42', { ttlMs: 2000, waitMs: WAIT_MS });
+      expect(next.fence).toBeGreaterThan(first);
+      expect(await fencedSet(redis.admin, key, next.fence, 'next')).toBe(true);
+      paused.child.kill('SIGCONT');
+      paused.child.stdin!.end('write\n');
+      expect(await paused.line(/^aborted /)).toMatch(
+        /^aborted true LeaseLostError zookeeper (deadline|lease-expired|keepalive-failed|key-lost) wrote false$/,
+      );
+      expect(await redis.admin.get(key)).toBe('next');
+      // The resumed holder released on the way out: its own session only, not the next holder's node.
+      expect(await paused.exited).toBe(0);
+      expect(await line(`${prefix}/orders:42`)).toHaveLength(1);
+      expect(() => next.check()).not.toThrow();
+      await next.release();
+    } finally {
+      paused.child.kill('SIGCONT');
+      paused.child.kill('SIGKILL');
+      await locks.close();
+    }
+  });
+
+  it('waitMs (on the injected clock) and signal end a wait with the typed error, and the waiter leaves the line', async () => {
+    const prefix = fresh('wait');
+    const scheduler = new FakeScheduler();
+    // No fallback poll: only the clock or the signal can end these waits.
+    const locks = await open(prefix, { pollMs: 2 ** 31 - 1, scheduler } as object);
+    const dir = `${prefix}/w`;
+    try {
+      const held = await locks.acquire('w');
+      let settled = false;
+      const timing = failure(locks.acquire('w', { waitMs: 5000 })).finally(() => {
+        settled = true;
+      });
+      await until(async () => (await line(dir)).length === 2, WAIT_MS, 'the waiter in line');
+      await scheduler.advance(4999);
+      expect(settled).toBe(false);
+      await scheduler.advance(1);
+      expect(await timing).toMatchObject({ code: 'ERR_IDS_LOCK_TIMEOUT', lockName: 'w', waitMs: 5000 });
+      expect(await line(dir)).toHaveLength(1);
+
+      const controller = new AbortController();
+      const aborting = failure(locks.acquire('w', { signal: controller.signal }));
+      await until(async () => (await line(dir)).length === 2, WAIT_MS, 'the waiter in line');
+      controller.abort(new Error('shutting down'));
+      expect(await aborting).toMatchObject({
+        code: 'ERR_IDS_LOCK_ABORTED',
+        cause: { message: 'shutting down' },
+      });
+      expect(await line(dir)).toHaveLength(1);
+      await held.release();
+    } finally {
+      await locks.close();
+    }
+  });
+
+  it('signal aborts at the session timeout minus the fencing margin after the last confirmed keepalive', async () => {
+    const scheduler = new FakeScheduler();
+    const locks = await open(fresh('deadline'), { scheduler } as object);
+    try {
+      const lock = await locks.acquire('d', { ttlMs: 10_000 });
+      // Keepalives go unanswered while the server is stopped: only the deadline can decide.
+      zk.pause();
+      try {
+        await scheduler.advance(7999); // the margin is a fifth of the timeout: trusted until 8,000 ms
+        expect(lock.signal.aborted).toBe(false);
+        await scheduler.advance(1);
+        await aborted(lock.signal);
+        expect(lock.signal.reason).toMatchObject({
+          name: 'LeaseLostError',
+          store: 'zookeeper',
+          kind: 'deadline',
+        });
+      } finally {
+        zk.resume();
+      }
+      await lock.release();
+    } finally {
+      await locks.close();
+    }
+  });
+
+  it('a create retried after its answer was lost finds its node: no orphan ahead of itself', async () => {
+    const prefix = fresh('orphan');
+    const guardFailed = new AbortController();
+    let creates = 0;
+    // The fault, at the client seam: the first create reaches the server, its answer does not.
+    const openSession = async (...args: Parameters<typeof ZkSession.open>) => {
+      const session = await ZkSession.open(...args);
+      const create = session.create.bind(session);
+      session.create = async (...a: Parameters<ZkSession['create']>) => {
+        creates++;
+        if (creates > 1) guardFailed.abort(new Error('a second create was sent for one acquire'));
+        const made = await create(...a);
+        if (creates === 1) {
+          throw new LeaseStoreUnavailableError('zookeeper', `creating ${made}: connection lost (injected)`);
+        }
+        return made;
+      };
+      return session;
+    };
+    const locks = await open(prefix, { pollMs: 10, openSession } as object);
+    try {
+      const lock = await locks.acquire('o', { ttlMs: 5000, signal: guardFailed.signal });
+      expect(creates).toBe(1);
+      const nodes = await line(`${prefix}/o`);
+      expect(nodes).toHaveLength(1);
+      expect(lock.fence).toBe(BigInt(`0x${(await admin.exists(`${prefix}/o/${nodes[0]}`))?.czxid}`));
+      await lock.release();
+      expect(await line(`${prefix}/o`)).toEqual([]);
+    } finally {
+      await locks.close();
+    }
+  });
+
+  it('a ttlMs above what the server grants, and a name that is no path segment, are refused', async () => {
+    const locks = await open(fresh('ttl'));
+    try {
+      for (const name of ['.', '..']) {
+        expect(await failure(locks.acquire(name))).toMatchObject({
+          code: 'ERR_IDS_LOCK_OPTION',
+          option: 'name',
+        });
+      }
+      expect(await failure(locks.acquire('t', { ttlMs: 600_000 }))).toMatchObject({
+        code: 'ERR_IDS_LOCK_OPTION',
+        option: 'ttlMs',
+      });
+    } finally {
+      await locks.close();
+    }
+  });
+});
