@@ -35,6 +35,8 @@ export function runningClock(startMs: number, stepMs = 0.02): Clock & { reads: n
 export async function saturate(
   next: () => Promise<unknown>,
   ms: number,
+  /** Calls to make at the least, however little CPU they took (a generator that waits on ticks). */
+  minCalls = 0,
 ): Promise<{ count: number; beats: number; longestGap: number }> {
   const cpuMs = () => {
     const { user, system } = process.cpuUsage();
@@ -51,7 +53,7 @@ export async function saturate(
   }, 1);
   let count = 0;
   const until = cpuMs() + ms;
-  while (cpuMs() < until) {
+  while (cpuMs() < until || count < minCalls) {
     await next();
     count++;
   }

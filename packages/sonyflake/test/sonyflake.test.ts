@@ -302,9 +302,9 @@ describe('the event loop', () => {
   it('keeps turning while nextId() is saturated', async () => {
     const sf = new Sonyflake({ machineId: 9 });
     const ids = new Set<bigint>();
-    // 100 ms of CPU: most of the run waits on tick timers, so it lasts about 0.5-1 s, tens of
-    // thousands of IDs at 25,600/s; the interval should have beaten dozens of times.
-    const { beats, longestGap } = await saturate(async () => ids.add(await sf.nextId()), 100);
+    // 100 ms of CPU and 10,000 IDs at the least: at 25,600/s that is 0.4 s or more of waiting on
+    // ticks, and the interval should have beaten dozens of times meanwhile.
+    const { beats, longestGap } = await saturate(async () => ids.add(await sf.nextId()), 100, 10_000);
     expect(ids.size).toBeGreaterThan(5000);
     expect(beats).toBeGreaterThan(40);
     expect(longestGap).toBeLessThan(100);
