@@ -48,7 +48,7 @@ describe('a new named layout', () => {
   /** `node --import …`: the built packages, run on the copy of the engine. */
   let onCopy: string[];
   const ids = (...args: string[]) =>
-    run(process.execPath, [...onCopy, join(root, 'packages', 'cli', 'dist', 'cli.js'), ...args], {
+    run(process.execPath, [...onCopy, join(root, 'packages', 'cli', 'bin', 'ids.js'), ...args], {
       cwd: root,
     });
 

@@ -54,7 +54,7 @@ const recipes = {
       machineBits: 10,
       epochMs: Date.UTC(2020, 0, 1),
     });
-    const generator = new m.IdGenerator({ layout, machineId: 5 });
+    const generator = new m.IdGenerator(m.checkGeneratorOptions({ layout, machineId: 5 }));
     const ids = [generator.nextIdSync(), ...(await generator.nextIds(5000))];
     const last = generator.decompose(ids.at(-1));
     await generator.close();

@@ -59,8 +59,15 @@ export {
   OverTimeLimitError,
   StartTimeAheadError,
 } from './errors.js';
+
+import type { CheckedGeneratorOptions as CheckedOptions } from './options.js';
+/**
+ * The settings an IdGenerator runs on, each checked once: made only by `checkGeneratorOptions`
+ * and the presets. A type only: the class behind it is not exported, so nothing else makes one.
+ */
+export type CheckedGeneratorOptions = CheckedOptions;
+
 export {
-  type CheckedGeneratorOptions,
   checkGeneratorOptions,
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
   DEFAULT_RECORD_INTERVAL_MS,
