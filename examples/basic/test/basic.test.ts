@@ -23,7 +23,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('examples/basic (the main job of npm start)', () => {
+describe('examples/basic (the main job of npm start)', { timeout: 60_000 }, () => {
   it('with IDS_MACHINE_ID, says the explicit step gave it and prints decomposed IDs', () => {
     const run = start({ IDS_MACHINE_ID: '321', IDS_CLAIM_DIR: claimDir() });
     expect(run.status).toBe(0);

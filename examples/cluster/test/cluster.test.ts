@@ -38,7 +38,7 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('examples/cluster', () => {
+describe('examples/cluster', { timeout: 60_000 }, () => {
   it('3 workers hold 3 distinct host-claimed machine IDs at once; their IDs are unique; they release the claims and exit', async () => {
     const dir = claimDir();
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);

@@ -42,7 +42,7 @@ function expectError(reply: Reply, status: number, code: string) {
   expect(reply.json.error.code).toBe(code);
 }
 
-describe('the example server', () => {
+describe('the example server', { timeout: 60_000 }, () => {
   let server: Awaited<ReturnType<typeof startExample>>;
   const get = (path: string) => call(server.url, 'GET', path);
   beforeAll(async () => {
@@ -85,7 +85,7 @@ describe('the example server', () => {
   });
 });
 
-describe('under load', () => {
+describe('under load', { timeout: 60_000 }, () => {
   it('128 concurrent clients asking for 250 IDs, 1 ID, 250 IDs (32,000 IDs in flight, over a second of the ceiling): every answer 200, no ID dated after the moment it arrived, no duplicate', async () => {
     const server = await startExample({ machineId: 8 });
     const agent = new Agent({ keepAlive: true, maxSockets: 128 });
@@ -118,7 +118,7 @@ describe('under load', () => {
   }, 30_000);
 });
 
-describe('when the generator cannot issue IDs', () => {
+describe('when the generator cannot issue IDs', { timeout: 60_000 }, () => {
   it('answers 503 while the clock is stepped back past the bound, then recovers', async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1));
     const server = await startExample({ machineId: 3, clock, maxClockBackwardMs: 0 });
@@ -136,7 +136,7 @@ describe('when the generator cannot issue IDs', () => {
   });
 });
 
-describe('machine ID and shutdown', () => {
+describe('machine ID and shutdown', { timeout: 60_000 }, () => {
   it('without an explicit ID, takes a host claim, and shutdown releases it after the request in flight', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ids-id-server-'));
     const server = await startExample({ env: { IDS_CLAIM_DIR: dir } });
@@ -158,7 +158,7 @@ describe('machine ID and shutdown', () => {
   });
 });
 
-describe('node index.mjs', () => {
+describe('node index.mjs', { timeout: 60_000 }, () => {
   const main = join(__dirname, '..', 'index.mjs');
 
   it('starts on PORT=0, serves, and exits 0 on SIGTERM after the default drain', async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { comparison } from '../index.mjs';
 
-describe('examples/layout-compare', () => {
+describe('examples/layout-compare', { timeout: 60_000 }, () => {
   it('compares the presets and a layout of our own', () => {
     const rows = comparison();
     expect(rows.map((r) => r.layout)).toEqual([

@@ -178,7 +178,7 @@ async function stop(pod: Pod): Promise<number | null> {
   return exited;
 }
 
-describe('the StatefulSet manifest', () => {
+describe('the StatefulSet manifest', { timeout: 60_000 }, () => {
   it('is consistent: headless Service, selector, named port, probes, claim directory on an emptyDir, the command', () => {
     expect(service.spec.clusterIP).toBe('None');
     expect(spec.serviceName).toBe(service.metadata.name);

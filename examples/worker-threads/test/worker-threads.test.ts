@@ -24,7 +24,7 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('examples/worker-threads', () => {
+describe('examples/worker-threads', { timeout: 60_000 }, () => {
   it('4 threads on one host-claimed machine ID: 0 duplicates, each thread increasing; the claim is released after', async () => {
     const dir = claimDir();
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
