@@ -1,5 +1,7 @@
 // Test scaffolding the engine's tests share with the flavours' (sonyflake and snowflake import it
-// by path): clocks that run under a tight loop, and a heartbeat on the real event loop.
+// by path): clocks that run under a tight loop, a heartbeat on the real event loop, and the
+// tables of bad input both flavours refuse alike.
+import { expect, it } from 'vitest';
 import type { Clock } from '../src/clock.js';
 
 /**
@@ -72,4 +74,82 @@ export function takeInOrder(next: () => bigint, count: number): { increasing: bo
     ids[i] = previous = id;
   }
   return { increasing, distinct: new Set(ids).size };
+}
+
+/**
+ * An error class. The flavours' tests pass the engine's classes from its build (what they
+ * import), which are not the ones of this folder's `../src`, so the tables below take them in.
+ */
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+/** A row of a table of bad input: the case's name, the input, the class it throws, its message. */
+export type BadInput<T> = [name: string, input: T, type: ErrorClass, message: RegExp];
+
+/**
+ * One test per row, named by `title` (`%s` is the row's name): `attempt(input)` throws the row's
+ * class with a message its pattern matches, and is an instance of each class in `also` too.
+ */
+export function eachThrows<T>(
+  title: string,
+  rows: BadInput<T>[],
+  attempt: (input: T) => unknown,
+  ...also: ErrorClass[]
+): void {
+  it.each(rows)(title, (_name, input, type, message) => {
+    expect(() => attempt(input)).toThrow(type);
+    expect(() => attempt(input)).toThrow(message);
+    for (const base of also) expect(() => attempt(input)).toThrow(base);
+  });
+}
+
+/**
+ * The settings both flavours' generators refuse with the engine's own check (`type` is its
+ * InvalidArgumentError): settings that are not an object, an onError or a state cell of the
+ * wrong kind. A row's settings are to be spread over a valid machine ID and clock; null stays null.
+ */
+export function badGeneratorSettings(type: ErrorClass): BadInput<object | null>[] {
+  return [
+    ['settings null', null, type, /settings: expected an object, received null/],
+    [
+      'onError 5',
+      { onError: 5 },
+      type,
+      /onError: expected a function that takes an error, received 5 \(number\)/,
+    ],
+    ['state 5', { state: 5 }, type, /state: expected a state cell .*received 5 \(number\)/],
+    ['state {}', { state: {} }, type, /state\.load: expected a state cell .*received undefined/],
+  ];
+}
+
+/**
+ * The start times both flavours refuse with the engine's check, under the setting `key` they
+ * name it by (Sonyflake's startTime, snowflake's epoch), for a clock that reads `now`: one
+ * ahead of the clock, an invalid Date, and a string. Rows of `never`, to join any flavour's table.
+ */
+export function badStartTimes(
+  key: string,
+  now: number,
+  errors: { StartTimeAheadError: ErrorClass; InvalidStartTimeError: ErrorClass },
+): BadInput<never>[] {
+  const ahead = new Date(now + 1).toISOString().replaceAll('.', '\\.');
+  return [
+    [
+      `${key}: ahead of the clock`,
+      { [key]: now + 1 } as never,
+      errors.StartTimeAheadError,
+      new RegExp(`${ahead} is after now`),
+    ],
+    [
+      `${key}: an invalid Date`,
+      { [key]: new Date('nope') } as never,
+      errors.InvalidStartTimeError,
+      /received Invalid Date/,
+    ],
+    [
+      `${key}: a string`,
+      { [key]: '2020-01-01' } as never,
+      errors.InvalidStartTimeError,
+      /"2020-01-01" \(string\)/,
+    ],
+  ];
 }

@@ -8,6 +8,7 @@ import {
   InvalidTimeUnitError,
 } from '../src/errors.js';
 import { defineLayout, type LayoutSpec, layoutLimits, tickOf, tickStartMs } from '../src/layout.js';
+import { type BadInput, eachThrows } from './kit.js';
 import { SONYFLAKE_SPEC as SONYFLAKE_2014, TWITTER_SPEC } from './layouts.js';
 
 describe('defineLayout', () => {
@@ -25,7 +26,7 @@ describe('defineLayout', () => {
     expect(Object.isFrozen(layout)).toBe(true);
   });
 
-  const bad: [string, Partial<LayoutSpec>, new (...args: never[]) => Error, RegExp][] = [
+  const bad: BadInput<Partial<LayoutSpec>>[] = [
     ['negative sequence bits', { sequenceBits: -1 }, InvalidBitsSequenceError, /0 to 30, received -1/],
     ['fractional sequence bits', { sequenceBits: 2.5 }, InvalidBitsSequenceError, /received 2.5/],
     ['sequence bits 31', { sequenceBits: 31 }, InvalidBitsSequenceError, /received 31/],
@@ -50,11 +51,7 @@ describe('defineLayout', () => {
     ],
   ];
 
-  it.each(bad)('rejects %s', (_name, change, type, message) => {
-    const attempt = () => defineLayout({ ...SONYFLAKE_2014, ...change });
-    expect(attempt).toThrow(type);
-    expect(attempt).toThrow(message);
-  });
+  eachThrows('rejects %s', bad, (change) => defineLayout({ ...SONYFLAKE_2014, ...change }));
 
   it('rejects an unknown field order', () => {
     expect(() => defineLayout({ ...SONYFLAKE_2014, fieldOrder: 'machine-time' as never })).toThrow(

@@ -11,7 +11,15 @@ import {
   StartTimeAheadError,
 } from '@ids/engine';
 import { describe, expect, it, vi } from 'vitest';
-import { runningClock, saturate, takeInOrder } from '../../engine/test/kit.js';
+import {
+  type BadInput,
+  badStartTimes,
+  eachThrows,
+  runningClock,
+  saturate,
+  takeInOrder,
+} from '../../engine/test/kit.js';
+import { TWITTER_SPEC } from '../../engine/test/layouts.js';
 import {
   ClockMovedBackwardsError,
   compose,
@@ -48,17 +56,8 @@ describe('presets', () => {
     expect(new Date(TWITTER_EPOCH).toISOString()).toBe('2010-11-04T01:42:54.657Z');
     const sf = new Snowflake({ machineId: 1 });
     expect(sf.layout).toBe(TWITTER_LAYOUT);
-    expect(TWITTER_LAYOUT).toMatchObject({
-      timeBits: 41,
-      timeUnitMs: 1,
-      sequenceBits: 12,
-      machineBits: 10,
-      fieldOrder: 'machine-sequence',
-      machineParts: [
-        { name: 'datacenter', bits: 5 },
-        { name: 'worker', bits: 5 },
-      ],
-    });
+    // The engine's tests' own description of Twitter's layout, name and epoch included.
+    expect(TWITTER_LAYOUT).toMatchObject(TWITTER_SPEC);
     const limits = layoutLimits(TWITTER_LAYOUT);
     expect(limits.idsPerSecond).toBe(4_096_000);
     expect(limits.machines).toBe(1024);
@@ -163,7 +162,7 @@ describe('machine IDs', () => {
 
 describe('bad settings fail at construction with typed errors', () => {
   const clock = new FakeClock(NOW);
-  const cases: [string, SnowflakeSettings, abstract new (...args: never[]) => Error, RegExp][] = [
+  const cases: BadInput<SnowflakeSettings>[] = [
     [
       'an unknown preset',
       { preset: 'instagram' as never },
@@ -185,19 +184,7 @@ describe('bad settings fail at construction with typed errors', () => {
     ['node bits 23', { nodeBits: 23, stepBits: 0 }, InvalidBitsMachineIdError, /0 to 22, received 23/],
     ['fractional step bits', { stepBits: 1.5 }, InvalidBitsSequenceError, /received 1.5/],
     ['negative step bits', { stepBits: -1 }, InvalidBitsSequenceError, /received -1/],
-    [
-      'an epoch ahead of the clock',
-      { epoch: NOW + 1 },
-      StartTimeAheadError,
-      /2026-11-22T12:00:00.001Z is after now/,
-    ],
-    ['an invalid epoch', { epoch: new Date('nope') }, InvalidStartTimeError, /received Invalid Date/],
-    [
-      'an epoch as a string',
-      { epoch: '2020-01-01' as never },
-      InvalidStartTimeError,
-      /"2020-01-01" \(string\)/,
-    ],
+    ...badStartTimes('epoch', NOW, { StartTimeAheadError, InvalidStartTimeError }),
     [
       'a datacenter of 32',
       { machineParts: { datacenter: 32, worker: 0 } },
@@ -242,12 +229,7 @@ describe('bad settings fail at construction with typed errors', () => {
     ],
   ];
 
-  it.each(cases)('%s', (_name, settings, type, message) => {
-    const attempt = () => new Snowflake({ clock, ...settings });
-    expect(attempt).toThrow(type);
-    expect(attempt).toThrow(message);
-    expect(attempt).toThrow(IdsError);
-  });
+  eachThrows('%s', cases, (settings) => new Snowflake({ clock, ...settings }), IdsError);
 });
 
 describe('generating', () => {

@@ -1,5 +1,6 @@
 import { composeIn, InvalidBitsTimeError, InvalidLayoutError } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
+import { badGeneratorSettings, eachThrows } from '../../engine/test/kit.js';
 import {
   createSharedState,
   FakeClock,
@@ -14,23 +15,24 @@ import {
 const NOW = Date.UTC(2026, 10, 22, 12);
 
 describe('settings are checked at construction, not mid-run', () => {
-  it.each([
-    ['settings null', null, /settings: expected an object, received null/],
-    ['onError 5', { onError: 5 }, /onError: expected a function that takes an error, received 5 \(number\)/],
-    ['state 5', { state: 5 }, /state: expected a state cell .*received 5 \(number\)/],
-    ['state {}', { state: {} }, /state\.load: expected a state cell .*received undefined/],
+  eachThrows(
+    '%s is InvalidArgumentError saying what, expected and received',
     [
-      'state with a fence that is not a function',
-      { state: { load: () => 0, commit: () => true, fence: 1 } },
-      /state\.fence: expected a function or nothing, received 1 \(number\)/,
+      ...badGeneratorSettings(InvalidArgumentError),
+      [
+        'state with a fence that is not a function',
+        { state: { load: () => 0, commit: () => true, fence: 1 } },
+        InvalidArgumentError,
+        /state\.fence: expected a function or nothing, received 1 \(number\)/,
+      ],
     ],
-  ])('%s is InvalidArgumentError saying what, expected and received', (_name, settings, message) => {
-    const clock = new FakeClock(NOW);
-    const full = settings === null ? null : { machineId: 1, clock, ...settings };
-    const attempt = () => new Sonyflake(full as unknown as SonyflakeSettings);
-    expect(attempt).toThrow(InvalidArgumentError);
-    expect(attempt).toThrow(message);
-  });
+    (settings) =>
+      new Sonyflake(
+        (settings === null
+          ? null
+          : { machineId: 1, clock: new FakeClock(NOW), ...settings }) as SonyflakeSettings,
+      ),
+  );
 
   it('create() refuses them the same way', async () => {
     await expect(Sonyflake.create(null as never)).rejects.toThrow(InvalidArgumentError);

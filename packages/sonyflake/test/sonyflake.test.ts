@@ -14,7 +14,7 @@ import {
 } from '@ids/engine';
 import { lower16BitPrivateIP, NoPrivateAddressError } from '@ids/machine-ip';
 import { describe, expect, it, vi } from 'vitest';
-import { saturate, takeInOrder } from '../../engine/test/kit.js';
+import { type BadInput, badStartTimes, eachThrows, saturate, takeInOrder } from '../../engine/test/kit.js';
 import {
   ClockMovedBackwardsError,
   createSharedState,
@@ -135,7 +135,7 @@ describe('construction', () => {
 
 describe('bad settings get the typed error that names what was expected and received', () => {
   const clock = new FakeClock(NOW);
-  const cases: [string, SonyflakeSettings, abstract new (...args: never[]) => Error, RegExp][] = [
+  const cases: BadInput<SonyflakeSettings>[] = [
     [
       'negative sequence bits',
       { bitsSequence: -3 },
@@ -147,24 +147,7 @@ describe('bad settings get the typed error that names what was expected and rece
     ['bits summing past 63', { bitsSequence: 20, bitsMachineId: 20 }, InvalidBitsTimeError, /leaves 23/],
     ['a time unit under 1 ms', { timeUnit: 0.5 }, InvalidTimeUnitError, /received 0.5/],
     ['a negative time unit', { timeUnit: -10 }, InvalidTimeUnitError, /received -10/],
-    [
-      'a start time in the future',
-      { startTime: NOW + 1 },
-      StartTimeAheadError,
-      /2026-11-22T12:00:00.001Z is after now/,
-    ],
-    [
-      'an invalid start date',
-      { startTime: new Date('not a date') },
-      InvalidStartTimeError,
-      /received Invalid Date/,
-    ],
-    [
-      'a start time as a string',
-      { startTime: '2020-01-01' as never },
-      InvalidStartTimeError,
-      /"2020-01-01" \(string\)/,
-    ],
+    ...badStartTimes('startTime', NOW, { StartTimeAheadError, InvalidStartTimeError }),
     [
       'a machine ID out of range',
       { machineId: 65_536 },
@@ -180,11 +163,7 @@ describe('bad settings get the typed error that names what was expected and rece
     ],
   ];
 
-  it.each(cases)('%s', (_name, settings, type, message) => {
-    const attempt = () => new Sonyflake({ machineId: 1, clock, ...settings });
-    expect(attempt).toThrow(type);
-    expect(attempt).toThrow(message);
-  });
+  eachThrows('%s', cases, (settings) => new Sonyflake({ machineId: 1, clock, ...settings }));
 
   it('a provider that rejects: the rejection is the cause', async () => {
     const reason = new Error('metadata service timed out');
