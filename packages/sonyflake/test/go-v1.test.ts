@@ -10,7 +10,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { compose, decompose, elapsedTime, machineId, Sonyflake, sequenceNumber } from '../src/index.js';
 import { DEFAULT_TIME_UNIT } from '../src/settings.js';
-import { GO_MOCK_MACHINE_ID, runningClock, YEAR } from './helpers.js';
+import { GO_MOCK_MACHINE_ID, oneCaller, pastTheTimeLimit, runningClock } from './helpers.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0, 3);
 
@@ -95,23 +95,15 @@ describe('GO_V1 TestSonyflakeFor10Sec', () => {
 describe('GO_V1 TestSonyflakeInParallel', () => {
   it('10 concurrent callers x 10,000 IDs: no duplicate', async () => {
     const sf = new Sonyflake({ clock: runningClock(NOW), machineId: GO_MOCK_MACHINE_ID });
-    const generate = async () => {
-      const ids: bigint[] = [];
-      for (let i = 0; i < 10_000; i++) ids.push(await sf.nextId());
-      return ids;
-    };
-    const all = (await Promise.all(Array.from({ length: 10 }, generate))).flat();
+    const all = (await Promise.all(Array.from({ length: 10 }, () => oneCaller(sf, 10_000)))).flat();
     expect(new Set(all).size).toBe(100_000);
   });
 });
 
 describe('GO_V1 TestNextIDError', () => {
   it('174 years after the start time works, 175 years is over the time limit', () => {
-    const clock = new FakeClock(NOW);
-    const sf = new Sonyflake({ startTime: NOW, clock, machineId: 1 });
-    clock.advance(174 * YEAR);
-    expect(typeof sf.nextIdSync()).toBe('bigint');
-    clock.advance(1 * YEAR);
+    const { sf, last } = pastTheTimeLimit(NOW);
+    expect(typeof last).toBe('bigint');
     expect(() => sf.nextIdSync()).toThrow(/over the time limit/);
   });
 });

@@ -14,7 +14,7 @@ import {
 } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import { GO_V2_START_TIME, Sonyflake, type SonyflakeSettings } from '../src/index.js';
-import { GO_MOCK_MACHINE_ID, runningClock, YEAR } from './helpers.js';
+import { GO_MOCK_MACHINE_ID, oneCaller, pastTheTimeLimit, runningClock, YEAR } from './helpers.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0, 7);
 const errGetMachineId = new Error('failed to get machine id');
@@ -105,12 +105,7 @@ describe('GO_V2 TestNextID_InParallel', () => {
     const clock = runningClock(NOW);
     const sf1 = await Sonyflake.create({ clock, machineId: () => 1 });
     const sf2 = await Sonyflake.create({ clock, machineId: () => 2 });
-    const generate = async (sf: Sonyflake) => {
-      const ids: bigint[] = [];
-      for (let i = 0; i < 1000; i++) ids.push(await sf.nextId());
-      return ids;
-    };
-    const callers = [sf1, sf2, sf1, sf2].map(generate);
+    const callers = [sf1, sf2, sf1, sf2].map((sf) => oneCaller(sf, 1000));
     const all = (await Promise.all(callers)).flat();
     expect(new Set(all).size).toBe(4000);
   });
@@ -118,11 +113,7 @@ describe('GO_V2 TestNextID_InParallel', () => {
 
 describe('GO_V2 TestNextID_ReturnsError', () => {
   it('174 years later works; 175 years later is over the time limit', () => {
-    const clock = new FakeClock(NOW);
-    const sf = new Sonyflake({ startTime: NOW, clock, machineId: 1 });
-    clock.advance(174 * YEAR);
-    sf.nextIdSync();
-    clock.advance(1 * YEAR);
+    const { sf } = pastTheTimeLimit(NOW);
     expect(() => sf.nextIdSync()).toThrow(OverTimeLimitError);
   });
 });
@@ -131,11 +122,7 @@ describe('GO_V2 NextID after ErrOverTimeLimit', () => {
   // Go stores the over-limit tick in its state before it fails, so a clock that reads lower
   // again does not bring IDs back (found by running Go and this package on the same clock).
   it('keeps failing with the over-limit error once the clock is back below the limit', async () => {
-    const clock = new FakeClock(NOW);
-    const sf = new Sonyflake({ startTime: NOW, clock, machineId: 1 });
-    clock.advance(174 * YEAR);
-    sf.nextIdSync();
-    clock.advance(1 * YEAR);
+    const { clock, sf } = pastTheTimeLimit(NOW);
     expect(() => sf.nextIdSync()).toThrow(OverTimeLimitError);
     clock.advance(-1 * YEAR);
     expect(() => sf.nextIdSync()).toThrow(OverTimeLimitError);
