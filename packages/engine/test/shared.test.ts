@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { FakeClock } from '../src/clock.js';
+import { type Clock, FakeClock } from '../src/clock.js';
 import {
   GeneratorClosedError,
   InvalidArgumentError,
@@ -7,9 +7,20 @@ import {
   MachineIdLostError,
   OverTimeLimitError,
 } from '../src/errors.js';
-import { checkGeneratorOptions, IdGenerator, type StateCell } from '../src/generator.js';
+import {
+  checkGeneratorOptions,
+  type GeneratorOptions,
+  IdGenerator,
+  type StateCell,
+} from '../src/generator.js';
 import { defineLayout, tickOf, tickStartMs } from '../src/layout.js';
-import { createSharedState, SharedStateCell, sharedStateCell } from '../src/shared.js';
+import type { MachineIdClaim } from '../src/machine.js';
+import {
+  createSharedState,
+  type SharedGeneratorState,
+  SharedStateCell,
+  sharedStateCell,
+} from '../src/shared.js';
 import { claimOf } from './claims.js';
 import { SONYFLAKE_SPEC } from './layouts.js';
 
@@ -19,16 +30,23 @@ import { SONYFLAKE_SPEC } from './layouts.js';
 const layout = defineLayout(SONYFLAKE_SPEC);
 const T0 = Date.UTC(2026, 10, 22, 12);
 
+/** A generator of `machineId` (a number, or the holder's claim) taking its slots from `shared`. */
+function onShared(
+  shared: SharedGeneratorState,
+  machineId: number | MachineIdClaim,
+  clock?: Clock,
+  extra: Partial<GeneratorOptions> = {},
+): IdGenerator {
+  return new IdGenerator(
+    checkGeneratorOptions({ layout, machineId, clock, state: sharedStateCell(shared), ...extra }),
+  );
+}
+
 describe('shared state cell', () => {
   it('gives generators on one state distinct slots, 256 per tick, each generator increasing', () => {
     const shared = createSharedState(layout, 5);
     const clock = new FakeClock(T0);
-    const gens = [0, 1, 2].map(
-      () =>
-        new IdGenerator(
-          checkGeneratorOptions({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
-        ),
-    );
+    const gens = [0, 1, 2].map(() => onShared(shared, 5, clock));
     const perGen: bigint[][] = [[], [], []];
     for (let i = 0; i < 3 * 256; i++) perGen[i % 3]!.push(gens[i % 3]!.nextIdSync());
     const all = perGen.flat();
@@ -47,12 +65,7 @@ describe('shared state cell', () => {
   it('once one generator on the state is over the time limit, every one is, whatever its clock reads', async () => {
     const shared = createSharedState(layout, 5);
     const clock = new FakeClock(T0);
-    const [a, b] = [0, 1].map(
-      () =>
-        new IdGenerator(
-          checkGeneratorOptions({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
-        ),
-    ) as [IdGenerator, IdGenerator];
+    const [a, b] = [0, 1].map(() => onShared(shared, 5, clock)) as [IdGenerator, IdGenerator];
     a.nextIdSync();
     b.nextIdSync(); // each holds slots reserved in this tick
     clock.set(tickStartMs(layout, 2 ** 39));
@@ -72,12 +85,7 @@ describe('shared state cell', () => {
     const shared = createSharedState(layout, 5);
     const clock = new FakeClock(T0);
     // Three other threads, each reserving its batch of 16 slots in one commit.
-    const others = [0, 1, 2].map(
-      () =>
-        new IdGenerator(
-          checkGeneratorOptions({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
-        ),
-    );
+    const others = [0, 1, 2].map(() => onShared(shared, 5, clock));
     const inner = sharedStateCell(shared);
     expect(inner.reservation).toBe(16);
     let races = 0;
@@ -101,25 +109,16 @@ describe('shared state cell', () => {
   it('a thread that keeps losing each new tick to others waits on, with no ClockStalledError, while the clock advances', () => {
     const shared = createSharedState(layout, 5);
     const clock = new FakeClock(T0);
-    const other = new IdGenerator(
-      checkGeneratorOptions({ layout, machineId: 5, clock, state: sharedStateCell(shared) }),
-    );
+    const other = onShared(shared, 5, clock);
     let lost = 0;
-    const starved = new IdGenerator(
-      checkGeneratorOptions({
-        layout,
-        machineId: 5,
-        clock: {
-          now: () => clock.now(),
-          // While this thread sleeps to the next tick, another thread takes all of it (for 2 s).
-          sleepSync: (ms) => {
-            clock.sleepSync(ms);
-            if (lost++ < 200) for (let i = 0; i < 256; i++) other.nextIdSync();
-          },
-        },
-        state: sharedStateCell(shared),
-      }),
-    );
+    const starved = onShared(shared, 5, {
+      now: () => clock.now(),
+      // While this thread sleeps to the next tick, another thread takes all of it (for 2 s).
+      sleepSync: (ms) => {
+        clock.sleepSync(ms);
+        if (lost++ < 200) for (let i = 0; i < 256; i++) other.nextIdSync();
+      },
+    });
     for (let i = 0; i < 256; i++) other.nextIdSync();
     const id = starved.nextIdSync();
     expect(lost).toBe(201);
@@ -143,12 +142,8 @@ describe('shared state cell', () => {
     const { claim, recorded } = claimOf(6);
     const shared = createSharedState(layout, claim);
     const clock = new FakeClock(T0);
-    const holder = new IdGenerator(
-      checkGeneratorOptions({ layout, machineId: claim, clock, state: sharedStateCell(shared) }),
-    );
-    const worker = new IdGenerator(
-      checkGeneratorOptions({ layout, machineId: 6, clock, state: sharedStateCell(shared) }),
-    );
+    const holder = onShared(shared, claim, clock);
+    const worker = onShared(shared, 6, clock);
     clock.advance(35);
     const last = worker.nextIdSync();
     await holder.close();
@@ -163,9 +158,7 @@ describe('shared state cell', () => {
     const { claim, recorded } = claimOf(6);
     const shared = createSharedState(layout, claim);
     const clock = new FakeClock(T0);
-    const holder = new IdGenerator(
-      checkGeneratorOptions({ layout, machineId: claim, clock, state: sharedStateCell(shared) }),
-    );
+    const holder = onShared(shared, claim, clock);
     const inner = sharedStateCell(shared);
     let closing: Promise<void> | undefined;
     const racing: StateCell = {
@@ -191,13 +184,9 @@ describe('shared state cell', () => {
     // A lease confirmed until `deadline`, whose keepalives stopped: the holder's thread is blocked.
     const { claim } = claimOf(6, { trustedForMs: () => Math.max(0, deadline - clock.now()) });
     const shared = createSharedState(layout, claim);
-    new IdGenerator(
-      checkGeneratorOptions({ layout, machineId: claim, clock, state: sharedStateCell(shared) }),
-    );
+    onShared(shared, claim, clock);
     expect(sharedStateCell(shared).trustedUntil).toBe(deadline);
-    const worker = new IdGenerator(
-      checkGeneratorOptions({ layout, machineId: 6, clock, state: sharedStateCell(shared) }),
-    );
+    const worker = onShared(shared, 6, clock);
     const issued: bigint[] = [];
     // No timer runs in this loop: only what the worker reads from the shared buffer can stop it.
     expect(() => {
@@ -221,13 +210,9 @@ describe('shared state cell', () => {
     const deadline = T0 + 3000;
     const { claim } = claimOf(6, { trustedForMs: () => deadline - Math.floor(clock.now()) });
     const shared = createSharedState(layout, claim);
-    new IdGenerator(
-      checkGeneratorOptions({ layout, machineId: claim, clock, state: sharedStateCell(shared) }),
-    );
+    onShared(shared, claim, clock);
     expect(sharedStateCell(shared).trustedUntil).toBeLessThanOrEqual(deadline);
-    const worker = new IdGenerator(
-      checkGeneratorOptions({ layout, machineId: 6, clock, state: sharedStateCell(shared) }),
-    );
+    const worker = onShared(shared, 6, clock);
     clock.advance(deadline - clock.now() + 0.3);
     expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
   });
@@ -236,12 +221,8 @@ describe('shared state cell', () => {
     const { claim, controller } = claimOf(6);
     const shared = createSharedState(layout, claim);
     const clock = new FakeClock(T0);
-    new IdGenerator(
-      checkGeneratorOptions({ layout, machineId: claim, clock, state: sharedStateCell(shared) }),
-    );
-    const worker = new IdGenerator(
-      checkGeneratorOptions({ layout, machineId: 6, clock, state: sharedStateCell(shared) }),
-    );
+    onShared(shared, claim, clock);
+    const worker = onShared(shared, 6, clock);
     worker.nextIdSync();
     controller.abort(new Error('lease expired'));
     expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
@@ -253,15 +234,7 @@ describe('shared state cell', () => {
     const { claim, controller } = claimOf(6, { renew: () => Promise.resolve(next.claim) });
     const shared = createSharedState(layout, claim);
     const onError = vi.fn();
-    const holder = new IdGenerator(
-      checkGeneratorOptions({
-        layout,
-        machineId: claim,
-        clock: new FakeClock(T0),
-        state: sharedStateCell(shared),
-        onError,
-      }),
-    );
+    const holder = onShared(shared, claim, new FakeClock(T0), { onError });
     controller.abort();
     await new Promise((resolve) => setImmediate(resolve));
     expect(next.claim.release).toHaveBeenCalledTimes(1);
@@ -274,15 +247,12 @@ describe('shared state cell', () => {
   it('refuses a generator of another layout or machine ID', () => {
     const shared = createSharedState(layout, 5);
     const other = defineLayout({ ...layout, timeUnitMs: 1 });
-    expect(
-      () =>
-        new IdGenerator(
-          checkGeneratorOptions({ layout: other, machineId: 5, state: sharedStateCell(shared) }),
-        ),
-    ).toThrow(/created for time 39 bits of 10 ms .* this generator's layout has time 39 bits of 1 ms/);
-    expect(
-      () => new IdGenerator(checkGeneratorOptions({ layout, machineId: 6, state: sharedStateCell(shared) })),
-    ).toThrow(/belongs to machine ID 5, received a generator for machine ID 6/);
+    expect(() => onShared(shared, 5, undefined, { layout: other })).toThrow(
+      /created for time 39 bits of 10 ms .* this generator's layout has time 39 bits of 1 ms/,
+    );
+    expect(() => onShared(shared, 6)).toThrow(
+      /belongs to machine ID 5, received a generator for machine ID 6/,
+    );
   });
 
   it('rejects what is not a shared state, and machine IDs that do not fit', () => {
