@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { InvalidMachineIdError } from '@ids/engine';
 import { AutoMachineIdError } from '@ids/machine-file';
 import { describe, expect, it } from 'vitest';
+import { TRAIL_TO_HOST_CLAIM } from '../../machine-file/test/helpers.js';
 import { EXIT_FAILURE, EXIT_USAGE, exitCodeOf, UsageError } from '../src/errors.js';
 import { chooseMachineId } from '../src/machine-id.js';
 import { PROGRESS_MIN, progressBar } from '../src/progress.js';
@@ -48,12 +49,7 @@ describe('chooseMachineId', () => {
     expect(choice.step).toBe('host-claim');
     expect(choice.trail.map((s) => [s.step, s.outcome])).toEqual([
       ['--machine-id', 'skipped'],
-      ['explicit', 'skipped'],
-      ['kubernetes-ordinal', 'skipped'],
-      ['ec2', 'skipped'],
-      ['private-ip', 'failed'],
-      ['ipv6-ula', 'skipped'],
-      ['host-claim', 'used'],
+      ...TRAIL_TO_HOST_CLAIM,
     ]);
     if (typeof choice.machineId !== 'number') await choice.machineId.release();
   });

@@ -25,6 +25,20 @@ import type { ClaimRecord } from '../src/record.js';
 
 export const T0 = Date.UTC(2026, 10, 22, 12);
 
+/**
+ * The default chain's trail, each step with its outcome, where no ID is given and the host is not
+ * in Kubernetes, has no private IPv4 and opts in to nothing (as these machines): it ends on a host
+ * claim. The CLI's chain is this one behind its --machine-id step, so its tests check it too.
+ */
+export const TRAIL_TO_HOST_CLAIM: [step: string, outcome: string][] = [
+  ['explicit', 'skipped'],
+  ['kubernetes-ordinal', 'skipped'],
+  ['ec2', 'skipped'],
+  ['private-ip', 'failed'],
+  ['ipv6-ula', 'skipped'],
+  ['host-claim', 'used'],
+];
+
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'ids-machine-file-'));
 }
