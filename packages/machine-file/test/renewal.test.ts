@@ -75,8 +75,12 @@ afterAll(() => {
 
 type Line = Record<string, unknown>;
 
-/** Starts a holder; `next(test)` resolves with the first line it prints that passes `test`. */
-function holder(dir: string, mode: 'block' | 'idle') {
+/**
+ * Starts a holder in a fresh directory and resolves once it holds both files, with the line that
+ * says so (`ready`); `next(test)` resolves with the first line it prints that passes `test`.
+ */
+async function holder(mode: 'block' | 'idle') {
+  const dir = tempDir();
   const child = spawn(process.execPath, ['--input-type=module', '-e', HOLDER, dir, mode], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -113,7 +117,8 @@ function holder(dir: string, mode: 'block' | 'idle') {
       child.on('exit', look);
       look();
     });
-  return { child, next, exited };
+  const ready = await next((line) => line.ready === true);
+  return { dir, child, pid: child.pid as number, next, exited, ready };
 }
 
 const recordedMs = (path: string): number => JSON.parse(readFileSync(path, 'utf8')).recordedMs;
@@ -126,9 +131,7 @@ async function stopped(pid: number): Promise<void> {
 
 describe.concurrent('renewals on their own thread, in real processes', () => {
   it('a main thread blocked past recordAheadMs + the grace keeps its lock file and host claim, renewed meanwhile', async () => {
-    const dir = tempDir();
-    const h = holder(dir, 'block');
-    await h.next((line) => line.ready === true);
+    const h = await holder('block');
     const result = await h.next((line) => 'blockedMs' in line);
     expect(result.verified).toBe('ok');
     expect(result.aborted).toEqual({ lock: false, claim: false });
@@ -141,15 +144,12 @@ describe.concurrent('renewals on their own thread, in real processes', () => {
   }, 120_000);
 
   it('a holder stopped (SIGSTOP) past recordAheadMs + the grace loses both when it resumes', async () => {
-    const dir = tempDir();
-    const h = holder(dir, 'idle');
-    const ready = await h.next((line) => line.ready === true);
-    const pid = h.child.pid as number;
+    const h = await holder('idle');
     h.child.kill('SIGSTOP');
-    await stopped(pid);
+    await stopped(h.pid);
     // Its records lapse, and stay lapsed for longer than the grace: a process of another PID
     // namespace would count it as gone by then.
-    const lapsed = Math.max(recordedMs(ready.lock as string), recordedMs(ready.claim as string));
+    const lapsed = Math.max(recordedMs(h.ready.lock as string), recordedMs(h.ready.claim as string));
     while (Date.now() <= lapsed + FOREIGN_CLAIM_GRACE_MS + 500) {
       await new Promise((resolve) => setTimeout(resolve, lapsed + FOREIGN_CLAIM_GRACE_MS + 501 - Date.now()));
     }
@@ -166,12 +166,9 @@ describe.concurrent('renewals on their own thread, in real processes', () => {
   }, 120_000);
 
   it('kill -9 of the holder frees its lock file and its claim for the next process at once', async () => {
-    const dir = tempDir();
-    const h = holder(dir, 'idle');
-    const ready = await h.next((line) => line.ready === true);
-    const pid = h.child.pid as number;
-    h.child.kill('SIGKILL');
-    await h.exited;
+    const { dir, child, pid, exited, ready } = await holder('idle');
+    child.kill('SIGKILL');
+    await exited;
     const lock = lockFile(ready.lock as string, { releaseOnExit: false });
     expect(lock.tookOver).toEqual({ state: 'abandoned', pid });
     const id = ready.machineId as number;
