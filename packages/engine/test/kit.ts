@@ -1,8 +1,9 @@
 // Test scaffolding the engine's tests share with the flavours' (sonyflake and snowflake import it
 // by path): clocks that run under a tight loop, a heartbeat on the real event loop, and the
 // tables of bad input both flavours refuse alike.
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import type { Clock } from '../src/clock.js';
+import type { MachineIdClaim } from '../src/machine.js';
 
 /**
  * A clock that moves forward a little on every read, like a real one under a tight loop, and
@@ -152,4 +153,22 @@ export function badStartTimes(
       /"2020-01-01" \(string\)/,
     ],
   ];
+}
+
+/**
+ * The test both flavours run on create(): a claim its provider resolves to is held by the
+ * generator (the claim's ID is the generator's) and released once, by close().
+ */
+export function itHoldsClaimUntilClose(
+  title: string,
+  create: (machineId: () => Promise<MachineIdClaim>) => Promise<{ machine: number; close(): Promise<void> }>,
+  id: number,
+): void {
+  it(title, async () => {
+    const release = vi.fn();
+    const generator = await create(async () => ({ machineId: id, release }));
+    expect(generator.machine).toBe(id);
+    await generator.close();
+    expect(release).toHaveBeenCalledTimes(1);
+  });
 }

@@ -15,6 +15,7 @@ import {
   type BadInput,
   badStartTimes,
   eachThrows,
+  itHoldsClaimUntilClose,
   runningClock,
   saturate,
   takeInOrder,
@@ -142,13 +143,11 @@ describe('machine IDs', () => {
     expect(() => new Snowflake({ machineId: async () => 1 })).toThrow(AsyncSettingError);
   });
 
-  it('a claim from create() is held and released by close()', async () => {
-    const release = vi.fn();
-    const sf = await Snowflake.create({ machineId: async () => ({ machineId: 9, release }) });
-    expect(sf.machine).toBe(9);
-    await sf.close();
-    expect(release).toHaveBeenCalledTimes(1);
-  });
+  itHoldsClaimUntilClose(
+    'a claim from create() is held and released by close()',
+    (machineId) => Snowflake.create({ machineId }),
+    9,
+  );
 
   it('has no default: a missing machine ID says what to give', async () => {
     expect(() => new Snowflake()).toThrow(MachineIdRequiredError);

@@ -14,7 +14,14 @@ import {
 } from '@ids/engine';
 import { lower16BitPrivateIP, NoPrivateAddressError } from '@ids/machine-ip';
 import { describe, expect, it, vi } from 'vitest';
-import { type BadInput, badStartTimes, eachThrows, saturate, takeInOrder } from '../../engine/test/kit.js';
+import {
+  type BadInput,
+  badStartTimes,
+  eachThrows,
+  itHoldsClaimUntilClose,
+  saturate,
+  takeInOrder,
+} from '../../engine/test/kit.js';
 import {
   ClockMovedBackwardsError,
   createSharedState,
@@ -124,13 +131,11 @@ describe('construction', () => {
     expect(release).toHaveBeenCalledTimes(2);
   });
 
-  it('a claim from create() is held by the generator and released by close()', async () => {
-    const release = vi.fn();
-    const sf = await Sonyflake.create({ machineId: async () => ({ machineId: 77, release }) });
-    expect(sf.machine).toBe(77);
-    await sf.close();
-    expect(release).toHaveBeenCalledTimes(1);
-  });
+  itHoldsClaimUntilClose(
+    'a claim from create() is held by the generator and released by close()',
+    (machineId) => Sonyflake.create({ machineId }),
+    77,
+  );
 });
 
 describe('bad settings get the typed error that names what was expected and received', () => {
