@@ -150,10 +150,20 @@ export class AmbiguousIdError extends IdsError {
   }
 }
 
-/** An argument or setting of the wrong type or out of range, where no more specific class applies. */
+/**
+ * An argument, option or setting that cannot work (the wrong type, out of range, or refused by
+ * the server it is for), where no more specific class applies. Every package raises this one
+ * class for its options: `option` names the one at fault when the thrower knows it.
+ */
 export class InvalidArgumentError extends IdsError {
   readonly code = 'ERR_IDS_INVALID_ARGUMENT';
   override readonly name = 'InvalidArgumentError';
+  /** The option or argument at fault ('ttlSeconds', 'connect', 'leaf.port', ...), which also starts the message. */
+  readonly option: string | undefined;
+  constructor(message: string, options?: ErrorOptions & { readonly option?: string }) {
+    super(options?.option === undefined ? message : `${options.option}: ${message}`, options);
+    this.option = options?.option;
+  }
 }
 
 /** A synchronous path was given something only the asynchronous one can run (a Promise). */

@@ -13,7 +13,6 @@ export {
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,
   ms,
-  type OptionError,
   readRecordedTime,
 } from './options.js';
 export { currentOwner, type Owner, readOwner } from './owner.js';
