@@ -53,6 +53,7 @@ describe('defineLayout', () => {
   it.each(bad)('rejects %s', (_name, change, type, message) => {
     const attempt = () => defineLayout({ ...SONYFLAKE_2014, ...change });
     expect(attempt).toThrow(type);
+    expect(attempt).toThrow(InvalidLayoutError); // Go's separate sentinels are one family here
     expect(attempt).toThrow(message);
   });
 

@@ -3,6 +3,7 @@ import { received } from '@ids/engine/internal';
 import {
   type CheckedLeaseOptions,
   checkLeaseOptions,
+  checkOptionsObject,
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,
@@ -154,13 +155,7 @@ export function parsePrefix(value: unknown): string {
 
 /** Validates everything but the client, in the order the options are documented. */
 export function checkEtcdOptions(options: unknown): CheckedEtcdOptions {
-  if (options === undefined) options = {};
-  if (!isRecord(options)) {
-    throw new InvalidArgumentError(`expected an object, received ${received(options)}`, {
-      option: 'options',
-    });
-  }
-  const o = options as EtcdOptions;
+  const o = checkOptionsObject(options as EtcdOptions | undefined);
   const ownClient = o.endpoints !== undefined || o.credentials !== undefined || o.auth !== undefined;
   if (o.client !== undefined) {
     if (!isRecord(o.client) || typeof (o.client as { if?: unknown }).if !== 'function') {

@@ -9,6 +9,7 @@ export {
   type CheckedLeaseOptions,
   checkAskedId,
   checkLeaseOptions,
+  checkOptionsObject,
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,

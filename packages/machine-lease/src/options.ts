@@ -59,6 +59,20 @@ export interface HolderOptions {
   readonly onError?: (error: unknown) => void;
 }
 
+/**
+ * The options object a store's provider or check was given, `{}` for none; anything but an
+ * object is InvalidArgumentError naming `options`. Every store checks this first, so one place.
+ */
+export function checkOptionsObject<T extends object>(options: T | undefined): T {
+  if (options === undefined) return {} as T;
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError(`expected an object, received ${received(options)}`, {
+      option: 'options',
+    });
+  }
+  return options;
+}
+
 /** Whole numbers from `min` to `max` (the engine's one integer check, bounds written 86,400). */
 export function integer(value: unknown, option: string, min: number, max: number): number {
   return checkInteger(value, option, min, max, invalidArgument, true);

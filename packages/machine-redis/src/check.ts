@@ -1,6 +1,5 @@
 import { InvalidArgumentError, type MachineIdCheck } from '@ids/engine';
-import { received } from '@ids/engine/internal';
-import { checkAskedId, DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease/internal';
+import { checkAskedId, checkOptionsObject, DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease/internal';
 import { Connection } from './connection.js';
 import { connectionUrl, parsePrefix, type RedisConnectionOptions } from './options.js';
 
@@ -43,11 +42,7 @@ export const DEFAULT_CHECK_KEY = 'ids:machine-ids';
  * another type).
  */
 export function redisCheckMachineId(options: RedisCheckOptions = {}): RedisMachineIdCheck {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError(`expected an object, received ${received(options)}`, {
-      option: 'options',
-    });
-  }
+  checkOptionsObject(options);
   const url = connectionUrl(options);
   const key = options.key === undefined ? DEFAULT_CHECK_KEY : parsePrefix(options.key, 'key');
   const timeoutMs = ms(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false);

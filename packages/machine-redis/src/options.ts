@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import type { LeaseOptions } from '@ids/machine-lease';
-import { type CheckedLeaseOptions, checkLeaseOptions } from '@ids/machine-lease/internal';
+import { type CheckedLeaseOptions, checkLeaseOptions, checkOptionsObject } from '@ids/machine-lease/internal';
 import type { Cluster, RedisOptions as IoRedisOptions, Redis } from 'ioredis';
 import { parseRedisUrl } from './url.js';
 
@@ -106,13 +106,7 @@ export function connectionUrl(
 
 /** Validates everything but the client's own options, in the order they are documented. */
 export function checkRedisOptions(options: unknown): CheckedRedisOptions {
-  if (options === undefined) options = {};
-  if (!isRecord(options)) {
-    throw new InvalidArgumentError(`expected an object, received ${received(options)}`, {
-      option: 'options',
-    });
-  }
-  const o = options as RedisLeaseOptions;
+  const o = checkOptionsObject(options as RedisLeaseOptions | undefined);
   const url = connectionUrl(o);
   const prefix = parsePrefix(o.prefix);
   return { url, prefix, ...checkLeaseOptions(o) };

@@ -1,6 +1,11 @@
 import { InvalidArgumentError, type MachineIdCheck } from '@ids/engine';
-import { received } from '@ids/engine/internal';
-import { checkAskedId, DEFAULT_TIMEOUT_MS, DEFAULT_TTL_SECONDS, ms } from '@ids/machine-lease/internal';
+import {
+  checkAskedId,
+  checkOptionsObject,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_TTL_SECONDS,
+  ms,
+} from '@ids/machine-lease/internal';
 import { ZkAnswer, ZkSession } from './client.js';
 import { checkConnection, type ZookeeperConnectionOptions } from './options.js';
 
@@ -41,11 +46,7 @@ export const DEFAULT_CHECK_PATH = '/ids/machine-ids';
  * `timeoutMs`, LeaseStoreRefusedError (an ACL refuses); or with ZookeeperChrootError.
  */
 export function zookeeperCheckMachineId(options: ZookeeperCheckOptions = {}): ZookeeperMachineIdCheck {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError(`expected an object, received ${received(options)}`, {
-      option: 'options',
-    });
-  }
+  checkOptionsObject(options);
   const { connect, path } = checkConnection({ ...options, path: options.path ?? DEFAULT_CHECK_PATH });
   const timeoutMs = ms(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false);
   let session: Promise<ZkSession> | undefined;

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import type { LeaseOptions } from '@ids/machine-lease';
-import { type CheckedLeaseOptions, checkLeaseOptions } from '@ids/machine-lease/internal';
+import { type CheckedLeaseOptions, checkLeaseOptions, checkOptionsObject } from '@ids/machine-lease/internal';
 import { type ConnectString, isPath, parseConnectString } from './connect-string.js';
 
 /** Where claims live when no path is given. */
@@ -56,9 +56,7 @@ export function checkConnection(
 
 /** Validates every option of zookeeperMachineId. @throws InvalidArgumentError naming the option. */
 export function checkZookeeperOptions(o: ZookeeperLeaseOptions): CheckedZookeeperOptions {
-  if (typeof o !== 'object' || o === null) {
-    throw new InvalidArgumentError(`expected an object, received ${received(o)}`, { option: 'options' });
-  }
+  checkOptionsObject(o);
   const connection = checkConnection(o);
   const lease = checkLeaseOptions(o);
   return { ...lease, ...connection };
