@@ -2,14 +2,9 @@ import {
   AmbiguousIdError,
   IdsError,
   InvalidArgumentError,
-  InvalidBitsMachineIdError,
-  InvalidBitsSequenceError,
-  InvalidBitsTimeError,
   InvalidIdError,
   InvalidLayoutError,
   InvalidMachineIdError,
-  InvalidStartTimeError,
-  InvalidTimeUnitError,
   StartTimeAheadError,
 } from '@ids/engine';
 import { errorText } from '@ids/engine/internal';
@@ -33,18 +28,14 @@ export const EXIT_FAILURE = 1;
 /** Exit code 2: a mistake in what was typed (unknown option, malformed ID, layout or machine ID). */
 export const EXIT_USAGE = 2;
 
-// In the command, these can only come from values the user typed (IDs, layout specs, machine
-// IDs, formats): they are usage errors. Anything else failed while running.
+// In the command, these can only come from values the user typed (IDs, layout specs with their
+// bits, unit and epoch, machine IDs, formats, options): they are usage errors. Anything else
+// failed while running.
 const USER_INPUT_ERRORS = [
   UsageError,
   InvalidIdError,
   AmbiguousIdError,
   InvalidLayoutError,
-  InvalidBitsSequenceError,
-  InvalidBitsMachineIdError,
-  InvalidBitsTimeError,
-  InvalidTimeUnitError,
-  InvalidStartTimeError,
   StartTimeAheadError,
   InvalidMachineIdError,
   InvalidArgumentError,

@@ -44,7 +44,7 @@ async function zookeeperStore(
   connect: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<NamedMachineIdProvider> {
-  const { zookeeperAutoStep, ZookeeperOptionError } = await importOptional(
+  const { zookeeperAutoStep } = await importOptional(
     '@ids/machine-zookeeper',
     () => import('@ids/machine-zookeeper'),
     'a ZooKeeper machine ID (--zookeeper, IDS_ZOOKEEPER_CONNECT)',
@@ -52,7 +52,7 @@ async function zookeeperStore(
   try {
     return zookeeperAutoStep({ env, ...(connect !== undefined ? { connect } : {}) });
   } catch (error) {
-    if (error instanceof ZookeeperOptionError && error.option === 'connect') {
+    if (error instanceof InvalidArgumentError && error.option === 'connect') {
       throw new UsageError(`--zookeeper: ${error.message.replace(/^connect: /, '')}`);
     }
     throw error;

@@ -241,6 +241,12 @@ describe.skipIf(!hasRedis())('ids machine-id with IDS_REDIS_URL', () => {
     expect(result.stderr).toMatch(/3\. Redis claim: failed - could not claim a machine ID in Redis at /);
     expect(result.stderr).not.toMatch(/host claim: used/);
   }, 30_000);
+
+  it('an IDS_REDIS_URL whose database is not a number is a mistake in what was typed: exit 2', async () => {
+    const result = await ids(['machine-id'], { IDS_REDIS_URL: 'redis://127.0.0.1:1/abc' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/ERR_IDS_INVALID_ARGUMENT: url: the database of .* received "abc"/);
+  });
 });
 
 describe.skipIf(!hasZookeeper())('ids machine-id with a ZooKeeper', () => {
@@ -293,5 +299,11 @@ describe.skipIf(!hasZookeeper())('ids machine-id with a ZooKeeper', () => {
     const result = await ids(['machine-id', '--zookeeper', 'zk1'], {});
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--zookeeper: expected host:port/);
+  });
+
+  it('an IDS_ZOOKEEPER_CONNECT that is not host:port is a mistake in what was typed (exit 2)', async () => {
+    const result = await ids(['machine-id'], { IDS_ZOOKEEPER_CONNECT: 'zk1' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/ERR_IDS_INVALID_ARGUMENT: connect: expected host:port/);
   });
 });

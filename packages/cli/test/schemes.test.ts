@@ -155,7 +155,7 @@ describe.skipIf(!hasRedis())('ids generate --scheme segment --store redis://...'
 
   it.each([
     ['99', /ERR_IDS_REDIS_DATABASE: .*received database 99: the server has databases 0 to 15/],
-    ['-1', /ERR_IDS_REDIS_OPTION: url: the database of .*received "-1" \(string\)/],
+    ['-1', /ERR_IDS_INVALID_ARGUMENT: url: the database of .*received "-1" \(string\)/],
   ])(
     'database %s: one error line with the typed error',
     async (db, message) => {

@@ -7,9 +7,9 @@ import type { StateCell } from './options.js';
 /** Builds the error for a value that failed a check: `what` names the value, `expected` says what was wanted and what came. */
 export type CheckFailure = (what: string, expected: string) => Error;
 
-/** The default CheckFailure: InvalidArgumentError with the message `<what>: <expected>`. */
+/** The default CheckFailure: InvalidArgumentError naming `what` as its option (message `<what>: <expected>`). */
 export const invalidArgument: CheckFailure = (what, expected) =>
-  new InvalidArgumentError(`${what}: ${expected}`);
+  new InvalidArgumentError(expected, { option: what });
 
 /**
  * Returns `value` if it is an integer from `min` to `max`, else throws what `fail` builds (by

@@ -26,39 +26,43 @@ export function received(value: unknown): string {
   return `a value of type ${typeof value}`;
 }
 
-/** A layout that cannot work: field sizes out of range or not fitting 63 bits together. */
+/**
+ * A layout that cannot work: field sizes out of range or not fitting 63 bits together, a time
+ * unit or start time (epoch) that is not one. The failures Go names one by one are the
+ * subclasses below, each with its own code: `instanceof InvalidLayoutError` catches them all.
+ */
 export class InvalidLayoutError extends IdsError {
-  readonly code = 'ERR_IDS_INVALID_LAYOUT';
-  override readonly name = 'InvalidLayoutError';
+  readonly code: string = 'ERR_IDS_INVALID_LAYOUT';
+  override readonly name: string = 'InvalidLayoutError';
 }
 
 /** Go: ErrInvalidBitsSequence ("invalid bit length for sequence number"). */
-export class InvalidBitsSequenceError extends IdsError {
-  readonly code = 'ERR_IDS_BITS_SEQUENCE';
+export class InvalidBitsSequenceError extends InvalidLayoutError {
+  override readonly code = 'ERR_IDS_BITS_SEQUENCE';
   override readonly name = 'InvalidBitsSequenceError';
 }
 
 /** Go: ErrInvalidBitsMachineID ("invalid bit length for machine id"). */
-export class InvalidBitsMachineIdError extends IdsError {
-  readonly code = 'ERR_IDS_BITS_MACHINE_ID';
+export class InvalidBitsMachineIdError extends InvalidLayoutError {
+  override readonly code = 'ERR_IDS_BITS_MACHINE_ID';
   override readonly name = 'InvalidBitsMachineIdError';
 }
 
 /** Go: ErrInvalidBitsTime ("bit length for time must be 32 or more"). */
-export class InvalidBitsTimeError extends IdsError {
-  readonly code = 'ERR_IDS_BITS_TIME';
+export class InvalidBitsTimeError extends InvalidLayoutError {
+  override readonly code = 'ERR_IDS_BITS_TIME';
   override readonly name = 'InvalidBitsTimeError';
 }
 
 /** Go: ErrInvalidTimeUnit ("invalid time unit"). */
-export class InvalidTimeUnitError extends IdsError {
-  readonly code = 'ERR_IDS_TIME_UNIT';
+export class InvalidTimeUnitError extends InvalidLayoutError {
+  override readonly code = 'ERR_IDS_TIME_UNIT';
   override readonly name = 'InvalidTimeUnitError';
 }
 
 /** A start time (epoch) that is not a valid instant: an Invalid Date, NaN, or not a Date or number. */
-export class InvalidStartTimeError extends IdsError {
-  readonly code = 'ERR_IDS_START_TIME';
+export class InvalidStartTimeError extends InvalidLayoutError {
+  override readonly code = 'ERR_IDS_START_TIME';
   override readonly name = 'InvalidStartTimeError';
 }
 
@@ -150,10 +154,20 @@ export class AmbiguousIdError extends IdsError {
   }
 }
 
-/** An argument or setting of the wrong type or out of range, where no more specific class applies. */
+/**
+ * An argument, option or setting that cannot work (the wrong type, out of range, or refused by
+ * the server it is for), where no more specific class applies. Every package raises this one
+ * class for its options: `option` names the one at fault when the thrower knows it.
+ */
 export class InvalidArgumentError extends IdsError {
   readonly code = 'ERR_IDS_INVALID_ARGUMENT';
   override readonly name = 'InvalidArgumentError';
+  /** The option or argument at fault ('ttlSeconds', 'connect', 'leaf.port', ...), which also starts the message. */
+  readonly option: string | undefined;
+  constructor(message: string, options?: ErrorOptions & { readonly option?: string }) {
+    super(options?.option === undefined ? message : `${options.option}: ${message}`, options);
+    this.option = options?.option;
+  }
 }
 
 /** A synchronous path was given something only the asynchronous one can run (a Promise). */

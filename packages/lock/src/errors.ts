@@ -1,18 +1,5 @@
 import { IdsError } from '@ids/engine';
 
-/** An argument of a lock call that cannot work (a name, a TTL, a wait); `option` names it. */
-export class LockOptionError extends IdsError {
-  readonly code = 'ERR_IDS_LOCK_OPTION';
-  override readonly name = 'LockOptionError';
-  constructor(
-    /** The argument at fault: 'name', 'ttlMs', 'waitMs', 'signal', ... */
-    readonly option: string,
-    message: string,
-  ) {
-    super(`${option}: ${message}`);
-  }
-}
-
 /** `acquire` waited `waitMs` and the lock was still held by someone else. */
 export class LockTimeoutError extends IdsError {
   readonly code = 'ERR_IDS_LOCK_TIMEOUT';

@@ -2,12 +2,11 @@
 // `<prefix><name>/<lease>` bound to its lease; the key with the lowest create revision holds the
 // lock, and every other waits for the key just before its own to go (FIFO, no herd). The fence
 // is the holder's create revision: etcd's revision is cluster-wide, persisted and only grows.
-import { IdsError } from '@ids/engine';
+import { IdsError, InvalidArgumentError } from '@ids/engine';
 import { LeaseLostError, LeaseStoreUnavailableError } from '@ids/machine-etcd';
 import { bounded } from '@ids/machine-lease/internal';
 import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
 import type { LockBackend, Taken } from './backend.js';
-import { LockOptionError } from './errors.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
 
@@ -32,10 +31,9 @@ export async function etcdLocks(options: EtcdLocksOptions = {}): Promise<Locks> 
   const pollMs = options.pollMs === undefined ? undefined : checkStoreMs(options.pollMs, 'pollMs');
   const prefix = options.prefix ?? DEFAULT_ETCD_LOCK_PREFIX;
   if (typeof prefix !== 'string' || !prefix.endsWith('/')) {
-    throw new LockOptionError(
-      'prefix',
-      `expected a string ending in "/", received ${JSON.stringify(prefix)}`,
-    );
+    throw new InvalidArgumentError(`expected a string ending in "/", received ${JSON.stringify(prefix)}`, {
+      option: 'prefix',
+    });
   }
   const client = new Etcd3({
     hosts: [...(options.endpoints ?? ['http://127.0.0.1:2379'])],

@@ -6,8 +6,7 @@
 // the lock's TTL, and its records are written with the lock's fence, so a paused first request
 // cannot overwrite what a later one stored.
 import { createHash } from 'node:crypto';
-import { checkInteger, TIMER_MAX_MS } from '@ids/engine/internal';
-import { LockOptionError } from './errors.js';
+import { checkInteger, invalidArgument, TIMER_MAX_MS } from '@ids/engine/internal';
 import { type EvalClient, fencedSet } from './guard.js';
 import type { Locks } from './locks.js';
 
@@ -71,9 +70,15 @@ export function fingerprint(...parts: string[]): string {
 
 /** Idempotency-Key handling on Redis records and a lock per key. */
 export function idempotencyKeys(client: RecordClient, locks: Locks, options: IdempotencyOptions = {}) {
-  const error = (option: string, message: string) => new LockOptionError(option, message);
   const prefix = options.prefix ?? 'ids:idempotency';
-  const expiryMs = checkInteger(options.expiryMs ?? 86_400_000, 'expiryMs', 1, TIMER_MAX_MS, error, true);
+  const expiryMs = checkInteger(
+    options.expiryMs ?? 86_400_000,
+    'expiryMs',
+    1,
+    TIMER_MAX_MS,
+    invalidArgument,
+    true,
+  );
   const ttlMs = options.ttlMs ?? 30_000;
   const required = options.required ?? true;
   const problem = (

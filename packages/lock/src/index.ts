@@ -5,7 +5,6 @@ export type { LockBackend, Taken } from './backend.js';
 export {
   FenceMismatchError,
   LockAbortedError,
-  LockOptionError,
   LockReleasedError,
   LockTimeoutError,
 } from './errors.js';

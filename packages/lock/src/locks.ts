@@ -38,7 +38,7 @@ export class Locks {
 
   /**
    * Waits for `name` (first come, first served) and holds it.
-   * @throws LockOptionError for a bad name or option; LockTimeoutError after `waitMs`;
+   * @throws InvalidArgumentError for a bad name or option; LockTimeoutError after `waitMs`;
    * LockAbortedError when `signal` aborts; the store's errors that waiting cannot fix.
    */
   async acquire(name: string, options?: AcquireOptions): Promise<Lock> {

@@ -1,5 +1,5 @@
-import { checkInteger, received, TIMER_MAX_MS } from '@ids/engine/internal';
-import { LockOptionError } from './errors.js';
+import { InvalidArgumentError } from '@ids/engine';
+import { checkInteger, invalidArgument, received, TIMER_MAX_MS } from '@ids/engine/internal';
 
 /**
  * The one character a name may not hold: etcd keeps a lock's waiters under `<prefix><name>/`,
@@ -31,9 +31,7 @@ export interface CheckedAcquire {
   readonly signal: AbortSignal | undefined;
 }
 
-const error = (option: string, message: string) => new LockOptionError(option, message);
-
-/** @throws LockOptionError for anything but a non-empty string without `/` or control characters, at most 512 bytes. */
+/** @throws InvalidArgumentError for anything but a non-empty string without `/` or control characters, at most 512 bytes. */
 export function checkName(name: unknown): string {
   const expected = `expected a non-empty string of at most ${MAX_NAME_BYTES} UTF-8 bytes, without "${NAME_SEPARATOR}" or control characters`;
   if (
@@ -45,7 +43,7 @@ export function checkName(name: unknown): string {
     /[\u0000-\u001f\u007f]/.test(name)
   ) {
     const size = typeof name === 'string' ? ` (${Buffer.byteLength(name)} bytes)` : '';
-    throw error('name', `${expected}, received ${received(name)}${size}`);
+    throw new InvalidArgumentError(`${expected}, received ${received(name)}${size}`, { option: 'name' });
   }
   return name;
 }
@@ -53,11 +51,22 @@ export function checkName(name: unknown): string {
 /** Checks `ttlMs`, `waitMs` and `signal` once, before anything is sent. */
 export function checkAcquire(options: AcquireOptions | undefined): CheckedAcquire {
   const o = options ?? {};
-  const ttlMs = checkInteger(o.ttlMs ?? DEFAULT_TTL_MS, 'ttlMs', MIN_TTL_MS, TIMER_MAX_MS, error, true);
+  const ttlMs = checkInteger(
+    o.ttlMs ?? DEFAULT_TTL_MS,
+    'ttlMs',
+    MIN_TTL_MS,
+    TIMER_MAX_MS,
+    invalidArgument,
+    true,
+  );
   const waitMs =
-    o.waitMs === undefined ? undefined : checkInteger(o.waitMs, 'waitMs', 0, TIMER_MAX_MS, error, true);
+    o.waitMs === undefined
+      ? undefined
+      : checkInteger(o.waitMs, 'waitMs', 0, TIMER_MAX_MS, invalidArgument, true);
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
-    throw error('signal', `expected an AbortSignal, received ${received(o.signal)}`);
+    throw new InvalidArgumentError(`expected an AbortSignal, received ${received(o.signal)}`, {
+      option: 'signal',
+    });
   }
   return { ttlMs, waitMs, signal: o.signal };
 }
@@ -74,5 +83,5 @@ export function leaseTiming(ttlMs: number, timeoutMs: number) {
 
 /** A store option in ms (`timeoutMs`, `pollMs`): an integer from 1 to 2,147,483,647. */
 export function checkStoreMs(value: unknown, option: string): number {
-  return checkInteger(value, option, 1, TIMER_MAX_MS, error, true);
+  return checkInteger(value, option, 1, TIMER_MAX_MS, invalidArgument, true);
 }

@@ -1,6 +1,6 @@
 // @ids/lock/redis: the locks on Redis. Loaded only by those who use Redis (ioredis and
 // @ids/machine-redis are optional peers of @ids/lock).
-import { IdsError } from '@ids/engine';
+import { IdsError, InvalidArgumentError } from '@ids/engine';
 import {
   LeaseLostError,
   LeaseStoreRefusedError,
@@ -9,7 +9,6 @@ import {
 } from '@ids/machine-redis';
 import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
-import { LockOptionError } from './errors.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
 import { EXTEND, LEAVE, RELEASE, TAKE } from './redis-scripts.js';
@@ -38,9 +37,9 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
   const pollMs = checkStoreMs(options.pollMs ?? 1000, 'pollMs');
   const prefix = options.prefix ?? DEFAULT_LOCK_PREFIX;
   if (typeof prefix !== 'string' || prefix === '' || /[{}]/.test(prefix)) {
-    throw new LockOptionError(
-      'prefix',
+    throw new InvalidArgumentError(
       `expected a non-empty string without braces, received ${JSON.stringify(prefix)}`,
+      { option: 'prefix' },
     );
   }
   const client = await openRedisClient(options.url ?? 'redis://127.0.0.1:6379', {

@@ -4,8 +4,8 @@
 // expired). Consuming before working means a crash mid-work loses the call rather than repeating
 // it: at most once, never twice.
 import { randomBytes } from 'node:crypto';
-import { checkInteger, received, TIMER_MAX_MS } from '@ids/engine/internal';
-import { LockOptionError } from './errors.js';
+import { InvalidArgumentError } from '@ids/engine';
+import { checkInteger, invalidArgument, received, TIMER_MAX_MS } from '@ids/engine/internal';
 
 /** What the tokens need of a Redis client (ioredis fits). */
 export interface TokenClient {
@@ -27,7 +27,7 @@ const TOKEN = /^[0-9a-f]{32}$/;
 
 /** Issues a fresh token (32 hex digits) and keeps it in Redis for `ttlMs`. */
 export async function issueToken(client: TokenClient, options: TokenOptions = {}): Promise<string> {
-  const ttlMs = checkInteger(options.ttlMs ?? 3_600_000, 'ttlMs', 1, TIMER_MAX_MS, optionError, true);
+  const ttlMs = checkInteger(options.ttlMs ?? 3_600_000, 'ttlMs', 1, TIMER_MAX_MS, invalidArgument, true);
   const token = randomBytes(16).toString('hex');
   await client.set(`${options.prefix ?? 'ids:token'}:${token}`, '1', 'PX', ttlMs);
   return token;
@@ -36,7 +36,7 @@ export async function issueToken(client: TokenClient, options: TokenOptions = {}
 /**
  * Deletes the token, and says whether this call was the one that found it: true means do the
  * work now; false means a repeat (or an unknown or expired token): do not.
- * @throws LockOptionError for a token that is not 32 hex digits.
+ * @throws InvalidArgumentError for a token that is not 32 hex digits.
  */
 export async function consumeToken(
   client: TokenClient,
@@ -44,11 +44,9 @@ export async function consumeToken(
   options: TokenOptions = {},
 ): Promise<boolean> {
   if (typeof token !== 'string' || !TOKEN.test(token)) {
-    throw new LockOptionError('token', `expected 32 lowercase hex digits, received ${received(token)}`);
+    throw new InvalidArgumentError(`expected 32 lowercase hex digits, received ${received(token)}`, {
+      option: 'token',
+    });
   }
   return (await client.del(`${options.prefix ?? 'ids:token'}:${token}`)) === 1;
-}
-
-function optionError(option: string, message: string): LockOptionError {
-  return new LockOptionError(option, message);
 }

@@ -10,6 +10,7 @@
 // starts again at 0 if someone deletes and re-creates `<prefix>/<name>`, whereas a zxid is
 // cluster-wide and never reused, so a fence stays above every earlier one whatever happens to
 // the nodes.
+import { InvalidArgumentError } from '@ids/engine';
 import {
   type ConnectString,
   DEFAULT_ZOOKEEPER_CONNECT,
@@ -19,10 +20,8 @@ import {
   parseConnectString,
   ZkAnswer,
   ZkSession,
-  ZookeeperOptionError,
 } from '@ids/machine-zookeeper';
 import type { LockBackend, Taken } from './backend.js';
-import { LockOptionError } from './errors.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
 
@@ -56,20 +55,14 @@ export async function zookeeperLocks(options: ZookeeperLocksOptions = {}): Promi
   const pollMs = checkStoreMs(options.pollMs ?? 1000, 'pollMs');
   const prefix = options.prefix ?? DEFAULT_ZOOKEEPER_LOCK_PREFIX;
   if (typeof prefix !== 'string' || prefix === '/' || !isPath(prefix)) {
-    throw new LockOptionError(
-      'prefix',
+    throw new InvalidArgumentError(
       `expected an absolute ZooKeeper path like /ids/lock (no trailing slash, no empty segment, not the root), received ${JSON.stringify(prefix)}`,
+      { option: 'prefix' },
     );
   }
-  let connect: ConnectString;
-  try {
-    connect = parseConnectString(
-      options.connect ?? process.env.IDS_ZOOKEEPER_CONNECT ?? DEFAULT_ZOOKEEPER_CONNECT,
-    );
-  } catch (error) {
-    if (!(error instanceof ZookeeperOptionError)) throw error;
-    throw new LockOptionError('connect', error.message.replace(/^connect: /, ''));
-  }
+  const connect = parseConnectString(
+    options.connect ?? process.env.IDS_ZOOKEEPER_CONNECT ?? DEFAULT_ZOOKEEPER_CONNECT,
+  );
   // A test seam, like `scheduler`: wraps the session to inject faults.
   const open = (options as { openSession?: Open }).openSession ?? ((c, o) => ZkSession.open(c, o));
   return new Locks(new ZookeeperBackend(connect, prefix, timeoutMs, pollMs, open), {
@@ -117,9 +110,9 @@ class ZookeeperBackend implements LockBackend {
     const dir = `${this.#prefix}/${name}`;
     if (!isPath(dir)) {
       // The names every store takes, but ZooKeeper refuses as a path segment: `.` and `..`.
-      throw new LockOptionError(
-        'name',
+      throw new InvalidArgumentError(
         `expected a name ZooKeeper takes as a path segment (not "." or ".."), received ${JSON.stringify(name)}`,
+        { option: 'name' },
       );
     }
     let place = this.#places.get(token);
@@ -196,9 +189,9 @@ class ZookeeperBackend implements LockBackend {
     if (session.timeoutMs < ttlMs) {
       const granted = session.timeoutMs;
       await session.close();
-      throw new LockOptionError(
-        'ttlMs',
+      throw new InvalidArgumentError(
         `ZooKeeper granted a session timeout of ${granted} ms for the ${ttlMs} ms asked (its maxSessionTimeout): the lock's node could be deleted while it is held; lower ttlMs or raise the server's maxSessionTimeout`,
+        { option: 'ttlMs' },
       );
     }
     const place: Place = { session, sent: false };

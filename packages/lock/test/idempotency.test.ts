@@ -17,7 +17,7 @@ describe('idempotency on Redis', () => {
     expect(consumed.filter(Boolean)).toHaveLength(1);
     expect(await consumeToken(suite.admin, 'f'.repeat(32), { prefix })).toBe(false);
     expect(await failure(consumeToken(suite.admin, 'not a token', { prefix }))).toMatchObject({
-      code: 'ERR_IDS_LOCK_OPTION',
+      code: 'ERR_IDS_INVALID_ARGUMENT',
       message: expect.stringMatching(/expected 32 lowercase hex digits, received "not a token"/),
     });
   });

@@ -47,7 +47,7 @@ describe('locks on Redis', () => {
         const locks = await open();
         const [name, options] = make();
         const error = await failure(locks.acquire(name, options));
-        expect(error).toMatchObject({ name: 'LockOptionError', code: 'ERR_IDS_LOCK_OPTION' });
+        expect(error).toMatchObject({ name: 'InvalidArgumentError', code: 'ERR_IDS_INVALID_ARGUMENT' });
         expect(error.message).toMatch(/expected .+ received /);
       });
     }
@@ -76,7 +76,7 @@ describe('locks on Redis', () => {
       ['etcdLocks timeoutMs 0', () => etcdLocks({ timeoutMs: 0 }), /timeoutMs: expected an integer from 1/],
     ])('%s', async (_what, open, message) => {
       const error = await failure(open());
-      expect(error).toMatchObject({ code: 'ERR_IDS_LOCK_OPTION' });
+      expect(error).toMatchObject({ code: 'ERR_IDS_INVALID_ARGUMENT' });
       expect(error.message).toMatch(message);
     });
 

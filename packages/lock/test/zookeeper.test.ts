@@ -237,12 +237,12 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
     try {
       for (const name of ['.', '..']) {
         expect(await failure(locks.acquire(name))).toMatchObject({
-          code: 'ERR_IDS_LOCK_OPTION',
+          code: 'ERR_IDS_INVALID_ARGUMENT',
           option: 'name',
         });
       }
       expect(await failure(locks.acquire('t', { ttlMs: 600_000 }))).toMatchObject({
-        code: 'ERR_IDS_LOCK_OPTION',
+        code: 'ERR_IDS_INVALID_ARGUMENT',
         option: 'ttlMs',
       });
     } finally {

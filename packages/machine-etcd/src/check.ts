@@ -34,7 +34,7 @@ export interface EtcdMachineIdCheck extends MachineIdCheck {
  *
  * The lease is granted at the first call and kept until `close()`; if it is lost, `signal`
  * aborts and the next call takes a new lease.
- * @throws EtcdOptionError at once for an option that cannot work (names it).
+ * @throws InvalidArgumentError at once for an option that cannot work (names it).
  * The check rejects with the lease errors of @ids/machine-lease, `store: 'etcd'`:
  * LeaseStoreUnavailableError (within `timeoutMs`), LeaseCorruptClaimError (the key holds
  * something this package did not write), LeaseBitsMismatchError (an ID outside `bits`),

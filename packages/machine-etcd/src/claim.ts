@@ -1,7 +1,6 @@
 import type { MachineIdContext } from '@ids/engine';
 import { type LeasedClaim, leasedMachineId } from '@ids/machine-lease';
 import { Connection } from './connection.js';
-import { EtcdOptionError } from './errors.js';
 import { type EtcdOptions, checkEtcdOptions as validate } from './options.js';
 import { EtcdStore } from './store.js';
 
@@ -14,20 +13,20 @@ export interface EtcdMachineIdOptions extends EtcdOptions {
    */
   readonly machineId?: number;
   /**
-   * Random IDs tried before listing the taken ones, 0 to 64, else EtcdOptionError. Default 3:
+   * Random IDs tried before listing the taken ones, 0 to 64, else InvalidArgumentError. Default 3:
    * in a sparse field a random ID is almost always free, and one request beats a listing.
    */
   readonly probes?: number;
   /**
    * How often, in ms, the generator records the time it reached on the claim (one etcd write
-   * each time the tick moved). Default 1,000; above 0, else EtcdOptionError.
+   * each time the tick moved). Default 1,000; above 0, else InvalidArgumentError.
    */
   readonly recordIntervalMs?: number;
   /**
    * The longest a claim waits, in ms, for the time an earlier holder recorded for its ID when
    * that time lies ahead of this host's clock (the wait is reported once through `onError`);
    * further ahead, the provider rejects with LeaseTimeAheadError. An integer from 0 to
-   * 2,147,483,647, else EtcdOptionError. Default: the TTL plus 60,000 ms.
+   * 2,147,483,647, else InvalidArgumentError. Default: the TTL plus 60,000 ms.
    */
   readonly maxNotBeforeWaitMs?: number;
   /**
@@ -72,7 +71,7 @@ export type EtcdMachineIdProvider = (context: MachineIdContext) => Promise<EtcdM
  * released (lease revoked, client closed) by the generator's `close()`.
  *
  * Options are validated here, at once.
- * @throws EtcdOptionError for an option that cannot work (names it).
+ * @throws InvalidArgumentError for an option that cannot work (names it).
  * The provider rejects with the lease errors of @ids/machine-lease, `store: 'etcd'`:
  * LeaseStoreUnavailableError (etcd not reachable within `timeoutMs`), LeaseBitsMismatchError,
  * LeaseCorruptClaimError, LeaseSpaceFullError, LeaseTimeAheadError, LeaseStoreRefusedError.
@@ -84,7 +83,6 @@ export function etcdMachineId(options: EtcdMachineIdOptions = {}): EtcdMachineId
     name: 'etcdMachineId',
     options,
     lease: checked,
-    optionError: (option, message) => new EtcdOptionError(option, message),
     open: () => new EtcdStore(new Connection(options, checked), checked.prefix),
   });
 }

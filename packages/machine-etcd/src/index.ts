@@ -12,7 +12,6 @@ export {
   type EtcdMachineIdProvider,
   etcdMachineId,
 } from './claim.js';
-export { EtcdOptionError } from './errors.js';
 export type { Owner } from './keys.js';
 export {
   DEFAULT_ENDPOINT,

@@ -1,13 +1,14 @@
+import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import {
   type CheckedLeaseOptions,
   checkLeaseOptions,
+  checkOptionsObject,
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,
 } from '@ids/machine-lease/internal';
 import type { Etcd3, IOptions } from 'etcd3';
-import { EtcdOptionError } from './errors.js';
 
 export { DEFAULT_PROBES, DEFAULT_TIMEOUT_MS, DEFAULT_TTL_SECONDS };
 
@@ -21,7 +22,7 @@ export interface EtcdOptions {
   /**
    * etcd client URLs (`http://host:port` or `https://host:port`, all of one scheme), as an array
    * or a comma-separated string. Default: the `ETCD_ENDPOINTS` environment variable, else
-   * `http://127.0.0.1:2379`. A malformed URL is EtcdOptionError; an unreachable one gives
+   * `http://127.0.0.1:2379`. A malformed URL is InvalidArgumentError; an unreachable one gives
    * LeaseStoreUnavailableError within `timeoutMs`.
    */
   readonly endpoints?: string | readonly string[];
@@ -80,7 +81,9 @@ function parseEndpoint(raw: string, option: string): URL {
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new EtcdOptionError(option, `expected URLs like http://127.0.0.1:2379, received ${received(raw)}`);
+    throw new InvalidArgumentError(`expected URLs like http://127.0.0.1:2379, received ${received(raw)}`, {
+      option,
+    });
   }
   if (
     (url.protocol !== 'http:' && url.protocol !== 'https:') ||
@@ -92,9 +95,9 @@ function parseEndpoint(raw: string, option: string): URL {
     url.username !== '' ||
     url.password !== ''
   ) {
-    throw new EtcdOptionError(
-      option,
+    throw new InvalidArgumentError(
       `expected http://host:port or https://host:port (with the port; no path, query, fragment or credentials: pass those as auth), received ${received(raw)}`,
+      { option },
     );
   }
   return url;
@@ -113,20 +116,22 @@ export function parseEndpoints(value: unknown, env: NodeJS.ProcessEnv = process.
   } else if (Array.isArray(value)) {
     list = value;
   } else {
-    throw new EtcdOptionError(
+    throw new InvalidArgumentError(`expected a URL string or an array of them, received ${received(value)}`, {
       option,
-      `expected a URL string or an array of them, received ${received(value)}`,
-    );
+    });
   }
-  if (list.length === 0) throw new EtcdOptionError(option, 'expected at least one URL, received none');
+  if (list.length === 0)
+    throw new InvalidArgumentError('expected at least one URL, received none', { option });
   const urls = list.map((raw) => {
     if (typeof raw !== 'string') {
-      throw new EtcdOptionError(option, `expected URL strings, received ${received(raw)} in the list`);
+      throw new InvalidArgumentError(`expected URL strings, received ${received(raw)} in the list`, {
+        option,
+      });
     }
     return parseEndpoint(raw, option);
   });
   if (new Set(urls.map((u) => u.protocol)).size > 1) {
-    throw new EtcdOptionError(option, `expected all http or all https, received ${list.join(', ')}`);
+    throw new InvalidArgumentError(`expected all http or all https, received ${list.join(', ')}`, { option });
   }
   return urls.map((u) => `${u.protocol}//${u.host}`);
 }
@@ -139,37 +144,33 @@ export function parsePrefix(value: unknown): string {
   const expected =
     'expected an absolute key path like /ids/machine-id (no trailing slash, no empty or . segments, printable ASCII)';
   if (typeof value !== 'string' || value === '' || !value.startsWith('/') || value.length > 512) {
-    throw new EtcdOptionError('prefix', `${expected}, received ${received(value)}`);
+    throw new InvalidArgumentError(`${expected}, received ${received(value)}`, { option: 'prefix' });
   }
   const segments = value.slice(1).split('/');
   if (segments.some((s) => !SEGMENT.test(s) || s === '.' || s === '..')) {
-    throw new EtcdOptionError('prefix', `${expected}, received ${received(value)}`);
+    throw new InvalidArgumentError(`${expected}, received ${received(value)}`, { option: 'prefix' });
   }
   return value;
 }
 
-const optionError = (option: string, message: string) => new EtcdOptionError(option, message);
-
 /** Validates everything but the client, in the order the options are documented. */
 export function checkEtcdOptions(options: unknown): CheckedEtcdOptions {
-  if (options === undefined) options = {};
-  if (!isRecord(options)) {
-    throw new EtcdOptionError('options', `expected an object, received ${received(options)}`);
-  }
-  const o = options as EtcdOptions;
+  const o = checkOptionsObject(options as EtcdOptions | undefined);
   const ownClient = o.endpoints !== undefined || o.credentials !== undefined || o.auth !== undefined;
   if (o.client !== undefined) {
     if (!isRecord(o.client) || typeof (o.client as { if?: unknown }).if !== 'function') {
-      throw new EtcdOptionError('client', `expected an etcd3 Etcd3 instance, received ${received(o.client)}`);
+      throw new InvalidArgumentError(`expected an etcd3 Etcd3 instance, received ${received(o.client)}`, {
+        option: 'client',
+      });
     }
     if (ownClient || o.etcdOptions !== undefined) {
-      throw new EtcdOptionError(
-        'client',
+      throw new InvalidArgumentError(
         'expected either a client or the options to make one (endpoints, credentials, auth, etcdOptions), received both',
+        { option: 'client' },
       );
     }
   }
   const hosts = o.client === undefined ? parseEndpoints(o.endpoints) : [];
   const prefix = parsePrefix(o.prefix);
-  return { hosts, prefix, ...checkLeaseOptions(o, optionError) };
+  return { hosts, prefix, ...checkLeaseOptions(o) };
 }

@@ -2,7 +2,7 @@
 // machine-lease/test/not-before.ts for the cases).
 import { describe } from 'vitest';
 import { notBeforeCases } from '../../machine-lease/test/not-before.js';
-import { EtcdOptionError, etcdMachineId, LeaseTimeAheadError, RecordedTimeWait } from '../src/index.js';
+import { etcdMachineId, LeaseTimeAheadError, RecordedTimeWait } from '../src/index.js';
 import { canStartEtcd, etcdForSuite, freshPrefix } from './helpers.js';
 
 describe.skipIf(!canStartEtcd)('a recorded time ahead of the clock (etcd)', () => {
@@ -18,7 +18,6 @@ describe.skipIf(!canStartEtcd)('a recorded time ahead of the clock (etcd)', () =
       await suite.admin.put(`${prefix}/time/0`).value(String(ms));
     },
     claimed: async (prefix) => (await suite.admin.get(`${prefix}/0`).string()) !== null,
-    optionError: EtcdOptionError,
     notice: RecordedTimeWait,
     timeAhead: LeaseTimeAheadError,
     name: 'etcd',

@@ -1,23 +1,23 @@
 // Bad options fail at once, when the provider or check is made, with an error naming the option.
-import { IdsError, MachineIdProviderError, resolveMachineId } from '@ids/engine';
+import { IdsError, InvalidArgumentError, MachineIdProviderError, resolveMachineId } from '@ids/engine';
 import { Etcd3 } from 'etcd3';
 import { describe, expect, it } from 'vitest';
-import { EtcdOptionError, etcdCheckMachineId, etcdMachineId, LeaseBitsMismatchError } from '../src/index.js';
+import { etcdCheckMachineId, etcdMachineId, LeaseBitsMismatchError } from '../src/index.js';
 import { parseEndpoints } from '../src/options.js';
 import { layoutWith } from './helpers.js';
 
-function optionError(make: () => unknown): EtcdOptionError {
+function optionError(make: () => unknown): InvalidArgumentError {
   try {
     make();
   } catch (error) {
-    expect(error).toBeInstanceOf(EtcdOptionError);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
     expect(error).toBeInstanceOf(IdsError);
-    const e = error as EtcdOptionError;
-    expect(e.code).toBe('ERR_IDS_ETCD_OPTION');
-    expect(e.name).toBe('EtcdOptionError');
+    const e = error as InvalidArgumentError;
+    expect(e.code).toBe('ERR_IDS_INVALID_ARGUMENT');
+    expect(e.name).toBe('InvalidArgumentError');
     return e;
   }
-  throw new Error('expected an EtcdOptionError, nothing was thrown');
+  throw new Error('expected an InvalidArgumentError, nothing was thrown');
 }
 
 describe('bad options: a typed error that says which option and what it received', () => {

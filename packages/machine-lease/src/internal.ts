@@ -9,11 +9,11 @@ export {
   type CheckedLeaseOptions,
   checkAskedId,
   checkLeaseOptions,
+  checkOptionsObject,
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,
   ms,
-  type OptionError,
   readRecordedTime,
 } from './options.js';
 export { currentOwner, type Owner, readOwner } from './owner.js';

@@ -1,5 +1,5 @@
-import { DEFAULT_RECORD_INTERVAL_MS, InvalidMachineIdError } from '@ids/engine';
-import { checkInteger, checkOnError, received } from '@ids/engine/internal';
+import { DEFAULT_RECORD_INTERVAL_MS, InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
+import { checkInteger, checkOnError, invalidArgument, received } from '@ids/engine/internal';
 import { LeaseCorruptClaimError } from './errors.js';
 import type { LeaseTiming } from './lease.js';
 
@@ -36,7 +36,7 @@ export interface HolderOptions {
   /**
    * Hold exactly this machine ID instead of any free one: the safe form of Go's
    * `CheckMachineID` for an ID you chose (a lease, fencing, renewal). An integer from 0 to
-   * 2^30 - 1, else the store's option error; one that does not fit the generator's field is
+   * 2^30 - 1, else InvalidArgumentError; one that does not fit the generator's field is
    * LeaseBitsMismatchError; taken by another process, the provider rejects with
    * LeaseSpaceFullError. Default: any free ID.
    */
@@ -59,26 +59,31 @@ export interface HolderOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-/** Makes the store's option error: `option` names the option at fault. */
-export type OptionError = (option: string, message: string) => Error;
+/**
+ * The options object a store's provider or check was given, `{}` for none; anything but an
+ * object is InvalidArgumentError naming `options`. Every store checks this first, so one place.
+ */
+export function checkOptionsObject<T extends object>(options: T | undefined): T {
+  if (options === undefined) return {} as T;
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError(`expected an object, received ${received(options)}`, {
+      option: 'options',
+    });
+  }
+  return options;
+}
 
-/** Whole numbers from `min` to `max` (the engine's one integer check, with the store's error). */
-export function integer(
-  value: unknown,
-  option: string,
-  min: number,
-  max: number,
-  error: OptionError,
-): number {
-  return checkInteger(value, option, min, max, error, true);
+/** Whole numbers from `min` to `max` (the engine's one integer check, bounds written 86,400). */
+export function integer(value: unknown, option: string, min: number, max: number): number {
+  return checkInteger(value, option, min, max, invalidArgument, true);
 }
 
 /** A number of ms, finite, 0 or more (or above 0). */
-export function ms(value: unknown, option: string, allowZero: boolean, error: OptionError): number {
+export function ms(value: unknown, option: string, allowZero: boolean): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw error(
-      option,
+    throw new InvalidArgumentError(
       `expected a number of ms ${allowZero ? '0 or more' : 'above 0'}, received ${received(value)}`,
+      { option },
     );
   }
   return value;
@@ -94,25 +99,25 @@ export interface CheckedLeaseOptions extends LeaseTiming {
  * Validates the timing options in the order they are documented: the TTL, a margin under it,
  * a keepalive interval that leaves room for two failures before the deadline, the timeout, bits.
  */
-export function checkLeaseOptions(o: LeaseOptions, error: OptionError): CheckedLeaseOptions {
-  const ttlSeconds = integer(o.ttlSeconds ?? DEFAULT_TTL_SECONDS, 'ttlSeconds', 1, 86_400, error);
+export function checkLeaseOptions(o: LeaseOptions): CheckedLeaseOptions {
+  const ttlSeconds = integer(o.ttlSeconds ?? DEFAULT_TTL_SECONDS, 'ttlSeconds', 1, 86_400);
   const ttlMs = ttlSeconds * 1000;
-  const marginMs = ms(o.fenceMarginMs ?? ttlMs / 5, 'fenceMarginMs', true, error);
+  const marginMs = ms(o.fenceMarginMs ?? ttlMs / 5, 'fenceMarginMs', true);
   if (marginMs >= ttlMs) {
-    throw error(
-      'ttlSeconds',
+    throw new InvalidArgumentError(
       `a TTL of ${ttlSeconds} s (${ttlMs} ms) must be above fenceMarginMs (${marginMs} ms): the holder stops trusting its lease TTL minus the margin after each keepalive, received a TTL under the margin`,
+      { option: 'ttlSeconds' },
     );
   }
-  const intervalMs = ms(o.keepaliveIntervalMs ?? (ttlMs - marginMs) / 3, 'keepaliveIntervalMs', false, error);
+  const intervalMs = ms(o.keepaliveIntervalMs ?? (ttlMs - marginMs) / 3, 'keepaliveIntervalMs', false);
   if (intervalMs >= ttlMs - marginMs) {
-    throw error(
-      'keepaliveIntervalMs',
+    throw new InvalidArgumentError(
       `expected less than TTL minus fenceMarginMs (${ttlMs - marginMs} ms), or every claim would be fenced between two keepalives, received ${intervalMs}`,
+      { option: 'keepaliveIntervalMs' },
     );
   }
-  const timeoutMs = ms(o.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false, error);
-  const bits = o.bits === undefined ? undefined : integer(o.bits, 'bits', 0, 30, error);
+  const timeoutMs = ms(o.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false);
+  const bits = o.bits === undefined ? undefined : integer(o.bits, 'bits', 0, 30);
   return { ttlSeconds, marginMs, intervalMs, timeoutMs, bits };
 }
 
@@ -129,24 +134,14 @@ export interface CheckedHolderChoices {
 }
 
 /** Validates `probes`, `recordIntervalMs`, `maxNotBeforeWaitMs` (its default needs the TTL) and `onError`. */
-export function holderOptions(
-  o: HolderOptions,
-  error: OptionError,
-  ttlSeconds: number,
-): CheckedHolderChoices {
-  const probes = integer(o.probes ?? DEFAULT_PROBES, 'probes', 0, 64, error);
-  const recordIntervalMs = ms(
-    o.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS,
-    'recordIntervalMs',
-    false,
-    error,
-  );
+export function holderOptions(o: HolderOptions, ttlSeconds: number): CheckedHolderChoices {
+  const probes = integer(o.probes ?? DEFAULT_PROBES, 'probes', 0, 64);
+  const recordIntervalMs = ms(o.recordIntervalMs ?? DEFAULT_RECORD_INTERVAL_MS, 'recordIntervalMs', false);
   const maxNotBeforeWaitMs = integer(
     o.maxNotBeforeWaitMs ?? Math.min(ttlSeconds * 1000 + NOT_BEFORE_WAIT_SLACK_MS, MAX_TIMER_MS),
     'maxNotBeforeWaitMs',
     0,
     MAX_TIMER_MS,
-    error,
   );
   return { probes, recordIntervalMs, maxNotBeforeWaitMs, onError: checkOnError(o.onError) };
 }

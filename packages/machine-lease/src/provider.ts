@@ -2,13 +2,7 @@ import type { MachineIdContext } from '@ids/engine';
 import { LeaseBitsMismatchError } from './errors.js';
 import { Holder, type LeasedClaim } from './holder.js';
 import { schedulerOf } from './keeper.js';
-import {
-  type CheckedLeaseOptions,
-  type HolderOptions,
-  holderOptions,
-  integer,
-  type OptionError,
-} from './options.js';
+import { type CheckedLeaseOptions, type HolderOptions, holderOptions, integer } from './options.js';
 import type { LeaseStore } from './store.js';
 
 /**
@@ -24,13 +18,12 @@ import type { LeaseStore } from './store.js';
  *     name: 'zookeeperMachineId',
  *     options,
  *     lease: checked,
- *     optionError: (option, message) => new ZooKeeperOptionError(option, message),
- *     open: () => new ZooKeeperStore(checked),
+ * *     open: () => new ZooKeeperStore(checked),
  *   });
  * }
  * ```
  *
- * @throws the store's option error (made by `optionError`) for a holder option that cannot work.
+ * @throws InvalidArgumentError (naming the option) for a holder option that cannot work.
  * The provider rejects with LeaseBitsMismatchError when the generator's field is not the one
  * the options fixed (`bits`) or does not hold `machineId`, and with whatever claiming rejects
  * with (LeaseSpaceFullError, LeaseStoreUnavailableError, ...); the store is closed then.
@@ -44,16 +37,14 @@ export function leasedMachineId<C extends LeasedClaim = LeasedClaim>(provider: {
   readonly options: HolderOptions;
   /** The lease options, validated by the store package (timing, and `bits` when fixed). */
   readonly lease: CheckedLeaseOptions;
-  /** Makes the store's option error for an option at fault. */
-  readonly optionError: OptionError;
   /** Opens the store for one claim; the claim closes it on release. */
   readonly open: () => LeaseStore;
 }): (context: MachineIdContext) => Promise<C> {
-  const { store, name, options, lease, optionError, open } = provider;
-  const choices = holderOptions(options, optionError, lease.ttlSeconds);
+  const { store, name, options, lease, open } = provider;
+  const choices = holderOptions(options, lease.ttlSeconds);
   const scheduler = schedulerOf(options);
   const only = options.machineId;
-  if (only !== undefined) integer(only, 'machineId', 0, 2 ** 30 - 1, optionError);
+  if (only !== undefined) integer(only, 'machineId', 0, 2 ** 30 - 1);
   return async ({ bits }: MachineIdContext) => {
     if (lease.bits !== undefined && lease.bits !== bits) {
       throw new LeaseBitsMismatchError(

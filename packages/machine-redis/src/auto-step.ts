@@ -22,7 +22,7 @@ export interface RedisAutoStepOptions extends RedisMachineIdOptions {
  * const provider = autoMachineId({ stores: [redisAutoStep()] });
  * ```
  *
- * @throws RedisOptionError at once for an option that cannot work (the URL from IDS_REDIS_URL
+ * @throws InvalidArgumentError at once for an option that cannot work (the URL from IDS_REDIS_URL
  * is checked when the step runs, and a bad one stops the chain with that error).
  */
 export function redisAutoStep(options: RedisAutoStepOptions = {}): NamedMachineIdProvider {

@@ -1,8 +1,6 @@
-import type { MachineIdCheck } from '@ids/engine';
-import { received } from '@ids/engine/internal';
-import { checkAskedId, DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease/internal';
+import { InvalidArgumentError, type MachineIdCheck } from '@ids/engine';
+import { checkAskedId, checkOptionsObject, DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease/internal';
 import { Connection } from './connection.js';
-import { RedisOptionError } from './errors.js';
 import { connectionUrl, parsePrefix, type RedisConnectionOptions } from './options.js';
 
 /** The options of `redisCheckMachineId`: how to reach Redis, and the set that holds the IDs. */
@@ -38,29 +36,22 @@ export const DEFAULT_CHECK_KEY = 'ids:machine-ids';
  * await check.close();
  * ```
  *
- * @throws RedisOptionError at once for an option that cannot work (names it).
+ * @throws InvalidArgumentError at once for an option that cannot work (names it).
  * The check rejects (never a silent true or false) with LeaseStoreUnavailableError when Redis
  * does not answer within `timeoutMs`, LeaseStoreRefusedError when it refuses (credentials, a key of
  * another type).
  */
 export function redisCheckMachineId(options: RedisCheckOptions = {}): RedisMachineIdCheck {
-  if (typeof options !== 'object' || options === null) {
-    throw new RedisOptionError('options', `expected an object, received ${received(options)}`);
-  }
+  checkOptionsObject(options);
   const url = connectionUrl(options);
   const key = options.key === undefined ? DEFAULT_CHECK_KEY : parsePrefix(options.key, 'key');
-  const timeoutMs = ms(
-    options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    'timeoutMs',
-    false,
-    (o, m) => new RedisOptionError(o, m),
-  );
+  const timeoutMs = ms(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false);
   let conn: Connection | undefined;
   const added = new Set<number>();
   let closed = false;
 
   const check = async (machineId: number): Promise<boolean> => {
-    if (closed) throw new RedisOptionError('check', 'the check was closed');
+    if (closed) throw new InvalidArgumentError('the check was closed', { option: 'check' });
     checkAskedId(machineId);
     conn ??= new Connection(options, url, timeoutMs);
     const reply = await conn.call(`adding ${machineId} to ${key}`, (c) => c.sadd(key, String(machineId)));

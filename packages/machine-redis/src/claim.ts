@@ -1,7 +1,6 @@
 import type { MachineIdContext } from '@ids/engine';
 import { type HolderOptions, type LeasedClaim, leasedMachineId } from '@ids/machine-lease';
 import { Connection } from './connection.js';
-import { RedisOptionError } from './errors.js';
 import { type RedisLeaseOptions, checkRedisOptions as validate } from './options.js';
 import { RedisStore } from './store.js';
 
@@ -38,7 +37,7 @@ export type RedisMachineIdProvider = (context: MachineIdContext) => Promise<Redi
  * claim (see the README: a Redis that forgets).
  *
  * Options are validated here, at once.
- * @throws RedisOptionError for an option that cannot work (names it).
+ * @throws InvalidArgumentError for an option that cannot work (names it).
  * The provider rejects with the lease errors of @ids/machine-lease, `store: 'redis'`:
  * LeaseStoreUnavailableError (no answer within `timeoutMs`), LeaseStoreRefusedError
  * (credentials, permissions, TLS), LeaseBitsMismatchError, LeaseCorruptClaimError,
@@ -51,7 +50,6 @@ export function redisMachineId(options: RedisMachineIdOptions = {}): RedisMachin
     name: 'redisMachineId',
     options,
     lease: checked,
-    optionError: (option, message) => new RedisOptionError(option, message),
     open: () => new RedisStore(new Connection(options, checked.url, checked.timeoutMs), checked.prefix),
   });
 }

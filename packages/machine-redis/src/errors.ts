@@ -1,21 +1,8 @@
 import { IdsError } from '@ids/engine';
 
-/**
- * An option of redisMachineId / redisCheckMachineId, or a redis:// URL, that cannot work;
- * `option` names it. What Redis itself reports is one of the lease errors of
- * @ids/machine-lease (re-exported here), with `store: 'redis'`.
- */
-export class RedisOptionError extends IdsError {
-  readonly code = 'ERR_IDS_REDIS_OPTION';
-  override readonly name = 'RedisOptionError';
-  constructor(
-    /** The option at fault: 'url', 'prefix', 'key', 'ttlSeconds', ... */
-    readonly option: string,
-    message: string,
-  ) {
-    super(`${option}: ${message}`);
-  }
-}
+// An option of redisMachineId / redisCheckMachineId, or a redis:// URL, that cannot work is the
+// engine's InvalidArgumentError naming the option. What Redis itself reports is one of the lease
+// errors of @ids/machine-lease (re-exported here), with `store: 'redis'`.
 
 /**
  * The database a URL names cannot be selected: the server has fewer (its `databases` setting),

@@ -18,7 +18,7 @@ export {
   type RedisMachineIdProvider,
   redisMachineId,
 } from './claim.js';
-export { RedisDatabaseError, RedisOptionError } from './errors.js';
+export { RedisDatabaseError } from './errors.js';
 export type { Owner } from './keys.js';
 export {
   DEFAULT_REDIS_PREFIX,

@@ -1,8 +1,8 @@
+import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import type { LeaseOptions } from '@ids/machine-lease';
-import { type CheckedLeaseOptions, checkLeaseOptions } from '@ids/machine-lease/internal';
+import { type CheckedLeaseOptions, checkLeaseOptions, checkOptionsObject } from '@ids/machine-lease/internal';
 import type { Cluster, RedisOptions as IoRedisOptions, Redis } from 'ioredis';
-import { RedisOptionError } from './errors.js';
 import { parseRedisUrl } from './url.js';
 
 /** Where claims live when no prefix is given. */
@@ -15,7 +15,7 @@ export interface RedisConnectionOptions {
   /**
    * `redis://[[user]:password@]host:port[/db]` or `rediss://...` (TLS). Default: the
    * `IDS_REDIS_URL` environment variable, else `redis://127.0.0.1:6379`. A malformed URL, or a
-   * database that is not a number 0 or more, is RedisOptionError; a database the server does not
+   * database that is not a number 0 or more, is InvalidArgumentError; a database the server does not
    * have is RedisDatabaseError; an unreachable server gives LeaseStoreUnavailableError within
    * `timeoutMs`.
    */
@@ -64,9 +64,9 @@ const PREFIX = /^[\x21-\x7a\x7c\x7e]{1,200}$/;
 export function parsePrefix(value: unknown, option = 'prefix'): string {
   if (value === undefined) return DEFAULT_REDIS_PREFIX;
   if (typeof value !== 'string' || !PREFIX.test(value) || value.endsWith(':')) {
-    throw new RedisOptionError(
-      option,
+    throw new InvalidArgumentError(
       `expected a key prefix like ids:machine-id (1 to 200 printable ASCII characters, no spaces or braces, not ending in ':'), received ${received(value)}`,
+      { option },
     );
   }
   return value;
@@ -80,23 +80,22 @@ export function connectionUrl(
   if (o.client !== undefined) {
     const c = o.client as unknown as Record<string, unknown>;
     if (!isRecord(o.client) || typeof c.eval !== 'function' || typeof c.quit !== 'function') {
-      throw new RedisOptionError(
-        'client',
-        `expected an ioredis Redis or Cluster, received ${received(o.client)}`,
-      );
+      throw new InvalidArgumentError(`expected an ioredis Redis or Cluster, received ${received(o.client)}`, {
+        option: 'client',
+      });
     }
     if (o.url !== undefined || o.redisOptions !== undefined) {
-      throw new RedisOptionError(
-        'client',
+      throw new InvalidArgumentError(
         'expected either a client or the options to make one (url, redisOptions), received both',
+        { option: 'client' },
       );
     }
     return undefined;
   }
   if (o.redisOptions !== undefined && !isRecord(o.redisOptions)) {
-    throw new RedisOptionError(
-      'redisOptions',
+    throw new InvalidArgumentError(
       `expected an object of ioredis options, received ${received(o.redisOptions)}`,
+      { option: 'redisOptions' },
     );
   }
   if (o.url !== undefined) return parseRedisUrl(o.url, 'url').url;
@@ -107,12 +106,8 @@ export function connectionUrl(
 
 /** Validates everything but the client's own options, in the order they are documented. */
 export function checkRedisOptions(options: unknown): CheckedRedisOptions {
-  if (options === undefined) options = {};
-  if (!isRecord(options)) {
-    throw new RedisOptionError('options', `expected an object, received ${received(options)}`);
-  }
-  const o = options as RedisLeaseOptions;
+  const o = checkOptionsObject(options as RedisLeaseOptions | undefined);
   const url = connectionUrl(o);
   const prefix = parsePrefix(o.prefix);
-  return { url, prefix, ...checkLeaseOptions(o, (option, message) => new RedisOptionError(option, message)) };
+  return { url, prefix, ...checkLeaseOptions(o) };
 }

@@ -3,9 +3,10 @@
 // goes through those). Left to itself, ioredis reads a database that is not a number as 0, and
 // reports a SELECT the server refuses only as an 'error' event, going on in database 0: keys
 // meant for database 99 land in database 0 without a word. Here both are typed errors.
+import { InvalidArgumentError } from '@ids/engine';
 import { errorText, received } from '@ids/engine/internal';
 import { Redis, type RedisOptions } from 'ioredis';
-import { RedisDatabaseError, RedisOptionError } from './errors.js';
+import { RedisDatabaseError } from './errors.js';
 
 /** The highest database number SELECT takes (a C int on the server). */
 const MAX_DATABASE = 2 ** 31 - 1;
@@ -31,21 +32,21 @@ export function redact(url: string): string {
 
 /**
  * `redis://` or `rediss://`, a host, an optional port and database number, nothing else.
- * @throws RedisOptionError naming `option` for anything else, a database that is not a whole
+ * @throws InvalidArgumentError naming `option` for anything else, a database that is not a whole
  * number from 0 included.
  */
 export function parseRedisUrl(value: unknown, option = 'url'): RedisUrl {
   const expected =
     'expected redis://[[user]:password@]host[:port][/db] or rediss://... (no query or fragment)';
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new RedisOptionError(option, `${expected}, received ${received(value)}`);
+    throw new InvalidArgumentError(`${expected}, received ${received(value)}`, { option });
   }
   const text = value.trim();
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new RedisOptionError(option, `${expected}, received ${received(redact(text))}`);
+    throw new InvalidArgumentError(`${expected}, received ${received(redact(text))}`, { option });
   }
   const path = /^(?:\/([^/]*))?$/.exec(url.pathname);
   if (
@@ -55,14 +56,14 @@ export function parseRedisUrl(value: unknown, option = 'url'): RedisUrl {
     url.search !== '' ||
     url.hash !== ''
   ) {
-    throw new RedisOptionError(option, `${expected}, received ${received(redact(text))}`);
+    throw new InvalidArgumentError(`${expected}, received ${received(redact(text))}`, { option });
   }
   const db = path[1] ?? '';
   const database = /^\d{1,10}$/.test(db) ? Number(db) : db === '' ? 0 : Number.NaN;
   if (!(database <= MAX_DATABASE)) {
-    throw new RedisOptionError(
-      option,
+    throw new InvalidArgumentError(
       `the database of ${redact(text)}: expected a database number from 0 to ${MAX_DATABASE.toLocaleString('en-US')}, received ${received(db)}`,
+      { option },
     );
   }
   return { url: text, database };
@@ -110,7 +111,7 @@ export async function checkDatabase(client: Redis, where: string): Promise<void>
  * An ioredis client on a checked URL, connected and in the database the URL names (`options`
  * are merged over what the URL says). Its errors are reported by the commands that fail: it
  * has a listener that keeps ioredis from printing them.
- * @throws RedisOptionError naming `option` for a bad URL, RedisDatabaseError for a database the
+ * @throws InvalidArgumentError naming `option` for a bad URL, RedisDatabaseError for a database the
  * server refuses, the client's own error when it cannot connect; the client is closed then.
  */
 export async function openRedisClient(

@@ -2,13 +2,13 @@
 // was used as database 0 without a word (ioredis keeps a refused SELECT to its 'error' event);
 // a database that is not a number was read as 0. Every way in (claims, the check, and
 // openRedisClient, which @ids/segment and @ids/server use) now fails with a typed error.
+import { InvalidArgumentError } from '@ids/engine';
 import { hasRedis } from '@ids/test-services';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   openRedisClient,
   parseRedisUrl,
   RedisDatabaseError,
-  RedisOptionError,
   redisCheckMachineId,
   redisMachineId,
 } from '../src/index.js';
@@ -31,17 +31,17 @@ describe('the database of a redis:// URL, parsed', () => {
     ['redis://h:1/1.5', '"1.5" (string)'],
     ['redis://h:1/2147483648', '"2147483648" (string)'],
     ['redis://h:1/%31', '"%31" (string)'],
-  ])('%s is RedisOptionError saying what the database must be', (url, shown) => {
-    expect(() => parseRedisUrl(url, 'url')).toThrow(RedisOptionError);
+  ])('%s is InvalidArgumentError saying what the database must be', (url, shown) => {
+    expect(() => parseRedisUrl(url, 'url')).toThrow(InvalidArgumentError);
     expect(() => parseRedisUrl(url, 'url')).toThrow(
       `url: the database of ${url}: expected a database number from 0 to 2,147,483,647, received ${shown}`,
     );
     // At once, where the provider is made: nothing is dialled.
-    expect(() => redisMachineId({ url })).toThrow(RedisOptionError);
-    expect(() => redisCheckMachineId({ url })).toThrow(RedisOptionError);
+    expect(() => redisMachineId({ url })).toThrow(InvalidArgumentError);
+    expect(() => redisCheckMachineId({ url })).toThrow(InvalidArgumentError);
   });
 
-  it('a URL with more path than a database is RedisOptionError', () => {
+  it('a URL with more path than a database is InvalidArgumentError', () => {
     expect(() => parseRedisUrl('redis://h:1/2/3')).toThrow(
       /^url: expected redis:\/\/\[\[user\]:password@\]host/,
     );

@@ -174,7 +174,7 @@ describe.skipIf(!hasRedis())('credentials and TLS', () => {
   );
 });
 
-describe('bad options: RedisOptionError naming the option, at once, nothing sent', () => {
+describe('bad options: InvalidArgumentError naming the option, at once, nothing sent', () => {
   it.each([
     ['url', 'http://127.0.0.1:6379'],
     ['url', 'redis://'],
@@ -200,7 +200,7 @@ describe('bad options: RedisOptionError naming the option, at once, nothing sent
     } catch (e) {
       error = e;
     }
-    expect(error).toMatchObject({ code: 'ERR_IDS_REDIS_OPTION', option });
+    expect(error).toMatchObject({ code: 'ERR_IDS_INVALID_ARGUMENT', option });
   });
 
   it('a client and a URL together, and a client that is not ioredis', () => {

@@ -3,7 +3,7 @@
 import { hasRedis } from '@ids/test-services';
 import { describe } from 'vitest';
 import { notBeforeCases } from '../../machine-lease/test/not-before.js';
-import { LeaseTimeAheadError, RecordedTimeWait, RedisOptionError, redisMachineId } from '../src/index.js';
+import { LeaseTimeAheadError, RecordedTimeWait, redisMachineId } from '../src/index.js';
 import { freshPrefix, redisForSuite } from './helpers.js';
 
 describe.skipIf(!hasRedis())('a recorded time ahead of the clock (Redis)', () => {
@@ -19,7 +19,6 @@ describe.skipIf(!hasRedis())('a recorded time ahead of the clock (Redis)', () =>
       await suite.admin.set(`{${prefix}}:time:0`, String(ms));
     },
     claimed: async (prefix) => (await suite.admin.exists(`{${prefix}}:0`)) === 1,
-    optionError: RedisOptionError,
     notice: RecordedTimeWait,
     timeAhead: LeaseTimeAheadError,
     name: 'redis',

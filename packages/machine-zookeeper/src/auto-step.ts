@@ -22,7 +22,7 @@ export interface ZookeeperAutoStepOptions extends ZookeeperMachineIdOptions {
  * const provider = autoMachineId({ stores: [zookeeperAutoStep()] });
  * ```
  *
- * @throws ZookeeperOptionError at once for an option that cannot work (a connect string from
+ * @throws InvalidArgumentError at once for an option that cannot work (a connect string from
  * IDS_ZOOKEEPER_CONNECT is checked when the step runs, and a bad one stops the chain with that error).
  */
 export function zookeeperAutoStep(options: ZookeeperAutoStepOptions = {}): NamedMachineIdProvider {

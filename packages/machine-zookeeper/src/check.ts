@@ -1,8 +1,12 @@
-import type { MachineIdCheck } from '@ids/engine';
-import { received } from '@ids/engine/internal';
-import { checkAskedId, DEFAULT_TIMEOUT_MS, DEFAULT_TTL_SECONDS, ms } from '@ids/machine-lease/internal';
+import { InvalidArgumentError, type MachineIdCheck } from '@ids/engine';
+import {
+  checkAskedId,
+  checkOptionsObject,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_TTL_SECONDS,
+  ms,
+} from '@ids/machine-lease/internal';
 import { ZkAnswer, ZkSession } from './client.js';
-import { ZookeeperOptionError } from './errors.js';
 import { checkConnection, type ZookeeperConnectionOptions } from './options.js';
 
 /** The options of `zookeeperCheckMachineId`. `path` is the parent of the ID nodes (default `/ids/machine-ids`). */
@@ -36,22 +40,15 @@ export const DEFAULT_CHECK_PATH = '/ids/machine-ids';
  * await check.close();
  * ```
  *
- * @throws ZookeeperOptionError at once for an option that cannot work (names it).
+ * @throws InvalidArgumentError at once for an option that cannot work (names it).
  * The check rejects (never a silent true or false) with the lease errors of @ids/machine-lease,
  * `store: 'zookeeper'`: LeaseStoreUnavailableError when ZooKeeper does not answer within
  * `timeoutMs`, LeaseStoreRefusedError (an ACL refuses); or with ZookeeperChrootError.
  */
 export function zookeeperCheckMachineId(options: ZookeeperCheckOptions = {}): ZookeeperMachineIdCheck {
-  if (typeof options !== 'object' || options === null) {
-    throw new ZookeeperOptionError('options', `expected an object, received ${received(options)}`);
-  }
+  checkOptionsObject(options);
   const { connect, path } = checkConnection({ ...options, path: options.path ?? DEFAULT_CHECK_PATH });
-  const timeoutMs = ms(
-    options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    'timeoutMs',
-    false,
-    (o, m) => new ZookeeperOptionError(o, m),
-  );
+  const timeoutMs = ms(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false);
   let session: Promise<ZkSession> | undefined;
   let closed = false;
 
@@ -62,7 +59,7 @@ export function zookeeperCheckMachineId(options: ZookeeperCheckOptions = {}): Zo
   };
 
   const check = async (machineId: number): Promise<boolean> => {
-    if (closed) throw new ZookeeperOptionError('check', 'the check was closed');
+    if (closed) throw new InvalidArgumentError('the check was closed', { option: 'check' });
     checkAskedId(machineId);
     // A failed open is not kept: the next call tries again.
     session ??= open().catch((error) => {

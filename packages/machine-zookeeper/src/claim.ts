@@ -1,4 +1,4 @@
-import type { MachineIdContext } from '@ids/engine';
+import { InvalidArgumentError, type MachineIdContext } from '@ids/engine';
 import {
   type HolderOptions,
   LeaseBitsMismatchError,
@@ -6,7 +6,6 @@ import {
   leasedMachineId,
 } from '@ids/machine-lease';
 import { STORE, ZkSession } from './client.js';
-import { ZookeeperOptionError } from './errors.js';
 import { checkLeafOptions, type LeafWorkerOptions, readLeafWorker } from './leaf.js';
 import {
   type CheckedZookeeperOptions,
@@ -22,7 +21,7 @@ export interface ZookeeperMachineIdOptions extends ZookeeperLeaseOptions, Holder
    * `/snowflake/<name>/forever`: that ID only (LeaseSpaceFullError while another holder has
    * it), issued from only after the time the Leaf node last reported. Stop the Leaf instance
    * first: Leaf itself takes no claim, so it would issue beside us. Not with `machineId`
-   * (ZookeeperOptionError). Default: none.
+   * (InvalidArgumentError). Default: none.
    */
   readonly leaf?: LeafWorkerOptions;
 }
@@ -56,7 +55,7 @@ export type ZookeeperMachineIdProvider = (context: MachineIdContext) => Promise<
  * after it, and closes its session on `close()`.
  *
  * Options are validated here, at once.
- * @throws ZookeeperOptionError for an option that cannot work (names it).
+ * @throws InvalidArgumentError for an option that cannot work (names it).
  * The provider rejects with the lease errors of @ids/machine-lease, `store: 'zookeeper'`:
  * LeaseStoreUnavailableError (no session or answer within `timeoutMs`), LeaseStoreRefusedError
  * (an ACL refuses), LeaseBitsMismatchError, LeaseCorruptClaimError, LeaseSpaceFullError,
@@ -66,9 +65,9 @@ export function zookeeperMachineId(options: ZookeeperMachineIdOptions = {}): Zoo
   const checked = checkZookeeperOptions(options);
   const leaf = options.leaf === undefined ? undefined : checkLeafOptions(options.leaf);
   if (leaf !== undefined && options.machineId !== undefined) {
-    throw new ZookeeperOptionError(
-      'leaf',
+    throw new InvalidArgumentError(
       'expected either leaf (the worker ID Leaf gave) or machineId, received both',
+      { option: 'leaf' },
     );
   }
   const provider = (machineId: number | undefined, floors?: ReadonlyMap<number, number>) =>
@@ -77,7 +76,6 @@ export function zookeeperMachineId(options: ZookeeperMachineIdOptions = {}): Zoo
       name: 'zookeeperMachineId',
       options: machineId === undefined ? options : { ...options, machineId },
       lease: checked,
-      optionError: (option, message) => new ZookeeperOptionError(option, message),
       open: () => new ZookeeperStore(checked.connect, checked.path, checked, floors),
     });
   // Made at once, so that the holder's options are checked now in Leaf mode too.

@@ -163,7 +163,7 @@ export class ZkSession {
   /**
    * Opens a session; resolves once the server granted it (and, with a chroot, once the chroot
    * is found to exist).
-   * @throws ZookeeperOptionError for a connect string that is not host:port[,…][/chroot].
+   * @throws InvalidArgumentError for a connect string that is not host:port[,…][/chroot].
    * @throws LeaseStoreUnavailableError when no session was granted within `timeoutMs`.
    * @throws ZookeeperChrootError when the chroot does not exist.
    */

@@ -1,5 +1,5 @@
+import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { ZookeeperOptionError } from './errors.js';
 
 /** A connect string checked: the servers and the chroot, if any. */
 export interface ConnectString {
@@ -20,11 +20,11 @@ const EXPECTED = 'expected host:port[,host:port...][/chroot], e.g. 127.0.0.1:218
  * here must say its port, 1 to 65535. A chroot is a path without a trailing slash or empty
  * segments (the server refuses those too, but only once connected).
  *
- * @throws ZookeeperOptionError naming `option`.
+ * @throws InvalidArgumentError naming `option`.
  */
 export function parseConnectString(value: unknown, option = 'connect'): ConnectString {
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new ZookeeperOptionError(option, `${EXPECTED}, received ${received(value)}`);
+    throw new InvalidArgumentError(`${EXPECTED}, received ${received(value)}`, { option });
   }
   const slash = value.indexOf('/');
   const hosts = slash === -1 ? value : value.slice(0, slash);
@@ -34,23 +34,23 @@ export function parseConnectString(value: unknown, option = 'connect'): ConnectS
     const host = colon === -1 ? server : server.slice(0, colon);
     const port = colon === -1 ? '' : server.slice(colon + 1);
     if (!HOST.test(host)) {
-      throw new ZookeeperOptionError(
-        option,
+      throw new InvalidArgumentError(
         `${EXPECTED}, received ${received(value)} (server ${received(server)} has no valid host)`,
+        { option },
       );
     }
     if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65_535) {
-      throw new ZookeeperOptionError(
-        option,
+      throw new InvalidArgumentError(
         `${EXPECTED}, received ${received(value)} (server ${received(server)}: the port must be 1 to 65535)`,
+        { option },
       );
     }
     return server;
   });
   if (chroot !== undefined && (chroot === '/' || !isPath(chroot))) {
-    throw new ZookeeperOptionError(
-      option,
+    throw new InvalidArgumentError(
       `${EXPECTED}: the chroot must be an absolute path without a trailing slash or empty segments, received ${received(chroot)}`,
+      { option },
     );
   }
   return { servers, chroot, text: value };

@@ -32,7 +32,7 @@ export {
   ZkSession,
 } from './client.js';
 export { type ConnectString, isPath, parseConnectString } from './connect-string.js';
-export { ZookeeperChrootError, ZookeeperLeafWorkerError, ZookeeperOptionError } from './errors.js';
+export { ZookeeperChrootError, ZookeeperLeafWorkerError } from './errors.js';
 export { type LeafWorker, type LeafWorkerOptions, leafForeverPath, readLeafWorker } from './leaf.js';
 export {
   DEFAULT_ZOOKEEPER_CONNECT,

@@ -1,7 +1,8 @@
+import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { LeaseCorruptClaimError } from '@ids/machine-lease';
 import { STORE, type ZkSession } from './client.js';
-import { ZookeeperLeafWorkerError, ZookeeperOptionError } from './errors.js';
+import { ZookeeperLeafWorkerError } from './errors.js';
 
 /** Which Leaf worker to take over: Leaf's snowflake `name` and the `ip:port` it registered. */
 export interface LeafWorkerOptions {
@@ -23,30 +24,30 @@ export interface LeafWorker {
   readonly timestamp: number;
 }
 
-/** Checks the Leaf options. @throws ZookeeperOptionError naming `leaf.<field>`. */
+/** Checks the Leaf options. @throws InvalidArgumentError naming `leaf.<field>`. */
 export function checkLeafOptions(value: unknown): LeafWorkerOptions {
   const o = value as Partial<LeafWorkerOptions> | null;
   if (typeof o !== 'object' || o === null) {
-    throw new ZookeeperOptionError('leaf', `expected { name, ip, port }, received ${received(value)}`);
+    throw new InvalidArgumentError(`expected { name, ip, port }, received ${received(value)}`, {
+      option: 'leaf',
+    });
   }
   if (typeof o.name !== 'string' || !/^[^/\s]{1,200}$/.test(o.name)) {
-    throw new ZookeeperOptionError(
-      'leaf.name',
+    throw new InvalidArgumentError(
       `expected Leaf's snowflake name (one path segment), received ${received(o.name)}`,
+      { option: 'leaf.name' },
     );
   }
   // Letters, digits, dots and colons: an IPv4 or IPv6 address (a '-' would break Leaf's node names).
   if (typeof o.ip !== 'string' || !/^[0-9A-Za-z.:]{1,100}$/.test(o.ip)) {
-    throw new ZookeeperOptionError(
-      'leaf.ip',
-      `expected the IP address Leaf registered, received ${received(o.ip)}`,
-    );
+    throw new InvalidArgumentError(`expected the IP address Leaf registered, received ${received(o.ip)}`, {
+      option: 'leaf.ip',
+    });
   }
   if (typeof o.port !== 'number' || !Number.isInteger(o.port) || o.port < 1 || o.port > 65_535) {
-    throw new ZookeeperOptionError(
-      'leaf.port',
-      `expected a port, an integer 1 to 65535, received ${received(o.port)}`,
-    );
+    throw new InvalidArgumentError(`expected a port, an integer 1 to 65535, received ${received(o.port)}`, {
+      option: 'leaf.port',
+    });
   }
   return { name: o.name, ip: o.ip, port: o.port };
 }

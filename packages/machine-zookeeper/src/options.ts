@@ -1,8 +1,8 @@
+import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import type { LeaseOptions } from '@ids/machine-lease';
-import { type CheckedLeaseOptions, checkLeaseOptions } from '@ids/machine-lease/internal';
+import { type CheckedLeaseOptions, checkLeaseOptions, checkOptionsObject } from '@ids/machine-lease/internal';
 import { type ConnectString, isPath, parseConnectString } from './connect-string.js';
-import { ZookeeperOptionError } from './errors.js';
 
 /** Where claims live when no path is given. */
 export const DEFAULT_ZOOKEEPER_PATH = '/ids/machine-id';
@@ -38,7 +38,7 @@ export interface CheckedZookeeperOptions extends CheckedLeaseOptions {
   readonly path: string;
 }
 
-/** Checks the connect string and path (defaults filled in). @throws ZookeeperOptionError */
+/** Checks the connect string and path (defaults filled in). @throws InvalidArgumentError */
 export function checkConnection(
   o: ZookeeperConnectionOptions,
   env: NodeJS.ProcessEnv = process.env,
@@ -46,20 +46,18 @@ export function checkConnection(
   const connect = parseConnectString(o.connect ?? env.IDS_ZOOKEEPER_CONNECT ?? DEFAULT_ZOOKEEPER_CONNECT);
   const path = o.path ?? DEFAULT_ZOOKEEPER_PATH;
   if (typeof path !== 'string' || path === '/' || !isPath(path) || path.length > 200) {
-    throw new ZookeeperOptionError(
-      'path',
+    throw new InvalidArgumentError(
       `expected an absolute ZooKeeper path like /ids/machine-id (no trailing slash, no empty segment, at most 200 characters, not the root), received ${received(path)}`,
+      { option: 'path' },
     );
   }
   return { connect, path };
 }
 
-/** Validates every option of zookeeperMachineId. @throws ZookeeperOptionError naming the option. */
+/** Validates every option of zookeeperMachineId. @throws InvalidArgumentError naming the option. */
 export function checkZookeeperOptions(o: ZookeeperLeaseOptions): CheckedZookeeperOptions {
-  if (typeof o !== 'object' || o === null) {
-    throw new ZookeeperOptionError('options', `expected an object, received ${received(o)}`);
-  }
+  checkOptionsObject(o);
   const connection = checkConnection(o);
-  const lease = checkLeaseOptions(o, (option, message) => new ZookeeperOptionError(option, message));
+  const lease = checkLeaseOptions(o);
   return { ...lease, ...connection };
 }

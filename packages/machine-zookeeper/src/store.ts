@@ -1,8 +1,8 @@
+import { InvalidArgumentError } from '@ids/engine';
 import { type Attempt, LeaseCorruptClaimError, LeaseLostError, type LeaseStore } from '@ids/machine-lease';
 import { currentOwner, type Granted, type Watch } from '@ids/machine-lease/internal';
 import { STORE, ZkAnswer, ZkSession } from './client.js';
 import type { ConnectString } from './connect-string.js';
-import { ZookeeperOptionError } from './errors.js';
 import { Paths, parseOwner, parseTime } from './paths.js';
 
 const answered = (error: unknown, ...answers: string[]) =>
@@ -58,7 +58,7 @@ export class ZookeeperStore implements LeaseStore {
   /**
    * Opens a session with `ttlSeconds` as its timeout; the lease is its ID and granted timeout.
    * The server may grant less (its maxSessionTimeout): a grant not above the fencing margin
-   * would fence every claim the moment it is made, and is refused with ZookeeperOptionError.
+   * would fence every claim the moment it is made, and is refused with InvalidArgumentError.
    */
   async grant(ttlSeconds: number): Promise<Granted> {
     const session = await ZkSession.open(this.#connect, {
@@ -67,9 +67,9 @@ export class ZookeeperStore implements LeaseStore {
     });
     if (session.timeoutMs <= this.#marginMs) {
       await session.close();
-      throw new ZookeeperOptionError(
-        'ttlSeconds',
+      throw new InvalidArgumentError(
         `ZooKeeper granted a session timeout of ${session.timeoutMs} ms for the ${ttlSeconds * 1000} ms asked (its maxSessionTimeout), not above fenceMarginMs (${this.#marginMs} ms): a claim would never be trusted; lower ttlSeconds or fenceMarginMs, or raise the server's maxSessionTimeout`,
+        { option: 'ttlSeconds' },
       );
     }
     try {

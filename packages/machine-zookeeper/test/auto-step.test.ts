@@ -1,10 +1,10 @@
 // The `auto` chain's ZooKeeper step (the CLI's --zookeeper): skipped without a connect string,
 // used with one, and stopping the chain (not falling through to a host-derived ID) when the
 // ZooKeeper asked for cannot be used.
-import { NoMachineIdHereError } from '@ids/engine';
+import { InvalidArgumentError, NoMachineIdHereError } from '@ids/engine';
 import { freePort, hasZookeeper, startZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { LeaseStoreUnavailableError, ZookeeperOptionError, zookeeperAutoStep } from '../src/index.js';
+import { LeaseStoreUnavailableError, zookeeperAutoStep } from '../src/index.js';
 import { freshPath } from './helpers.js';
 
 const failure = (promise: unknown) => Promise.resolve(promise).catch((e: unknown) => e);
@@ -21,12 +21,12 @@ describe('zookeeperAutoStep', () => {
     });
   });
 
-  it('a bad connect string given is ZookeeperOptionError at once; one from the environment stops the chain', async () => {
-    expect(() => zookeeperAutoStep({ connect: 'zk1' })).toThrow(ZookeeperOptionError);
+  it('a bad connect string given is InvalidArgumentError at once; one from the environment stops the chain', async () => {
+    expect(() => zookeeperAutoStep({ connect: 'zk1' })).toThrow(InvalidArgumentError);
     const answer = await failure(
       zookeeperAutoStep({ env: { IDS_ZOOKEEPER_CONNECT: 'zk1:99999' } }).provider({ bits: 16 }),
     );
-    expect(answer).toBeInstanceOf(ZookeeperOptionError);
+    expect(answer).toBeInstanceOf(InvalidArgumentError);
   });
 
   it('a ZooKeeper that cannot be reached stops the chain with the typed error', async () => {

@@ -1,8 +1,9 @@
 // Go's CheckMachineID on ZooKeeper: an ephemeral node per ID, gone with the check's session.
+import { InvalidArgumentError } from '@ids/engine';
 import { Sonyflake } from '@ids/sonyflake';
 import { hasZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { LeaseStoreUnavailableError, ZookeeperOptionError, zookeeperCheckMachineId } from '../src/index.js';
+import { LeaseStoreUnavailableError, zookeeperCheckMachineId } from '../src/index.js';
 import { failure, freshPath, zookeeperForSuite } from './helpers.js';
 
 describe.skipIf(!hasZookeeper())('zookeeperCheckMachineId', () => {
@@ -26,12 +27,12 @@ describe.skipIf(!hasZookeeper())('zookeeperCheckMachineId', () => {
   });
 
   it('bad options throw at once; an absent server is a typed rejection', async () => {
-    expect(() => zookeeperCheckMachineId({ connect: 'zk' })).toThrow(ZookeeperOptionError);
+    expect(() => zookeeperCheckMachineId({ connect: 'zk' })).toThrow(InvalidArgumentError);
     expect(() => zookeeperCheckMachineId({ path: 'relative' })).toThrow(/path/);
     const check = zookeeperCheckMachineId({ connect: suite.zk.connect, path: freshPath('check') });
     await expect(check(-1)).rejects.toThrow(/machine ID/);
     await check.close();
-    await expect(check(1)).rejects.toThrow(ZookeeperOptionError);
+    await expect(check(1)).rejects.toThrow(InvalidArgumentError);
     const nowhere = zookeeperCheckMachineId({ connect: '127.0.0.1:1', timeoutMs: 300 });
     expect(await failure(nowhere(1))).toBeInstanceOf(LeaseStoreUnavailableError);
     await nowhere.close();

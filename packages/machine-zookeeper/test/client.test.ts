@@ -1,6 +1,7 @@
 // The typed, promise-based layer over node-zookeeper-client, against a real ZooKeeper: what it
 // refuses before dialling, what it reports when the server is absent or the session ends, and
 // the operations the store is built on.
+import { InvalidArgumentError } from '@ids/engine';
 import { freePort, hasZookeeper, TcpProxy } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,7 +11,6 @@ import {
   ZkAnswer,
   ZkSession,
   ZookeeperChrootError,
-  ZookeeperOptionError,
 } from '../src/index.js';
 import { cleanupAfterEach, failure, freshPath, until, WAIT_MS, zookeeperForSuite } from './helpers.js';
 
@@ -29,10 +29,10 @@ describe('connect strings', () => {
     ['127.0.0.1:2181/', /the chroot must be/],
     ['127.0.0.1:2181/a//b', /the chroot must be/],
     ['', /expected host:port/],
-  ])('%j is ZookeeperOptionError before anything is dialled', async (connect, message) => {
+  ])('%j is InvalidArgumentError before anything is dialled', async (connect, message) => {
     const error = await failure(open(connect));
-    expect(error).toBeInstanceOf(ZookeeperOptionError);
-    expect((error as ZookeeperOptionError).option).toBe('connect');
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as InvalidArgumentError).option).toBe('connect');
     expect(error.message).toMatch(message);
   });
 

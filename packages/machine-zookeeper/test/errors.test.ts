@@ -23,7 +23,7 @@ describe('the lease-error family', () => {
 
   it('no ZooKeeper class of its own for a concept the family has', () => {
     const own = Object.keys(zookeeper).filter((name) => /^Zookeeper.*Error$/.test(name));
-    expect(own.sort()).toEqual(['ZookeeperChrootError', 'ZookeeperLeafWorkerError', 'ZookeeperOptionError']);
+    expect(own.sort()).toEqual(['ZookeeperChrootError', 'ZookeeperLeafWorkerError']);
   });
 
   it('an unreachable ZooKeeper is LeaseStoreUnavailableError naming the store', async () => {

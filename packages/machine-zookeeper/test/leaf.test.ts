@@ -1,7 +1,7 @@
 // Taking over a worker ID from Meituan Leaf's snowflake mode: a `forever` tree as Leaf writes it
 // (one persistent sequential node `<ip>:<port>-<sequence>` per instance, JSON data with ip, port
 // as a string, and the last reported timestamp), read back and its worker ID used.
-import { MachineIdProviderError } from '@ids/engine';
+import { InvalidArgumentError, MachineIdProviderError } from '@ids/engine';
 import { hasZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import {
@@ -12,7 +12,6 @@ import {
   readLeafWorker,
   type ZkSession,
   ZookeeperLeafWorkerError,
-  ZookeeperOptionError,
   zookeeperMachineId,
 } from '../src/index.js';
 import {
@@ -114,7 +113,7 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
 
   it('leaf options are checked when the provider is made', () => {
     expect(() => zookeeperMachineId({ leaf: { name: 'a/b', ip: '10.0.0.1', port: 1 } })).toThrow(
-      ZookeeperOptionError,
+      InvalidArgumentError,
     );
     expect(() => zookeeperMachineId({ leaf: { name: 'a', ip: '10.0.0.1', port: 0 } })).toThrow(/leaf.port/);
     expect(() => zookeeperMachineId({ leaf: { name: 'a', ip: 'ten-one', port: 1 } })).toThrow(/leaf.ip/);

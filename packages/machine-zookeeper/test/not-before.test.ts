@@ -3,12 +3,7 @@
 import { hasZookeeper } from '@ids/test-services';
 import { describe } from 'vitest';
 import { notBeforeCases } from '../../machine-lease/test/not-before.js';
-import {
-  LeaseTimeAheadError,
-  RecordedTimeWait,
-  ZookeeperOptionError,
-  zookeeperMachineId,
-} from '../src/index.js';
+import { LeaseTimeAheadError, RecordedTimeWait, zookeeperMachineId } from '../src/index.js';
 import { freshPath, zookeeperForSuite } from './helpers.js';
 
 describe.skipIf(!hasZookeeper())('a recorded time ahead of the clock (ZooKeeper)', () => {
@@ -32,7 +27,6 @@ describe.skipIf(!hasZookeeper())('a recorded time ahead of the clock (ZooKeeper)
       else await suite.admin.create(at, String(ms));
     },
     claimed: async (path) => (await suite.admin.exists(`${path}/claims/0`)) !== undefined,
-    optionError: ZookeeperOptionError,
     notice: RecordedTimeWait,
     timeAhead: LeaseTimeAheadError,
     name: 'zookeeper',

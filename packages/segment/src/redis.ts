@@ -24,7 +24,7 @@ export interface RedisClient {
 export interface RedisStoreOptions {
   /**
    * A `redis://[[user]:password@]host[:port][/db]` URL; the store opens an ioredis client and
-   * closes it on `close()`. A malformed URL or database is RedisOptionError, a database the
+   * closes it on `close()`. A malformed URL or database is InvalidArgumentError, a database the
    * server does not have RedisDatabaseError (both from @ids/machine-redis).
    */
   readonly url?: string;
@@ -64,7 +64,7 @@ return {held}`;
  * it issued (createTag; nothing in Redis can remember that number for it).
  *
  * @throws InvalidArgumentError when neither or both of url and client are given, or for a bad
- * prefix; RedisOptionError or RedisDatabaseError for a bad URL (see `url`).
+ * prefix; InvalidArgumentError or RedisDatabaseError for a bad URL (see `url`).
  */
 export async function redisStore(options: RedisStoreOptions): Promise<SegmentStore> {
   const { url, client } = options ?? {};

@@ -3,7 +3,7 @@
 // leaf_alloc table, and what each store holds that is corrupt.
 
 import { InvalidArgumentError } from '@ids/engine';
-import { RedisDatabaseError, RedisOptionError } from '@ids/machine-redis';
+import { RedisDatabaseError } from '@ids/machine-redis';
 import {
   freePort,
   hasMariadb,
@@ -232,8 +232,8 @@ describe.skipIf(!hasRedis())('Redis', () => {
     expect((error as Error).message).toMatch(/could not reach the Redis segment store/);
   });
 
-  it.each(['abc', '-1'])('a database %j in the URL: RedisOptionError', async (db) => {
-    await expect(openSegmentStore(`${server.url}/${db}`)).rejects.toThrow(RedisOptionError);
+  it.each(['abc', '-1'])('a database %j in the URL: InvalidArgumentError', async (db) => {
+    await expect(openSegmentStore(`${server.url}/${db}`)).rejects.toThrow(InvalidArgumentError);
     await expect(openSegmentStore(`${server.url}/${db}`)).rejects.toThrow(
       `expected a database number from 0 to 2,147,483,647, received "${db}" (string)`,
     );

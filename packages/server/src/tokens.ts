@@ -1,6 +1,7 @@
 // Idempotency tokens on Redis: a client asks for a token before a payment-style call, sends it
 // with the call, and the service consumes it once. The consume is one Lua script, so two
 // consumers racing on one token cannot both see it unused: Redis runs scripts one at a time.
+import { InvalidArgumentError } from '@ids/engine';
 import { errorText, importOptional } from '@ids/engine/internal';
 import type { Redis as RedisClient } from 'ioredis';
 import { TokenStoreError } from './errors.js';
@@ -52,7 +53,7 @@ function storeError(what: string, error: unknown): TokenStoreError {
  * once while the connection is down (no offline queue), so a request is answered 503 rather
  * than held.
  * @throws TokenStoreError when Redis cannot be reached within `connectTimeoutMs`;
- * RedisOptionError for a malformed URL or database, RedisDatabaseError for a database the server
+ * InvalidArgumentError for a malformed URL or database, RedisDatabaseError for a database the server
  * does not have (from @ids/machine-redis, which opens every redis:// URL).
  */
 export async function redisTokenStore(
@@ -61,7 +62,7 @@ export async function redisTokenStore(
 ): Promise<TokenStore> {
   const prefix = options.prefix ?? DEFAULT_TOKEN_PREFIX;
   // Loaded only with Redis configured, so a server without it does not pay for ioredis at start.
-  const { openRedisClient, RedisDatabaseError, RedisOptionError } = await importOptional(
+  const { openRedisClient, RedisDatabaseError } = await importOptional(
     '@ids/machine-redis',
     () => import('@ids/machine-redis'),
     'a redis:// token store',
@@ -76,7 +77,7 @@ export async function redisTokenStore(
     });
   } catch (error) {
     // A bad URL or database is the configuration's fault: reported as it is, not as an outage.
-    if (error instanceof RedisOptionError || error instanceof RedisDatabaseError) throw error;
+    if (error instanceof InvalidArgumentError || error instanceof RedisDatabaseError) throw error;
     throw storeError(`connect to ${new URL(url).host}`, error);
   }
   return {

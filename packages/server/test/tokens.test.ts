@@ -159,7 +159,7 @@ describe.skipIf(!hasRedis())('the database in IDS_REDIS_URL', () => {
     ['99', /ERR_IDS_REDIS_DATABASE: .*received database 99: the server has databases 0 to 15/],
     [
       'abc',
-      /ERR_IDS_REDIS_OPTION: url: the database of .*: expected a database number from 0 to 2,147,483,647, received "abc"/,
+      /ERR_IDS_INVALID_ARGUMENT: url: the database of .*: expected a database number from 0 to 2,147,483,647, received "abc"/,
     ],
   ])('database %s: the start stops with exit 1 and the typed error', async (db, message) => {
     const result = await runBin({ PORT: '0', IDS_MACHINE_ID: '1', IDS_REDIS_URL: `${redis.url}/${db}` });

@@ -57,6 +57,6 @@ describe.skipIf(!hasZookeeper())('ids-server --machine-id-source zookeeper', () 
       'zk1',
     ]);
     expect(bad.code).not.toBe(0);
-    expect(bad.err).toMatch(/ERR_IDS_ZOOKEEPER_OPTION: connect: expected host:port/);
+    expect(bad.err).toMatch(/ERR_IDS_INVALID_ARGUMENT: connect: expected host:port/);
   });
 });
