@@ -1,6 +1,5 @@
-import type { MachineIdCheck } from '@ids/engine';
-import { received } from '@ids/engine/internal';
-import { checkAskedId, DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease/internal';
+import type { StoreMachineIdCheck } from '@ids/machine-lease';
+import { checkTimeoutOption, storeCheck } from '@ids/machine-lease/internal';
 import { Connection } from './connection.js';
 import { RedisOptionError } from './errors.js';
 import { connectionUrl, parsePrefix, type RedisConnectionOptions } from './options.js';
@@ -13,12 +12,12 @@ export interface RedisCheckOptions extends RedisConnectionOptions {
   readonly timeoutMs?: number;
 }
 
-/** Go's `CheckMachineID` on a Redis set, plus what it lacks: removal on close, and typed errors. */
-export interface RedisMachineIdCheck extends MachineIdCheck {
-  (machineId: number): Promise<boolean>;
-  /** Removes from the set every ID this check added (SREM), then closes the client if it was made here. Idempotent. */
-  close(): Promise<void>;
-}
+/**
+ * Go's `CheckMachineID` on a Redis set, plus what it lacks: removal on close, and typed errors.
+ * `close()` removes from the set every ID this check added (SREM), then closes the client if it
+ * was made here.
+ */
+export interface RedisMachineIdCheck extends StoreMachineIdCheck {}
 
 /** Where the IDs live when no key is given. */
 export const DEFAULT_CHECK_KEY = 'ids:machine-ids';
@@ -44,43 +43,31 @@ export const DEFAULT_CHECK_KEY = 'ids:machine-ids';
  * another type).
  */
 export function redisCheckMachineId(options: RedisCheckOptions = {}): RedisMachineIdCheck {
-  if (typeof options !== 'object' || options === null) {
-    throw new RedisOptionError('options', `expected an object, received ${received(options)}`);
-  }
+  const optionError = (option: string, message: string) => new RedisOptionError(option, message);
+  const timeoutMs = checkTimeoutOption(options, optionError);
   const url = connectionUrl(options);
   const key = options.key === undefined ? DEFAULT_CHECK_KEY : parsePrefix(options.key, 'key');
-  const timeoutMs = ms(
-    options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    'timeoutMs',
-    false,
-    (o, m) => new RedisOptionError(o, m),
-  );
   let conn: Connection | undefined;
   const added = new Set<number>();
-  let closed = false;
-
-  const check = async (machineId: number): Promise<boolean> => {
-    if (closed) throw new RedisOptionError('check', 'the check was closed');
-    checkAskedId(machineId);
-    conn ??= new Connection(options, url, timeoutMs);
-    const reply = await conn.call(`adding ${machineId} to ${key}`, (c) => c.sadd(key, String(machineId)));
-    if (reply === 1) added.add(machineId);
-    return reply === 1;
-  };
-
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    const c = conn;
-    if (!c) return;
-    try {
-      if (added.size > 0) {
-        const ids = [...added].map(String);
-        await c.call(`removing ${ids.join(', ')} from ${key}`, (client) => client.srem(key, ...ids));
+  return storeCheck<RedisMachineIdCheck>(
+    async (machineId) => {
+      conn ??= new Connection(options, url, timeoutMs);
+      const reply = await conn.call(`adding ${machineId} to ${key}`, (c) => c.sadd(key, String(machineId)));
+      if (reply === 1) added.add(machineId);
+      return reply === 1;
+    },
+    async () => {
+      const c = conn;
+      if (!c) return;
+      try {
+        if (added.size > 0) {
+          const ids = [...added].map(String);
+          await c.call(`removing ${ids.join(', ')} from ${key}`, (client) => client.srem(key, ...ids));
+        }
+      } finally {
+        c.close();
       }
-    } finally {
-      c.close();
-    }
-  };
-  return Object.defineProperty(check, 'close', { value: close, enumerable: true }) as RedisMachineIdCheck;
+    },
+    () => optionError('check', 'the check was closed'),
+  );
 }

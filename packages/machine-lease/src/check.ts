@@ -1,0 +1,50 @@
+// What the stores' Go-style checks (`checkMachineId` answered by etcd, Redis or ZooKeeper) share:
+// their common options, the asked ID's check, and a `close()` that gives back what the check
+// took, once, after which the check refuses to answer.
+import type { MachineIdCheck } from '@ids/engine';
+import { received } from '@ids/engine/internal';
+import { checkAskedId, DEFAULT_TIMEOUT_MS, ms, type OptionError } from './options.js';
+
+/** Go's `CheckMachineID` answered by a store, plus a `close()` Go's lacks. */
+export interface StoreMachineIdCheck extends MachineIdCheck {
+  (machineId: number): Promise<boolean>;
+  /** Gives back what the check took (each store's check says how), and closes what it opened. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * What every store's check options share: an object, whose `timeoutMs` (the longest one exchange
+ * with the store may take) is above 0, by default 3,000. @returns that timeout.
+ * @throws the store's option error, naming the option.
+ */
+export function checkTimeoutOption(options: unknown, error: OptionError): number {
+  if (typeof options !== 'object' || options === null) {
+    throw error('options', `expected an object, received ${received(options)}`);
+  }
+  const { timeoutMs } = options as { readonly timeoutMs?: unknown };
+  return ms(timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false, error);
+}
+
+/**
+ * A store's check made of its two halves: `ask` answers for an ID once it is checked (an integer
+ * 0 or more), and `release` runs at the first `close()`. A call after that rejects with
+ * `closedError()`. `more` adds properties of the store's own (etcd's `signal`).
+ */
+export function storeCheck<C extends StoreMachineIdCheck>(
+  ask: (machineId: number) => Promise<boolean>,
+  release: () => Promise<void>,
+  closedError: () => Error,
+  more: PropertyDescriptorMap = {},
+): C {
+  let closed = false;
+  const check = async (machineId: number): Promise<boolean> => {
+    if (closed) throw closedError();
+    return ask(checkAskedId(machineId));
+  };
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await release();
+  };
+  return Object.defineProperties(check, { ...more, close: { value: close, enumerable: true } }) as C;
+}
