@@ -12,17 +12,21 @@ export interface StoreMachineIdCheck extends MachineIdCheck {
   close(): Promise<void>;
 }
 
+/** The option every store's check takes, beside how to reach the store. */
+export interface StoreCheckOptions {
+  /** The longest one exchange with the store (the connect, each request) may take, in ms, above 0. Default 3,000. */
+  readonly timeoutMs?: number;
+}
+
 /**
- * What every store's check options share: an object, whose `timeoutMs` (the longest one exchange
- * with the store may take) is above 0, by default 3,000. @returns that timeout.
+ * Checks that a store check's options are an object, and its `timeoutMs`. @returns that timeout.
  * @throws the store's option error, naming the option.
  */
-export function checkTimeoutOption(options: unknown, error: OptionError): number {
+export function checkTimeoutOption(options: StoreCheckOptions, error: OptionError): number {
   if (typeof options !== 'object' || options === null) {
     throw error('options', `expected an object, received ${received(options)}`);
   }
-  const { timeoutMs } = options as { readonly timeoutMs?: unknown };
-  return ms(timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false, error);
+  return ms(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false, error);
 }
 
 /**

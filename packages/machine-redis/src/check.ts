@@ -1,15 +1,13 @@
-import type { StoreMachineIdCheck } from '@ids/machine-lease';
+import type { StoreCheckOptions, StoreMachineIdCheck } from '@ids/machine-lease';
 import { checkTimeoutOption, storeCheck } from '@ids/machine-lease/internal';
 import { Connection } from './connection.js';
 import { RedisOptionError } from './errors.js';
 import { connectionUrl, parsePrefix, type RedisConnectionOptions } from './options.js';
 
-/** The options of `redisCheckMachineId`: how to reach Redis, and the set that holds the IDs. */
-export interface RedisCheckOptions extends RedisConnectionOptions {
+/** The options of `redisCheckMachineId`: how to reach Redis, the set that holds the IDs, and `timeoutMs` (each SADD or SREM). */
+export interface RedisCheckOptions extends RedisConnectionOptions, StoreCheckOptions {
   /** The Redis set of IDs in use (Go's pattern: `SADD <key> <id>`). Default `ids:machine-ids`. */
   readonly key?: string;
-  /** The longest a SADD or SREM may take, in ms, above 0. Default 3,000. */
-  readonly timeoutMs?: number;
 }
 
 /**

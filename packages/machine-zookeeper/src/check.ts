@@ -1,14 +1,14 @@
-import type { StoreMachineIdCheck } from '@ids/machine-lease';
+import type { StoreCheckOptions, StoreMachineIdCheck } from '@ids/machine-lease';
 import { checkTimeoutOption, DEFAULT_TTL_SECONDS, storeCheck } from '@ids/machine-lease/internal';
 import { ZkAnswer, ZkSession } from './client.js';
 import { ZookeeperOptionError } from './errors.js';
 import { checkConnection, type ZookeeperConnectionOptions } from './options.js';
 
-/** The options of `zookeeperCheckMachineId`. `path` is the parent of the ID nodes (default `/ids/machine-ids`). */
-export interface ZookeeperCheckOptions extends ZookeeperConnectionOptions {
-  /** The longest the connect and each request may take, in ms, above 0. Default 3,000. */
-  readonly timeoutMs?: number;
-}
+/**
+ * The options of `zookeeperCheckMachineId`: `path` is the parent of the ID nodes (default
+ * `/ids/machine-ids`), and `timeoutMs` bounds the connect and each request.
+ */
+export interface ZookeeperCheckOptions extends ZookeeperConnectionOptions, StoreCheckOptions {}
 
 /**
  * Go's `CheckMachineID` on ZooKeeper, plus what it lacks: the IDs go with the session, and typed
