@@ -64,6 +64,7 @@ describe('a new named layout', () => {
     // @ids/snowflake's source, importing the copy of the engine.
     const engine = (await import(copy.index)) as typeof import('@ids/engine');
     vi.doMock('@ids/engine', () => engine);
+    vi.doMock('@ids/engine/flavour', () => import(join(dirname(copy.index), 'flavour.ts')));
     vi.doMock('@ids/engine/internal', () => import(join(dirname(copy.index), 'internal.ts')));
     const snowflake = (await import('../packages/snowflake/src/index.js')) as typeof import('@ids/snowflake');
     const generator = new snowflake.Snowflake({ preset: 'fixture' as never, machineId: 3 });
@@ -74,6 +75,7 @@ describe('a new named layout', () => {
     );
     await generator.close();
     vi.doUnmock('@ids/engine');
+    vi.doUnmock('@ids/engine/flavour');
     vi.doUnmock('@ids/engine/internal');
   });
 

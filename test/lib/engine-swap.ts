@@ -9,16 +9,20 @@ import { build } from 'esbuild';
 
 /**
  * Builds the engine copy whose src/index.ts is `copyIndex` into its dist/ and returns the node
- * arguments (`--import …`) that make a process load it for `@ids/engine` and
- * `@ids/engine/internal`. @throws when the copy does not build.
+ * arguments (`--import …`) that make a process load it for `@ids/engine` and its entries
+ * `@ids/engine/flavour` and `@ids/engine/internal`. @throws when the copy does not build.
  */
 export async function engineSwapArgs(copyIndex: string): Promise<string[]> {
   const src = dirname(copyIndex);
   const dist = join(dirname(src), 'dist');
-  // One build of both entries with shared chunks: the two entries share one IdsError class, as
-  // the published package's do.
+  // One build of the entries with shared chunks: they share one IdsError class, as the published
+  // package's do.
   await build({
-    entryPoints: { index: join(src, 'index.ts'), internal: join(src, 'internal.ts') },
+    entryPoints: {
+      index: join(src, 'index.ts'),
+      flavour: join(src, 'flavour.ts'),
+      internal: join(src, 'internal.ts'),
+    },
     outdir: dist,
     bundle: true,
     splitting: true,
@@ -29,6 +33,7 @@ export async function engineSwapArgs(copyIndex: string): Promise<string[]> {
   });
   const swapped = {
     '@ids/engine': pathToFileURL(join(dist, 'index.js')).href,
+    '@ids/engine/flavour': pathToFileURL(join(dist, 'flavour.js')).href,
     '@ids/engine/internal': pathToFileURL(join(dist, 'internal.js')).href,
   };
   const hooks = join(dist, 'hooks.mjs');

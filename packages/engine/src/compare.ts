@@ -8,6 +8,7 @@ import {
   type LayoutLimits,
   type LayoutSpec,
   layoutLimits,
+  layoutShape,
   type MachinePart,
 } from './layout.js';
 
@@ -47,13 +48,8 @@ export function compareLayouts(layouts: readonly (Layout | LayoutSpec)[]): Layou
   return layouts.map((spec) => {
     const layout = defineLayout(spec);
     return {
-      name: layout.name,
-      timeBits: layout.timeBits,
-      timeUnitMs: layout.timeUnitMs,
-      sequenceBits: layout.sequenceBits,
-      machineBits: layout.machineBits,
+      ...layoutShape(layout),
       machineParts: layout.machineParts,
-      fieldOrder: layout.fieldOrder,
       epoch: new Date(layout.epochMs),
       ...layoutLimits(layout),
     };

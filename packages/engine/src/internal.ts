@@ -16,7 +16,7 @@ export {
 export { checkClock, type SleepOptions, sleep, sleepSync } from './clock.js';
 export { received } from './errors.js';
 export { toMs } from './id.js';
-export { checkFieldBits, defineCheckedFields, maxTimeBits, tickOf } from './layout.js';
+export { checkFieldBits, defineCheckedFields, layoutShape, maxTimeBits, tickOf } from './layout.js';
 export { acceptMachineId, afterValue, idOf, type ResolveMode, releaseQuietly } from './machine.js';
 export { importOptional, SEGMENT_STORE_CLIENTS, segmentStoreNeeds } from './optional.js';
 export { type LongTimeoutOptions, setLongTimeout, TIMER_MAX_MS, type TimerHost } from './timer.js';

@@ -305,6 +305,18 @@ function firstTickAtLeast(layout: Layout, value: bigint): number | null {
   return tick < BigInt(layout.tickLimit) ? Number(tick) : null;
 }
 
+/** A layout's shape as the reports show it (`compareLayouts`, the server's GET /layout): its name, field widths, unit and order. */
+export function layoutShape(layout: Layout) {
+  return {
+    name: layout.name,
+    timeBits: layout.timeBits,
+    timeUnitMs: layout.timeUnitMs,
+    sequenceBits: layout.sequenceBits,
+    machineBits: layout.machineBits,
+    fieldOrder: layout.fieldOrder,
+  };
+}
+
 /** The figures of a layout: lifetime, end, capacity, and when its IDs outgrow JS numbers and each decimal width. */
 export function layoutLimits(layout: Layout): LayoutLimits {
   const lifetimeMs = layout.tickLimit * layout.timeUnitMs;

@@ -2,7 +2,7 @@ import type { Clock } from './clock.js';
 import { ClockMovedBackwardsError, ClockStalledError, OverTimeLimitError } from './errors.js';
 import { type Layout, tickStartMs } from './layout.js';
 import type { StateCell } from './options.js';
-import { initialState, type MutableSlot, nextSlot } from './state.js';
+import { type GeneratorState, initialState, type MutableSlot, nextSlot } from './state.js';
 
 /** What a taker consults before each slot: the claim watch, which throws while no ID may be issued. */
 export interface SlotGuard {
@@ -94,13 +94,8 @@ export class SlotTaker {
     const cell = this.#cell;
     if (cell === null) {
       const local = this.#local;
-      try {
-        nextSlot(local, now, this.#layout, this.#firstSequence(), slot);
-      } catch (error) {
-        this.#passLimit(error, null);
-        throw error;
-      }
-      if (slot.waitMs > 0) return this.#mustWait(slot.waitMs, slot.tick);
+      const waitMs = this.#slotAfter(local, now, slot, null);
+      if (waitMs > 0) return waitMs;
       local.tick = slot.tick;
       local.sequence = slot.sequence;
       this.#rolledOver = false;
@@ -207,14 +202,9 @@ export class SlotTaker {
       const prev = cell.load();
       const now = this.#clock.now();
       this.lastNow = now;
-      try {
-        nextSlot(prev, now, this.#layout, this.#firstSequence(), scratch);
-      } catch (error) {
-        this.#passLimit(error, cell);
-        throw error;
-      }
       // Checked before the commit, so a refused call takes no slot.
-      if (scratch.waitMs > 0) return this.#mustWait(scratch.waitMs, scratch.tick);
+      const waitMs = this.#slotAfter(prev, now, scratch, cell);
+      if (waitMs > 0) return waitMs;
       const last = Math.min(scratch.sequence + this.#reservation - 1, this.#layout.maxSequence);
       if (cell.commit(prev, { tick: scratch.tick, sequence: last })) {
         this.slot.tick = scratch.tick;
@@ -224,6 +214,21 @@ export class SlotTaker {
         return 0;
       }
     }
+  }
+
+  /**
+   * The slot after `state` at `now`, into `into`; returns 0, or the ms to wait before it (see
+   * #mustWait). A time limit passed is handled by #passLimit (for `cell`, or the local state)
+   * and thrown.
+   */
+  #slotAfter(state: GeneratorState, now: number, into: MutableSlot, cell: StateCell | null): number {
+    try {
+      nextSlot(state, now, this.#layout, this.#firstSequence(), into);
+    } catch (error) {
+      this.#passLimit(error, cell);
+      throw error;
+    }
+    return into.waitMs > 0 ? this.#mustWait(into.waitMs, into.tick) : 0;
   }
 
   /**

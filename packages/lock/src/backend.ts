@@ -1,3 +1,5 @@
+import { LeaseStoreUnavailableError } from '@ids/machine-lease';
+
 /** A lock taken: its fence, and how long to hold it before using it (see `quarantineMs`). */
 export interface Taken {
   /** The fence of this holding: above every fence handed out for the name before. */
@@ -44,4 +46,37 @@ export interface LockBackend {
   transient(error: unknown): boolean;
   /** Closes the connections the backend made. */
   close(): Promise<void>;
+}
+
+/**
+ * What the backends whose waiters each hold a place of their own share (etcd: a key on a lease
+ * of its own; ZooKeeper: a node in a session of its own): releasing the lock and leaving the line
+ * are one act, closing that place, and a waiter's `turn` watches the place just ahead instead of
+ * counting events, so `mark` is 0.
+ */
+export abstract class PlacesBackend<P> {
+  /** Each acquire's place, by its token. */
+  protected readonly places = new Map<string, P>();
+
+  /** Gives a place up: the store deletes its key or node, and the next in line sees it go. */
+  protected abstract closePlace(place: P): Promise<void>;
+
+  async release(_name: string, token: string): Promise<void> {
+    const place = this.places.get(token);
+    if (!place) return;
+    this.places.delete(token);
+    await this.closePlace(place);
+  }
+
+  leave(name: string, token: string): Promise<void> {
+    return this.release(name, token);
+  }
+
+  mark(): number {
+    return 0;
+  }
+
+  transient(error: unknown): boolean {
+    return error instanceof LeaseStoreUnavailableError;
+  }
 }

@@ -6,7 +6,7 @@ import { IdsError, InvalidArgumentError } from '@ids/engine';
 import { LeaseLostError, LeaseStoreUnavailableError } from '@ids/machine-etcd';
 import { bounded } from '@ids/machine-lease/internal';
 import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
-import type { LockBackend, Taken } from './backend.js';
+import { type LockBackend, PlacesBackend, type Taken } from './backend.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
 
@@ -56,15 +56,15 @@ interface Place {
   ahead?: { readonly key: string; readonly revision: string };
 }
 
-class EtcdBackend implements LockBackend {
+class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
   readonly store = 'etcd';
   readonly #client: Etcd3;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #pollMs: number | undefined;
-  readonly #places = new Map<string, Place>();
 
   constructor(client: Etcd3, prefix: string, timeoutMs: number, pollMs: number | undefined) {
+    super();
     this.#client = client;
     this.#prefix = prefix;
     this.#timeoutMs = timeoutMs;
@@ -88,14 +88,14 @@ class EtcdBackend implements LockBackend {
 
   /** Puts this acquire's key under a fresh lease (once), then asks who is ahead of it. */
   async take(name: string, token: string, ttlMs: number, _join: boolean): Promise<Taken | undefined> {
-    let place = this.#places.get(token);
+    let place = this.places.get(token);
     if (place) {
       try {
         // A waiter's re-ask keeps its lease, and so its place, alive.
         await this.#call('keeping a waiter alive', () => (place as Place).lease.keepaliveOnce());
       } catch (error) {
         if (!(error instanceof LeaseLostError)) throw error;
-        this.#places.delete(token); // its key went with the lease: join again, at the back
+        this.places.delete(token); // its key went with the lease: join again, at the back
         place = undefined;
       }
     }
@@ -127,12 +127,12 @@ class EtcdBackend implements LockBackend {
       this.#client.put(key).value(token).lease(leaseId).exec(),
     );
     const place: Place = { lease, leaseId, key, revision: put.header.revision, ttlMs };
-    this.#places.set(token, place);
+    this.places.set(token, place);
     return place;
   }
 
   async extend(_name: string, token: string, _ttlMs: number, timeoutMs: number): Promise<void> {
-    const place = this.#places.get(token);
+    const place = this.places.get(token);
     if (!place) throw new LeaseLostError('etcd', 'released', 'the lock was released');
     const reply = await this.#call('a lock keepalive', () => place.lease.keepaliveOnce(), timeoutMs);
     if (Number(reply.TTL) <= 0) {
@@ -141,27 +141,16 @@ class EtcdBackend implements LockBackend {
   }
 
   /** Revokes the holder's lease: etcd deletes its key, and the next in line sees the delete. */
-  async release(_name: string, token: string): Promise<void> {
-    const place = this.#places.get(token);
-    if (!place) return;
-    this.#places.delete(token);
+  protected async closePlace(place: Place): Promise<void> {
     await this.#call('revoking the lock lease', () => place.lease.revoke()).catch((error) => {
       if (!(error instanceof LeaseLostError)) throw error;
     });
   }
 
-  leave(name: string, token: string): Promise<void> {
-    return this.release(name, token);
-  }
-
-  mark(): number {
-    return 0;
-  }
-
   /** Watches the key just ahead from the revision it was seen at: its delete is this waiter's turn. */
   async turn(_name: string, token: string, _mark: number, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
-    const place = this.#places.get(token);
+    const place = this.places.get(token);
     const pollMs = this.#pollMs ?? Math.min(1000, Math.floor((place?.ttlMs ?? 3000) / 3));
     if (!place?.ahead) {
       // The attempt failed (etcd unreachable): ask again after a poll, not at once.
@@ -198,10 +187,6 @@ class EtcdBackend implements LockBackend {
           if (done) cancel();
         }, finish);
     });
-  }
-
-  transient(error: unknown): boolean {
-    return error instanceof LeaseStoreUnavailableError;
   }
 
   async close(): Promise<void> {

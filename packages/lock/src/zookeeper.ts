@@ -16,12 +16,11 @@ import {
   DEFAULT_ZOOKEEPER_CONNECT,
   isPath,
   LeaseLostError,
-  LeaseStoreUnavailableError,
   parseConnectString,
   ZkAnswer,
   ZkSession,
 } from '@ids/machine-zookeeper';
-import type { LockBackend, Taken } from './backend.js';
+import { type LockBackend, PlacesBackend, type Taken } from './backend.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
 
@@ -87,18 +86,18 @@ interface Place {
 /** The sequence ZooKeeper appended to a node's name (10 digits). */
 const sequenceOf = (child: string) => Number(child.slice(child.lastIndexOf('-') + 1));
 
-class ZookeeperBackend implements LockBackend {
+class ZookeeperBackend extends PlacesBackend<Place> implements LockBackend {
   readonly store = 'zookeeper';
   readonly #connect: ConnectString;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #pollMs: number;
   readonly #open: Open;
-  readonly #places = new Map<string, Place>();
   /** The lock directories known to exist (created once per name, not per acquire). */
   readonly #laidOut = new Set<string>();
 
   constructor(connect: ConnectString, prefix: string, timeoutMs: number, pollMs: number, open: Open) {
+    super();
     this.#connect = connect;
     this.#prefix = prefix;
     this.#timeoutMs = timeoutMs;
@@ -115,10 +114,10 @@ class ZookeeperBackend implements LockBackend {
         { option: 'name' },
       );
     }
-    let place = this.#places.get(token);
+    let place = this.places.get(token);
     if (place?.session.ended !== undefined) {
       // The session expired while waiting: its node went with it; join again, at the back.
-      this.#places.delete(token);
+      this.places.delete(token);
       await place.session.close();
       place = undefined;
     }
@@ -195,7 +194,7 @@ class ZookeeperBackend implements LockBackend {
       );
     }
     const place: Place = { session, sent: false };
-    this.#places.set(token, place);
+    this.places.set(token, place);
     return place;
   }
 
@@ -205,7 +204,7 @@ class ZookeeperBackend implements LockBackend {
    * that has not heard yet). Sent at `t`, it touches the session after `t`.
    */
   async extend(_name: string, token: string): Promise<void> {
-    const place = this.#places.get(token);
+    const place = this.places.get(token);
     if (!place?.node) throw new LeaseLostError(this.store, 'released', 'the lock was released');
     try {
       await place.session.multi([{ op: 'check', path: place.node, version: -1 }]);
@@ -220,25 +219,14 @@ class ZookeeperBackend implements LockBackend {
   }
 
   /** Closes the acquire's session: the server deletes its node at once, and the next in line sees the delete. */
-  async release(_name: string, token: string): Promise<void> {
-    const place = this.#places.get(token);
-    if (!place) return;
-    this.#places.delete(token);
+  protected async closePlace(place: Place): Promise<void> {
     await place.session.close();
-  }
-
-  leave(name: string, token: string): Promise<void> {
-    return this.release(name, token);
-  }
-
-  mark(): number {
-    return 0;
   }
 
   /** Waits for the node just ahead to go (its watch), for a poll at most; at once on `signal`. */
   async turn(_name: string, token: string, _mark: number, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
-    const gone = this.#places.get(token)?.ahead?.gone;
+    const gone = this.places.get(token)?.ahead?.gone;
     await new Promise<void>((resolve) => {
       const finish = () => {
         clearTimeout(timer);
@@ -252,13 +240,9 @@ class ZookeeperBackend implements LockBackend {
     });
   }
 
-  transient(error: unknown): boolean {
-    return error instanceof LeaseStoreUnavailableError;
-  }
-
   async close(): Promise<void> {
-    const places = [...this.#places.values()];
-    this.#places.clear();
+    const places = [...this.places.values()];
+    this.places.clear();
     await Promise.all(places.map((place) => place.session.close()));
   }
 }

@@ -1,21 +1,20 @@
-import type { MachineIdCheck } from '@ids/engine';
-import { LeaseBitsMismatchError, LeaseLostError } from '@ids/machine-lease';
-import { checkAskedId, grantLease, type Lease, schedulerOf } from '@ids/machine-lease/internal';
+import { LeaseBitsMismatchError, LeaseLostError, type StoreMachineIdCheck } from '@ids/machine-lease';
+import { grantLease, type Lease, schedulerOf, storeCheck } from '@ids/machine-lease/internal';
 import { Connection } from './connection.js';
 import { type EtcdOptions, checkEtcdOptions as validate } from './options.js';
 import { EtcdStore } from './store.js';
 
-/** Go's `CheckMachineID`, answered by etcd, plus what a held lease needs. */
-export interface EtcdMachineIdCheck extends MachineIdCheck {
-  (machineId: number): Promise<boolean>;
+/**
+ * Go's `CheckMachineID`, answered by etcd, plus what a held lease needs. `close()` revokes the
+ * lease, which frees every ID this check took at once, and closes the client.
+ */
+export interface EtcdMachineIdCheck extends StoreMachineIdCheck {
   /**
    * Aborts, with a LeaseLostError as reason, when the lease holding the checked IDs can
    * no longer be trusted. A check cannot stop a generator by itself (Go's check is asked once);
    * use etcdMachineId for fencing, or watch this.
    */
   readonly signal: AbortSignal;
-  /** Revokes the lease, which frees every ID this check took at once, and closes the client. Idempotent. */
-  close(): Promise<void>;
 }
 
 /**
@@ -46,7 +45,6 @@ export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdChec
   let store: EtcdStore | undefined;
   let lease: Promise<Lease> | undefined;
   let controller = new AbortController();
-  let closed = false;
 
   function leaseNow(on: EtcdStore): Promise<Lease> {
     const held = controller;
@@ -62,38 +60,33 @@ export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdChec
     return lease;
   }
 
-  const check = async (machineId: number): Promise<boolean> => {
-    if (closed) throw new LeaseLostError('etcd', 'released', 'the check was closed');
-    checkAskedId(machineId);
-    if (s.bits !== undefined && machineId >= 2 ** s.bits) {
-      throw new LeaseBitsMismatchError(
-        'etcd',
-        `machine ID ${machineId} does not fit the ${s.bits}-bit field this check was set up for (bits: ${s.bits})`,
-      );
-    }
-    store ??= new EtcdStore(new Connection(options, s), s.prefix);
-    const held = await leaseNow(store);
-    const attempt = await store.tryCreate(held.id, machineId);
-    if (held.keeper.lost) throw held.keeper.lost;
-    return attempt.held;
-  };
-
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    const c = store;
-    if (!c) return;
-    try {
-      const held = await lease?.catch(() => undefined);
-      held?.keeper.stop();
-      if (held) await c.revoke(held.id);
-    } finally {
-      c.close();
-    }
-  };
-  // A getter, not a copied value: a lost lease replaces the controller.
-  return Object.defineProperties(check, {
-    signal: { get: () => controller.signal, enumerable: true },
-    close: { value: close, enumerable: true },
-  }) as EtcdMachineIdCheck;
+  return storeCheck<EtcdMachineIdCheck>(
+    async (machineId) => {
+      if (s.bits !== undefined && machineId >= 2 ** s.bits) {
+        throw new LeaseBitsMismatchError(
+          'etcd',
+          `machine ID ${machineId} does not fit the ${s.bits}-bit field this check was set up for (bits: ${s.bits})`,
+        );
+      }
+      store ??= new EtcdStore(new Connection(options, s), s.prefix);
+      const held = await leaseNow(store);
+      const attempt = await store.tryCreate(held.id, machineId);
+      if (held.keeper.lost) throw held.keeper.lost;
+      return attempt.held;
+    },
+    async () => {
+      const c = store;
+      if (!c) return;
+      try {
+        const held = await lease?.catch(() => undefined);
+        held?.keeper.stop();
+        if (held) await c.revoke(held.id);
+      } finally {
+        c.close();
+      }
+    },
+    () => new LeaseLostError('etcd', 'released', 'the check was closed'),
+    // A getter, not a copied value: a lost lease replaces the controller.
+    { signal: { get: () => controller.signal, enumerable: true } },
+  );
 }

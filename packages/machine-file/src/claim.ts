@@ -4,9 +4,8 @@ import {
   DEFAULT_MAX_CLOCK_BACKWARD_MS,
   type MachineIdClaim,
   type MachineIdProvider,
-  wallClock,
 } from '@ids/engine';
-import { checkClock, checkInteger, checkOnError, errorText } from '@ids/engine/internal';
+import { checkInteger, errorText } from '@ids/engine/internal';
 import { defaultClaimDir } from './dirs.js';
 import {
   ClaimDirError,
@@ -16,12 +15,11 @@ import {
   MachineIdHeldError,
   NoFreeMachineIdError,
 } from './errors.js';
-import { atExit } from './exit.js';
-import { type FileSystem, makeDir, nodeFileSystem, sweepTemps, writeTemp, writeTempSync } from './files.js';
-import { identityOf, type ProcessTable, systemProcesses } from './process.js';
-import { type ClaimRecord, formatRecord } from './record.js';
-import { Holding, type RenewalSpec, type Renewals, startRenewals } from './renewal.js';
-import { type Context, newNonce, replace, sweepTokens, take } from './takeover.js';
+import { type FileSystem, openDir } from './files.js';
+import { checkHeldOptions, HeldFile, type HeldSettings, heldContext } from './held.js';
+import type { ProcessTable } from './process.js';
+import type { ClaimRecord } from './record.js';
+import { type Context, newNonce, replace, take } from './takeover.js';
 
 /** Default `recordIntervalMs` of a host claim. */
 export const DEFAULT_CLAIM_RECORD_INTERVAL_MS = 500;
@@ -109,23 +107,12 @@ export class HostClaim implements MachineIdClaim {
   readonly signal: AbortSignal;
   /** The claim this one replaced, if any. */
   readonly tookOver: TakenOver | undefined;
-  readonly #ctx: Context;
   readonly #why: string | undefined;
-  readonly #clock: Clock;
-  readonly #aheadMs: number;
-  readonly #onError: (error: unknown) => void;
-  readonly #abort = new AbortController();
   readonly #mine: ClaimRecord;
-  readonly #spec: RenewalSpec;
-  /** The record the file holds (no ID is issued for a time past it, see `verify`), the generator's tick, the latest clock renewed at. */
-  readonly #holding: Holding;
-  readonly #renewals: Renewals;
+  /** The renewals; its holding has the record the file holds (no ID is issued for a time past it, see `verify`). */
+  readonly #held: HeldFile;
   /** The most any holder so far has recorded: a release never goes below it. */
   readonly #floor: number;
-  /** The renewal under way, if any: a release waits for it, so its temporary file does not outlive the claim. */
-  #renewing: Promise<void> | undefined;
-  #releasing = false;
-  #done = false;
 
   /** Built by `hostClaim` and `claimHostMachineId`, not by users. @internal */
   constructor(
@@ -135,25 +122,13 @@ export class HostClaim implements MachineIdClaim {
     mine: ClaimRecord,
     previous: ClaimRecord | undefined,
     previousWhy: string | undefined,
-    settings: {
-      clock: Clock;
-      intervalMs: number;
-      aheadMs: number;
-      onError: (e: unknown) => void;
-      atExit: boolean;
-      now: number;
-      onThread: boolean;
-    },
+    settings: HeldSettings,
+    now: number,
   ) {
-    this.#ctx = ctx;
     this.machineId = machineId;
     this.path = path;
     this.#mine = mine;
-    this.#clock = settings.clock;
-    this.#aheadMs = settings.aheadMs;
-    this.#onError = settings.onError;
     this.recordIntervalMs = settings.intervalMs;
-    this.signal = this.#abort.signal;
     this.notBefore = previous?.recordedMs ?? undefined;
     this.notBeforeLeadMs = settings.aheadMs;
     this.tookOver =
@@ -166,24 +141,17 @@ export class HostClaim implements MachineIdClaim {
           };
     this.#why = previousWhy;
     this.#floor = previous?.recordedMs ?? Number.NEGATIVE_INFINITY;
-    this.#spec = {
+    this.#held = new HeldFile(
+      ctx,
       path,
-      dir: ctx.dir,
-      me: ctx.me,
       mine,
-      aheadMs: settings.aheadMs,
-      intervalMs: settings.intervalMs,
-      holds: 'claim',
-    };
-    this.#holding = new Holding({
-      persisted: mine.recordedMs ?? Number.NEGATIVE_INFINITY,
-      now: settings.now,
-    });
-    this.#renewals = startRenewals(this.#spec, this.#holding, settings.onThread, () => void this.refresh(), {
-      lost: (why) => this.#lose(why),
-      failed: (error) => this.#onError(error),
-    });
-    if (settings.atExit) atExit.add(this);
+      'claim',
+      settings,
+      now,
+      this,
+      (why) => new ClaimLostError(`the claim on machine ID ${machineId} was lost: ${why} (${path})`),
+    );
+    this.signal = this.#held.signal;
   }
 
   /** One line on how the claim was obtained, for explanations. */
@@ -203,7 +171,7 @@ export class HostClaim implements MachineIdClaim {
 
   /** Called by the generator with the last millisecond of the latest tick it used; only ever raises the record. */
   record(timeMs: number): void {
-    if (timeMs > this.#holding.exact) this.#holding.exact = timeMs;
+    if (timeMs > this.#held.holding.exact) this.#held.holding.exact = timeMs;
   }
 
   /**
@@ -215,10 +183,11 @@ export class HostClaim implements MachineIdClaim {
    * process until it exits, and is taken over after that like an abandoned one.
    */
   release(): void | Promise<void> {
-    this.#settle();
-    if (this.#done || this.#releasing) return this.#renewing;
-    this.#releasing = true;
-    if (this.#renewing) return this.#renewing.then(() => this.#releaseNow());
+    const held = this.#held;
+    held.settle();
+    if (held.done || held.releasing) return held.renewing;
+    held.releasing = true;
+    if (held.renewing) return held.renewing.then(() => this.#releaseNow());
     this.#releaseNow();
   }
 
@@ -229,8 +198,8 @@ export class HostClaim implements MachineIdClaim {
 
   #releaseNow(): void {
     this.#finish(() => {
-      const now = this.#clock.now();
-      const h = this.#holding;
+      const now = this.#held.settings.clock.now();
+      const h = this.#held.holding;
       // If the clock went back since the last renewal, IDs may be ahead of it: keep the record ahead.
       const covered = now >= h.latestNow ? now : Math.max(h.persisted, now);
       return Math.max(this.#floor, h.exact, covered);
@@ -244,10 +213,10 @@ export class HostClaim implements MachineIdClaim {
    * @internal Called by this package's exit hook.
    */
   releaseAtExit(): void {
-    if (this.#done) return;
+    if (this.#held.done) return;
     try {
-      const h = this.#holding;
-      this.#finish(() => Math.max(this.#floor, h.exact, h.persisted, this.#clock.now()));
+      const h = this.#held.holding;
+      this.#finish(() => Math.max(this.#floor, h.exact, h.persisted, this.#held.settings.clock.now()));
     } catch {
       // Nothing can be reported at exit; the claim is taken over as abandoned once this process is gone.
     }
@@ -255,25 +224,22 @@ export class HostClaim implements MachineIdClaim {
 
   /** Releases with the record `recordedMs` gives, read under the holding's mutex: no renewal moves it meanwhile. */
   #finish(recordedMs: () => number): void {
-    this.#stop();
+    this.#held.stop();
     // Nothing is written when the claim is not ours any more.
-    this.#holding.finish(() => {
-      replace(this.#ctx, this.path, { ...this.#mine, state: 'released', recordedMs: recordedMs() });
+    this.#held.holding.finish(() => {
+      replace(this.#held.ctx, this.path, { ...this.#mine, state: 'released', recordedMs: recordedMs() });
     });
   }
 
   /**
    * Renews the record now: `recordAheadMs` past the clock (or the generator's tick, if later),
    * after checking that the file is still this claim's, from this thread. The periodic renewals
-   * call it every `recordIntervalMs` when they run on this thread (an injected clock or files). Write errors go to `onError`; a file found replaced or removed aborts
-   * `signal` with ClaimLostError.
+   * call it every `recordIntervalMs` when they run on this thread (an injected clock or files).
+   * Write errors go to `onError`; a file found replaced or removed aborts `signal` with
+   * ClaimLostError.
    */
   refresh(): Promise<void> {
-    if (this.#done || this.#releasing) return Promise.resolve();
-    this.#renewing ??= this.#renew().finally(() => {
-      this.#renewing = undefined;
-    });
-    return this.#renewing;
+    return this.#held.renew();
   }
 
   /**
@@ -284,88 +250,19 @@ export class HostClaim implements MachineIdClaim {
    * and the clock has passed it, the claim is lost (`signal` aborts with ClaimLostError).
    */
   verify(): void {
-    this.#settle();
-    if (this.#done || this.#releasing) return;
-    const now = this.#clock.now();
-    if (now < this.#holding.persisted - VERIFY_MARGIN_MS) return;
-    const recordedMs = this.#holding.next(now, this.#aheadMs);
-    let temp: string;
-    try {
-      temp = writeTempSync(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
-    } catch (error) {
-      this.#onError(error);
-      if (this.#holding.loseIfLapsed(now))
-        this.#lose(`its record could not be renewed past the clock: ${errorText(error)}`);
-      return;
-    }
-    this.#commit(temp, recordedMs);
-  }
-
-  #text(recordedMs: number): string {
-    return formatRecord({ ...this.#mine, recordedMs });
-  }
-
-  async #renew(): Promise<void> {
-    const recordedMs = this.#holding.next(this.#clock.now(), this.#aheadMs);
-    let temp: string;
-    try {
-      temp = await writeTemp(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
-    } catch (error) {
-      this.#onError(error);
-      return;
-    }
-    this.#commit(temp, recordedMs);
-  }
-
-  /**
-   * Puts a renewed record in place, synchronously (a release cannot slip between the check and
-   * the rename), if the file still holds this claim and nothing renewed further meanwhile.
-   */
-  #commit(temp: string, recordedMs: number): void {
-    const outcome = this.#holding.commit(this.#ctx, this.#spec, temp, recordedMs);
-    if (outcome === undefined)
-      this.#settle(); // Released here, or found lost by the renewal thread.
-    else if (outcome.kind === 'failed') this.#onError(outcome.error);
-    else if (outcome.kind === 'lost') this.#lose(outcome.why);
-  }
-
-  /** Takes in a loss the renewal thread found and this thread's event loop has not delivered yet. */
-  #settle(): void {
-    if (this.#done || !this.#holding.lost) return;
-    this.#renewals.deliver();
-    if (!this.#done) this.#lose('a renewal found it lost');
-  }
-
-  #stop(): void {
-    this.#done = true;
-    this.#renewals.stop();
-    atExit.delete(this);
-  }
-
-  #lose(why: string): void {
-    if (this.#done) return;
-    this.#stop();
-    this.#abort.abort(
-      new ClaimLostError(`the claim on machine ID ${this.machineId} was lost: ${why} (${this.path})`),
-    );
+    const held = this.#held;
+    held.settle();
+    if (held.done || held.releasing) return;
+    const now = held.settings.clock.now();
+    if (now < held.holding.persisted - VERIFY_MARGIN_MS) return;
+    const error = held.renewSync(now);
+    if (error !== undefined && held.holding.loseIfLapsed(now))
+      held.lose(`its record could not be renewed past the clock: ${errorText(error)}`);
   }
 }
 
 /** `verify` renews synchronously once the clock is this close to the record (the periodic renewals run every recordIntervalMs). */
 const VERIFY_MARGIN_MS = 50;
-
-/** Lists the claim directory, creating it if needed. @throws ClaimDirError. */
-function openDir(files: FileSystem, dir: string): string[] {
-  try {
-    makeDir(files, dir);
-    return files.readdirSync(dir);
-  } catch (error) {
-    throw new ClaimDirError(
-      `the claim directory ${dir} cannot be used: ${errorText(error)}; expected a directory this process can create files in (set IDS_CLAIM_DIR or the dir option)`,
-      { cause: error },
-    );
-  }
-}
 
 /**
  * Refuses a directory other users can write into (see `allowSharedDir`): anyone who can create
@@ -419,28 +316,25 @@ export function claimHostMachineId(bits: number, options: HostClaimOptions = {})
   const top = 2 ** bits - 1;
   const min = checkInteger(options.min ?? 0, 'min', 0, top);
   const max = checkInteger(options.max ?? top, 'max', min, top);
-  const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
-  const intervalMs = checkInteger(
-    options.recordIntervalMs ?? DEFAULT_CLAIM_RECORD_INTERVAL_MS,
+  const settings = checkHeldOptions(
+    options,
     'recordIntervalMs',
-    10,
-    3_600_000,
+    options.recordIntervalMs ?? DEFAULT_CLAIM_RECORD_INTERVAL_MS,
+    DEFAULT_CLAIM_RECORD_AHEAD_MS,
   );
-  const aheadMs = checkInteger(
-    options.recordAheadMs ?? Math.max(DEFAULT_CLAIM_RECORD_AHEAD_MS, intervalMs),
-    'recordAheadMs',
-    intervalMs,
-    86_400_000,
-  );
-  const onError = checkOnError(options.onError);
-  const files = options.files ?? nodeFileSystem;
-  const table = options.processes ?? systemProcesses;
+  const { clock, aheadMs, onError, files } = settings;
   const dir = resolve(options.dir ?? defaultClaimDir());
-  const names = openDir(files, dir);
+  const names = openDir(
+    files,
+    dir,
+    (error) =>
+      new ClaimDirError(
+        `the claim directory ${dir} cannot be used: ${errorText(error)}; expected a directory this process can create files in (set IDS_CLAIM_DIR or the dir option)`,
+        { cause: error },
+      ),
+  );
   if (options.allowSharedDir !== true) checkDirOwner(files, dir);
-  const ctx: Context = { files, table, me: identityOf(table), dir, now: () => clock.now() };
-  sweepTemps(files, dir, names, table);
-  sweepTokens(ctx, names, onError);
+  const ctx = heldContext(settings, dir, names);
 
   const nonce = newNonce();
   const refused: string[] = [];
@@ -477,16 +371,7 @@ export function claimHostMachineId(bits: number, options: HostClaimOptions = {})
     }
     if (!outcome.taken) return outcome.why;
     try {
-      return new HostClaim(ctx, id, path, outcome.record, outcome.previous, outcome.why, {
-        clock,
-        intervalMs,
-        aheadMs,
-        onError,
-        atExit: options.releaseOnExit ?? true,
-        now,
-        // The renewal thread has the system clock and node:fs; injected ones stay on this thread.
-        onThread: clock === wallClock && files === nodeFileSystem,
-      });
+      return new HostClaim(ctx, id, path, outcome.record, outcome.previous, outcome.why, settings, now);
     } catch (error) {
       // Taken but not usable: give it back rather than leave it held by nobody.
       const recordedMs = outcome.previous?.recordedMs ?? outcome.record.recordedMs;

@@ -164,6 +164,16 @@ export function makeDir(files: FileSystem, dir: string): void {
   }
 }
 
+/** Creates `dir` if needed and lists it; a failure of either is thrown as the error `fail` makes of it. */
+export function openDir(files: FileSystem, dir: string, fail: (error: unknown) => Error): string[] {
+  try {
+    makeDir(files, dir);
+    return files.readdirSync(dir);
+  } catch (error) {
+    throw fail(error);
+  }
+}
+
 /** Makes a rename or link durable: fsync of the directory. Platforms that cannot fsync a directory skip it. */
 export function syncDir(files: FileSystem, dir: string): void {
   let fd: number | undefined;

@@ -19,8 +19,8 @@ import {
 import {
   errnoOf,
   type FileSystem,
-  makeDir,
   nodeFileSystem,
+  openDir,
   sweepTemps,
   syncDir,
   unlinkQuiet,
@@ -142,13 +142,11 @@ function readKept(files: FileSystem, path: string, max: number): number | undefi
 
 function keep(files: FileSystem, table: ProcessTable, path: string, value: Value, max: number): Value {
   const dir = dirname(path);
-  let names: string[];
-  try {
-    makeDir(files, dir);
-    names = files.readdirSync(dir);
-  } catch (error) {
-    throw new FileWriteError(`could not write ${path}: ${errorText(error)}`, { cause: error });
-  }
+  const names = openDir(
+    files,
+    dir,
+    (error) => new FileWriteError(`could not write ${path}: ${errorText(error)}`, { cause: error }),
+  );
   sweepTemps(files, dir, names, table, basename(path));
   const temp = writeTempSync(files, path, `${idOf(value)}\n`, identityOf(table));
   try {

@@ -2,8 +2,8 @@
 // directory). It is a claim file under another name: taken, judged and taken over after a crash
 // exactly as host claims are (takeover.ts), so a holder killed with -9 frees it at once.
 import { basename, dirname, resolve } from 'node:path';
-import { type Clock, InvalidArgumentError, wallClock } from '@ids/engine';
-import { checkClock, checkInteger, checkOnError, errorText, received } from '@ids/engine/internal';
+import { type Clock, InvalidArgumentError } from '@ids/engine';
+import { errorText, received } from '@ids/engine/internal';
 import {
   ClaimFileCorruptError,
   FileWriteError,
@@ -11,12 +11,12 @@ import {
   LockHeldError,
   LockLostError,
 } from './errors.js';
-import { atExit, type ReleasedAtExit } from './exit.js';
-import { type FileSystem, makeDir, nodeFileSystem, sweepTemps, writeTemp, writeTempSync } from './files.js';
-import { identityOf, type ProcessTable, systemProcesses } from './process.js';
-import { type ClaimRecord, formatRecord, readRecord } from './record.js';
-import { Holding, type RenewalSpec, type Renewals, startRenewals } from './renewal.js';
-import { type Context, newNonce, replace, sweepTokens, take } from './takeover.js';
+import type { ReleasedAtExit } from './exit.js';
+import { type FileSystem, openDir } from './files.js';
+import { checkHeldOptions, HeldFile, type HeldSettings, heldContext } from './held.js';
+import type { ProcessTable } from './process.js';
+import { type ClaimRecord, readRecord } from './record.js';
+import { type Context, newNonce, replace, take } from './takeover.js';
 
 /** Default `renewIntervalMs` of a lock file. */
 export const DEFAULT_LOCK_RENEW_INTERVAL_MS = 1000;
@@ -82,48 +82,32 @@ export function lockFile(path: string, options: FileLockOptions = {}): FileLock 
   }
   const target = resolve(path);
   const what = options.what ?? target;
-  const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
-  const intervalMs = checkInteger(
-    options.renewIntervalMs ?? DEFAULT_LOCK_RENEW_INTERVAL_MS,
+  const settings = checkHeldOptions(
+    options,
     'renewIntervalMs',
-    10,
-    3_600_000,
+    options.renewIntervalMs ?? DEFAULT_LOCK_RENEW_INTERVAL_MS,
+    DEFAULT_LOCK_RECORD_AHEAD_MS,
   );
-  const aheadMs = checkInteger(
-    options.recordAheadMs ?? Math.max(DEFAULT_LOCK_RECORD_AHEAD_MS, intervalMs),
-    'recordAheadMs',
-    intervalMs,
-    86_400_000,
-  );
-  const onError = checkOnError(options.onError);
-  const files = options.files ?? nodeFileSystem;
-  const table = options.processes ?? systemProcesses;
   const dir = dirname(target);
   const name = basename(target);
-  let names: string[];
-  try {
-    makeDir(files, dir);
-    names = files.readdirSync(dir);
-  } catch (error) {
-    throw new FileWriteError(
-      `${what} cannot be locked: ${errorText(error)}; expected a directory this process can create files in`,
-      { cause: error },
-    );
-  }
-  const ctx: Context = { files, table, me: identityOf(table), dir, now: () => clock.now() };
-  // Left by holders that died mid-write or mid-takeover; only this lock's own, in a shared directory.
-  sweepTemps(files, dir, names, table, name);
-  sweepTokens(
-    ctx,
-    names.filter((each) => each.startsWith(`${name}~`)),
-    onError,
+  const names = openDir(
+    settings.files,
+    dir,
+    (error) =>
+      new FileWriteError(
+        `${what} cannot be locked: ${errorText(error)}; expected a directory this process can create files in`,
+        { cause: error },
+      ),
   );
+  // Left by holders that died mid-write or mid-takeover; only this lock's own, in a shared directory.
+  const ctx = heldContext(settings, dir, names, name);
+  const now = settings.clock.now();
   const mine: ClaimRecord = {
     v: 1,
     state: 'held',
     ...ctx.me,
     nonce: newNonce(),
-    recordedMs: clock.now() + aheadMs,
+    recordedMs: now + settings.aheadMs,
   };
   let outcome: ReturnType<typeof take>;
   try {
@@ -150,15 +134,7 @@ export function lockFile(path: string, options: FileLockOptions = {}): FileLock 
       holder.host,
     );
   }
-  return new FileLock(ctx, target, what, mine, outcome.previous, {
-    clock,
-    intervalMs,
-    aheadMs,
-    onError,
-    atExit: options.releaseOnExit ?? true,
-    // The renewal thread has the system clock and node:fs; injected ones stay on this thread.
-    onThread: clock === wallClock && files === nodeFileSystem,
-  });
+  return new FileLock(ctx, target, what, mine, outcome.previous, settings, now);
 }
 
 /**
@@ -181,17 +157,8 @@ export class FileLock implements ReleasedAtExit {
     | undefined;
   /** Aborts with LockLostError once the file was found replaced or removed. */
   readonly signal: AbortSignal;
-  readonly #ctx: Context;
   readonly #what: string;
-  readonly #spec: RenewalSpec;
-  readonly #holding: Holding;
-  readonly #clock: Clock;
-  readonly #aheadMs: number;
-  readonly #onError: (error: unknown) => void;
-  readonly #abort = new AbortController();
-  readonly #renewals: Renewals;
-  #renewing: Promise<void> | undefined;
-  #done = false;
+  readonly #held: HeldFile;
 
   /** Built by `lockFile`, not by users. @internal */
   constructor(
@@ -200,44 +167,26 @@ export class FileLock implements ReleasedAtExit {
     what: string,
     mine: ClaimRecord,
     previous: ClaimRecord | undefined,
-    settings: {
-      clock: Clock;
-      intervalMs: number;
-      aheadMs: number;
-      onError: (e: unknown) => void;
-      atExit: boolean;
-      onThread: boolean;
-    },
+    settings: HeldSettings,
+    now: number,
   ) {
-    this.#ctx = ctx;
     this.path = path;
     this.#what = what;
-    this.#clock = settings.clock;
-    this.#aheadMs = settings.aheadMs;
-    this.#onError = settings.onError;
-    this.signal = this.#abort.signal;
     this.tookOver =
       previous === undefined
         ? undefined
         : { state: previous.state === 'released' ? 'released' : 'abandoned', pid: previous.pid };
-    this.#spec = {
+    this.#held = new HeldFile(
+      ctx,
       path,
-      dir: ctx.dir,
-      me: ctx.me,
       mine,
-      aheadMs: settings.aheadMs,
-      intervalMs: settings.intervalMs,
-      holds: 'record',
-    };
-    this.#holding = new Holding({
-      persisted: mine.recordedMs ?? Number.NEGATIVE_INFINITY,
-      now: settings.clock.now(),
-    });
-    this.#renewals = startRenewals(this.#spec, this.#holding, settings.onThread, () => void this.renew(), {
-      lost: (why) => this.#lose(why),
-      failed: (error) => this.#onError(error),
-    });
-    if (settings.atExit) atExit.add(this);
+      'record',
+      settings,
+      now,
+      this,
+      (why) => new LockLostError(`${what}: its lock ${path} was lost: ${why}`),
+    );
+    this.signal = this.#held.signal;
   }
 
   /**
@@ -247,29 +196,17 @@ export class FileLock implements ReleasedAtExit {
    * lock that a process of another PID namespace may have judged abandoned.
    */
   verify(): void {
-    this.#settle();
-    const now = this.#clock.now();
-    if (!this.#done && this.#holding.persisted - now < this.#aheadMs / 2) {
-      const recordedMs = this.#holding.next(now, this.#aheadMs);
-      let temp: string | undefined;
-      try {
-        temp = writeTempSync(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
-      } catch (error) {
-        this.#onError(error);
-      }
-      if (temp !== undefined) this.#commit(temp, recordedMs);
-    }
+    const held = this.#held;
+    held.settle();
+    const now = held.settings.clock.now();
+    if (!held.done && held.holding.persisted - now < held.settings.aheadMs / 2) held.renewSync(now);
     if (this.signal.aborted) throw this.signal.reason;
-    if (this.#done) throw new LockLostError(`${this.#what}: its lock ${this.path} was released`);
+    if (held.done) throw new LockLostError(`${this.#what}: its lock ${this.path} was released`);
   }
 
   /** Renews the time in the file now, from this thread. Write errors go to `onError`. */
   renew(): Promise<void> {
-    if (this.#done) return Promise.resolve();
-    this.#renewing ??= this.#renewAsync().finally(() => {
-      this.#renewing = undefined;
-    });
-    return this.#renewing;
+    return this.#held.renew();
   }
 
   /**
@@ -280,10 +217,11 @@ export class FileLock implements ReleasedAtExit {
    * process is gone.
    */
   release(): void | Promise<void> {
-    this.#settle();
-    if (this.#done) return this.#renewing;
-    this.#stop();
-    if (this.#renewing) return this.#renewing.then(() => this.#releaseNow());
+    const held = this.#held;
+    held.settle();
+    if (held.done) return held.renewing;
+    held.stop();
+    if (held.renewing) return held.renewing.then(() => this.#releaseNow());
     this.#releaseNow();
   }
 
@@ -294,8 +232,8 @@ export class FileLock implements ReleasedAtExit {
 
   /** @internal Called by this package's exit hook; errors are swallowed (nothing can report them then). */
   releaseAtExit(): void {
-    if (this.#done) return;
-    this.#stop();
+    if (this.#held.done) return;
+    this.#held.stop();
     try {
       this.#releaseNow(); // Without waiting for a renewal under way: nothing runs after 'exit'.
     } catch {
@@ -303,55 +241,12 @@ export class FileLock implements ReleasedAtExit {
     }
   }
 
-  #stop(): void {
-    this.#done = true;
-    this.#renewals.stop();
-    atExit.delete(this);
-  }
-
   #releaseNow(): void {
-    this.#holding.finish(() => {
+    const { ctx, spec } = this.#held;
+    this.#held.holding.finish(() => {
       // Never overwrite another's holding, should it have been taken without our noticing yet.
-      if (readRecord(this.#ctx.files, this.path)?.nonce !== this.#spec.mine.nonce) return;
-      replace(this.#ctx, this.path, { ...this.#spec.mine, state: 'released', recordedMs: null });
+      if (readRecord(ctx.files, this.path)?.nonce !== spec.mine.nonce) return;
+      replace(ctx, this.path, { ...spec.mine, state: 'released', recordedMs: null });
     });
-  }
-
-  #text(recordedMs: number): string {
-    return formatRecord({ ...this.#spec.mine, recordedMs });
-  }
-
-  async #renewAsync(): Promise<void> {
-    const recordedMs = this.#holding.next(this.#clock.now(), this.#aheadMs);
-    let temp: string;
-    try {
-      temp = await writeTemp(this.#ctx.files, this.path, this.#text(recordedMs), this.#ctx.me);
-    } catch (error) {
-      this.#onError(error);
-      return;
-    }
-    this.#commit(temp, recordedMs);
-  }
-
-  /** Puts a renewed record in place, synchronously, if the file still holds this lock. */
-  #commit(temp: string, recordedMs: number): void {
-    const outcome = this.#holding.commit(this.#ctx, this.#spec, temp, recordedMs);
-    if (outcome === undefined)
-      this.#settle(); // Released here, or found lost by the renewal thread.
-    else if (outcome.kind === 'failed') this.#onError(outcome.error);
-    else if (outcome.kind === 'lost') this.#lose(outcome.why);
-  }
-
-  /** Takes in a loss the renewal thread found and this thread's event loop has not delivered yet. */
-  #settle(): void {
-    if (this.#done || !this.#holding.lost) return;
-    this.#renewals.deliver();
-    if (!this.#done) this.#lose('a renewal found it lost');
-  }
-
-  #lose(why: string): void {
-    if (this.#done) return;
-    this.#stop();
-    this.#abort.abort(new LockLostError(`${this.#what}: its lock ${this.path} was lost: ${why}`));
   }
 }

@@ -3,6 +3,7 @@
 // of its own and no dependency but @ids/engine: each store package brings its client. This
 // entry is the face for store authors; the plumbing the store packages share is in
 // '@ids/machine-lease/internal'.
+export type { StoreCheckOptions, StoreMachineIdCheck } from './check.js';
 export * from './errors.js';
 export { type LeasedClaim, RecordedTimeWait } from './holder.js';
 export type { HolderOptions, LeaseOptions } from './options.js';

@@ -3,6 +3,7 @@
 // API: it may change in any release without notice. Store authors start from '@ids/machine-lease'.
 
 export { bounded, StoreTimeout } from './bounded.js';
+export { checkTimeoutOption, storeCheck } from './check.js';
 export { type KeeperTiming, LeaseKeeper, realScheduler, type Scheduler, schedulerOf } from './keeper.js';
 export { grantLease, type Lease } from './lease.js';
 export {

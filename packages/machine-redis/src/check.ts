@@ -1,22 +1,20 @@
-import { InvalidArgumentError, type MachineIdCheck } from '@ids/engine';
-import { checkAskedId, checkOptionsObject, DEFAULT_TIMEOUT_MS, ms } from '@ids/machine-lease/internal';
+import type { StoreCheckOptions, StoreMachineIdCheck } from '@ids/machine-lease';
+import { checkTimeoutOption, storeCheck } from '@ids/machine-lease/internal';
 import { Connection } from './connection.js';
 import { connectionUrl, parsePrefix, type RedisConnectionOptions } from './options.js';
 
-/** The options of `redisCheckMachineId`: how to reach Redis, and the set that holds the IDs. */
-export interface RedisCheckOptions extends RedisConnectionOptions {
+/** The options of `redisCheckMachineId`: how to reach Redis, the set that holds the IDs, and `timeoutMs` (each SADD or SREM). */
+export interface RedisCheckOptions extends RedisConnectionOptions, StoreCheckOptions {
   /** The Redis set of IDs in use (Go's pattern: `SADD <key> <id>`). Default `ids:machine-ids`. */
   readonly key?: string;
-  /** The longest a SADD or SREM may take, in ms, above 0. Default 3,000. */
-  readonly timeoutMs?: number;
 }
 
-/** Go's `CheckMachineID` on a Redis set, plus what it lacks: removal on close, and typed errors. */
-export interface RedisMachineIdCheck extends MachineIdCheck {
-  (machineId: number): Promise<boolean>;
-  /** Removes from the set every ID this check added (SREM), then closes the client if it was made here. Idempotent. */
-  close(): Promise<void>;
-}
+/**
+ * Go's `CheckMachineID` on a Redis set, plus what it lacks: removal on close, and typed errors.
+ * `close()` removes from the set every ID this check added (SREM), then closes the client if it
+ * was made here.
+ */
+export interface RedisMachineIdCheck extends StoreMachineIdCheck {}
 
 /** Where the IDs live when no key is given. */
 export const DEFAULT_CHECK_KEY = 'ids:machine-ids';
@@ -42,36 +40,29 @@ export const DEFAULT_CHECK_KEY = 'ids:machine-ids';
  * another type).
  */
 export function redisCheckMachineId(options: RedisCheckOptions = {}): RedisMachineIdCheck {
-  checkOptionsObject(options);
+  const timeoutMs = checkTimeoutOption(options);
   const url = connectionUrl(options);
   const key = options.key === undefined ? DEFAULT_CHECK_KEY : parsePrefix(options.key, 'key');
-  const timeoutMs = ms(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false);
   let conn: Connection | undefined;
   const added = new Set<number>();
-  let closed = false;
-
-  const check = async (machineId: number): Promise<boolean> => {
-    if (closed) throw new InvalidArgumentError('the check was closed', { option: 'check' });
-    checkAskedId(machineId);
-    conn ??= new Connection(options, url, timeoutMs);
-    const reply = await conn.call(`adding ${machineId} to ${key}`, (c) => c.sadd(key, String(machineId)));
-    if (reply === 1) added.add(machineId);
-    return reply === 1;
-  };
-
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    const c = conn;
-    if (!c) return;
-    try {
-      if (added.size > 0) {
-        const ids = [...added].map(String);
-        await c.call(`removing ${ids.join(', ')} from ${key}`, (client) => client.srem(key, ...ids));
+  return storeCheck<RedisMachineIdCheck>(
+    async (machineId) => {
+      conn ??= new Connection(options, url, timeoutMs);
+      const reply = await conn.call(`adding ${machineId} to ${key}`, (c) => c.sadd(key, String(machineId)));
+      if (reply === 1) added.add(machineId);
+      return reply === 1;
+    },
+    async () => {
+      const c = conn;
+      if (!c) return;
+      try {
+        if (added.size > 0) {
+          const ids = [...added].map(String);
+          await c.call(`removing ${ids.join(', ')} from ${key}`, (client) => client.srem(key, ...ids));
+        }
+      } finally {
+        c.close();
       }
-    } finally {
-      c.close();
-    }
-  };
-  return Object.defineProperty(check, 'close', { value: close, enumerable: true }) as RedisMachineIdCheck;
+    },
+  );
 }

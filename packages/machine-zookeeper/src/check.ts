@@ -1,26 +1,19 @@
-import { InvalidArgumentError, type MachineIdCheck } from '@ids/engine';
-import {
-  checkAskedId,
-  checkOptionsObject,
-  DEFAULT_TIMEOUT_MS,
-  DEFAULT_TTL_SECONDS,
-  ms,
-} from '@ids/machine-lease/internal';
+import type { StoreCheckOptions, StoreMachineIdCheck } from '@ids/machine-lease';
+import { checkTimeoutOption, DEFAULT_TTL_SECONDS, storeCheck } from '@ids/machine-lease/internal';
 import { ZkAnswer, ZkSession } from './client.js';
 import { checkConnection, type ZookeeperConnectionOptions } from './options.js';
 
-/** The options of `zookeeperCheckMachineId`. `path` is the parent of the ID nodes (default `/ids/machine-ids`). */
-export interface ZookeeperCheckOptions extends ZookeeperConnectionOptions {
-  /** The longest the connect and each request may take, in ms, above 0. Default 3,000. */
-  readonly timeoutMs?: number;
-}
+/**
+ * The options of `zookeeperCheckMachineId`: `path` is the parent of the ID nodes (default
+ * `/ids/machine-ids`), and `timeoutMs` bounds the connect and each request.
+ */
+export interface ZookeeperCheckOptions extends ZookeeperConnectionOptions, StoreCheckOptions {}
 
-/** Go's `CheckMachineID` on ZooKeeper, plus what it lacks: the IDs go with the session, and typed errors. */
-export interface ZookeeperMachineIdCheck extends MachineIdCheck {
-  (machineId: number): Promise<boolean>;
-  /** Closes the session, which deletes every ID node this check made. Idempotent. */
-  close(): Promise<void>;
-}
+/**
+ * Go's `CheckMachineID` on ZooKeeper, plus what it lacks: the IDs go with the session, and typed
+ * errors. `close()` closes the session, which deletes every ID node this check made.
+ */
+export interface ZookeeperMachineIdCheck extends StoreMachineIdCheck {}
 
 /** Where the check's ID nodes live when no path is given. */
 export const DEFAULT_CHECK_PATH = '/ids/machine-ids';
@@ -46,11 +39,9 @@ export const DEFAULT_CHECK_PATH = '/ids/machine-ids';
  * `timeoutMs`, LeaseStoreRefusedError (an ACL refuses); or with ZookeeperChrootError.
  */
 export function zookeeperCheckMachineId(options: ZookeeperCheckOptions = {}): ZookeeperMachineIdCheck {
-  checkOptionsObject(options);
+  const timeoutMs = checkTimeoutOption(options);
   const { connect, path } = checkConnection({ ...options, path: options.path ?? DEFAULT_CHECK_PATH });
-  const timeoutMs = ms(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', false);
   let session: Promise<ZkSession> | undefined;
-  let closed = false;
 
   const open = async () => {
     const s = await ZkSession.open(connect, { sessionTimeoutMs: DEFAULT_TTL_SECONDS * 1000, timeoutMs });
@@ -58,28 +49,24 @@ export function zookeeperCheckMachineId(options: ZookeeperCheckOptions = {}): Zo
     return s;
   };
 
-  const check = async (machineId: number): Promise<boolean> => {
-    if (closed) throw new InvalidArgumentError('the check was closed', { option: 'check' });
-    checkAskedId(machineId);
-    // A failed open is not kept: the next call tries again.
-    session ??= open().catch((error) => {
-      session = undefined;
-      throw error;
-    });
-    try {
-      await (await session).create(`${path}/${machineId}`, '', 'ephemeral');
-      return true;
-    } catch (error) {
-      if (error instanceof ZkAnswer && error.answer === 'NODE_EXISTS') return false;
-      throw error;
-    }
-  };
-
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    const s = await session?.catch(() => undefined);
-    await s?.close();
-  };
-  return Object.defineProperty(check, 'close', { value: close, enumerable: true }) as ZookeeperMachineIdCheck;
+  return storeCheck<ZookeeperMachineIdCheck>(
+    async (machineId) => {
+      // A failed open is not kept: the next call tries again.
+      session ??= open().catch((error) => {
+        session = undefined;
+        throw error;
+      });
+      try {
+        await (await session).create(`${path}/${machineId}`, '', 'ephemeral');
+        return true;
+      } catch (error) {
+        if (error instanceof ZkAnswer && error.answer === 'NODE_EXISTS') return false;
+        throw error;
+      }
+    },
+    async () => {
+      const s = await session?.catch(() => undefined);
+      await s?.close();
+    },
+  );
 }

@@ -10,6 +10,7 @@ import {
   layoutLimits,
   toTimeIn,
 } from '@ids/engine';
+import { layoutShape } from '@ids/engine/internal';
 import { HttpError, quote } from './errors.js';
 import { IDEMPOTENCY_EXPIRY_MS, type IdempotencyStore, idempotencyKeyOf } from './idempotency.js';
 import type { ServerMetrics } from './metrics.js';
@@ -102,13 +103,8 @@ function idReply(id: bigint, format: EncodingName): RouteReply {
 export function describeLayout(layout: Layout, machines: number, maxCount: number) {
   const limits = layoutLimits(layout);
   return {
-    name: layout.name,
-    timeBits: layout.timeBits,
-    sequenceBits: layout.sequenceBits,
-    machineBits: layout.machineBits,
-    timeUnitMs: layout.timeUnitMs,
+    ...layoutShape(layout),
     epoch: new Date(layout.epochMs).toISOString(),
-    fieldOrder: layout.fieldOrder,
     maxId: layout.maxId.toString(),
     limits: {
       lifetimeYears: limits.lifetimeYears,

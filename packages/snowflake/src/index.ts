@@ -4,29 +4,9 @@ import { composeIn, type DecomposedId, decomposeIn, type IdInput, toTimeIn } fro
 import { TWITTER_LAYOUT } from './presets.js';
 
 // What a Snowflake user needs, and no more: the class and its settings, the presets, package
-// functions over the default layout, the encodings, the test clock, shared state for threads, and
-// the errors a caller can act on (every error extends IdsError and has a stable `code`; the rest,
-// such as the settings errors thrown at construction, are exported by @ids/engine with the
-// engine's layout-first helpers and the machine-ID provider types).
-export {
-  ClockMovedBackwardsError,
-  createSharedState,
-  DuplicateGeneratorError,
-  decodeAnyId,
-  decodeId,
-  type EncodingName,
-  encodeId,
-  FakeClock,
-  GeneratorClosedError,
-  IdsError,
-  InvalidArgumentError,
-  InvalidIdError,
-  InvalidMachineIdError,
-  MachineIdLostError,
-  MachineIdProviderError,
-  OverTimeLimitError,
-  sharedStateCell,
-} from '@ids/engine';
+// functions over the default layout, and what every flavour passes on from the engine (see
+// @ids/engine/flavour: the encodings, the test clock, shared state, the errors a caller acts on).
+export * from '@ids/engine/flavour';
 export { DISCORD_LAYOUT, SNOWFLAKE_PRESETS, type SnowflakePreset, TWITTER_LAYOUT } from './presets.js';
 export { type SnowflakeSettings, snowflakeLayout } from './settings.js';
 export { MachineIdRequiredError, Snowflake } from './snowflake.js';

@@ -4,29 +4,9 @@ import { GO_V2_START_TIME, sonyflakeLayout } from './settings.js';
 import { elapsedMs } from './sonyflake.js';
 
 // What a Sonyflake user needs, and no more: the class and its settings, Go v1's package functions
-// over the default layout, the encodings, the test clock, shared state for threads, and the errors
-// a caller can act on (every error extends IdsError and has a stable `code`; the rest, such as
-// the settings errors thrown at construction, are exported by @ids/engine with the engine's
-// layout-first helpers and the machine-ID provider types).
-export {
-  ClockMovedBackwardsError,
-  createSharedState,
-  DuplicateGeneratorError,
-  decodeAnyId,
-  decodeId,
-  type EncodingName,
-  encodeId,
-  FakeClock,
-  GeneratorClosedError,
-  IdsError,
-  InvalidArgumentError,
-  InvalidIdError,
-  InvalidMachineIdError,
-  MachineIdLostError,
-  MachineIdProviderError,
-  OverTimeLimitError,
-  sharedStateCell,
-} from '@ids/engine';
+// over the default layout, and what every flavour passes on from the engine (see
+// @ids/engine/flavour: the encodings, the test clock, shared state, the errors a caller acts on).
+export * from '@ids/engine/flavour';
 export { GO_V2_START_TIME, type SonyflakeSettings, sonyflakeLayout } from './settings.js';
 export { Sonyflake } from './sonyflake.js';
 
