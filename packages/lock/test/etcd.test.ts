@@ -1,27 +1,21 @@
 // The locks on a real etcd: fences are create revisions, waits are FIFO on the predecessor's
 // delete, and a holder SIGSTOPped past its TTL is fenced out.
-import { type EtcdCluster, startEtcd } from '@ids/test-services';
+import { serverForSuite, startEtcd } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { etcdLocks } from '../src/etcd.js';
 import { fencedSet } from '../src/index.js';
 import { fixture, redisForSuite, uniqueName, until, WAIT_MS } from './helpers.js';
 
 describe('locks on etcd', () => {
-  let etcd: EtcdCluster;
+  const etcd = serverForSuite(startEtcd, { stop: (cluster) => cluster.stop() });
   const redis = redisForSuite(); // the protected resource of the fencing test
-  beforeAll(async () => {
-    etcd = await startEtcd();
-  });
-  afterAll(async () => {
-    await etcd?.stop();
-  });
 
   it('fences strictly increase; tryAcquire refuses while held; waiters are served in order', async () => {
     const prefix = `/${uniqueName('lock')}/`;
     // No fallback poll: only the predecessor's delete wakes a waiter.
-    const locks = await etcdLocks({ endpoints: etcd.endpoints, prefix, pollMs: 2 ** 31 - 1 });
-    const admin = new Etcd3({ hosts: etcd.endpoints });
+    const locks = await etcdLocks({ endpoints: etcd.server.endpoints, prefix, pollMs: 2 ** 31 - 1 });
+    const admin = new Etcd3({ hosts: etcd.server.endpoints });
     try {
       const first = await locks.acquire('orders:42', { ttlMs: 5000 });
       expect(await locks.tryAcquire('orders:42', { ttlMs: 5000 })).toBeUndefined();
@@ -59,14 +53,14 @@ describe('locks on etcd', () => {
     const key = `${prefix}resource`;
     const paused = fixture('holder.mjs', [
       'etcd',
-      etcd.endpoints[0] as string,
+      etcd.server.endpoints[0] as string,
       prefix,
       'orders:42',
       '2000',
       redis.server.url,
       key,
     ]);
-    const locks = await etcdLocks({ endpoints: etcd.endpoints, prefix });
+    const locks = await etcdLocks({ endpoints: etcd.server.endpoints, prefix });
     try {
       const first = BigInt((await paused.line(/^held /)).slice(5));
       paused.child.kill('SIGSTOP');
@@ -81,7 +75,7 @@ describe('locks on etcd', () => {
       expect(await redis.admin.get(key)).toBe('next');
       // The resumed holder released on the way out: its own lease only, not the next holder's key.
       expect(await paused.exited).toBe(0);
-      const admin = new Etcd3({ hosts: etcd.endpoints });
+      const admin = new Etcd3({ hosts: etcd.server.endpoints });
       expect(await admin.getAll().prefix(`${prefix}orders:42/`).keys()).toHaveLength(1);
       admin.close();
       expect(() => next.check()).not.toThrow();

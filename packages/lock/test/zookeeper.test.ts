@@ -2,8 +2,8 @@
 // FIFO waits on the predecessor's delete, a holder SIGSTOPped past its session timeout, the
 // ends of a wait, and a create retried after its answer was lost.
 import { LeaseStoreUnavailableError, ZkSession } from '@ids/machine-zookeeper';
-import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasZookeeper, serverForSuite, startZookeeper } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import { fencedSet } from '../src/index.js';
 import { type ZookeeperLocksOptions, zookeeperLocks } from '../src/zookeeper.js';
 import {
@@ -22,22 +22,19 @@ const PROCESSES = 8;
 const EACH = 125;
 
 describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
-  let zk: ZookeeperStandalone;
-  let admin: ZkSession;
   const redis = redisForSuite(); // the counter's value, and the protected resource of the fencing test
-  beforeAll(async () => {
-    zk = await startZookeeper();
-    admin = await ZkSession.open(zk.connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000 });
-  });
-  afterAll(async () => {
-    await admin?.close();
-    await zk?.close();
+  const zk = serverForSuite(startZookeeper, {
+    connect: (server) => ZkSession.open(server.connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000 }),
+    stop: async (server, admin) => {
+      await admin?.close();
+      await server.close();
+    },
   });
 
   const fresh = (name: string) => `/${uniqueName(name)}`;
   const open = (prefix: string, extra: Partial<ZookeeperLocksOptions> & object = {}) =>
-    zookeeperLocks({ connect: zk.connect, prefix, ...extra });
-  const line = async (dir: string) => (await admin.getChildren(dir)) ?? [];
+    zookeeperLocks({ connect: zk.server.connect, prefix, ...extra });
+  const line = async (dir: string) => (await zk.admin.getChildren(dir)) ?? [];
 
   it(`${PROCESSES} processes x ${EACH} read-modify-write increments under the lock: the exact total`, async () => {
     const prefix = fresh('counter');
@@ -53,7 +50,7 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
           String(EACH),
           'locked',
           'zookeeper',
-          zk.connect,
+          zk.server.connect,
         ]),
       );
     }
@@ -74,7 +71,7 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
     try {
       const first = await locks.acquire('orders:42', { ttlMs: 5000 });
       const [node] = await line(dir);
-      expect(first.fence).toBe(BigInt(`0x${(await admin.exists(`${dir}/${node}`))?.czxid}`));
+      expect(first.fence).toBe(BigInt(`0x${(await zk.admin.exists(`${dir}/${node}`))?.czxid}`));
       expect(await locks.tryAcquire('orders:42', { ttlMs: 5000 })).toBeUndefined();
       expect(await line(dir)).toHaveLength(1); // the refused attempt's node went with its session
       const order: number[] = [];
@@ -106,7 +103,7 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
     const key = `${prefix}:resource`;
     const paused = fixture('holder.mjs', [
       'zookeeper',
-      zk.connect,
+      zk.server.connect,
       prefix,
       'orders:42',
       '2000',
@@ -179,7 +176,7 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
     try {
       const lock = await locks.acquire('d', { ttlMs: 10_000 });
       // Keepalives go unanswered while the server is stopped: only the deadline can decide.
-      zk.pause();
+      zk.server.pause();
       try {
         await scheduler.advance(7999); // the margin is a fifth of the timeout: trusted until 8,000 ms
         expect(lock.signal.aborted).toBe(false);
@@ -191,7 +188,7 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
           kind: 'deadline',
         });
       } finally {
-        zk.resume();
+        zk.server.resume();
       }
       await lock.release();
     } finally {
@@ -224,7 +221,7 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
       expect(creates).toBe(1);
       const nodes = await line(`${prefix}/o`);
       expect(nodes).toHaveLength(1);
-      expect(lock.fence).toBe(BigInt(`0x${(await admin.exists(`${prefix}/o/${nodes[0]}`))?.czxid}`));
+      expect(lock.fence).toBe(BigInt(`0x${(await zk.admin.exists(`${prefix}/o/${nodes[0]}`))?.czxid}`));
       await lock.release();
       expect(await line(`${prefix}/o`)).toEqual([]);
     } finally {

@@ -9,7 +9,7 @@ import {
   type MachineIdClaim,
   MachineIdProviderError,
 } from '@ids/engine';
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 
 import { testLayout } from './fixtures/lease-process.mjs';
 
@@ -94,27 +94,6 @@ export function cleanupAfterEach(): { push(step: () => Promise<void>): void } {
     steps = [];
   });
   return { push: (step) => void steps.push(step) };
-}
-
-/**
- * A server started before the tests of the enclosing `describe` and stopped after them, with an
- * admin client on it (for looking at and meddling with keys as an operator would). Read the
- * fields inside the tests: they are set by beforeAll.
- */
-export function serverForSuite<S, A>(
-  start: () => Promise<S>,
-  connect: (server: S) => A,
-  stop: (server: S, admin: A | undefined) => Promise<void>,
-): { readonly server: S; readonly admin: A } {
-  const suite = {} as { server: S; admin: A };
-  beforeAll(async () => {
-    suite.server = await start();
-    suite.admin = connect(suite.server);
-  });
-  afterAll(async () => {
-    if (suite.server !== undefined) await stop(suite.server, suite.admin);
-  });
-  return suite;
 }
 
 /** One issuer process (a fixture built on fixtures/lease-process.mjs) and what it printed. */

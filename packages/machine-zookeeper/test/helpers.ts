@@ -1,7 +1,11 @@
 import { join } from 'node:path';
 import { type Layout, resolveMachineId } from '@ids/engine';
-import { type StartZookeeperOptions, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
-import { afterAll, beforeAll } from 'vitest';
+import {
+  type StartZookeeperOptions,
+  serverForSuite,
+  startZookeeper,
+  type ZookeeperStandalone,
+} from '@ids/test-services';
 import { type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import {
   ZkSession,
@@ -43,20 +47,14 @@ export function startIssuer(connect: string, path: string, ttlSeconds: number, b
 
 /**
  * A ZooKeeper of its own for a describe block, and an operator's session on it: started before
- * the block's tests, closed after them. Read `suite.zk` and `suite.admin` inside the tests.
+ * the block's tests, closed after them. Read `suite.server` and `suite.admin` inside the tests.
  */
-export function zookeeperForSuite(options?: StartZookeeperOptions): {
-  readonly zk: ZookeeperStandalone;
-  readonly admin: ZkSession;
-} {
-  const suite = {} as { zk: ZookeeperStandalone; admin: ZkSession };
-  beforeAll(async () => {
-    suite.zk = await startZookeeper(options);
-    suite.admin = await adminSession(suite.zk.connect);
+export function zookeeperForSuite(options?: StartZookeeperOptions) {
+  return serverForSuite(() => startZookeeper(options), {
+    connect: (zk: ZookeeperStandalone) => adminSession(zk.connect),
+    stop: async (zk, admin) => {
+      await admin?.close();
+      await zk.close();
+    },
   });
-  afterAll(async () => {
-    await suite.admin?.close();
-    await suite.zk?.close();
-  });
-  return suite;
 }
