@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { type Layout, resolveMachineId } from '@ids/engine';
 import { type EtcdCluster, hasEtcd, serverForSuite, startEtcd } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
@@ -56,5 +55,5 @@ export type IssuerMode = 'check' | 'fixed';
 
 /** Starts an issuer of machine ID 0 (test/fixtures/issuer.mjs) on etcd under `prefix`. */
 export function startIssuer(mode: IssuerMode, endpoints: string[], prefix: string): Issuer {
-  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [mode, endpoints.join(','), prefix]);
+  return spawnIssuer(__dirname, [mode, endpoints.join(','), prefix]);
 }

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { type Layout, resolveMachineId } from '@ids/engine';
 import { type RedisServer, serverForSuite, startRedis } from '@ids/test-services';
 import { Redis } from 'ioredis';
@@ -36,10 +35,5 @@ export function redisForSuite(): { readonly server: RedisServer; readonly admin:
 
 /** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `url` under `prefix`. */
 export function startIssuer(url: string, prefix: string, ttlSeconds: number, bits = 0): Issuer {
-  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [
-    url,
-    prefix,
-    String(ttlSeconds),
-    String(bits),
-  ]);
+  return spawnIssuer(__dirname, [url, prefix, ttlSeconds, bits]);
 }

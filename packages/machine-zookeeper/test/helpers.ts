@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { type Layout, resolveMachineId } from '@ids/engine';
 import {
   type StartZookeeperOptions,
@@ -37,12 +36,7 @@ export function adminSession(connect: string): Promise<ZkSession> {
 
 /** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `connect` under `path`. */
 export function startIssuer(connect: string, path: string, ttlSeconds: number, bits = 0): Issuer {
-  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [
-    connect,
-    path,
-    String(ttlSeconds),
-    String(bits),
-  ]);
+  return spawnIssuer(__dirname, [connect, path, ttlSeconds, bits]);
 }
 
 /**
