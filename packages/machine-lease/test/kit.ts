@@ -178,47 +178,6 @@ export async function holderAndWaiter(
 }
 
 /**
- * The lease of the tests with several issuer processes, in seconds: long enough that a holder on
- * a busy machine keeps its claim until the test pauses it or cuts it off.
- */
-export const HOLDER_TTL_S = 5;
-
-/**
- * Pauses holder A (SIGSTOP) until waiter B, which takes A's ID once the store lets A's claim go,
- * issues; then resumes A and lets it run a while (fenced, it must issue nothing), and stops both.
- * Returns the wall times A was stopped and resumed.
- */
-export async function pauseHolder(a: Issuer, b: Issuer): Promise<{ stoppedAt: number; resumedAt: number }> {
-  a.child.kill('SIGSTOP');
-  const stoppedAt = Date.now();
-  await until(() => b.ids.length > 50, WAIT_MS, 'B issuing after A stopped');
-  a.child.kill('SIGCONT');
-  const resumedAt = Date.now();
-  await sleep(1500);
-  await Promise.all([a.stop(), b.stop()]);
-  return { stoppedAt, resumedAt };
-}
-
-/**
- * The handover of the one ID from holder A, fenced, to waiter B: A issued nothing from B's first
- * ID on, no ID came twice, A's IDs are all below B's, and B claimed no sooner than the margin
- * after A's last ID (A fences at its last confirmed renewal + TTL - margin; the store lets the
- * claim go no sooner than that renewal + TTL). Returns A's last ID and B's first.
- */
-export function expectHandover(
-  a: Issuer,
-  b: Issuer,
-): { lastA: Issuer['ids'][number]; firstB: Issuer['ids'][number] } {
-  const lastA = a.ids.at(-1)!;
-  const firstB = b.ids[0]!;
-  expect(a.ids.filter((x) => x.at >= firstB.at)).toEqual([]);
-  expect(duplicateCount(a, b)).toBe(0);
-  expect(lastA.id).toBeLessThan(firstB.id);
-  expect(b.claimedAt!).toBeGreaterThanOrEqual(lastA.at + MARGIN_MS);
-  return { lastA, firstB };
-}
-
-/**
  * 200 claims at once (each with its own client) in a 256-ID field: 200 distinct IDs inside it,
  * and 200 claims in the store (`claimsInStore` counts them) until they are released, none after.
  */
