@@ -3,7 +3,8 @@
  * port in a temporary directory, and everything started is ended when the test process exits.
  * REDIS_URL / DATABASE_URL / MYSQL_URL / ZOOKEEPER_CONNECT point the tests at servers of the user's own instead.
  * Beside them, what tests put between a client and a server: a TCP proxy that cuts the line,
- * and a fake EC2 metadata service. A private package: none of this ships in a tarball.
+ * and a fake EC2 metadata service; and `serverForSuite`, which holds one of them for the tests
+ * of a describe block. A private package: none of this ships in a tarball.
  */
 
 export { type EtcdCluster, type EtcdMember, hasEtcd, type StartEtcdOptions, startEtcd } from './etcd.js';
