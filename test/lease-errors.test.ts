@@ -22,12 +22,13 @@ import {
   freePort,
   hasRedis,
   type RedisServer,
+  serverForSuite,
   startEtcd,
   startRedis,
 } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 const FAMILY = {
   LeaseBitsMismatchError,
@@ -250,43 +251,35 @@ function cases(get: () => StoreUnderTest): void {
 const canStartEtcd = spawnSync(process.env.ETCD_BIN ?? 'etcd', ['--version']).status === 0;
 
 describe.skipIf(!canStartEtcd)('lease errors from a real etcd', () => {
-  let cluster: EtcdCluster;
-  let admin: Etcd3;
-  beforeAll(async () => {
-    cluster = await startEtcd();
-    admin = new Etcd3({ hosts: cluster.endpoints });
-  });
-  afterAll(async () => {
-    admin?.close();
-    await cluster?.stop();
+  const etcd = serverForSuite(startEtcd, {
+    connect: (cluster) => new Etcd3({ hosts: cluster.endpoints }),
+    stop: async (cluster, admin) => {
+      admin?.close();
+      await cluster.stop();
+    },
   });
   cases(() =>
     etcdUnderTest(
-      () => cluster,
-      () => admin,
+      () => etcd.server,
+      () => etcd.admin,
     ),
   );
 });
 
 describe.skipIf(!hasRedis())('lease errors from a real Redis', () => {
-  let server: RedisServer;
-  let guarded: RedisServer;
-  let admin: Redis;
-  beforeAll(async () => {
-    server = await startRedis({ allowExternal: false });
-    guarded = await startRedis({ allowExternal: false, password: 's3cret' });
-    admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  const redis = serverForSuite(() => startRedis({ allowExternal: false }), {
+    connect: (server) => new Redis(server.url, { maxRetriesPerRequest: 1 }),
+    stop: async (server, admin) => {
+      admin?.disconnect();
+      await server.close();
+    },
   });
-  afterAll(async () => {
-    admin?.disconnect();
-    await guarded?.close();
-    await server?.close();
-  });
+  const guarded = serverForSuite(() => startRedis({ allowExternal: false, password: 's3cret' }));
   cases(() =>
     redisUnderTest(
-      () => server,
-      () => guarded,
-      () => admin,
+      () => redis.server,
+      () => guarded.server,
+      () => redis.admin,
     ),
   );
 });

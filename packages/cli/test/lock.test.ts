@@ -3,26 +3,20 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redisLocks } from '@ids/lock/redis';
-import { type RedisServer, startRedis } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverForSuite, startRedis } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import { ERROR_LINE, ids } from './helpers.js';
 
 describe('ids lock', () => {
-  let redis: RedisServer;
+  const redis = serverForSuite(() => startRedis({ allowExternal: false }));
   const dir = mkdtempSync(join(tmpdir(), 'ids-lock-cli-'));
-  beforeAll(async () => {
-    redis = await startRedis({ allowExternal: false });
-  });
-  afterAll(async () => {
-    await redis?.close();
-  });
 
   /** `ids lock` running node, which writes its IDS_LOCK_FENCE to `file` and exits with `code`. */
   const lockRun = (file: string, code = 0, extra: string[] = []) =>
     ids([
       'lock',
       '--store',
-      redis.url,
+      redis.server.url,
       // A short TTL: the first lock on a new Redis is held one TTL before use (it cannot tell
       // a new Redis from one that forgot its holders).
       '--ttl',
@@ -47,7 +41,7 @@ describe('ids lock', () => {
   });
 
   it('--nonblock exits 1 at once while another holds the lock', async () => {
-    const locks = await redisLocks({ url: redis.url });
+    const locks = await redisLocks({ url: redis.server.url });
     const held = await locks.acquire('orders:42');
     try {
       const result = await lockRun(join(dir, 'never'), 0, ['--nonblock']);

@@ -12,14 +12,12 @@ import {
   freePort,
   hasRedis,
   hasZookeeper,
-  type ImdsTestServer,
-  type RedisServer,
+  serverForSuite,
   startImdsTestServer,
   startRedis,
   startZookeeper,
-  type ZookeeperStandalone,
 } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chooseMachineId } from '../src/machine-id.js';
 import { CLAIM_DIR, ERROR_LINE, ids as idsInProcess } from './helpers.js';
 
@@ -131,17 +129,13 @@ describe('ids machine-id in a Kubernetes StatefulSet', () => {
 });
 
 describe('ids machine-id with EC2 metadata (opt-in), against a loopback IMDSv2 service', () => {
-  let imds: ImdsTestServer;
-  beforeAll(async () => {
-    imds = await startImdsTestServer('172.31.4.9');
-  });
-  afterAll(() => imds.close());
+  const imds = serverForSuite(() => startImdsTestServer('172.31.4.9'));
 
   it('IDS_AUTO_OPT_IN=ec2 and IDS_EC2_ENDPOINT: the instance address gives the ID, token first', async () => {
-    imds.requests.length = 0;
+    imds.server.requests.length = 0;
     const result = await ids(['machine-id', '--explain'], {
       IDS_AUTO_OPT_IN: 'ec2',
-      IDS_EC2_ENDPOINT: imds.endpoint,
+      IDS_EC2_ENDPOINT: imds.server.endpoint,
     });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
@@ -150,16 +144,19 @@ describe('ids machine-id with EC2 metadata (opt-in), against a loopback IMDSv2 s
     expect(result.stdout).toMatch(
       /4\. EC2 metadata: used - machine ID 1033 from 172\.31\.4\.9, the instance's private IPv4 \(IMDSv2/,
     );
-    expect(imds.requests.map((r) => r.split(' ').slice(0, 2).join(' '))).toEqual([
+    expect(imds.server.requests.map((r) => r.split(' ').slice(0, 2).join(' '))).toEqual([
       'PUT /latest/api/token',
       'GET /latest/meta-data/local-ipv4',
     ]);
   });
 
   it('a refused token, or no service (a closed loopback port): exit 1 with the typed cause, no fallback', async () => {
-    imds.mode = 'refuse-token';
-    const refused = await ids(['machine-id'], { IDS_AUTO_OPT_IN: 'ec2', IDS_EC2_ENDPOINT: imds.endpoint });
-    imds.mode = 'ok';
+    imds.server.mode = 'refuse-token';
+    const refused = await ids(['machine-id'], {
+      IDS_AUTO_OPT_IN: 'ec2',
+      IDS_EC2_ENDPOINT: imds.server.endpoint,
+    });
+    imds.server.mode = 'ok';
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/the IMDSv2 token request was refused with HTTP 403/);
     const off = await ids(['machine-id'], {
@@ -211,16 +208,12 @@ describe('ids machine-id on an IPv6-only host (interfaces injected)', () => {
 });
 
 describe.skipIf(!hasRedis())('ids machine-id with IDS_REDIS_URL', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis({ allowExternal: false });
-  });
-  afterAll(() => redis?.close());
+  const redis = serverForSuite(() => startRedis({ allowExternal: false }));
 
   it('the Redis step comes after the explicit ID and claims an ID in that Redis; --explain shows it', async () => {
     // A fresh Redis holds no recorded time, so the claim is used only after one lease TTL
     // (10 s by default): the rule for a Redis that may have forgotten a live holder's key.
-    const result = await ids(['machine-id', '--explain'], { IDS_REDIS_URL: redis.url });
+    const result = await ids(['machine-id', '--explain'], { IDS_REDIS_URL: redis.server.url });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
@@ -250,14 +243,10 @@ describe.skipIf(!hasRedis())('ids machine-id with IDS_REDIS_URL', () => {
 });
 
 describe.skipIf(!hasZookeeper())('ids machine-id with a ZooKeeper', () => {
-  let zk: ZookeeperStandalone;
-  beforeAll(async () => {
-    zk = await startZookeeper({ allowExternal: false });
-  });
-  afterAll(() => zk?.close());
+  const zk = serverForSuite(() => startZookeeper({ allowExternal: false }));
 
   it('--zookeeper: the ZooKeeper step comes after the explicit ID and claims an ID there; --explain shows it', async () => {
-    const result = await ids(['machine-id', '--zookeeper', zk.connect, '--explain'], {});
+    const result = await ids(['machine-id', '--zookeeper', zk.server.connect, '--explain'], {});
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
@@ -269,7 +258,7 @@ describe.skipIf(!hasZookeeper())('ids machine-id with a ZooKeeper', () => {
   }, 30_000);
 
   it('IDS_ZOOKEEPER_CONNECT puts the same step in the chain', async () => {
-    const result = await ids(['machine-id', '--explain'], { IDS_ZOOKEEPER_CONNECT: zk.connect });
+    const result = await ids(['machine-id', '--explain'], { IDS_ZOOKEEPER_CONNECT: zk.server.connect });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/3\. ZooKeeper claim: used - claimed machine ID \d+ in ZooKeeper at /);
   }, 30_000);

@@ -2,15 +2,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  hasMariadb,
-  hasRedis,
-  type MariadbServer,
-  type RedisServer,
-  startMariadb,
-  startRedis,
-} from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasMariadb, hasRedis, serverForSuite, startMariadb, startRedis } from '@ids/test-services';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ERROR_LINE, ids, jsonOf } from './helpers.js';
 
 const lines = (text: string) => text.trimEnd().split('\n');
@@ -95,22 +88,24 @@ describe('ids generate --scheme', () => {
   }, 180_000);
 
   describe.skipIf(!hasMariadb())('on a real MySQL (MariaDB)', () => {
-    let server: MariadbServer;
-    beforeAll(async () => {
-      server = await startMariadb();
-    });
-    afterAll(async () => {
-      await server?.close();
-    });
+    const suite = serverForSuite(startMariadb);
 
     it('segment --store mysql://...: dense IDs from 1 in leaf_alloc, continuing across runs', async () => {
       const run = (n: string) =>
-        ids(['generate', '--scheme', 'segment', '--store', server.url, '--tag', 'cli', '-n', n]);
+        ids(['generate', '--scheme', 'segment', '--store', suite.server.url, '--tag', 'cli', '-n', n]);
       // Not created yet: refused, never started from 1 on its own.
       expect((await run('1')).stderr).toMatch(/ERR_IDS_SEGMENT_UNKNOWN_TAG/);
-      const created = await ids(['segment', 'create-tag', 'cli', '--store', server.url, '--after', '0']);
+      const created = await ids([
+        'segment',
+        'create-tag',
+        'cli',
+        '--store',
+        suite.server.url,
+        '--after',
+        '0',
+      ]);
       expect(created.stderr).toBe('');
-      const again = await ids(['segment', 'create-tag', 'cli', '--store', server.url, '--after', '0']);
+      const again = await ids(['segment', 'create-tag', 'cli', '--store', suite.server.url, '--after', '0']);
       expect(again.stderr).toMatch(/ERR_IDS_SEGMENT_TAG_EXISTS/);
       const first = await run('3');
       expect(first.stderr).toBe('');
@@ -145,13 +140,7 @@ describe('ids generate --scheme', () => {
 
 // Issue 22 item 3: `--store redis://.../99` went to database 0 when the server had no database 99.
 describe.skipIf(!hasRedis())('ids generate --scheme segment --store redis://...', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.close();
-  });
+  const redis = serverForSuite(startRedis);
 
   it.each([
     ['99', /ERR_IDS_REDIS_DATABASE: .*received database 99: the server has databases 0 to 15/],
@@ -164,7 +153,7 @@ describe.skipIf(!hasRedis())('ids generate --scheme segment --store redis://...'
         '--scheme',
         'segment',
         '--store',
-        `${redis.url}/${db}`,
+        `${redis.server.url}/${db}`,
         '--tag',
         't',
       ]);

@@ -3,8 +3,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasRedis, serverForSuite, startRedis } from '@ids/test-services';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ERROR_LINE, ids } from './helpers.js';
 
 const lines = (text: string) => text.trimEnd().split('\n');
@@ -77,30 +77,24 @@ describe('ids segment create-tag on PGlite', () => {
 describe.skipIf(!hasRedis() || process.env.REDIS_URL)(
   'ids segment create-tag on a Redis that forgets',
   () => {
-    let redis: RedisServer;
-    beforeAll(async () => {
-      redis = await startRedis({ allowExternal: false });
-    });
-    afterAll(async () => {
-      await redis?.close();
-    });
+    const redis = serverForSuite(() => startRedis({ allowExternal: false }));
 
     it('restarted empty, the tag is unknown (never 1 again) until the operator creates it above the last ID', async () => {
-      expect((await createTag(redis.url, 'orders', '0')).code).toBe(0);
-      const before = lines((await generate(redis.url, 'orders', 5)).stdout).map(BigInt);
+      expect((await createTag(redis.server.url, 'orders', '0')).code).toBe(0);
+      const before = lines((await generate(redis.server.url, 'orders', 5)).stdout).map(BigInt);
       expect(before).toEqual([1n, 2n, 3n, 4n, 5n]);
-      await redis.stop();
-      await redis.start(); // no persistence: the key is gone
-      const forgotten = await generate(redis.url, 'orders', 5);
+      await redis.server.stop();
+      await redis.server.start(); // no persistence: the key is gone
+      const forgotten = await generate(redis.server.url, 'orders', 5);
       expect(forgotten.code).toBe(1);
       expect(forgotten.stdout).toBe('');
       expect(forgotten.stderr).toMatch(/ERR_IDS_SEGMENT_UNKNOWN_TAG: .*Redis lost its data/);
       // The operator creates it above the last ID issued; a second run of the same command is refused.
-      expect((await createTag(redis.url, 'orders', '5')).code).toBe(0);
-      const twice = await createTag(redis.url, 'orders', '5');
+      expect((await createTag(redis.server.url, 'orders', '5')).code).toBe(0);
+      const twice = await createTag(redis.server.url, 'orders', '5');
       expect(twice.code).toBe(1);
       expect(twice.stderr).toMatch(/ERR_IDS_SEGMENT_TAG_EXISTS/);
-      expect(lines((await generate(redis.url, 'orders', 2)).stdout)).toEqual(['6', '7']);
+      expect(lines((await generate(redis.server.url, 'orders', 2)).stdout)).toEqual(['6', '7']);
     }, 60_000);
   },
 );

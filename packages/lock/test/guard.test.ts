@@ -1,8 +1,8 @@
 // The guards refuse a write whose fence is older than one already accepted, on the real servers:
 // Redis (FENCED_SET) and PostgreSQL (the UPDATE pattern of the README).
-import { type PostgresServer, startPostgres } from '@ids/test-services';
+import { serverForSuite, startPostgres } from '@ids/test-services';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fencedSet } from '../src/index.js';
 import { redisLocks } from '../src/redis.js';
 import { redisForSuite, uniqueName } from './helpers.js';
@@ -12,13 +12,7 @@ const FENCED_UPDATE = 'UPDATE accounts SET balance = $2, fence = $1 WHERE id = $
 
 describe('guarded writes refuse a paused holder', () => {
   const redis = redisForSuite();
-  let postgres: PostgresServer;
-  beforeAll(async () => {
-    postgres = await startPostgres();
-  });
-  afterAll(async () => {
-    await postgres?.close();
-  });
+  const postgres = serverForSuite(startPostgres);
 
   /** Two holders of one name, one after the other: the first stands for the paused one. */
   async function twoFences(): Promise<[bigint, bigint]> {
@@ -53,7 +47,7 @@ describe('guarded writes refuse a paused holder', () => {
 
   it('PostgreSQL: UPDATE ... WHERE fence <= $1 changes no row for the older fence', async () => {
     const [old, newer] = await twoFences();
-    const client = new pg.Client({ connectionString: postgres.url });
+    const client = new pg.Client({ connectionString: postgres.server.url });
     await client.connect();
     try {
       await client.query(

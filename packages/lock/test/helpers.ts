@@ -1,22 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { type RedisServer, startRedis } from '@ids/test-services';
+import { type RedisServer, serverForSuite, startRedis } from '@ids/test-services';
 import { Redis } from 'ioredis';
-import { serverForSuite } from '../../machine-lease/test/kit.js';
 
 export { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
 export * from '../../machine-lease/test/kit.js';
 
 /** startRedis() for the tests of the enclosing describe, with an admin client on it. */
 export function redisForSuite(): { readonly server: RedisServer; readonly admin: Redis } {
-  return serverForSuite(
-    () => startRedis({ allowExternal: false }),
-    (redis) => new Redis(redis.url, { maxRetriesPerRequest: 1 }),
-    async (redis, admin) => {
+  return serverForSuite(() => startRedis({ allowExternal: false }), {
+    connect: (redis) => new Redis(redis.url, { maxRetriesPerRequest: 1 }),
+    stop: async (redis, admin) => {
       admin?.disconnect();
       await redis.close();
     },
-  );
+  });
 }
 
 /** A fixture process of test/fixtures, with its output lines as events. */

@@ -1,10 +1,10 @@
 // The lock's API on a real Redis: bad input, fences, FIFO waits, the deadline on an injected clock.
 import { describe, expect, it } from 'vitest';
 import { etcdLocks } from '../src/etcd.js';
-import { compareFences, type Lock, type Locks } from '../src/index.js';
+import { compareFences, type Locks } from '../src/index.js';
 import { redisLocks } from '../src/redis.js';
+import { abortsAtDeadline } from './cases.js';
 import {
-  aborted,
   cleanupAfterEach,
   FakeScheduler,
   failure,
@@ -191,24 +191,8 @@ describe('locks on Redis', () => {
     it('signal aborts at TTL minus the fencing margin after the last confirmed keepalive, not before', async () => {
       const scheduler = new FakeScheduler();
       const locks = await open({ scheduler });
-      const lock: Lock = await locks.acquire('d', { ttlMs: 10_000 });
       // Keepalives go unanswered while Redis is stopped: only the deadline can decide.
-      suite.server.pause();
-      try {
-        await scheduler.advance(7999); // the margin is a fifth of the TTL: trusted until 8,000 ms
-        expect(lock.signal.aborted).toBe(false);
-        await scheduler.advance(1);
-        await aborted(lock.signal);
-        expect(lock.signal.reason).toMatchObject({
-          name: 'LeaseLostError',
-          store: 'redis',
-          kind: 'deadline',
-        });
-        expect(() => lock.check()).toThrow(expect.objectContaining({ kind: 'deadline' }));
-      } finally {
-        suite.server.resume();
-      }
-      await lock.release();
+      await abortsAtDeadline(locks, scheduler, suite.server, 'redis');
     });
   });
 });

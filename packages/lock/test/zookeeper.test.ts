@@ -2,12 +2,11 @@
 // FIFO waits on the predecessor's delete, a holder SIGSTOPped past its session timeout, the
 // ends of a wait, and a create retried after its answer was lost.
 import { LeaseStoreUnavailableError, ZkSession } from '@ids/machine-zookeeper';
-import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fencedSet } from '../src/index.js';
+import { hasZookeeper, serverForSuite, startZookeeper } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import { type ZookeeperLocksOptions, zookeeperLocks } from '../src/zookeeper.js';
+import { abortsAtDeadline, pausedHolderFenced, waitersServedInOrder } from './cases.js';
 import {
-  aborted,
   type Child,
   FakeScheduler,
   failure,
@@ -22,22 +21,19 @@ const PROCESSES = 8;
 const EACH = 125;
 
 describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
-  let zk: ZookeeperStandalone;
-  let admin: ZkSession;
   const redis = redisForSuite(); // the counter's value, and the protected resource of the fencing test
-  beforeAll(async () => {
-    zk = await startZookeeper();
-    admin = await ZkSession.open(zk.connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000 });
-  });
-  afterAll(async () => {
-    await admin?.close();
-    await zk?.close();
+  const zk = serverForSuite(startZookeeper, {
+    connect: (server) => ZkSession.open(server.connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000 }),
+    stop: async (server, admin) => {
+      await admin?.close();
+      await server.close();
+    },
   });
 
   const fresh = (name: string) => `/${uniqueName(name)}`;
   const open = (prefix: string, extra: Partial<ZookeeperLocksOptions> & object = {}) =>
-    zookeeperLocks({ connect: zk.connect, prefix, ...extra });
-  const line = async (dir: string) => (await admin.getChildren(dir)) ?? [];
+    zookeeperLocks({ connect: zk.server.connect, prefix, ...extra });
+  const line = async (dir: string) => (await zk.admin.getChildren(dir)) ?? [];
 
   it(`${PROCESSES} processes x ${EACH} read-modify-write increments under the lock: the exact total`, async () => {
     const prefix = fresh('counter');
@@ -53,7 +49,7 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
           String(EACH),
           'locked',
           'zookeeper',
-          zk.connect,
+          zk.server.connect,
         ]),
       );
     }
@@ -72,29 +68,16 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
     const locks = await open(prefix, { pollMs: 2 ** 31 - 1 });
     const dir = `${prefix}/orders:42`;
     try {
-      const first = await locks.acquire('orders:42', { ttlMs: 5000 });
-      const [node] = await line(dir);
-      expect(first.fence).toBe(BigInt(`0x${(await admin.exists(`${dir}/${node}`))?.czxid}`));
-      expect(await locks.tryAcquire('orders:42', { ttlMs: 5000 })).toBeUndefined();
-      expect(await line(dir)).toHaveLength(1); // the refused attempt's node went with its session
-      const order: number[] = [];
-      const fences: bigint[] = [first.fence];
-      const waiters: Promise<void>[] = [];
-      for (let i = 0; i < 4; i++) {
-        waiters.push(
-          locks.acquire('orders:42', { ttlMs: 5000, waitMs: WAIT_MS }).then(async (lock) => {
-            order.push(i);
-            fences.push(lock.fence);
-            await lock.release();
-          }),
-        );
-        // Each waiter's node is in line before the next one joins.
-        await until(async () => (await line(dir)).length === i + 2, WAIT_MS, `waiter ${i} in line`);
-      }
-      await first.release();
-      await Promise.all(waiters);
-      expect(order).toEqual([0, 1, 2, 3]);
-      for (let i = 1; i < fences.length; i++) expect(fences[i]).toBeGreaterThan(fences[i - 1] as bigint);
+      // Each waiter's node is in line before the next one joins.
+      await waitersServedInOrder(
+        locks,
+        async (n) => (await line(dir)).length === n,
+        async (first) => {
+          const [node] = await line(dir);
+          expect(first.fence).toBe(BigInt(`0x${(await zk.admin.exists(`${dir}/${node}`))?.czxid}`));
+          expect(await line(dir)).toHaveLength(1); // the refused attempt's node went with its session
+        },
+      );
       expect(await line(dir)).toEqual([]);
     } finally {
       await locks.close();
@@ -103,40 +86,19 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
 
   it('a holder paused past its session timeout: higher next fence, signal aborted, late write refused', async () => {
     const prefix = fresh('fencing');
-    const key = `${prefix}:resource`;
-    const paused = fixture('holder.mjs', [
-      'zookeeper',
-      zk.connect,
+    // The next acquire waits on the predecessor's watch until the server expires the paused
+    // one's session.
+    await pausedHolderFenced({
+      store: 'zookeeper',
+      endpoint: zk.server.connect,
       prefix,
-      'orders:42',
-      '2000',
-      redis.server.url,
-      key,
-    ]);
-    const locks = await open(prefix);
-    try {
-      const first = BigInt((await paused.line(/^held /)).slice(5));
-      paused.child.kill('SIGSTOP');
-      // Waits, on the predecessor's watch, until the server expires the paused one's session.
-      const next = await locks.acquire('orders:42', { ttlMs: 2000, waitMs: WAIT_MS });
-      expect(next.fence).toBeGreaterThan(first);
-      expect(await fencedSet(redis.admin, key, next.fence, 'next')).toBe(true);
-      paused.child.kill('SIGCONT');
-      paused.child.stdin!.end('write\n');
-      expect(await paused.line(/^aborted /)).toMatch(
-        /^aborted true LeaseLostError zookeeper (deadline|lease-expired|keepalive-failed|key-lost) wrote false$/,
-      );
-      expect(await redis.admin.get(key)).toBe('next');
+      key: `${prefix}:resource`,
+      guard: redis,
+      open: () => open(prefix),
+      kinds: 'deadline|lease-expired|keepalive-failed|key-lost',
       // The resumed holder released on the way out: its own session only, not the next holder's node.
-      expect(await paused.exited).toBe(0);
-      expect(await line(`${prefix}/orders:42`)).toHaveLength(1);
-      expect(() => next.check()).not.toThrow();
-      await next.release();
-    } finally {
-      paused.child.kill('SIGCONT');
-      paused.child.kill('SIGKILL');
-      await locks.close();
-    }
+      nextAlone: async () => expect(await line(`${prefix}/orders:42`)).toHaveLength(1),
+    });
   });
 
   it('waitMs (on the injected clock) and signal end a wait with the typed error, and the waiter leaves the line', async () => {
@@ -177,23 +139,8 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
     const scheduler = new FakeScheduler();
     const locks = await open(fresh('deadline'), { scheduler } as object);
     try {
-      const lock = await locks.acquire('d', { ttlMs: 10_000 });
       // Keepalives go unanswered while the server is stopped: only the deadline can decide.
-      zk.pause();
-      try {
-        await scheduler.advance(7999); // the margin is a fifth of the timeout: trusted until 8,000 ms
-        expect(lock.signal.aborted).toBe(false);
-        await scheduler.advance(1);
-        await aborted(lock.signal);
-        expect(lock.signal.reason).toMatchObject({
-          name: 'LeaseLostError',
-          store: 'zookeeper',
-          kind: 'deadline',
-        });
-      } finally {
-        zk.resume();
-      }
-      await lock.release();
+      await abortsAtDeadline(locks, scheduler, zk.server, 'zookeeper');
     } finally {
       await locks.close();
     }
@@ -224,7 +171,7 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
       expect(creates).toBe(1);
       const nodes = await line(`${prefix}/o`);
       expect(nodes).toHaveLength(1);
-      expect(lock.fence).toBe(BigInt(`0x${(await admin.exists(`${prefix}/o/${nodes[0]}`))?.czxid}`));
+      expect(lock.fence).toBe(BigInt(`0x${(await zk.admin.exists(`${prefix}/o/${nodes[0]}`))?.czxid}`));
       await lock.release();
       expect(await line(`${prefix}/o`)).toEqual([]);
     } finally {

@@ -1,24 +1,24 @@
 // A three-member etcd cluster on loopback: members die (the leader among them) while a
 // generator issues IDs and other claimers come and go.
 import { checkGeneratorOptions, IdGenerator } from '@ids/engine';
-import { type EtcdCluster, startEtcd } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverForSuite, startEtcd } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import type { EtcdMachineIdClaim } from '../src/index.js';
 import { canStartEtcd, claim, freshPrefix, layoutWith, sleep, until, WAIT_MS } from './helpers.js';
 
 describe.skipIf(!canStartEtcd)('a three-member cluster', () => {
-  let etcd: EtcdCluster;
-  beforeAll(async () => {
-    etcd = await startEtcd({ size: 3 });
-  });
-  afterAll(async () => {
-    await etcd?.stop();
-  });
+  const etcd = serverForSuite(() => startEtcd({ size: 3 }), { stop: (cluster) => cluster.stop() });
 
   it('kill the leader, bring it back, kill the new leader: claims and generation go on', async () => {
     const layout = layoutWith(10);
     const prefix = freshPrefix('cluster');
-    const options = { endpoints: etcd.endpoints, prefix, ttlSeconds: 2, fenceMarginMs: 500, timeoutMs: 1000 };
+    const options = {
+      endpoints: etcd.server.endpoints,
+      prefix,
+      ttlSeconds: 2,
+      fenceMarginMs: 500,
+      timeoutMs: 1000,
+    };
     const held = await claim(layout, options);
     const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: held, onError: () => undefined }));
 
@@ -62,7 +62,7 @@ describe.skipIf(!canStartEtcd)('a three-member cluster', () => {
       await until(() => after(issued) > 50 && after(claims) > 3, WAIT_MS, `IDs and claims after "${what}"`);
     };
     await goesOn('the start', performance.now());
-    const first = await etcd.leader();
+    const first = await etcd.server.leader();
     let at = performance.now();
     await first.kill();
     await sleep(2500);
@@ -71,7 +71,7 @@ describe.skipIf(!canStartEtcd)('a three-member cluster', () => {
     await first.start();
     await sleep(1000);
     await goesOn(`restarted ${first.name}`, at);
-    const second = await etcd.leader();
+    const second = await etcd.server.leader();
     at = performance.now();
     await second.kill();
     await sleep(2500);

@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import { type Layout, resolveMachineId } from '@ids/engine';
-import { type EtcdCluster, hasEtcd, startEtcd } from '@ids/test-services';
+import { type EtcdCluster, hasEtcd, serverForSuite, startEtcd } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
-import { type Issuer, serverForSuite, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
+import { type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import { type EtcdMachineIdClaim, type EtcdMachineIdOptions, etcdMachineId } from '../src/index.js';
 
 // Everything the suites share with the other lease stores' tests.
@@ -27,14 +26,13 @@ export async function singleEtcd(): Promise<Pick<EtcdCluster, 'endpoints' | 'sto
 
 /** singleEtcd() for the tests of the enclosing describe, with an admin client on it. */
 export function etcdForSuite() {
-  return serverForSuite(
-    singleEtcd,
-    (etcd) => adminClient(etcd.endpoints),
-    async (etcd, admin) => {
+  return serverForSuite(singleEtcd, {
+    connect: (etcd) => adminClient(etcd.endpoints),
+    stop: async (etcd, admin) => {
       admin?.close();
       await etcd.stop();
     },
-  );
+  });
 }
 
 /** A prefix no other test (or run, against a shared etcd) uses. */
@@ -57,5 +55,5 @@ export type IssuerMode = 'check' | 'fixed';
 
 /** Starts an issuer of machine ID 0 (test/fixtures/issuer.mjs) on etcd under `prefix`. */
 export function startIssuer(mode: IssuerMode, endpoints: string[], prefix: string): Issuer {
-  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [mode, endpoints.join(','), prefix]);
+  return spawnIssuer(__dirname, [mode, endpoints.join(','), prefix]);
 }

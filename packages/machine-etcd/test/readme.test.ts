@@ -4,16 +4,11 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { serverForSuite } from '@ids/test-services';
+import { expect, it } from 'vitest';
 import { adminClient, singleEtcd } from './helpers.js';
 
-let etcd: Awaited<ReturnType<typeof singleEtcd>>;
-beforeAll(async () => {
-  etcd = await singleEtcd();
-});
-afterAll(async () => {
-  await etcd?.stop();
-});
+const etcd = serverForSuite(singleEtcd, { stop: (cluster) => cluster.stop() });
 
 it('the README example claims an ID, issues an ID under it, and frees it on close', async () => {
   const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
@@ -24,7 +19,7 @@ it('the README example claims an ID, issues an ID under it, and frees it on clos
   writeFileSync(file, code!);
   try {
     const run = spawnSync(process.execPath, [file], {
-      env: { ...process.env, ETCD_ENDPOINTS: etcd.endpoints.join(',') },
+      env: { ...process.env, ETCD_ENDPOINTS: etcd.server.endpoints.join(',') },
       encoding: 'utf8',
       timeout: 20_000,
     });
@@ -34,7 +29,7 @@ it('the README example claims an ID, issues an ID under it, and frees it on clos
   } finally {
     rmSync(file, { force: true });
   }
-  const admin = adminClient(etcd.endpoints);
+  const admin = adminClient(etcd.server.endpoints);
   try {
     const claims = (await admin.getAll().prefix('/ids/machine-id/').keys()).filter(
       (k) => !k.includes('/time/'),

@@ -12,8 +12,8 @@ import {
   MetadataUnavailableError,
   NoUniqueLocalAddressError,
 } from '@ids/machine-ip';
-import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedLoopbackEndpoint, serverForSuite, startImdsTestServer } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import {
   AutoMachineIdError,
   autoMachineId,
@@ -281,30 +281,26 @@ describe('the Kubernetes ordinal step', () => {
 });
 
 describe('the opt-in steps', () => {
-  let imds: ImdsTestServer;
-  beforeAll(async () => {
-    imds = await startImdsTestServer('10.0.9.33');
-  });
-  afterAll(() => imds.close());
+  const imds = serverForSuite(() => startImdsTestServer('10.0.9.33'));
 
   it('ec2: the instance address from a loopback IMDSv2 service, before the private IPv4 step', async () => {
     const result = await runAutoAsync(
-      options(tempDir(), { env: { IDS_AUTO_OPT_IN: 'ec2', IDS_EC2_ENDPOINT: imds.endpoint } }),
+      options(tempDir(), { env: { IDS_AUTO_OPT_IN: 'ec2', IDS_EC2_ENDPOINT: imds.server.endpoint } }),
     );
     expect(result).toMatchObject({ step: 'ec2', id: 9 * 256 + 33 });
     expect(result.explain()).toMatch(
       new RegExp(
-        `3\\. EC2 metadata: used - machine ID 2337 from 10\\.0\\.9\\.33, the instance's private IPv4 \\(IMDSv2 at ${imds.endpoint}; Go's rule\\); held on this host`,
+        `3\\. EC2 metadata: used - machine ID 2337 from 10\\.0\\.9\\.33, the instance's private IPv4 \\(IMDSv2 at ${imds.server.endpoint}; Go's rule\\); held on this host`,
       ),
     );
   });
 
   it('ec2 opted in but refused or unreachable: the chain stops, never falls back', async () => {
-    imds.mode = 'wrong-token';
+    imds.server.mode = 'wrong-token';
     const refused = await runAutoAsync(
-      options(tempDir(), { env: { IDS_AUTO_OPT_IN: 'ec2', IDS_EC2_ENDPOINT: imds.endpoint } }),
+      options(tempDir(), { env: { IDS_AUTO_OPT_IN: 'ec2', IDS_EC2_ENDPOINT: imds.server.endpoint } }),
     ).catch((e: AutoMachineIdError) => e);
-    imds.mode = 'ok';
+    imds.server.mode = 'ok';
     expect((refused as AutoMachineIdError).cause).toBeInstanceOf(MetadataRefusedError);
     expect(names((refused as AutoMachineIdError).trail)).toEqual([
       'explicit:skipped',

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@ids/engine';
-import { closedLoopbackEndpoint, type ImdsTestServer, startImdsTestServer } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedLoopbackEndpoint, serverForSuite, startImdsTestServer } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import {
   ec2MachineId,
   ec2PrivateIPv4,
@@ -12,55 +12,51 @@ import {
 
 // No cloud is reachable here, and no test may send traffic off loopback: every call below is
 // given the endpoint of a loopback server speaking IMDSv2 (./imds.ts), or a closed loopback port.
-let imds: ImdsTestServer;
-beforeAll(async () => {
-  imds = await startImdsTestServer();
-});
-afterAll(() => imds.close());
+const imds = serverForSuite(startImdsTestServer);
 
 const reset = () => {
-  imds.mode = 'ok';
-  imds.address = '10.0.3.7';
-  imds.requests.length = 0;
+  imds.server.mode = 'ok';
+  imds.server.address = '10.0.3.7';
+  imds.server.requests.length = 0;
 };
 
 describe('ec2MachineId (IMDSv2, against a loopback metadata service)', () => {
   it('PUTs for a token, GETs local-ipv4 with it, and gives the low 16 bits', async () => {
     reset();
-    expect(await ec2MachineId({ endpoint: imds.endpoint })({ bits: 16 })).toBe(3 * 256 + 7);
-    expect(imds.requests).toHaveLength(2);
-    expect(imds.requests[0]).toBe('PUT /latest/api/token');
-    expect(imds.requests[1]).toMatch(/^GET \/latest\/meta-data\/local-ipv4 AQAEA\w+==$/);
+    expect(await ec2MachineId({ endpoint: imds.server.endpoint })({ bits: 16 })).toBe(3 * 256 + 7);
+    expect(imds.server.requests).toHaveLength(2);
+    expect(imds.server.requests[0]).toBe('PUT /latest/api/token');
+    expect(imds.server.requests[1]).toMatch(/^GET \/latest\/meta-data\/local-ipv4 AQAEA\w+==$/);
   });
 
   it('many concurrent callers each get the same answer, each with its own token', async () => {
     reset();
     const ids = await Promise.all(
-      Array.from({ length: 20 }, () => ec2MachineId({ endpoint: imds.endpoint })({ bits: 16 })),
+      Array.from({ length: 20 }, () => ec2MachineId({ endpoint: imds.server.endpoint })({ bits: 16 })),
     );
     expect(new Set(ids)).toEqual(new Set([775]));
-    const tokens = imds.requests.filter((r) => r.startsWith('GET')).map((r) => r.split(' ')[2]);
+    const tokens = imds.server.requests.filter((r) => r.startsWith('GET')).map((r) => r.split(' ')[2]);
     expect(new Set(tokens).size).toBe(20);
   });
 
   it('a refused token request or a refused token is MetadataRefusedError, never a fallback', async () => {
     reset();
-    imds.mode = 'refuse-token';
-    await expect(ec2PrivateIPv4({ endpoint: imds.endpoint })).rejects.toThrow(MetadataRefusedError);
-    await expect(ec2PrivateIPv4({ endpoint: imds.endpoint })).rejects.toThrow(
+    imds.server.mode = 'refuse-token';
+    await expect(ec2PrivateIPv4({ endpoint: imds.server.endpoint })).rejects.toThrow(MetadataRefusedError);
+    await expect(ec2PrivateIPv4({ endpoint: imds.server.endpoint })).rejects.toThrow(
       /the IMDSv2 token request was refused with HTTP 403/,
     );
-    imds.mode = 'wrong-token';
-    await expect(ec2PrivateIPv4({ endpoint: imds.endpoint })).rejects.toThrow(
+    imds.server.mode = 'wrong-token';
+    await expect(ec2PrivateIPv4({ endpoint: imds.server.endpoint })).rejects.toThrow(
       /local-ipv4: refused with HTTP 401 \(the token was not accepted\)/,
     );
   });
 
   it('the loopback service itself refuses a GET without a token (IMDSv2 only)', async () => {
     reset();
-    const res = await fetch(`${imds.endpoint}/latest/meta-data/local-ipv4`);
+    const res = await fetch(`${imds.server.endpoint}/latest/meta-data/local-ipv4`);
     expect(res.status).toBe(401);
-    const wrong = await fetch(`${imds.endpoint}/latest/meta-data/local-ipv4`, {
+    const wrong = await fetch(`${imds.server.endpoint}/latest/meta-data/local-ipv4`, {
       headers: { 'X-aws-ec2-metadata-token': 'forged' },
     });
     expect(wrong.status).toBe(401);
@@ -75,8 +71,8 @@ describe('ec2MachineId (IMDSv2, against a loopback metadata service)', () => {
     'an answer of the wrong shape (%s) is MetadataAnswerError naming what came',
     async (mode, message) => {
       reset();
-      imds.mode = mode;
-      const error = await ec2PrivateIPv4({ endpoint: imds.endpoint }).catch((e: unknown) => e);
+      imds.server.mode = mode;
+      const error = await ec2PrivateIPv4({ endpoint: imds.server.endpoint }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(MetadataAnswerError);
       expect((error as Error).message).toMatch(message);
     },
@@ -84,15 +80,17 @@ describe('ec2MachineId (IMDSv2, against a loopback metadata service)', () => {
 
   it('an address that does not fit the machine field is refused', async () => {
     reset();
-    await expect(Promise.resolve(ec2MachineId({ endpoint: imds.endpoint })({ bits: 8 }))).rejects.toThrow(
-      MachineIdDoesNotFitError,
-    );
+    await expect(
+      Promise.resolve(ec2MachineId({ endpoint: imds.server.endpoint })({ bits: 8 })),
+    ).rejects.toThrow(MachineIdDoesNotFitError);
   });
 
   it('a service that never answers: MetadataUnavailableError once timeoutMs has passed', async () => {
     reset();
-    imds.mode = 'stall';
-    const error = await ec2PrivateIPv4({ endpoint: imds.endpoint, timeoutMs: 50 }).catch((e: unknown) => e);
+    imds.server.mode = 'stall';
+    const error = await ec2PrivateIPv4({ endpoint: imds.server.endpoint, timeoutMs: 50 }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(MetadataUnavailableError);
     expect((error as Error).message).toMatch(/PUT .*\/latest\/api\/token: no answer within 50 ms/);
   });

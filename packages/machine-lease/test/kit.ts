@@ -1,7 +1,7 @@
 // The scaffolding every lease store's tests share (machine-etcd and machine-redis import it by
 // path, as they do fake-scheduler.ts): one copy, so the two suites cannot drift apart.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   checkGeneratorOptions,
   IdGenerator,
@@ -9,7 +9,7 @@ import {
   type MachineIdClaim,
   MachineIdProviderError,
 } from '@ids/engine';
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 
 import { testLayout } from './fixtures/lease-process.mjs';
 
@@ -96,27 +96,6 @@ export function cleanupAfterEach(): { push(step: () => Promise<void>): void } {
   return { push: (step) => void steps.push(step) };
 }
 
-/**
- * A server started before the tests of the enclosing `describe` and stopped after them, with an
- * admin client on it (for looking at and meddling with keys as an operator would). Read the
- * fields inside the tests: they are set by beforeAll.
- */
-export function serverForSuite<S, A>(
-  start: () => Promise<S>,
-  connect: (server: S) => A,
-  stop: (server: S, admin: A | undefined) => Promise<void>,
-): { readonly server: S; readonly admin: A } {
-  const suite = {} as { server: S; admin: A };
-  beforeAll(async () => {
-    suite.server = await start();
-    suite.admin = connect(suite.server);
-  });
-  afterAll(async () => {
-    if (suite.server !== undefined) await stop(suite.server, suite.admin);
-  });
-  return suite;
-}
-
 /** One issuer process (a fixture built on fixtures/lease-process.mjs) and what it printed. */
 export interface Issuer {
   readonly child: ChildProcess;
@@ -130,10 +109,10 @@ export interface Issuer {
   stop(): Promise<void>;
 }
 
-/** Starts `fixture` (in a package's test/fixtures) with `args`, from the package's folder. */
-export function spawnIssuer(fixture: string, args: string[]): Issuer {
-  const child = spawn(process.execPath, [fixture, ...args], {
-    cwd: dirname(dirname(dirname(fixture))),
+/** Starts the issuer of a store's tests (`testDir`/fixtures/issuer.mjs) with `args`, from the package's folder. */
+export function spawnIssuer(testDir: string, args: readonly (string | number)[]): Issuer {
+  const child = spawn(process.execPath, [join(testDir, 'fixtures', 'issuer.mjs'), ...args.map(String)], {
+    cwd: dirname(testDir),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let buffer = '';
@@ -196,6 +175,27 @@ export async function holderAndWaiter(
   await until(() => b.waitingAt !== undefined || b.claimedAt !== undefined, WAIT_MS, 'B refused once');
   expect(b.claimedAt, 'B claimed the ID A holds').toBeUndefined();
   return { a, b };
+}
+
+/**
+ * 200 claims at once (each with its own client) in a 256-ID field: 200 distinct IDs inside it,
+ * and 200 claims in the store (`claimsInStore` counts them) until they are released, none after.
+ */
+export async function twoHundredClaims(
+  claimOne: (layout: Layout) => Promise<MachineIdClaim & { release(): Promise<void> }>,
+  claimsInStore: () => Promise<number>,
+): Promise<void> {
+  const layout = testLayout(8);
+  const claims = await Promise.all(Array.from({ length: 200 }, () => claimOne(layout)));
+  try {
+    const ids = claims.map((c) => c.machineId);
+    expect(new Set(ids).size).toBe(200);
+    expect(Math.max(...ids)).toBeLessThan(256);
+    expect(await claimsInStore()).toBe(200);
+  } finally {
+    await Promise.all(claims.map((c) => c.release()));
+  }
+  expect(await claimsInStore()).toBe(0);
 }
 
 /**

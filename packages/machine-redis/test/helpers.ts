@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import { type Layout, resolveMachineId } from '@ids/engine';
-import { type RedisServer, startRedis } from '@ids/test-services';
+import { type RedisServer, serverForSuite, startRedis } from '@ids/test-services';
 import { Redis } from 'ioredis';
-import { type Issuer, serverForSuite, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
+import { type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import { type RedisMachineIdClaim, type RedisMachineIdOptions, redisMachineId } from '../src/index.js';
 
 // Everything the suites share with the other lease stores' tests.
@@ -25,22 +24,16 @@ export function adminClient(url: string): Redis {
 
 /** startRedis() for the tests of the enclosing describe, with an admin client on it. */
 export function redisForSuite(): { readonly server: RedisServer; readonly admin: Redis } {
-  return serverForSuite(
-    () => startRedis(),
-    (redis) => adminClient(redis.url),
-    async (redis, admin) => {
+  return serverForSuite(() => startRedis(), {
+    connect: (redis) => adminClient(redis.url),
+    stop: async (redis, admin) => {
       admin?.disconnect();
       await redis.close();
     },
-  );
+  });
 }
 
 /** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `url` under `prefix`. */
 export function startIssuer(url: string, prefix: string, ttlSeconds: number, bits = 0): Issuer {
-  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [
-    url,
-    prefix,
-    String(ttlSeconds),
-    String(bits),
-  ]);
+  return spawnIssuer(__dirname, [url, prefix, ttlSeconds, bits]);
 }

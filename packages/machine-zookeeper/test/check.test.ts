@@ -11,8 +11,8 @@ describe.skipIf(!hasZookeeper())('zookeeperCheckMachineId', () => {
 
   it('true for the first asker of an ID, false for the next; close() frees the ID', async () => {
     const path = freshPath('check');
-    const one = zookeeperCheckMachineId({ connect: suite.zk.connect, path });
-    const two = zookeeperCheckMachineId({ connect: suite.zk.connect, path });
+    const one = zookeeperCheckMachineId({ connect: suite.server.connect, path });
+    const two = zookeeperCheckMachineId({ connect: suite.server.connect, path });
     expect(await Promise.all([one(7), two(7)]).then((r) => r.sort())).toEqual([false, true]);
     expect(await one(8)).toBe(true);
     const sonyflake = await Sonyflake.create({ machineId: 9, checkMachineId: one });
@@ -21,7 +21,7 @@ describe.skipIf(!hasZookeeper())('zookeeperCheckMachineId', () => {
     await one.close();
     await two.close();
     expect(await suite.admin.getChildren(path)).toEqual([]);
-    const three = zookeeperCheckMachineId({ connect: suite.zk.connect, path });
+    const three = zookeeperCheckMachineId({ connect: suite.server.connect, path });
     expect(await three(7)).toBe(true);
     await three.close();
   });
@@ -29,7 +29,7 @@ describe.skipIf(!hasZookeeper())('zookeeperCheckMachineId', () => {
   it('bad options throw at once; an absent server is a typed rejection', async () => {
     expect(() => zookeeperCheckMachineId({ connect: 'zk' })).toThrow(InvalidArgumentError);
     expect(() => zookeeperCheckMachineId({ path: 'relative' })).toThrow(/path/);
-    const check = zookeeperCheckMachineId({ connect: suite.zk.connect, path: freshPath('check') });
+    const check = zookeeperCheckMachineId({ connect: suite.server.connect, path: freshPath('check') });
     await expect(check(-1)).rejects.toThrow(/machine ID/);
     await check.close();
     await expect(check(1)).rejects.toThrow(InvalidArgumentError);

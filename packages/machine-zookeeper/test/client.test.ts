@@ -51,11 +51,11 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
 
   it('a chroot that does not exist is ZookeeperChrootError; once created, paths are under it', async () => {
     const chroot = freshPath('chroot');
-    const error = await failure(open(`${suite.zk.connect}${chroot}`));
+    const error = await failure(open(`${suite.server.connect}${chroot}`));
     expect(error).toBeInstanceOf(ZookeeperChrootError);
     expect((error as ZookeeperChrootError).chroot).toBe(chroot);
     await suite.admin.mkdirp(chroot);
-    const inside = await open(`${suite.zk.connect}${chroot}`);
+    const inside = await open(`${suite.server.connect}${chroot}`);
     cleanup.push(() => inside.close());
     await inside.create('/x', 'y');
     expect((await suite.admin.getData(`${chroot}/x`))?.data).toBe('y');
@@ -64,7 +64,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
   it('creates persistent, ephemeral and sequential nodes; versions guard setData; a transaction applies all or nothing', async () => {
     const base = freshPath('ops');
     await suite.admin.mkdirp(base);
-    const session = await open(suite.zk.connect);
+    const session = await open(suite.server.connect);
     cleanup.push(() => session.close());
 
     await session.create(`${base}/p`, 'one');
@@ -114,7 +114,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
   it('a watch, once armed, is a promise of the next event: a change, a deletion, a creation, the end of the session', async () => {
     const base = freshPath('watch');
     await suite.admin.mkdirp(`${base}/n`);
-    const session = await open(suite.zk.connect);
+    const session = await open(suite.server.connect);
     cleanup.push(() => session.close());
     const changed = await session.watch(`${base}/n`);
     expect(changed.stat?.version).toBe(0);
@@ -133,7 +133,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
   });
 
   it('a connect given up while its answer is still on the way leaves nothing behind to crash the process later', async () => {
-    const proxy = await TcpProxy.start(suite.zk.connect);
+    const proxy = await TcpProxy.start(suite.server.connect);
     cleanup.push(() => proxy.close());
     const uncaught: unknown[] = [];
     const record = (error: unknown) => uncaught.push(error);
@@ -159,7 +159,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     });
     proxy.setMode('pass');
     await answered;
-    const session = await open(suite.zk.connect);
+    const session = await open(suite.server.connect);
     cleanup.push(() => session.close());
     await session.exists('/');
     expect(uncaught).toEqual([]);
@@ -168,7 +168,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
   it('a session that expires while a create is on the wire: the create fails typed, is not applied, and the session reports its end', async () => {
     const base = freshPath('expire');
     await suite.admin.mkdirp(base);
-    const proxy = await TcpProxy.start(suite.zk.connect);
+    const proxy = await TcpProxy.start(suite.server.connect);
     cleanup.push(() => proxy.close());
     const port = new URL(proxy.url).port;
     const session = await ZkSession.open(`127.0.0.1:${port}`, { sessionTimeoutMs: 1000, timeoutMs: 1500 });

@@ -1,8 +1,8 @@
 // A three-member ZooKeeper ensemble whose peer links run through TCP proxies: the leader is cut
 // off from the other two while a process that reaches only the leader holds the one ID of the
 // field, and a process that reaches only the others waits for it.
-import { hasZookeeper, startZookeeperEnsemble, type ZookeeperEnsemble } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasZookeeper, serverForSuite, startZookeeperEnsemble } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import {
   cleanupAfterEach,
   duplicateCount as duplicates,
@@ -21,17 +21,11 @@ const cleanup = cleanupAfterEach();
 describe.skipIf(!hasZookeeper() || Boolean(process.env.ZOOKEEPER_CONNECT))(
   'a partitioned ZooKeeper ensemble',
   () => {
-    let ensemble: ZookeeperEnsemble;
-    beforeAll(async () => {
-      ensemble = await startZookeeperEnsemble({ partitionable: true });
-    });
-    afterAll(async () => {
-      await ensemble?.close();
-    });
+    const ensemble = serverForSuite(() => startZookeeperEnsemble({ partitionable: true }));
 
     it('the leader cut off under its only client: that holder fences, the other side takes the ID after the session expires, 0 duplicates', async () => {
-      const leader = await ensemble.leader();
-      const others = ensemble.members.filter((m) => m !== leader);
+      const leader = await ensemble.server.leader();
+      const others = ensemble.server.members.filter((m) => m !== leader);
       const path = freshPath('partition');
       // A, started first, dials the leader alone; B dials the two others.
       const connects = [leader.connect, others.map((m) => m.connect).join(',')];
@@ -41,8 +35,8 @@ describe.skipIf(!hasZookeeper() || Boolean(process.env.ZOOKEEPER_CONNECT))(
       // blackhole instead cost 13 s more here: ZooKeeper's election waits on connects to the
       // silent peer; the fencing is the same either way).
       const cutAt = Date.now();
-      ensemble.cut(leader, 'reset');
-      cleanup.push(async () => ensemble.heal());
+      ensemble.server.cut(leader, 'reset');
+      cleanup.push(async () => ensemble.server.heal());
       await until(() => b.ids.length > 50, 2 * WAIT_MS, 'B issuing after the leader was cut off');
       await sleep(1000); // A runs on, cut off: fenced, it issues nothing
       await Promise.all([a.stop(), b.stop()]);

@@ -28,7 +28,7 @@ describe.skipIf(!hasZookeeper())('fencing a ZooKeeper claim', () => {
   const suite = zookeeperForSuite();
 
   it('cut off from ZooKeeper, the claim is trusted until the session timeout minus the margin after its grant, to the millisecond of its clock', async () => {
-    const proxy = await TcpProxy.start(suite.zk.connect);
+    const proxy = await TcpProxy.start(suite.server.connect);
     cleanup.push(() => proxy.close());
     const scheduler = new FakeScheduler();
     const provider = zookeeperMachineId({
@@ -55,7 +55,7 @@ describe.skipIf(!hasZookeeper())('fencing a ZooKeeper claim', () => {
   it('an operator deleting the claim node fences the generator at once', async () => {
     const layout = layoutWith(3);
     const held = await claim(layout, {
-      connect: suite.zk.connect,
+      connect: suite.server.connect,
       path: freshPath('deleted'),
       ...FAST_LEASE,
     });

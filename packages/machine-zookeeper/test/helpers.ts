@@ -1,7 +1,10 @@
-import { join } from 'node:path';
 import { type Layout, resolveMachineId } from '@ids/engine';
-import { type StartZookeeperOptions, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
-import { afterAll, beforeAll } from 'vitest';
+import {
+  type StartZookeeperOptions,
+  serverForSuite,
+  startZookeeper,
+  type ZookeeperStandalone,
+} from '@ids/test-services';
 import { type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import {
   ZkSession,
@@ -33,30 +36,19 @@ export function adminSession(connect: string): Promise<ZkSession> {
 
 /** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `connect` under `path`. */
 export function startIssuer(connect: string, path: string, ttlSeconds: number, bits = 0): Issuer {
-  return spawnIssuer(join(__dirname, 'fixtures', 'issuer.mjs'), [
-    connect,
-    path,
-    String(ttlSeconds),
-    String(bits),
-  ]);
+  return spawnIssuer(__dirname, [connect, path, ttlSeconds, bits]);
 }
 
 /**
  * A ZooKeeper of its own for a describe block, and an operator's session on it: started before
- * the block's tests, closed after them. Read `suite.zk` and `suite.admin` inside the tests.
+ * the block's tests, closed after them. Read `suite.server` and `suite.admin` inside the tests.
  */
-export function zookeeperForSuite(options?: StartZookeeperOptions): {
-  readonly zk: ZookeeperStandalone;
-  readonly admin: ZkSession;
-} {
-  const suite = {} as { zk: ZookeeperStandalone; admin: ZkSession };
-  beforeAll(async () => {
-    suite.zk = await startZookeeper(options);
-    suite.admin = await adminSession(suite.zk.connect);
+export function zookeeperForSuite(options?: StartZookeeperOptions) {
+  return serverForSuite(() => startZookeeper(options), {
+    connect: (zk: ZookeeperStandalone) => adminSession(zk.connect),
+    stop: async (zk, admin) => {
+      await admin?.close();
+      await zk.close();
+    },
   });
-  afterAll(async () => {
-    await suite.admin?.close();
-    await suite.zk?.close();
-  });
-  return suite;
 }

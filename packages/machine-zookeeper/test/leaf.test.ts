@@ -54,7 +54,7 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
     const path = freshPath('leaf-claims');
     const leaf = { name, ip: '10.0.0.3', port: 8080 };
     const held = await claim(layoutWith(10), {
-      connect: suite.zk.connect,
+      connect: suite.server.connect,
       path,
       ...FAST_LEASE,
       leaf,
@@ -64,7 +64,7 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
     expect(held.notBefore).toBe(reported);
     // A second service pointed at the same ip:port does not get it while the first holds it.
     const second = await failure(
-      claim(layoutWith(10), { connect: suite.zk.connect, path, ...FAST_LEASE, leaf }),
+      claim(layoutWith(10), { connect: suite.server.connect, path, ...FAST_LEASE, leaf }),
     );
     expect(second).toBeInstanceOf(MachineIdProviderError);
     expect(second.cause).toBeInstanceOf(LeaseSpaceFullError);
@@ -76,7 +76,7 @@ describe.skipIf(!hasZookeeper())("Leaf's forever tree", () => {
   it('no tree, no node for ip:port, a worker ID past the field, two nodes for one ip:port, garbage data: typed errors', async () => {
     const name = uniqueName('leaf-bad');
     const opts = (ip: string, port = 8080) => ({
-      connect: suite.zk.connect,
+      connect: suite.server.connect,
       path: freshPath('leaf-bad'),
       ...FAST_LEASE,
       leaf: { name, ip, port },

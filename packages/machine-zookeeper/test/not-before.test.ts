@@ -14,7 +14,7 @@ describe.skipIf(!hasZookeeper())('a recorded time ahead of the clock (ZooKeeper)
     // Called synchronously so that option errors throw where the provider is made.
     claim: ({ prefix, ...options }) => {
       const provider = zookeeperMachineId({
-        connect: suite.zk.connect,
+        connect: suite.server.connect,
         path: prefix as string,
         ...options,
       } as never);

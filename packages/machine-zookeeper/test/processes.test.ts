@@ -1,8 +1,8 @@
 // Several processes on one machine-ID field in a real ZooKeeper: 40 claiming at once, and a
 // holder paused past its session timeout. Every ID of every process is collected and compared.
 import { decomposeIn } from '@ids/engine';
-import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasZookeeper, serverForSuite, startZookeeper } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import {
   cleanupAfterEach,
   duplicateCount as duplicates,
@@ -22,17 +22,11 @@ const TTL_S = 5;
 const cleanup = cleanupAfterEach();
 
 describe.skipIf(!hasZookeeper())('processes sharing a machine-ID field in a real ZooKeeper', () => {
-  let zk: ZookeeperStandalone;
-  beforeAll(async () => {
-    zk = await startZookeeper();
-  });
-  afterAll(async () => {
-    await zk?.close();
-  });
+  const zk = serverForSuite(startZookeeper);
 
   it('40 processes claim at once into a field of 64: 40 distinct IDs', async () => {
     const path = freshPath('forty-processes');
-    const issuers = Array.from({ length: 40 }, () => startIssuer(zk.connect, path, TTL_S, 6));
+    const issuers = Array.from({ length: 40 }, () => startIssuer(zk.server.connect, path, TTL_S, 6));
     for (const issuer of issuers) cleanup.push(() => issuer.stop());
     await until(
       () => issuers.every((i) => i.claimedAt !== undefined),
@@ -51,7 +45,7 @@ describe.skipIf(!hasZookeeper())('processes sharing a machine-ID field in a real
 
   it('a holder SIGSTOPped past its session timeout issues nothing after the next holder takes the ID: 0 duplicates', async () => {
     const path = freshPath('sigstop');
-    const { a, b } = await holderAndWaiter(() => startIssuer(zk.connect, path, TTL_S), cleanup);
+    const { a, b } = await holderAndWaiter(() => startIssuer(zk.server.connect, path, TTL_S), cleanup);
 
     a.child.kill('SIGSTOP');
     const stoppedAt = Date.now();

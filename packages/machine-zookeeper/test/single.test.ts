@@ -25,7 +25,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
   it('claims an ID with an ephemeral node of its own session, issues, records the time, and frees the ID on release', async () => {
     const path = freshPath('one');
     const layout = layoutWith(4);
-    const held = await claim(layout, { connect: suite.zk.connect, path, ...FAST_LEASE });
+    const held = await claim(layout, { connect: suite.server.connect, path, ...FAST_LEASE });
     const node = await suite.admin.getData(`${path}/claims/${held.machineId}`);
     expect(node?.stat.owner).toBe(held.leaseId);
     expect(JSON.parse(node!.data)).toMatchObject({ pid: process.pid });
@@ -46,7 +46,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     await suite.admin.create(`${path}/times/0`, String(ahead));
     const waits: unknown[] = [];
     const held = await claim(layoutWith(0), {
-      connect: suite.zk.connect,
+      connect: suite.server.connect,
       path,
       ...FAST_LEASE,
       onError: (e) => waits.push(e),
@@ -60,7 +60,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     const path = freshPath('forty');
     const layout = layoutWith(6);
     const claims = await Promise.all(
-      Array.from({ length: 40 }, () => claim(layout, { connect: suite.zk.connect, path, ...FAST_LEASE })),
+      Array.from({ length: 40 }, () => claim(layout, { connect: suite.server.connect, path, ...FAST_LEASE })),
     );
     expect(new Set(claims.map((c) => c.machineId)).size).toBe(40);
     expect((await suite.admin.getChildren(`${path}/claims`))?.length).toBe(40);
@@ -72,7 +72,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     // The launcher's server grants at most 120 s; a 10 min session with a 2 min margin cannot work.
     const error = await failure(
       claim(layoutWith(1), {
-        connect: suite.zk.connect,
+        connect: suite.server.connect,
         path: freshPath('ceiling'),
         ttlSeconds: 600,
         fenceMarginMs: 120_000,
@@ -86,7 +86,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
   it('a full field is LeaseSpaceFullError', async () => {
     const path = freshPath('full');
     const cause = await expectFullField(
-      (layout) => claim(layout, { connect: suite.zk.connect, path, ...FAST_LEASE }),
+      (layout) => claim(layout, { connect: suite.server.connect, path, ...FAST_LEASE }),
       LeaseSpaceFullError,
     );
     expect(cause.message).toContain(`${path}/claims/`);
@@ -96,7 +96,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     const wide = freshPath('wide');
     await suite.admin.mkdirp(`${wide}/claims/9`);
     const tooWide = await failure(
-      claim(layoutWith(2), { connect: suite.zk.connect, path: wide, ...FAST_LEASE, probes: 0 }),
+      claim(layoutWith(2), { connect: suite.server.connect, path: wide, ...FAST_LEASE, probes: 0 }),
     );
     expect(tooWide).toBeInstanceOf(MachineIdProviderError);
     expect(tooWide.cause).toBeInstanceOf(LeaseBitsMismatchError);
@@ -104,7 +104,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     const persistent = freshPath('persistent');
     await suite.admin.mkdirp(`${persistent}/claims/0`);
     const p = await failure(
-      claim(layoutWith(0), { connect: suite.zk.connect, path: persistent, ...FAST_LEASE }),
+      claim(layoutWith(0), { connect: suite.server.connect, path: persistent, ...FAST_LEASE }),
     );
     expect(p.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((p.cause as LeaseCorruptClaimError).key).toBe(`${persistent}/claims/0`);
@@ -113,7 +113,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     await suite.admin.mkdirp(`${garbageClaim}/claims`);
     await suite.admin.create(`${garbageClaim}/claims/0`, 'not json', 'ephemeral');
     const g = await failure(
-      claim(layoutWith(0), { connect: suite.zk.connect, path: garbageClaim, ...FAST_LEASE }),
+      claim(layoutWith(0), { connect: suite.server.connect, path: garbageClaim, ...FAST_LEASE }),
     );
     expect(g.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((g.cause as Error).message).toContain('"not json"');
@@ -123,7 +123,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     await suite.admin.mkdirp(`${garbageTime}/times`);
     await suite.admin.create(`${garbageTime}/times/0`, 'soon');
     const t = await failure(
-      claim(layoutWith(0), { connect: suite.zk.connect, path: garbageTime, ...FAST_LEASE }),
+      claim(layoutWith(0), { connect: suite.server.connect, path: garbageTime, ...FAST_LEASE }),
     );
     expect(t.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((t.cause as Error).message).toContain('"soon"');
@@ -134,7 +134,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     const garbageName = freshPath('garbage-name');
     await suite.admin.mkdirp(`${garbageName}/claims/seven`);
     const n = await failure(
-      claim(layoutWith(1), { connect: suite.zk.connect, path: garbageName, ...FAST_LEASE, probes: 0 }),
+      claim(layoutWith(1), { connect: suite.server.connect, path: garbageName, ...FAST_LEASE, probes: 0 }),
     );
     expect(n.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect(await suite.admin.exists(`${garbageName}/claims/seven`)).toBeDefined();

@@ -9,6 +9,7 @@ import {
   StepOffsetPlanError,
   StoreCorruptError,
   StoreSchemaError,
+  StoreUnavailableError,
   TagExistsError,
   UnknownTagError,
 } from './errors.js';
@@ -91,6 +92,33 @@ export const PLAN_TABLE = 'ids_step_offset_plan';
 function errnoOf(error: unknown): number | undefined {
   const errno = (error as { errno?: unknown } | null)?.errno;
   return typeof errno === 'number' ? errno : undefined;
+}
+
+/** How often an allocation chosen as a deadlock's victim runs again before the error is the caller's. */
+const DEADLOCK_ATTEMPTS = 50;
+
+/**
+ * Runs `attempt` again while InnoDB picks it as a deadlock's victim (error 1213). REPLACE is a
+ * delete and an insert on a unique key: concurrent REPLACEs of one tag take gap and insert-intention
+ * locks that can wait on each other, and InnoDB then rolls one transaction back whole. Nothing of
+ * it was issued, so running it again is safe; each deadlock lets the other transaction through,
+ * so the callers as a whole always progress. Past DEADLOCK_ATTEMPTS in a row for one caller it is
+ * StoreUnavailableError (contention the store cannot serve), never an untyped driver error.
+ */
+async function retryDeadlocks<T>(where: string, attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (errnoOf(error) !== 1213) throw error;
+      if (n >= DEADLOCK_ATTEMPTS) {
+        throw new StoreUnavailableError(
+          `${where}: expected an allocation to get through, received ${n} deadlocks in a row (InnoDB error 1213)`,
+          { cause: error },
+        );
+      }
+    }
+  }
 }
 
 // Error numbers that say the connection string (or the user's pool) names something the server
@@ -610,7 +638,7 @@ function ticketStore(
       const at = where(tag);
       // The design's statements, in one transaction. A tag without a row would be inserted by
       // REPLACE (one row affected instead of two): rolled back, so nothing is written.
-      return onConnection(pool, timeoutMs, at, true, async (run) => {
+      return retryDeadlocks(at, () => onConnection(pool, timeoutMs, at, true, async (run) => {
         const replaced = await run(`REPLACE INTO \`${table}\` (seq_name) VALUES (?)`, [tag]);
         if (affected(replaced) !== 2) {
           throw new UnknownTagError(`${at}: no such row; register the tag first (createTag)`);
@@ -626,7 +654,7 @@ function ticketStore(
         if (id < 1n)
           throw new StoreCorruptError(`${at}: LAST_INSERT_ID() answered ${id}; expected 1 or more`);
         return { first: id, last: id };
-      });
+      }));
     },
   };
 }

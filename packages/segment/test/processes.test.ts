@@ -3,18 +3,8 @@
 // starting at once.
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  hasMariadb,
-  hasPostgres,
-  hasRedis,
-  type MariadbServer,
-  type PostgresServer,
-  type RedisServer,
-  startMariadb,
-  startPostgres,
-  startRedis,
-} from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasRedis, serverForSuite, startRedis, storeServers } from '@ids/test-services';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openSegmentStore } from '../src/index.js';
 import { type DrawJob, draw, scratch, strictlyIncreasing, union } from './helpers.js';
 
@@ -55,29 +45,13 @@ async function many(n: number, job: DrawJob) {
   return Promise.all(drawers.map((d) => d.done));
 }
 
-const kinds: {
-  name: string;
-  has: () => boolean;
-  start: () => Promise<PostgresServer | MariadbServer | RedisServer>;
-}[] = [
-  { name: 'PostgreSQL', has: hasPostgres, start: () => startPostgres() },
-  { name: 'MySQL (MariaDB, leaf_alloc)', has: hasMariadb, start: () => startMariadb() },
-  { name: 'Redis', has: hasRedis, start: () => startRedis() },
-];
-
-for (const kind of kinds) {
+for (const kind of Object.values(storeServers)) {
   describe.skipIf(!kind.has())(`${kind.name}: many processes on one tag`, () => {
-    let server: PostgresServer | MariadbServer | RedisServer;
-    beforeAll(async () => {
-      server = await kind.start();
-    });
-    afterAll(async () => {
-      await server?.close();
-    });
+    const suite = serverForSuite(() => kind.start());
 
     it('16 processes x 100,000 IDs from one tag: all distinct, each process strictly increasing', async () => {
-      await create(server.url, 'orders');
-      const results = await many(16, { store: server.url, tag: 'orders', count: 100_000 });
+      await create(suite.server.url, 'orders');
+      const results = await many(16, { store: suite.server.url, tag: 'orders', count: 100_000 });
       for (const { ids, report } of results) {
         expect(report.count).toBe(100_000);
         expect(strictlyIncreasing(ids)).toBe(true);
@@ -92,9 +66,9 @@ for (const kind of kinds) {
     });
 
     it('a conflict storm: 50 processes start at once on a fresh tag and draw', async () => {
-      await create(server.url, 'storm');
+      await create(suite.server.url, 'storm');
       const results = await many(50, {
-        store: server.url,
+        store: suite.server.url,
         tag: 'storm',
         count: 2000,
         step: 100,
@@ -111,43 +85,27 @@ for (const kind of kinds) {
 
 // The same run on each SQL store: the server is killed (a crash, no clean shutdown) while 5
 // processes x 2 generators draw from one tag, and started again on the same data.
-const killable: { name: string; has: () => boolean; start: () => Promise<PostgresServer | MariadbServer> }[] =
-  [
-    { name: 'PostgreSQL', has: hasPostgres, start: () => startPostgres({ allowExternal: false }) },
-    {
-      name: 'MySQL (MariaDB, leaf_alloc)',
-      has: hasMariadb,
-      start: () => startMariadb({ allowExternal: false }),
-    },
-  ];
-
-for (const kind of killable) {
+for (const kind of [storeServers.postgres, storeServers.mariadb]) {
   describe.skipIf(!kind.has())(`${kind.name} killed mid-run`, () => {
-    let server: PostgresServer | MariadbServer;
-    beforeAll(async () => {
-      server = await kind.start();
-    });
-    afterAll(async () => {
-      await server?.close();
-    });
+    const suite = serverForSuite(() => kind.start({ allowExternal: false }));
 
     it('no duplicate, no loss beyond the buffers and one segment per generator, typed errors while both buffers are dry', async () => {
       const step = 500;
       const generators = 2;
       const job: DrawJob = {
-        store: server.url,
+        store: suite.server.url,
         tag: 'killed',
         step,
         fixedStep: true,
         paceEvery: 50,
         generators,
       };
-      const drawers = await drawThenKill(server, job, 5);
+      const drawers = await drawThenKill(suite.server, job, 5);
       // Each generator drains its two buffers (at most 1,000 IDs), then fails with
       // StoreUnavailableError until the server is back, and draws again once it is: each process
       // says when all its generators got there (no guess of how long a busy machine takes).
       await Promise.all(drawers.map((d) => d.saw('unavailable')));
-      await server.start();
+      await suite.server.start();
       await Promise.all(drawers.map((d) => d.saw('resumed')));
       for (const d of drawers) d.stop();
       const results = await Promise.all(drawers.map((d) => d.done));
@@ -176,27 +134,21 @@ for (const kind of killable) {
 }
 
 describe.skipIf(!hasRedis())('Redis (no persistence) killed mid-run', () => {
-  let server: RedisServer;
-  beforeAll(async () => {
-    server = await startRedis({ allowExternal: false });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const suite = serverForSuite(() => startRedis({ allowExternal: false }));
 
   it('after the restart the tag is gone: UnknownTagError, never the IDs from 1 again', async () => {
     const job: DrawJob = {
-      store: server.url,
+      store: suite.server.url,
       tag: 'forgotten',
       step: 500,
       fixedStep: true,
       paceEvery: 50,
     };
-    const drawers = await drawThenKill(server, job, 4);
+    const drawers = await drawThenKill(suite.server, job, 4);
     // Down until one process has drained its buffers and been refused (the rest may still be
     // drawing from theirs).
     await Promise.any(drawers.map((d) => d.saw('unavailable')));
-    await server.start();
+    await suite.server.start();
     const results = await Promise.all(drawers.map((d) => d.done));
     const { duplicates } = union(results.map((r) => r.ids));
     expect(duplicates).toEqual([]);

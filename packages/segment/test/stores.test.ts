@@ -9,9 +9,7 @@ import {
   hasMariadb,
   hasPostgres,
   hasRedis,
-  type MariadbServer,
-  type PostgresServer,
-  type RedisServer,
+  serverForSuite,
   startMariadb,
   startPostgres,
   startRedis,
@@ -46,48 +44,42 @@ function disjoint(ranges: readonly SegmentRange[]): boolean {
 /** The contract every store keeps, run against each (`raises`: createTag moves a tag up). */
 function contract(name: string, open: () => Promise<SegmentStore>, raises = true) {
   describe(`${name}: the store contract`, () => {
-    let store: SegmentStore;
-    beforeAll(async () => {
-      store = await open();
-    });
-    afterAll(async () => {
-      await store?.close();
-    });
+    const store = serverForSuite(open);
 
     it('registers a tag once: a second createTag (a lower after) is refused and changes nothing', async () => {
-      await store.createTag('once', { after: 41n, step: 10 });
-      const again = await store.createTag('once', { after: 0n, step: 10 }).catch((e: unknown) => e);
+      await store.server.createTag('once', { after: 41n, step: 10 });
+      const again = await store.server.createTag('once', { after: 0n, step: 10 }).catch((e: unknown) => e);
       expect(again).toBeInstanceOf(TagExistsError);
       expect((again as TagExistsError).code).toBe('ERR_IDS_SEGMENT_TAG_EXISTS');
-      const range = await store.allocate('once', 10);
+      const range = await store.server.allocate('once', 10);
       expect(range.first).toBeGreaterThan(41n);
     });
 
     it('createTag again is refused at or below what was handed out, and raises the tag above it', async () => {
-      await store.createTag('again', { after: 0n });
-      const { last } = await store.allocate('again', 10);
+      await store.server.createTag('again', { after: 0n });
+      const { last } = await store.server.allocate('again', 10);
       for (const after of [0n, 1n, last - 1n, last]) {
-        const error = await store.createTag('again', { after }).catch((e: unknown) => e);
+        const error = await store.server.createTag('again', { after }).catch((e: unknown) => e);
         expect(error, String(after)).toBeInstanceOf(TagExistsError);
         if (raises) expect((error as Error).message).toContain(`up to ${last}; expected after above ${last}`);
       }
-      const next = await store.allocate('again', 10);
+      const next = await store.server.allocate('again', 10);
       expect(next.first).toBe(last + 1n);
       // Above the latest range: a store may hand out more than 10 (leaf_alloc's step is a minimum).
       if (!raises) {
         // A sequence is never moved, not even up.
-        await expect(store.createTag('again', { after: next.last + 1000n })).rejects.toBeInstanceOf(
+        await expect(store.server.createTag('again', { after: next.last + 1000n })).rejects.toBeInstanceOf(
           TagExistsError,
         );
         return;
       }
-      await store.createTag('again', { after: next.last + 1000n });
-      expect((await store.allocate('again', 10)).first).toBe(next.last + 1001n);
+      await store.server.createTag('again', { after: next.last + 1000n });
+      expect((await store.server.allocate('again', 10)).first).toBe(next.last + 1001n);
     });
 
     it('20 createTag at once on a fresh tag: one creates it, 19 are refused', async () => {
       const results = await Promise.allSettled(
-        Array.from({ length: 20 }, () => store.createTag('contested', { after: 0n })),
+        Array.from({ length: 20 }, () => store.server.createTag('contested', { after: 0n })),
       );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       for (const r of results) {
@@ -102,20 +94,20 @@ function contract(name: string, open: () => Promise<SegmentStore>, raises = true
       ['5', /received "5" \(string\)/],
       [undefined, /received undefined/],
     ])('createTag after %s: InvalidArgumentError saying expected and received', async (after, message) => {
-      const error = await store.createTag('typed', { after } as never).catch((e: unknown) => e);
+      const error = await store.server.createTag('typed', { after } as never).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidArgumentError);
       expect((error as Error).message).toMatch(message);
-      await expect(store.allocate('typed', 10)).rejects.toBeInstanceOf(UnknownTagError);
+      await expect(store.server.allocate('typed', 10)).rejects.toBeInstanceOf(UnknownTagError);
     });
 
     it('300 allocations at once get disjoint ranges', async () => {
-      await store.createTag('racy', { after: 0n, step: 10 });
-      const ranges = await Promise.all(Array.from({ length: 300 }, () => store.allocate('racy', 10)));
+      await store.server.createTag('racy', { after: 0n, step: 10 });
+      const ranges = await Promise.all(Array.from({ length: 300 }, () => store.server.allocate('racy', 10)));
       expect(disjoint(ranges)).toBe(true);
     });
 
     it('an unregistered tag: UnknownTagError', async () => {
-      await expect(store.allocate('nobody', 10)).rejects.toBeInstanceOf(UnknownTagError);
+      await expect(store.server.allocate('nobody', 10)).rejects.toBeInstanceOf(UnknownTagError);
     });
   });
 }
@@ -123,21 +115,17 @@ function contract(name: string, open: () => Promise<SegmentStore>, raises = true
 contract('pglite (in memory)', () => pgliteStore());
 
 describe.skipIf(!hasPostgres())('PostgreSQL', () => {
-  let server: PostgresServer;
+  const suite = serverForSuite(startPostgres);
   const databases = ['shard0', 'shard1'];
-  const urlOf = (db: string) => server.url.replace(/\/postgres$/, `/${db}`);
+  const urlOf = (db: string) => suite.server.url.replace(/\/postgres$/, `/${db}`);
   beforeAll(async () => {
-    server = await startPostgres();
-    const admin = new pg.Client({ connectionString: server.url });
+    const admin = new pg.Client({ connectionString: suite.server.url });
     await admin.connect();
     for (const db of databases) await admin.query(`CREATE DATABASE ${db}`).catch(() => undefined);
     await admin.end();
   });
-  afterAll(async () => {
-    await server?.close();
-  });
 
-  contract('postgres table', () => postgresStore({ connectionString: server.url }));
+  contract('postgres table', () => postgresStore({ connectionString: suite.server.url }));
   contract(
     'postgres sequence',
     () =>
@@ -170,7 +158,7 @@ describe.skipIf(!hasPostgres())('PostgreSQL', () => {
   });
 
   it("a user's own pg Pool works and is left open", async () => {
-    const pool = new pg.Pool({ connectionString: server.url });
+    const pool = new pg.Pool({ connectionString: suite.server.url });
     // Like any pool a user owns, it needs its own 'error' listener: an idle client's error
     // (the server stopping at the end of the suite) is passed on to the pool's 'error' event.
     pool.on('error', () => undefined);
@@ -185,32 +173,30 @@ describe.skipIf(!hasPostgres())('PostgreSQL', () => {
   });
 
   it('openSegmentStore picks the store from the URL', async () => {
-    const store = await openSegmentStore(server.url);
+    const store = await openSegmentStore(suite.server.url);
     expect(store.kind).toBe('postgres');
     await store.close();
   });
 });
 
 describe.skipIf(!hasRedis())('Redis', () => {
-  let server: RedisServer;
+  const suite = serverForSuite(startRedis);
   let redis: Redis;
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.url);
+  beforeAll(() => {
+    redis = new Redis(suite.server.url);
     redis.on('error', () => undefined); // the restart test stops the server under it
   });
-  afterAll(async () => {
+  afterAll(() => {
     redis?.disconnect();
-    await server?.close();
   });
 
-  contract('redis', () => redisStore({ url: server.url }));
+  contract('redis', () => redisStore({ url: suite.server.url }));
 
   // Issue 22 item 3: the database of the URL was dropped to 0 when the server did not have it.
   it('a database the server does not have: RedisDatabaseError, from redisStore and openSegmentStore', async () => {
     for (const open of [
-      () => redisStore({ url: `${server.url}/99` }),
-      () => openSegmentStore(`${server.url}/99`),
+      () => redisStore({ url: `${suite.server.url}/99` }),
+      () => openSegmentStore(`${suite.server.url}/99`),
     ]) {
       const error = await open().then(
         () => undefined,
@@ -233,16 +219,16 @@ describe.skipIf(!hasRedis())('Redis', () => {
   });
 
   it.each(['abc', '-1'])('a database %j in the URL: InvalidArgumentError', async (db) => {
-    await expect(openSegmentStore(`${server.url}/${db}`)).rejects.toThrow(InvalidArgumentError);
-    await expect(openSegmentStore(`${server.url}/${db}`)).rejects.toThrow(
+    await expect(openSegmentStore(`${suite.server.url}/${db}`)).rejects.toThrow(InvalidArgumentError);
+    await expect(openSegmentStore(`${suite.server.url}/${db}`)).rejects.toThrow(
       `expected a database number from 0 to 2,147,483,647, received "${db}" (string)`,
     );
   });
 
   it('a database the server has: the tag lives there', async () => {
-    const store = await openSegmentStore(`${server.url}/5`);
+    const store = await openSegmentStore(`${suite.server.url}/5`);
     await store.createTag('in-db-5', { after: 41n, step: 1 });
-    const db5 = new Redis(`${server.url}/5`);
+    const db5 = new Redis(`${suite.server.url}/5`);
     expect(await db5.get('ids:segment:in-db-5')).toBe('41');
     expect(await redis.exists('ids:segment:in-db-5')).toBe(0);
     db5.disconnect();
@@ -254,7 +240,7 @@ describe.skipIf(!hasRedis())('Redis', () => {
     ['a negative value', '-500'],
     ['no room for the step', '9223372036854775800'],
   ])('%s: StoreCorruptError', async (_, value) => {
-    const store = await redisStore({ url: server.url });
+    const store = await redisStore({ url: suite.server.url });
     await redis.set('ids:segment:bad', value);
     await expect(Segments.create({ store, tag: 'bad', step: 100 })).rejects.toBeInstanceOf(StoreCorruptError);
     await store.close();
@@ -263,13 +249,13 @@ describe.skipIf(!hasRedis())('Redis', () => {
   it.skipIf(process.env.REDIS_URL)(
     'Redis restarted empty: no ID at or below the last issued is served again, until created above it',
     async () => {
-      const store = await redisStore({ url: server.url });
+      const store = await redisStore({ url: suite.server.url });
       await store.createTag('forgets', { after: 0n });
       const running = await Segments.create({ store, tag: 'forgets', step: 100, maxStep: 100 });
       const before = await running.nextIds(150);
       const last = before.at(-1)!;
-      await server.stop();
-      await server.start();
+      await suite.server.stop();
+      await suite.server.start();
       // The running process serves what its buffers hold (above `last`), then the typed error.
       // While the client reconnects the store is unavailable: asked again, as a caller would.
       const after: bigint[] = [];
@@ -308,7 +294,7 @@ describe.skipIf(!hasRedis())('Redis', () => {
   );
 
   it('IDs past 2^53 stay exact', async () => {
-    const store = await redisStore({ url: server.url });
+    const store = await redisStore({ url: suite.server.url });
     await store.createTag('big', { after: 2n ** 60n });
     const segments = await Segments.create({ store, tag: 'big', step: 10 });
     expect(await segments.nextIds(3)).toEqual([2n ** 60n + 1n, 2n ** 60n + 2n, 2n ** 60n + 3n]);
@@ -317,14 +303,13 @@ describe.skipIf(!hasRedis())('Redis', () => {
 });
 
 describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
-  let server: MariadbServer;
+  const suite = serverForSuite(startMariadb);
   let admin: Pool;
   const databases = ['leafdb', 'ticket0', 'ticket1', 'ticket2', 'replan'];
-  const urlOf = (db: string) => server.url.replace(/\/ids$/, `/${db}`);
+  const urlOf = (db: string) => suite.server.url.replace(/\/ids$/, `/${db}`);
   beforeAll(async () => {
-    server = await startMariadb();
     admin = createPool({
-      uri: server.url,
+      uri: suite.server.url,
       connectionLimit: 2,
       supportBigNumbers: true,
       bigNumberStrings: true,
@@ -333,7 +318,6 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
   });
   afterAll(async () => {
     await admin?.end();
-    await server?.close();
   });
 
   /**
@@ -348,8 +332,12 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
     return pool;
   }
 
-  contract('mysql leaf_alloc', () => mysqlStore({ connectionString: server.url }));
-  contract('mysql ticket table', () => mysqlStore({ connectionString: server.url, scheme: 'ticket' }), false);
+  contract('mysql leaf_alloc', () => mysqlStore({ connectionString: suite.server.url }));
+  contract(
+    'mysql ticket table',
+    () => mysqlStore({ connectionString: suite.server.url, scheme: 'ticket' }),
+    false,
+  );
 
   it("Leaf's own table and row: the first ID lies above its max_id, Leaf's step is the minimum, update_time moves", async () => {
     // The table as Leaf's README creates it, and a row as Leaf leaves it after issuing up to 999,999.
@@ -496,6 +484,52 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
     await store.close();
   });
 
+  it('ticket table: an allocation chosen as a deadlock victim runs again; 50 in a row is StoreUnavailableError', async () => {
+    // The fault at the seam: a real pool whose REPLACE answers InnoDB's deadlock error (1213,
+    // what concurrent REPLACEs of one tag meet on a busy server) while `victims` is above 0.
+    const pool = createPool({ uri: urlOf('ticket0'), connectionLimit: 2 });
+    let victims = 0;
+    const client = {
+      async getConnection() {
+        const conn = await pool.getConnection();
+        return new Proxy(conn, {
+          get(target, key) {
+            if (key === 'execute') {
+              return (options: { sql: string }, values?: unknown[]) => {
+                if (victims > 0 && options.sql.startsWith('REPLACE')) {
+                  victims--;
+                  const deadlock = new Error('Deadlock found when trying to get lock; try restarting transaction');
+                  return Promise.reject(Object.assign(deadlock, { errno: 1213, code: 'ER_LOCK_DEADLOCK' }));
+                }
+                return target.execute(options, values as never);
+              };
+            }
+            const value = Reflect.get(target, key);
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        });
+      },
+    };
+    const store = await mysqlStore({ client: client as never, scheme: 'ticket', table: 'victims' });
+    await store.createTag('t', { after: 0n });
+    victims = 3;
+    const first = await store.allocate('t', 1);
+    expect(victims).toBe(0);
+    expect((await store.allocate('t', 1)).first).toBeGreaterThan(first.last);
+
+    victims = 50;
+    const error = await store.allocate('t', 1).catch((e: unknown) => e);
+    expect(victims).toBe(0);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as Error).message).toMatch(/expected an allocation to get through, received 50 deadlocks in a row/);
+    expect(((error as Error).cause as { errno?: number }).errno).toBe(1213);
+    // Nothing of the victims was written: the next allocation follows the last one issued.
+    const after = await store.allocate('t', 1);
+    expect(after.first).toBeGreaterThan(first.last);
+    await store.close();
+    await pool.end();
+  });
+
   it('step/offset: servers 1 and 2 of 2 interleave with no collision; offset 3 of 2, or a changed plan, is refused', async () => {
     const pools = [serverPool('ticket1', 2, 1), serverPool('ticket2', 2, 2)];
     const stores = await Promise.all(
@@ -537,7 +571,7 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
 
   it('IDs past 2^53 stay exact (leaf and ticket)', async () => {
     for (const scheme of ['leaf', 'ticket'] as const) {
-      const store = await mysqlStore({ connectionString: server.url, scheme, table: `big_${scheme}` });
+      const store = await mysqlStore({ connectionString: suite.server.url, scheme, table: `big_${scheme}` });
       await store.createTag('big', { after: 2n ** 60n, step: 10 });
       const segments = await Segments.create({ store, tag: 'big', step: 10 });
       const ids = await segments.nextIds(3);

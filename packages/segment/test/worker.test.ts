@@ -5,14 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError, MachineIdProviderError } from '@ids/engine';
 import { KeptFallbackError } from '@ids/machine-file';
-import {
-  hasMariadb,
-  hasPostgres,
-  type MariadbServer,
-  type PostgresServer,
-  startMariadb,
-  startPostgres,
-} from '@ids/test-services';
+import { hasMariadb, hasPostgres, serverForSuite, startMariadb, startPostgres } from '@ids/test-services';
 import { createPool, type Pool } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,12 +45,12 @@ async function expectRefusedPastField(
 }
 
 describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
-  let server: PostgresServer;
-  let pool: pg.Pool;
   const tmp = scratch();
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = new pg.Pool({ connectionString: server.url, max: 20 });
+  afterAll(() => tmp.remove());
+  const suite = serverForSuite(startPostgres);
+  let pool: pg.Pool;
+  beforeAll(() => {
+    pool = new pg.Pool({ connectionString: suite.server.url, max: 20 });
     // Clients the pool lets go on end() are closed after end() resolves; the server stopping
     // meanwhile must not raise an unhandled 'error' on them. An idle client's error is passed on
     // to the pool's 'error' event, which throws when the pool has no listener of its own.
@@ -66,8 +59,6 @@ describe.skipIf(!hasPostgres())('sqlMachineId on PostgreSQL', () => {
   });
   afterAll(async () => {
     await pool?.end();
-    await server?.close();
-    tmp.remove();
   });
 
   it('20 hosts registering at once get 20 distinct numbers, 0 to 19, each kept in its file', async () => {
@@ -142,22 +133,20 @@ function workerProcess(job: { url: string; path: string; table: string; address:
 }
 
 describe.skipIf(!hasMariadb())('mysqlMachineId on MySQL (MariaDB)', () => {
-  let server: MariadbServer;
-  let pool: Pool;
   const tmp = scratch();
-  beforeAll(async () => {
-    server = await startMariadb();
-    pool = createPool({ uri: server.url, connectionLimit: 8 });
+  afterAll(() => tmp.remove());
+  const suite = serverForSuite(startMariadb);
+  let pool: Pool;
+  beforeAll(() => {
+    pool = createPool({ uri: suite.server.url, connectionLimit: 8 });
   });
   afterAll(async () => {
     await pool?.end();
-    await server?.close();
-    tmp.remove();
   });
 
   it('two processes on one host with the same address get distinct IDs; a restart reads its file, no new row', async () => {
     const job = (name: string) => ({
-      url: server.url,
+      url: suite.server.url,
       path: join(tmp.dir, name, 'machine-id'),
       table: 'workers',
       address: '10.0.0.7',

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import { hasRedis, serverForSuite, startRedis } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BinRun, call, createTags, scratch, startBin } from './helpers.js';
 
@@ -115,24 +115,22 @@ describe('a loopback server with two machine IDs and nothing else', () => {
 });
 
 describe.skipIf(!hasRedis())('a server with a token, tokens on Redis and segment IDs on PGlite', () => {
-  let redis: RedisServer;
+  const redis = serverForSuite(startRedis);
   let run: BinRun;
   const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
   beforeAll(async () => {
-    redis = await startRedis();
     const store = `pglite:${scratch()}`;
     await createTags(store, ['orders', 'invoices']);
     run = await startBin({
       IDS_CLAIM_DIR: scratch(),
       IDS_AUTH_TOKEN: TOKEN,
-      IDS_REDIS_URL: redis.url,
+      IDS_REDIS_URL: redis.server.url,
       IDS_SEGMENT_STORE: store,
       IDS_SEGMENT_TAGS: 'orders,invoices',
     });
   }, 180_000);
   afterAll(async () => {
     await run?.stop();
-    await redis?.close();
   });
 
   it('its OpenAPI document (token and segment routes, bearer required) passes redocly lint without a warning', async () => {

@@ -1,10 +1,10 @@
 // The etcd machine-ID source through the bin, against a real etcd on a loopback port.
-import { type EtcdCluster, hasEtcd, startEtcd } from '@ids/test-services';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasEtcd, serverForSuite, startEtcd } from '@ids/test-services';
+import { describe, expect, it } from 'vitest';
 import { call, startBin } from './helpers.js';
 
 /** The claim keys under the default prefix, through etcd's JSON gateway. */
-async function claimKeys(): Promise<string[]> {
+async function claimKeys(etcdUrl: string): Promise<string[]> {
   const b64 = (text: string) => Buffer.from(text).toString('base64');
   const res = await fetch(`${etcdUrl}/v3/kv/range`, {
     method: 'POST',
@@ -19,22 +19,14 @@ async function claimKeys(): Promise<string[]> {
     .map((kv) => Buffer.from(kv.key, 'base64').toString())
     .filter((key) => !key.startsWith('/ids/machine-id/time/'));
 }
-let etcdUrl = '';
-
 describe.skipIf(!hasEtcd())('ids-server --machine-id-source etcd', () => {
-  let etcd: EtcdCluster;
-  beforeAll(async () => {
-    etcd = await startEtcd();
-    etcdUrl = etcd.endpoints[0] as string;
-  });
-  afterAll(async () => {
-    await etcd?.stop();
-  });
+  const etcd = serverForSuite(startEtcd, { stop: (cluster) => cluster.stop() });
+  const claimed = () => claimKeys(etcd.server.endpoints[0] as string);
 
   it('two servers of two machine IDs each hold four distinct leases, serve unique IDs, and free them on SIGTERM', async () => {
     const env = {
       IDS_MACHINE_ID_SOURCE: 'etcd',
-      IDS_ETCD_ENDPOINTS: etcd.endpoints.join(','),
+      IDS_ETCD_ENDPOINTS: etcd.server.endpoints.join(','),
       IDS_MACHINES: '2',
     };
     const [a, b] = await Promise.all([startBin(env), startBin(env)]);
@@ -48,12 +40,12 @@ describe.skipIf(!hasEtcd())('ids-server --machine-id-source etcd', () => {
       ids.push(...(await call(run.url, 'GET', '/ids?count=500')).json.ids);
     }
     expect(new Set(machines).size).toBe(4);
-    expect(await claimKeys()).toHaveLength(4);
+    expect(await claimed()).toHaveLength(4);
     expect(new Set(ids).size).toBe(1000);
     const t0 = performance.now();
     expect(await Promise.all([a!.stop(), b!.stop()])).toEqual([0, 0]);
     expect(performance.now() - t0).toBeLessThan(10_000);
     // Released: no claim key is left under the prefix (the time records stay, for successors).
-    expect(await claimKeys()).toEqual([]);
+    expect(await claimed()).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 // Idempotency-Key on GET /ids through a real ids-server process and a real Redis: a retried
 // batch gets the IDs of its first try, never new ones.
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import { hasRedis, serverForSuite, startRedis } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BinRun, call, expectError, matchesSpec, type Reply, scratch, startBin } from './helpers.js';
 
@@ -13,19 +13,17 @@ async function issued(url: string): Promise<number> {
 }
 
 describe.skipIf(!hasRedis())('Idempotency-Key on GET /ids, with the server on Redis', () => {
-  let redis: RedisServer;
+  const redis = serverForSuite(startRedis);
   let run: BinRun;
   // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by key
   let doc: any;
 
   beforeAll(async () => {
-    redis = await startRedis();
-    run = await startBin({ IDS_CLAIM_DIR: scratch(), IDS_REDIS_URL: redis.url });
+    run = await startBin({ IDS_CLAIM_DIR: scratch(), IDS_REDIS_URL: redis.server.url });
     doc = (await call(run.url, 'GET', '/openapi.json')).json;
   });
   afterAll(async () => {
     await run?.stop();
-    await redis?.close();
   });
 
   /** GET /ids with the header (and a body), its reply checked against the document unless `unchecked`. */

@@ -1,6 +1,6 @@
 // The redis machine-ID source through the bin, against a real Redis on a free loopback port.
 // Claims use a 2 s TTL: a fresh ID (no recorded time) is held back one TTL before use.
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import { hasRedis, serverForSuite, startRedis } from '@ids/test-services';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BinRun, call, runBin, scratch, startBin } from './helpers.js';
@@ -8,7 +8,7 @@ import { type BinRun, call, runBin, scratch, startBin } from './helpers.js';
 const PREFIX = '{ids:machine-id}';
 
 describe.skipIf(!hasRedis())('ids-server --machine-id-source redis', () => {
-  let redis: RedisServer;
+  const redis = serverForSuite(startRedis);
   let client: Redis;
   let runs: BinRun[] = [];
   /** The claim keys (not the recorded times, not the index). */
@@ -16,12 +16,11 @@ describe.skipIf(!hasRedis())('ids-server --machine-id-source redis', () => {
     (await client.keys(`${PREFIX}:*`)).filter((key) => /^\{ids:machine-id\}:\d+$/.test(key)).sort();
 
   beforeAll(async () => {
-    redis = await startRedis();
-    client = new Redis(redis.url);
+    client = new Redis(redis.server.url);
     const env = {
       IDS_CLAIM_DIR: scratch(),
       IDS_MACHINE_ID_SOURCE: 'redis',
-      IDS_MACHINE_ID_REDIS_URL: redis.url,
+      IDS_MACHINE_ID_REDIS_URL: redis.server.url,
       IDS_MACHINE_ID_TTL_SECONDS: '2',
     };
     runs = await Promise.all([startBin(env, ['--machines', '2']), startBin(env, ['--machines', '2'])]);
@@ -29,7 +28,6 @@ describe.skipIf(!hasRedis())('ids-server --machine-id-source redis', () => {
   afterAll(async () => {
     await Promise.all(runs.map((run) => run.stop()));
     client?.disconnect();
-    await redis?.close();
   });
 
   it('two servers with --machines 2 hold four distinct IDs in Redis and serve unique IDs', async () => {
@@ -107,7 +105,7 @@ describe.skipIf(!hasRedis())('ids-server --machine-id-source redis', () => {
     expect(bad.err).toMatch(
       /expected a Redis URL \(--machine-id-redis, --redis or IDS_REDIS_URL\), received none/,
     );
-    const ttl = await runBin({ IDS_CLAIM_DIR: scratch(), IDS_MACHINE_ID_REDIS_URL: redis.url }, [
+    const ttl = await runBin({ IDS_CLAIM_DIR: scratch(), IDS_MACHINE_ID_REDIS_URL: redis.server.url }, [
       '--machine-id-source',
       'redis',
       '--machine-id-ttl',

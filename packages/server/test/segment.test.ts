@@ -2,17 +2,7 @@
 // a real PostgreSQL, MySQL (MariaDB) and Redis started on free loopback ports.
 import { readFileSync } from 'node:fs';
 import { TagExistsError } from '@ids/segment';
-import {
-  hasMariadb,
-  hasPostgres,
-  hasRedis,
-  type MariadbServer,
-  type PostgresServer,
-  type RedisServer,
-  startMariadb,
-  startPostgres,
-  startRedis,
-} from '@ids/test-services';
+import { hasRedis, serverForSuite, startRedis, storeServers } from '@ids/test-services';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -165,25 +155,14 @@ describe('segment routes on PGlite (a temporary directory)', () => {
 });
 
 // The same routes on each SQL server: `--segment-store postgres://...` and `mysql://...`.
-const sqlServers: {
-  name: string;
-  has: () => boolean;
-  external: string;
-  start: () => Promise<PostgresServer | MariadbServer>;
-}[] = [
-  { name: 'PostgreSQL', has: hasPostgres, external: 'DATABASE_URL', start: () => startPostgres() },
-  { name: 'MySQL (MariaDB)', has: hasMariadb, external: 'MYSQL_URL', start: () => startMariadb() },
-];
-
-for (const kind of sqlServers) {
+for (const kind of [storeServers.postgres, storeServers.mariadb]) {
   describe.skipIf(!kind.has())(`segment routes on a real ${kind.name}`, () => {
-    let db: PostgresServer | MariadbServer;
+    const db = serverForSuite(() => kind.start());
     let runs: BinRun[] = [];
     beforeAll(async () => {
-      db = await kind.start();
-      await createTags(db.url, ['orders', 'later']);
+      await createTags(db.server.url, ['orders', 'later']);
       // `later` is created but not configured: its first segment is fetched on its first request.
-      const env = { IDS_SEGMENT_STORE: db.url, IDS_SEGMENT_TAGS: 'orders' };
+      const env = { IDS_SEGMENT_STORE: db.server.url, IDS_SEGMENT_TAGS: 'orders' };
       runs = await Promise.all([
         startBin({ ...env, IDS_CLAIM_DIR: scratch() }),
         startBin({ ...env, IDS_CLAIM_DIR: scratch() }),
@@ -191,7 +170,6 @@ for (const kind of sqlServers) {
     });
     afterAll(async () => {
       await Promise.all(runs.map((run) => run.stop()));
-      await db?.close();
     });
 
     it('two server processes on one store: every ID distinct', async () => {
@@ -204,7 +182,7 @@ for (const kind of sqlServers) {
       'store down: 503 ERR_IDS_SEGMENT_STORE_UNAVAILABLE for a tag not yet buffered; back with the store',
       async () => {
         const run = runs[0]!;
-        await db.stop();
+        await db.server.stop();
         try {
           const reply = await call(run.url, 'GET', '/api/segment/get/later');
           expectError(reply, 503, 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE');
@@ -212,7 +190,7 @@ for (const kind of sqlServers) {
           // IDs of the generators do not need the store.
           expect((await call(run.url, 'GET', '/id')).status).toBe(200);
         } finally {
-          await db.start();
+          await db.server.start();
         }
         const back = await call(run.url, 'GET', '/api/segment/get/later');
         expect(back.status, back.text).toBe(200);
@@ -222,13 +200,12 @@ for (const kind of sqlServers) {
 }
 
 describe.skipIf(!hasRedis())('segment routes on a real Redis', () => {
-  let redis: RedisServer;
+  const redis = serverForSuite(startRedis);
   let runs: BinRun[] = [];
   beforeAll(async () => {
-    redis = await startRedis();
-    await createTags(redis.url, ['orders', 'later']);
+    await createTags(redis.server.url, ['orders', 'later']);
     // `later` is created but not configured: its first segment is fetched on its first request.
-    const args = ['--segment-store', redis.url, '--segment-tags', 'orders'];
+    const args = ['--segment-store', redis.server.url, '--segment-tags', 'orders'];
     runs = await Promise.all([
       startBin({ IDS_CLAIM_DIR: scratch() }, args),
       startBin({ IDS_CLAIM_DIR: scratch() }, args),
@@ -236,7 +213,6 @@ describe.skipIf(!hasRedis())('segment routes on a real Redis', () => {
   });
   afterAll(async () => {
     await Promise.all(runs.map((run) => run.stop()));
-    await redis?.close();
   });
 
   it('two server processes on one store: every ID distinct', async () => {
@@ -248,7 +224,7 @@ describe.skipIf(!hasRedis())('segment routes on a real Redis', () => {
     'store down: 503 ERR_IDS_SEGMENT_STORE_UNAVAILABLE, answered at once; back with the store',
     async () => {
       const run = runs[1]!;
-      await redis.stop();
+      await redis.server.stop();
       try {
         const t0 = performance.now();
         expectError(
@@ -258,7 +234,7 @@ describe.skipIf(!hasRedis())('segment routes on a real Redis', () => {
         );
         expect(performance.now() - t0).toBeLessThan(10_000);
       } finally {
-        await redis.start();
+        await redis.server.start();
       }
       // The client reconnects with backoff: 503 until it has. Redis ran without persistence, so
       // it forgot the tag, which is then unknown rather than 1 again.
@@ -275,27 +251,23 @@ describe.skipIf(!hasRedis())('segment routes on a real Redis', () => {
 describe.skipIf(!hasRedis() || process.env.REDIS_URL)(
   'a Redis without persistence that forgot its tags',
   () => {
-    let redis: RedisServer;
+    const redis = serverForSuite(() => startRedis({ allowExternal: false }));
     let run: BinRun | undefined;
-    const args = () => ['--segment-store', redis.url, '--segment-tags', 'orders'];
-    beforeAll(async () => {
-      redis = await startRedis({ allowExternal: false });
-    });
+    const args = () => ['--segment-store', redis.server.url, '--segment-tags', 'orders'];
     afterAll(async () => {
       await run?.stop();
-      await redis?.close();
     });
 
     it('restarted empty, the server restarted with the same flags: no ID at or below the last issued, 404 until created above it', async () => {
-      await createTags(redis.url, ['orders']);
+      await createTags(redis.server.url, ['orders']);
       run = await startBin({ IDS_CLAIM_DIR: scratch() }, args());
       const before = await load([run], 'orders');
       let last = 0n;
       for (const id of before) if (id > last) last = id;
       expect(last).toBeGreaterThanOrEqual(BigInt(before.length));
       expect(await run.stop()).toBe(0);
-      await redis.stop();
-      await redis.start(); // no persistence: every key is gone
+      await redis.server.stop();
+      await redis.server.start(); // no persistence: every key is gone
       run = await startBin({ IDS_CLAIM_DIR: scratch() }, args());
       expect(run.err()).toMatch(/ERR_IDS_SEGMENT_UNKNOWN_TAG: tag "orders" in redis key ids:segment:orders/);
       const replies = await Promise.all(
@@ -308,11 +280,11 @@ describe.skipIf(!hasRedis() || process.env.REDIS_URL)(
       }
       expect((await call(run.url, 'GET', '/id')).status).toBe(200);
       // The operator creates it once, above the highest ID issued; the running server serves it.
-      await createTags(redis.url, ['orders'], last);
+      await createTags(redis.server.url, ['orders'], last);
       const after = await load([run], 'orders');
       for (const id of after) expect(id).toBeGreaterThan(last);
       // Creating it again, even from 0, is refused: the tag now exists.
-      await expect(createTags(redis.url, ['orders'])).rejects.toBeInstanceOf(TagExistsError);
+      await expect(createTags(redis.server.url, ['orders'])).rejects.toBeInstanceOf(TagExistsError);
       const later = BigInt((await call(run.url, 'GET', '/api/segment/get/orders')).json.id);
       expect(later).toBeGreaterThan(last);
     }, 120_000);

@@ -1,6 +1,6 @@
 // Idempotency tokens against a real Redis (started on a free loopback port), through the bin.
 import { Agent } from 'node:http';
-import { hasRedis, type RedisServer, startRedis } from '@ids/test-services';
+import { hasRedis, serverForSuite, startRedis } from '@ids/test-services';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,22 +17,24 @@ import {
 } from './helpers.js';
 
 describe.skipIf(!hasRedis())('idempotency tokens on Redis', () => {
-  let redis: RedisServer;
+  const redis = serverForSuite(startRedis);
   let run: BinRun;
   let client: Redis;
   // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by key
   let doc: any;
 
   beforeAll(async () => {
-    redis = await startRedis();
-    run = await startBin({ IDS_CLAIM_DIR: scratch(), IDS_REDIS_URL: redis.url, IDS_TOKEN_TTL_SECONDS: '60' });
-    client = new Redis(redis.url);
+    run = await startBin({
+      IDS_CLAIM_DIR: scratch(),
+      IDS_REDIS_URL: redis.server.url,
+      IDS_TOKEN_TTL_SECONDS: '60',
+    });
+    client = new Redis(redis.server.url);
     doc = (await call(run.url, 'GET', '/openapi.json')).json;
   });
   afterAll(async () => {
     client?.disconnect();
     await run?.stop();
-    await redis?.close();
   });
 
   const issue = async (query = '') => {
@@ -124,9 +126,9 @@ describe.skipIf(!hasRedis())('idempotency tokens on Redis', () => {
   });
 
   it('Redis down: 503 ERR_IDS_TOKEN_STORE at once (no hang); back when Redis is', async () => {
-    if (redis.external) return;
+    if (redis.server.external) return;
     const { json } = await issue();
-    await redis.stop();
+    await redis.server.stop();
     const t0 = performance.now();
     const down = await call(run.url, 'POST', '/tokens');
     expectError(down, 503, 'ERR_IDS_TOKEN_STORE', /the token store \(Redis\) could not store a token/);
@@ -134,26 +136,20 @@ describe.skipIf(!hasRedis())('idempotency tokens on Redis', () => {
     expect(performance.now() - t0).toBeLessThan(2000);
     // IDs do not depend on Redis.
     expect((await call(run.url, 'GET', '/id')).status).toBe(200);
-    await redis.start();
+    await redis.server.start();
     const back = await pollUntil(
       () => call(run.url, 'POST', '/tokens'),
       (reply) => reply.status === 201,
     );
     expect(back.status).toBe(201);
     client.disconnect();
-    client = new Redis(redis.url);
+    client = new Redis(redis.server.url);
   });
 });
 
 // Issue 22 item 3: the database in the URL was dropped to 0 when the server did not have it.
 describe.skipIf(!hasRedis())('the database in IDS_REDIS_URL', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await redis?.close();
-  });
+  const redis = serverForSuite(startRedis);
 
   it.each([
     ['99', /ERR_IDS_REDIS_DATABASE: .*received database 99: the server has databases 0 to 15/],
@@ -162,7 +158,11 @@ describe.skipIf(!hasRedis())('the database in IDS_REDIS_URL', () => {
       /ERR_IDS_INVALID_ARGUMENT: url: the database of .*: expected a database number from 0 to 2,147,483,647, received "abc"/,
     ],
   ])('database %s: the start stops with exit 1 and the typed error', async (db, message) => {
-    const result = await runBin({ PORT: '0', IDS_MACHINE_ID: '1', IDS_REDIS_URL: `${redis.url}/${db}` });
+    const result = await runBin({
+      PORT: '0',
+      IDS_MACHINE_ID: '1',
+      IDS_REDIS_URL: `${redis.server.url}/${db}`,
+    });
     expect(result.code).toBe(1);
     expect(result.err).toMatch(message);
     expect(result.out).not.toMatch(/listening/);

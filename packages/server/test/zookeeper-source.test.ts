@@ -1,34 +1,35 @@
 // The zookeeper machine-ID source through the bin, against a real ZooKeeper on a free loopback
 // port: each generator holds an ephemeral node of a session of its own.
 import { ZkSession } from '@ids/machine-zookeeper';
-import { hasZookeeper, startZookeeper, type ZookeeperStandalone } from '@ids/test-services';
+import { hasZookeeper, serverForSuite, startZookeeper } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BinRun, call, runBin, scratch, startBin } from './helpers.js';
 
 const CLAIMS = '/ids/machine-id/claims';
 
 describe.skipIf(!hasZookeeper())('ids-server --machine-id-source zookeeper', () => {
-  let zk: ZookeeperStandalone;
-  let admin: ZkSession;
+  const zk = serverForSuite(startZookeeper, {
+    connect: (server) => ZkSession.open(server.connect, { sessionTimeoutMs: 10_000, timeoutMs: 10_000 }),
+    stop: async (server, admin) => {
+      await admin?.close();
+      await server.close();
+    },
+  });
   let run: BinRun;
-  const claimed = async () => ((await admin.getChildren(CLAIMS)) ?? []).map(Number).sort((a, b) => a - b);
+  const claimed = async () => ((await zk.admin.getChildren(CLAIMS)) ?? []).map(Number).sort((a, b) => a - b);
 
   beforeAll(async () => {
-    zk = await startZookeeper();
-    admin = await ZkSession.open(zk.connect, { sessionTimeoutMs: 10_000, timeoutMs: 10_000 });
     run = await startBin({ IDS_CLAIM_DIR: scratch() }, [
       '--machine-id-source',
       'zookeeper',
       '--zookeeper',
-      zk.connect,
+      zk.server.connect,
       '--machines',
       '2',
     ]);
   });
   afterAll(async () => {
     await run?.stop();
-    await admin?.close();
-    await zk?.close();
   });
 
   it('--machines 2 holds two distinct IDs as ZooKeeper claims and serves IDs from them', async () => {

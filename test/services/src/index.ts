@@ -3,7 +3,8 @@
  * port in a temporary directory, and everything started is ended when the test process exits.
  * REDIS_URL / DATABASE_URL / MYSQL_URL / ZOOKEEPER_CONNECT point the tests at servers of the user's own instead.
  * Beside them, what tests put between a client and a server: a TCP proxy that cuts the line,
- * and a fake EC2 metadata service. A private package: none of this ships in a tarball.
+ * and a fake EC2 metadata service; and `serverForSuite`, which holds one of them for the tests
+ * of a describe block. A private package: none of this ships in a tarball.
  */
 
 export { type EtcdCluster, type EtcdMember, hasEtcd, type StartEtcdOptions, startEtcd } from './etcd.js';
@@ -19,6 +20,8 @@ export {
 export { accepts, freePort } from './process.js';
 export { type ProxyMode, TcpProxy } from './proxy.js';
 export { hasRedis, type RedisServer, type StartRedisOptions, startRedis } from './redis.js';
+export { type StoreServerKind, storeServers } from './stores.js';
+export { type SuiteServer, type SuiteServerOptions, serverForSuite } from './suite.js';
 export { hasOpenssl, selfSignedTls, type TestTls } from './tls.js';
 export {
   fourLetters,
