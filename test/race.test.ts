@@ -90,7 +90,7 @@ describe('processes racing for one machine ID', () => {
     ],
   ];
   for (const [label, prepare] of cases) {
-    it(`${RACERS} processes claim ID 5 (${label}): exactly one gets it, the others MachineIdHeldError`, async () => {
+    it(`${RACERS} processes claim ID 5 (${label}): exactly one gets it, the others HeldFileInUseError`, async () => {
       for (let round = 0; round < 2; round++) {
         const dir = tempDir('race');
         prepare(dir);
@@ -98,7 +98,7 @@ describe('processes racing for one machine ID', () => {
         const winners = outcomes.filter((o) => o.ok);
         expect(winners, JSON.stringify(outcomes)).toHaveLength(1);
         for (const loser of outcomes.filter((o) => !o.ok)) {
-          expect(loser.name, loser.message).toBe('MachineIdHeldError');
+          expect(loser.name, loser.message).toBe('HeldFileInUseError');
         }
         // The winners exited normally: the claim is released, and nothing else remains.
         expect(listDir(dir)).toEqual(['5.claim']);

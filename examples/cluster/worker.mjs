@@ -13,7 +13,7 @@ const send = (message) =>
 
 try {
   // Not autoMachineId: on a host with a private IPv4 its chain gives every worker the same ID
-  // (the address's), and the second worker would fail with MachineIdHeldError. See README.md.
+  // (the address's), and the second worker would fail with HeldFileInUseError. See README.md.
   const claim = claimHostMachineId(16, { dir: process.env.IDS_CLAIM_DIR });
   const sonyflake = new Sonyflake({ machineId: claim });
   send({ type: 'claimed', machineId: claim.machineId, trail: claim.describe() });

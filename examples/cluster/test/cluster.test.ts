@@ -8,7 +8,7 @@ import {
   AutoMachineIdError,
   autoMachineId,
   claimHostMachineId,
-  MachineIdHeldError,
+  HeldFileInUseError,
 } from '@ids/machine-file';
 import { compose, decompose, InvalidArgumentError, toTime } from '@ids/sonyflake';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
@@ -92,7 +92,7 @@ describe('examples/cluster', { timeout: 60_000 }, () => {
     }
   });
 
-  it('why the example does not use autoMachineId: with a private IPv4, a second worker of the host gets MachineIdHeldError', async () => {
+  it('why the example does not use autoMachineId: with a private IPv4, a second worker of the host gets HeldFileInUseError', async () => {
     const dir = claimDir();
     const interfaces = () => ({ eth0: [{ address: '10.0.4.7', family: 'IPv4', internal: false }] });
     let first = undefined as unknown as AutoMachineId;
@@ -107,7 +107,7 @@ describe('examples/cluster', { timeout: 60_000 }, () => {
         error = e;
       }
       expect(error).toBeInstanceOf(AutoMachineIdError);
-      expect((error as Error).cause).toBeInstanceOf(MachineIdHeldError);
+      expect((error as Error).cause).toBeInstanceOf(HeldFileInUseError);
     } finally {
       if (typeof first.machineId !== 'number') await first.machineId.release();
     }

@@ -204,7 +204,7 @@ function runChain(options: AutoMachineIdOptions, bits: number): AutoMachineId | 
  * @throws (from the provider) InvalidArgumentError for `bits` outside 0..30 or an unknown
  * opt-in name; AutoMachineIdError with the trail and, as `cause`, the typed error that stopped
  * the chain: InvalidMachineIdError for a bad explicit ID (never skipped over),
- * MachineIdHeldError when another process of this host holds a derived ID, an opted-in source's
+ * HeldFileInUseError when another process of this host holds a derived ID, an opted-in source's
  * error (never a silent fallback), or the host claim's errors (ClaimDirError, FileWriteError,
  * NoFreeMachineIdError).
  */

@@ -10,9 +10,8 @@ import { defaultClaimDir } from './dirs.js';
 import {
   ClaimDirError,
   ClaimDirUnsafeError,
-  ClaimFileCorruptError,
-  ClaimLostError,
-  MachineIdHeldError,
+  HeldFileCorruptError,
+  HeldFileInUseError,
   NoFreeMachineIdError,
 } from './errors.js';
 import { type FileSystem, openDir } from './files.js';
@@ -34,7 +33,7 @@ export interface HostClaimOptions {
   readonly min?: number;
   /**
    * The highest machine ID to claim. Default 2^bits - 1; an integer from `min` to 2^bits - 1,
-   * else InvalidArgumentError. `min === max` claims exactly that ID (MachineIdHeldError if taken).
+   * else InvalidArgumentError. `min === max` claims exactly that ID (HeldFileInUseError if taken).
    */
   readonly max?: number;
   /**
@@ -90,7 +89,7 @@ export interface TakenOver {
  * close. Meanwhile the claim renews its record every `recordIntervalMs` to `recordAheadMs` past
  * the clock (on the system clock from a worker thread, see renewal.ts, so a blocked event loop
  * does not hold it up), checking each time that the file is still its own; if it is not,
- * `signal` aborts with ClaimLostError and the generator stops issuing IDs.
+ * `signal` aborts with HeldFileLostError and the generator stops issuing IDs.
  */
 export class HostClaim implements MachineIdClaim {
   /** The ID held: from `min` to `max` of the options that made it. */
@@ -103,7 +102,7 @@ export class HostClaim implements MachineIdClaim {
   readonly notBeforeLeadMs: number;
   /** How often, in ms, the generator records its tick and the claim renews its file (the option, default 500). */
   readonly recordIntervalMs: number;
-  /** Aborts with ClaimLostError once the claim file was found replaced or removed. */
+  /** Aborts with HeldFileLostError once the claim file was found replaced or removed. */
   readonly signal: AbortSignal;
   /** The claim this one replaced, if any. */
   readonly tookOver: TakenOver | undefined;
@@ -149,7 +148,7 @@ export class HostClaim implements MachineIdClaim {
       settings,
       now,
       this,
-      (why) => new ClaimLostError(`the claim on machine ID ${machineId} was lost: ${why} (${path})`),
+      (why) => `the claim on machine ID ${machineId} was lost: ${why} (${path})`,
     );
     this.signal = this.#held.signal;
   }
@@ -236,7 +235,7 @@ export class HostClaim implements MachineIdClaim {
    * after checking that the file is still this claim's, from this thread. The periodic renewals
    * call it every `recordIntervalMs` when they run on this thread (an injected clock or files).
    * Write errors go to `onError`; a file found replaced or removed aborts `signal` with
-   * ClaimLostError.
+   * HeldFileLostError.
    */
   refresh(): Promise<void> {
     return this.#held.renew();
@@ -247,7 +246,7 @@ export class HostClaim implements MachineIdClaim {
    * the record the file holds (the periodic renewals fell behind: a starved process, a slow disk),
    * renews it now, synchronously, so no ID is ever issued for a time past the record. A process of
    * another PID namespace judges this claim by that record alone. If the record cannot be renewed
-   * and the clock has passed it, the claim is lost (`signal` aborts with ClaimLostError).
+   * and the clock has passed it, the claim is lost (`signal` aborts with HeldFileLostError).
    */
   verify(): void {
     const held = this.#held;
@@ -301,8 +300,8 @@ function checkDirOwner(files: FileSystem, dir: string): void {
  *
  * @throws (from the provider) ClaimDirError (directory unusable), ClaimDirUnsafeError (writable
  * by other users, without `allowSharedDir`), FileWriteError (cannot write: unwritable, disk
- * full), NoFreeMachineIdError (every ID in range held), MachineIdHeldError (`min === max` and
- * that ID is held), ClaimFileCorruptError (`min === max` and its file is garbage, a link, a
+ * full), NoFreeMachineIdError (every ID in range held), HeldFileInUseError (`min === max` and
+ * that ID is held), HeldFileCorruptError (`min === max` and its file is garbage, a link, a
  * directory or a special file; with a range such an ID is skipped and reported through
  * `onError`). InvalidArgumentError for bad options, when the provider is called.
  */
@@ -343,6 +342,8 @@ export function claimHostMachineId(bits: number, options: HostClaimOptions = {})
   // are passed over while another is free, and taken (their record honoured) only if none is.
   const tooFarMs = Math.max(aheadMs, DEFAULT_MAX_CLOCK_BACKWARD_MS);
   let passedOver = false;
+  /** The live holding that refused the last ID tried, if one did. */
+  let refusedBy: ClaimRecord | undefined;
   const farAhead = (current: ClaimRecord): string | undefined => {
     const aheadBy = (current.recordedMs ?? Number.NEGATIVE_INFINITY) - clock.now();
     if (aheadBy <= tooFarMs) return undefined;
@@ -365,11 +366,14 @@ export function claimHostMachineId(bits: number, options: HostClaimOptions = {})
     try {
       outcome = take(ctx, path, make, 0, passOver ? farAhead : undefined);
     } catch (error) {
-      if (!(error instanceof ClaimFileCorruptError) || min === max) throw error;
+      if (!(error instanceof HeldFileCorruptError) || min === max) throw error;
       onError(error);
       return error.message;
     }
-    if (!outcome.taken) return outcome.why;
+    if (!outcome.taken) {
+      refusedBy = outcome.holder;
+      return outcome.why;
+    }
     try {
       return new HostClaim(ctx, id, path, outcome.record, outcome.previous, outcome.why, settings, now);
     } catch (error) {
@@ -397,8 +401,11 @@ export function claimHostMachineId(bits: number, options: HostClaimOptions = {})
     refused.push(`${id}: ${result}`);
   }
   if (min === max) {
-    throw new MachineIdHeldError(
+    throw new HeldFileInUseError(
       `machine ID ${min} is not free in ${dir}: ${refused[0]?.slice(`${min}: `.length)}; expected no live process of this host to hold it`,
+      join(dir, `${min}.claim`),
+      refusedBy?.pid ?? 0,
+      refusedBy?.host ?? '',
     );
   }
   const shownRefusals = refused.slice(0, 3).join('; ');

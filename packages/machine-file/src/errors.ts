@@ -55,73 +55,21 @@ export class ClaimDirUnsafeError extends ClaimDirError {
   override readonly name = 'ClaimDirUnsafeError';
 }
 
-/**
- * A claim file (or a reclaim token) that is not a claim this package wrote: not JSON, or a field
- * missing or of the wrong type (a pid that is not a positive integer, for example). It is never
- * taken over: its machine ID stays unavailable until someone looks at the file.
- */
-export class ClaimFileCorruptError extends IdsError {
-  readonly code = 'ERR_IDS_CLAIM_FILE_CORRUPT';
-  override readonly name = 'ClaimFileCorruptError';
-  constructor(
-    message: string,
-    /** The file that holds the garbage. */
-    readonly path: string,
-    /** What was expected and what was found, for callers that word their own message. */
-    readonly found: string,
-  ) {
-    super(message);
-  }
-}
-
 /** Every machine ID in the range is held by a live process (or unusable); the message lists why. */
 export class NoFreeMachineIdError extends IdsError {
   readonly code = 'ERR_IDS_NO_FREE_MACHINE_ID';
   override readonly name = 'NoFreeMachineIdError';
 }
 
-/** The one machine ID asked for is held by another live process on this host. */
-export class MachineIdHeldError extends IdsError {
-  readonly code = 'ERR_IDS_MACHINE_ID_HELD';
-  override readonly name = 'MachineIdHeldError';
-}
-
-/** A held claim was found replaced or removed: the reason its signal aborts, fencing the generator. */
-export class ClaimLostError extends IdsError {
-  readonly code = 'ERR_IDS_CLAIM_LOST';
-  override readonly name = 'ClaimLostError';
-}
-
 /**
- * A lock file (see `lockFile`) is held by another live process, or already by this one. Its
- * `pid` and `host` name the holder; `path` is the lock file.
+ * What the errors of a held file have: a host claim (`hostClaim`) and a lock file (`lockFile`)
+ * are one kind of file, taken, renewed and lost the same way (see HeldFile). `path` names the
+ * file; the message says whether it is a claim (its machine ID) or a lock (what it guards).
  */
-export class LockHeldError extends IdsError {
-  readonly code = 'ERR_IDS_LOCK_HELD';
-  override readonly name = 'LockHeldError';
+export abstract class HeldFileError extends IdsError {
   constructor(
     message: string,
-    /** The lock file. */
-    readonly path: string,
-    /** The holder's pid (in its own PID namespace). */
-    readonly pid: number,
-    /** The holder's host name. */
-    readonly host: string,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * A lock file that this package did not write: not JSON, a field of the wrong type, a link, a
- * directory or a special file. It is never taken over; `cause` says what was found.
- */
-export class LockFileCorruptError extends IdsError {
-  readonly code = 'ERR_IDS_LOCK_FILE_CORRUPT';
-  override readonly name = 'LockFileCorruptError';
-  constructor(
-    message: string,
-    /** The file that holds the garbage. */
+    /** The claim file or lock file. */
     readonly path: string,
     options?: ErrorOptions,
   ) {
@@ -129,8 +77,51 @@ export class LockFileCorruptError extends IdsError {
   }
 }
 
-/** A held lock file was found replaced or removed: the reason its signal aborts. */
-export class LockLostError extends IdsError {
-  readonly code = 'ERR_IDS_LOCK_LOST';
-  override readonly name = 'LockLostError';
+/**
+ * A claim file, a lock file or a takeover token that this package did not write: not JSON, a
+ * field missing or of the wrong type (a pid that is not a positive integer, say), a link, a
+ * directory or a special file. It is never taken over: a claim's machine ID stays unavailable,
+ * a lock stays unavailable, until someone looks at the file.
+ */
+export class HeldFileCorruptError extends HeldFileError {
+  readonly code = 'ERR_IDS_HELD_FILE_CORRUPT';
+  override readonly name = 'HeldFileCorruptError';
+  constructor(
+    message: string,
+    path: string,
+    /** What was expected and what was found, for callers that word their own message. */
+    readonly found: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, path, options);
+  }
+}
+
+/**
+ * The file is held by another live process: the one machine ID asked for (`min === max`), or a
+ * lock file (by this process too: a lock is held once). `pid` and `host` name the holder (0 and
+ * '' when the refusal came from no holding, such as a takeover under way).
+ */
+export class HeldFileInUseError extends HeldFileError {
+  readonly code = 'ERR_IDS_HELD_FILE_IN_USE';
+  override readonly name = 'HeldFileInUseError';
+  constructor(
+    message: string,
+    path: string,
+    /** The holder's pid (in its own PID namespace). */
+    readonly pid: number,
+    /** The holder's host name. */
+    readonly host: string,
+  ) {
+    super(message, path);
+  }
+}
+
+/**
+ * A held claim or lock file was found replaced or removed (or a lock used after its release):
+ * the reason its holder's signal aborts, which fences a generator on a claim.
+ */
+export class HeldFileLostError extends HeldFileError {
+  readonly code = 'ERR_IDS_HELD_FILE_LOST';
+  override readonly name = 'HeldFileLostError';
 }

@@ -4,6 +4,7 @@
 // renewal for `verify` and the loss of the file, which aborts the holder's signal.
 import { type Clock, wallClock } from '@ids/engine';
 import { checkClock, checkInteger, checkOnError } from '@ids/engine/internal';
+import { HeldFileLostError } from './errors.js';
 import { atExit, type ReleasedAtExit } from './exit.js';
 import { type FileSystem, nodeFileSystem, sweepTemps, writeTemp, writeTempSync } from './files.js';
 import { identityOf, type ProcessTable, systemProcesses } from './process.js';
@@ -84,7 +85,7 @@ export function heldContext(settings: HeldSettings, dir: string, names: string[]
 /**
  * The renewals of one held file, for its holder (a HostClaim or a FileLock): started when made,
  * every `intervalMs` to `aheadMs` past the clock, each checking that the file still holds `mine`.
- * The first loss aborts `signal` with the error `lostError` makes and stops them.
+ * The first loss stops them and aborts `signal` with a HeldFileLostError, worded by `lostMessage`.
  */
 export class HeldFile {
   readonly ctx: Context;
@@ -96,7 +97,7 @@ export class HeldFile {
   /** Set by a holder whose release waits for the renewal under way: no renewal starts meanwhile. */
   releasing = false;
   readonly #owner: ReleasedAtExit;
-  readonly #lostError: (why: string) => Error;
+  readonly #lostMessage: (why: string) => string;
   readonly #abort = new AbortController();
   readonly #renewals: Renewals;
   #renewing: Promise<void> | undefined;
@@ -110,12 +111,12 @@ export class HeldFile {
     settings: HeldSettings,
     now: number,
     owner: ReleasedAtExit,
-    lostError: (why: string) => Error,
+    lostMessage: (why: string) => string,
   ) {
     this.ctx = ctx;
     this.settings = settings;
     this.#owner = owner;
-    this.#lostError = lostError;
+    this.#lostMessage = lostMessage;
     this.signal = this.#abort.signal;
     const { aheadMs, intervalMs } = settings;
     this.spec = { path, dir: ctx.dir, me: ctx.me, mine, aheadMs, intervalMs, holds };
@@ -176,7 +177,7 @@ export class HeldFile {
   lose(why: string): void {
     if (this.#done) return;
     this.stop();
-    this.#abort.abort(this.#lostError(why));
+    this.#abort.abort(new HeldFileLostError(this.#lostMessage(why), this.spec.path));
   }
 
   #text(recordedMs: number): string {

@@ -22,17 +22,15 @@ export { defaultClaimDir, type Env } from './dirs.js';
 export {
   ClaimDirError,
   ClaimDirUnsafeError,
-  ClaimFileCorruptError,
-  ClaimLostError,
   FileWriteError,
+  HeldFileCorruptError,
+  HeldFileError,
+  HeldFileInUseError,
+  HeldFileLostError,
   KeptFallbackError,
   KeptFileCorruptError,
   KeptFileUnreadableError,
   KeptIdOutOfRangeError,
-  LockFileCorruptError,
-  LockHeldError,
-  LockLostError,
-  MachineIdHeldError,
   NoFreeMachineIdError,
 } from './errors.js';
 export { type AsyncFile, type FileSystem, MAX_FILE_BYTES, nodeFileSystem } from './files.js';

@@ -4,13 +4,7 @@
 import { basename, dirname, resolve } from 'node:path';
 import { type Clock, InvalidArgumentError } from '@ids/engine';
 import { errorText, received } from '@ids/engine/internal';
-import {
-  ClaimFileCorruptError,
-  FileWriteError,
-  LockFileCorruptError,
-  LockHeldError,
-  LockLostError,
-} from './errors.js';
+import { FileWriteError, HeldFileCorruptError, HeldFileInUseError, HeldFileLostError } from './errors.js';
 import type { ReleasedAtExit } from './exit.js';
 import { type FileSystem, openDir } from './files.js';
 import { checkHeldOptions, HeldFile, type HeldSettings, heldContext } from './held.js';
@@ -72,7 +66,7 @@ export interface FileLockOptions {
  * another host is never judged. A second `lockFile` of the same path in the holding process is
  * refused too: a lock is held once.
  *
- * @throws LockHeldError naming the holder's pid and host; LockFileCorruptError when the file is
+ * @throws HeldFileInUseError naming the holder's pid and host; HeldFileCorruptError when the file is
  * not a lock this package wrote (never taken over); FileWriteError when the directory cannot be
  * created or written; InvalidArgumentError for bad options.
  */
@@ -113,19 +107,22 @@ export function lockFile(path: string, options: FileLockOptions = {}): FileLock 
   try {
     outcome = take(ctx, target, () => mine);
   } catch (error) {
-    if (!(error instanceof ClaimFileCorruptError)) throw error;
-    throw new LockFileCorruptError(
+    if (!(error instanceof HeldFileCorruptError)) throw error;
+    // Worded for a lock: the error found it as a claim file.
+    throw new HeldFileCorruptError(
       `${target} is not a lock file: ${error.found}; it is never taken over: remove it once no process has ${what} open`,
       target,
+      error.found,
       { cause: error },
     );
   }
   if (!outcome.taken) {
     const holder = outcome.holder;
-    if (holder === undefined) throw new LockHeldError(`${what} is in use: ${outcome.why}`, target, 0, '');
+    if (holder === undefined)
+      throw new HeldFileInUseError(`${what} is in use: ${outcome.why}`, target, 0, '');
     const here =
       holder.pid === ctx.me.pid && holder.host === ctx.me.host && (holder.pidns ?? null) === ctx.me.pidns;
-    throw new LockHeldError(
+    throw new HeldFileInUseError(
       here
         ? `${what} is already open in this process (pid ${holder.pid}; lock file ${target}); expected it open once at a time: use the one already open, or close it first`
         : `${what} is in use by pid ${holder.pid} on host ${holder.host} (${outcome.why}; lock file ${target}); expected no other process to have it open: stop that process, or use another directory`,
@@ -140,7 +137,7 @@ export function lockFile(path: string, options: FileLockOptions = {}): FileLock 
 /**
  * A lock file held by this process (see `lockFile`). It renews its record every `renewIntervalMs`
  * to `recordAheadMs` past the clock, checking each time that the file is still its own; if not,
- * `signal` aborts with LockLostError. On the system clock the renewals run on a worker thread
+ * `signal` aborts with HeldFileLostError. On the system clock the renewals run on a worker thread
  * (see renewal.ts), so a blocked event loop (PGlite opening its directory) does not hold them up.
  */
 export class FileLock implements ReleasedAtExit {
@@ -155,7 +152,7 @@ export class FileLock implements ReleasedAtExit {
         readonly pid: number;
       }
     | undefined;
-  /** Aborts with LockLostError once the file was found replaced or removed. */
+  /** Aborts with HeldFileLostError once the file was found replaced or removed. */
   readonly signal: AbortSignal;
   readonly #what: string;
   readonly #held: HeldFile;
@@ -184,13 +181,13 @@ export class FileLock implements ReleasedAtExit {
       settings,
       now,
       this,
-      (why) => new LockLostError(`${what}: its lock ${path} was lost: ${why}`),
+      (why) => `${what}: its lock ${path} was lost: ${why}`,
     );
     this.signal = this.#held.signal;
   }
 
   /**
-   * Call before each use of what the lock guards. Throws LockLostError when the lock was lost or
+   * Call before each use of what the lock guards. Throws HeldFileLostError when the lock was lost or
    * released. When the renewals fell behind (the process was stopped or starved) by half of
    * `recordAheadMs`, it renews now, synchronously, so that what it guards is never used on a
    * lock that a process of another PID namespace may have judged abandoned.
@@ -201,7 +198,8 @@ export class FileLock implements ReleasedAtExit {
     const now = held.settings.clock.now();
     if (!held.done && held.holding.persisted - now < held.settings.aheadMs / 2) held.renewSync(now);
     if (this.signal.aborted) throw this.signal.reason;
-    if (held.done) throw new LockLostError(`${this.#what}: its lock ${this.path} was released`);
+    if (held.done)
+      throw new HeldFileLostError(`${this.#what}: its lock ${this.path} was released`, this.path);
   }
 
   /** Renews the time in the file now, from this thread. Write errors go to `onError`. */

@@ -1,5 +1,5 @@
 import { errorText } from '@ids/engine/internal';
-import { ClaimDirError, ClaimFileCorruptError, shown } from './errors.js';
+import { ClaimDirError, HeldFileCorruptError, shown } from './errors.js';
 import { errnoOf, type FileSystem } from './files.js';
 import type { Identity } from './process.js';
 
@@ -8,7 +8,7 @@ const DATE_LIMIT_MS = 8.64e15;
 
 /** What a claim file holds: one JSON object, written whole and renamed into place. */
 export interface ClaimRecord extends Identity {
-  /** The format's version: 1. A file with another version is refused as corrupt (ClaimFileCorruptError). */
+  /** The format's version: 1. A file with another version is refused as corrupt (HeldFileCorruptError). */
   readonly v: 1;
   /**
    * `held` (by the process named), `released` (free; kept for its recorded time), or `token`
@@ -30,14 +30,14 @@ export function formatRecord(record: ClaimRecord): string {
 
 function fail(path: string, text: string, expected: string): never {
   const found = `expected ${expected}, found ${shown(text.trim())}`;
-  throw new ClaimFileCorruptError(
+  throw new HeldFileCorruptError(
     `${path} is not a claim file: ${found}; remove the file if no process uses its machine ID`,
     path,
     found,
   );
 }
 
-/** Parses a claim file's text. @throws ClaimFileCorruptError naming the path, what was expected and what was found. */
+/** Parses a claim file's text. @throws HeldFileCorruptError naming the path, what was expected and what was found. */
 export function parseRecord(text: string, path: string): ClaimRecord {
   let value: unknown;
   try {
@@ -89,8 +89,8 @@ const NOT_A_FILE = new Set(['ELOOP', 'EISDIR', 'ERR_IDS_NOT_REGULAR_FILE', 'EFBI
 
 /**
  * Reads a claim file; undefined when there is none. A link, directory, FIFO, device or
- * oversized file at the name is not a claim this package wrote: ClaimFileCorruptError, so a range
- * skips that ID. @throws ClaimDirError when it cannot be read (permissions); ClaimFileCorruptError.
+ * oversized file at the name is not a claim this package wrote: HeldFileCorruptError, so a range
+ * skips that ID. @throws ClaimDirError when it cannot be read (permissions); HeldFileCorruptError.
  */
 export function readRecord(files: FileSystem, path: string): ClaimRecord | undefined {
   let text: string;
@@ -100,13 +100,12 @@ export function readRecord(files: FileSystem, path: string): ClaimRecord | undef
     const code = errnoOf(error);
     if (code === 'ENOENT') return undefined;
     if (code !== undefined && NOT_A_FILE.has(code)) {
-      const corrupt = new ClaimFileCorruptError(
+      throw new HeldFileCorruptError(
         `${path} is not a claim file: ${errorText(error)}; remove it if no process uses its machine ID`,
         path,
         errorText(error),
+        { cause: error },
       );
-      corrupt.cause = error;
-      throw corrupt;
     }
     throw new ClaimDirError(`could not read ${path}: ${errorText(error)}`, { cause: error });
   }

@@ -19,8 +19,8 @@ import {
   autoMachineId,
   autoSteps,
   explicitStep,
+  HeldFileInUseError,
   HostClaim,
-  MachineIdHeldError,
 } from '../src/index.js';
 import {
   type AutoRun,
@@ -219,7 +219,7 @@ describe('the Kubernetes ordinal step', () => {
         }),
       ),
     );
-    expect(error.cause).toBeInstanceOf(MachineIdHeldError);
+    expect(error.cause).toBeInstanceOf(HeldFileInUseError);
   });
 
   it('outside Kubernetes, or in a Deployment pod, it is skipped and the chain goes on', () => {

@@ -6,13 +6,13 @@ import { describe, expect, it, vi } from 'vitest';
 import { tempPath } from '../src/files.js';
 import {
   ClaimDirError,
-  ClaimFileCorruptError,
-  ClaimLostError,
   claimHostMachineId,
   DEFAULT_CLAIM_RECORD_AHEAD_MS,
   FileWriteError,
+  HeldFileCorruptError,
+  HeldFileInUseError,
+  HeldFileLostError,
   hostClaim,
-  MachineIdHeldError,
   NoFreeMachineIdError,
   systemProcesses,
 } from '../src/index.js';
@@ -144,15 +144,24 @@ describe('host claims: taking a machine ID', () => {
     expect(claimIn(dir, { processes: fakeTable(101, { 100: '1000' }) }).machineId).toBe(2);
   });
 
-  it('min === max claims exactly that ID, or fails with MachineIdHeldError naming the holder', () => {
+  it('min === max claims exactly that ID, or fails with HeldFileInUseError naming the holder', () => {
     const dir = tempDir();
     expect(claimIn(dir, { min: 7, max: 7 }).machineId).toBe(7);
     expect(() => claimIn(dir, { min: 7, max: 7, processes: fakeTable(101, { 100: '1000' }) })).toThrow(
-      MachineIdHeldError,
+      HeldFileInUseError,
     );
     expect(() => claimIn(dir, { min: 7, max: 7, processes: fakeTable(101, { 100: '1000' }) })).toThrow(
       /machine ID 7 is not free in .*: held by pid 100, which is running/,
     );
+    // The same error as a lock file's: the file and its holder as fields.
+    expect(
+      thrown(() => claimIn(dir, { min: 7, max: 7, processes: fakeTable(101, { 100: '1000' }) })),
+    ).toMatchObject({
+      code: 'ERR_IDS_HELD_FILE_IN_USE',
+      path: join(dir, '7.claim'),
+      pid: 100,
+      host: 'test-host',
+    });
   });
 
   it('a full range is NoFreeMachineIdError listing why', () => {
@@ -184,15 +193,15 @@ describe('host claims: garbage and faults', () => {
     writeFileSync(join(dir, '0.claim'), 'not json at all');
     const onError = vi.fn();
     expect(claimIn(dir, { onError }).machineId).toBe(1);
-    expect(onError).toHaveBeenCalledWith(expect.any(ClaimFileCorruptError));
+    expect(onError).toHaveBeenCalledWith(expect.any(HeldFileCorruptError));
     expect(onError.mock.calls[0]![0].message).toMatch(
       `${join(dir, '0.claim')} is not a claim file: expected a JSON object, found "not json at all"`,
     );
-    expect(() => claimIn(dir, { min: 0, max: 0 })).toThrow(ClaimFileCorruptError);
+    expect(() => claimIn(dir, { min: 0, max: 0 })).toThrow(HeldFileCorruptError);
     expect(realFs.readFileSync(join(dir, '0.claim'), 'utf8')).toBe('not json at all');
   });
 
-  it('a pid that is not a number is ClaimFileCorruptError saying what was expected', () => {
+  it('a pid that is not a number is HeldFileCorruptError saying what was expected', () => {
     const dir = tempDir();
     for (const pid of ['abc', -3, 1.5, null]) {
       writeRecord(dir, '0.claim', { ...record(), pid } as never);
@@ -302,7 +311,7 @@ describe('host claims: garbage and faults', () => {
     writeRecord(dir, '0.claim', record({ pid: 4321 }));
     await claim.refresh();
     expect(claim.signal.aborted).toBe(true);
-    expect(claim.signal.reason).toBeInstanceOf(ClaimLostError);
+    expect(claim.signal.reason).toBeInstanceOf(HeldFileLostError);
     expect(claim.signal.reason.message).toMatch(
       /machine ID 0 was lost: the file now holds pid 4321's held claim/,
     );

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import {
   ClaimDirUnsafeError,
-  ClaimFileCorruptError,
+  HeldFileCorruptError,
   HostClaim,
   KeptFileUnreadableError,
   keptMachineId,
@@ -73,10 +73,10 @@ describe('hostile files in the claim directory', () => {
     expect(result).toEqual({
       ranged: 1,
       exact: expect.stringMatching(
-        /^ERR_IDS_CLAIM_FILE_CORRUPT .*0\.claim is not a claim file: .*a FIFO; expected a regular file/,
+        /^ERR_IDS_HELD_FILE_CORRUPT .*0\.claim is not a claim file: .*a FIFO; expected a regular file/,
       ),
     });
-    expect(errors[0]).toMatch(/^ERR_IDS_CLAIM_FILE_CORRUPT .*a FIFO/);
+    expect(errors[0]).toMatch(/^ERR_IDS_HELD_FILE_CORRUPT .*a FIFO/);
   });
 
   it('a link to /dev/zero at <id>.claim is not followed: skipped, never read until memory runs out', () => {
@@ -85,7 +85,7 @@ describe('hostile files in the claim directory', () => {
     const { result } = inChild(dir, CLAIM_BOTH);
     expect(result).toEqual({
       ranged: 1,
-      exact: expect.stringMatching(/^ERR_IDS_CLAIM_FILE_CORRUPT .*a symbolic link, which is not followed/),
+      exact: expect.stringMatching(/^ERR_IDS_HELD_FILE_CORRUPT .*a symbolic link, which is not followed/),
     });
   });
 
@@ -97,7 +97,7 @@ describe('hostile files in the claim directory', () => {
     const { result, errors } = inChild(dir, CLAIM_BOTH);
     expect(result).toMatchObject({
       ranged: 1,
-      exact: expect.stringMatching(/^ERR_IDS_CLAIM_FILE_CORRUPT .*a FIFO/),
+      exact: expect.stringMatching(/^ERR_IDS_HELD_FILE_CORRUPT .*a FIFO/),
     });
     expect(errors.some((e) => /0\.claim~abab.* a FIFO/.test(e))).toBe(true);
     expect(readRecordAt(dir, '0.claim').pid).toBe(999); // never taken over
@@ -128,7 +128,7 @@ describe('hostile files in the claim directory', () => {
     writeFileSync(join(dir, '0.claim'), padded);
     expect(claimIn(dir, { onError: () => undefined }).machineId).toBe(1);
     const error = thrown(() => claimIn(dir, { min: 0, max: 0 }));
-    expect(error).toBeInstanceOf(ClaimFileCorruptError);
+    expect(error).toBeInstanceOf(HeldFileCorruptError);
     expect(error.message).toMatch(`more than ${MAX_FILE_BYTES} bytes`);
     writeFileSync(join(dir, 'kept'), `7${' '.repeat(MAX_FILE_BYTES)}`);
     expect(() => keptMachineId({ path: join(dir, 'kept'), fallback: () => 1 })({ bits: BITS })).toThrow(
@@ -141,7 +141,7 @@ describe('hostile files in the claim directory', () => {
     mkdirSync(join(dir, '0.claim'));
     const onError = vi.fn();
     expect(claimIn(dir, { onError }).machineId).toBe(1);
-    expect(onError.mock.calls[0]![0]).toBeInstanceOf(ClaimFileCorruptError);
+    expect(onError.mock.calls[0]![0]).toBeInstanceOf(HeldFileCorruptError);
     expect(() => claimIn(dir, { min: 0, max: 0 })).toThrow(/0\.claim is not a claim file: .*a directory/);
   });
 });
@@ -153,7 +153,7 @@ describe('recorded times out of range', () => {
       const dir = tempDir();
       writeRecord(dir, '0.claim', record({ state: 'released', recordedMs }));
       const error = thrown(() => claimIn(dir, { min: 0, max: 0 }));
-      expect(error).toBeInstanceOf(ClaimFileCorruptError);
+      expect(error).toBeInstanceOf(HeldFileCorruptError);
       expect(error.message).toMatch(
         `${join(dir, '0.claim')} is not a claim file: expected "recordedMs" Unix milliseconds within`,
       );

@@ -11,9 +11,9 @@ import {
   type FileLockOptions,
   FileWriteError,
   FOREIGN_CLAIM_GRACE_MS,
-  LockFileCorruptError,
-  LockHeldError,
-  LockLostError,
+  HeldFileCorruptError,
+  HeldFileInUseError,
+  HeldFileLostError,
   lockFile,
   type ProcessTable,
 } from '../src/index.js';
@@ -31,14 +31,14 @@ function lockIn(dir: string, extra: FileLockOptions = {}) {
   });
 }
 
-function heldError(run: () => unknown): LockHeldError {
+function heldError(run: () => unknown): HeldFileInUseError {
   try {
     run();
   } catch (error) {
-    expect(error).toBeInstanceOf(LockHeldError);
-    return error as LockHeldError;
+    expect(error).toBeInstanceOf(HeldFileInUseError);
+    return error as HeldFileInUseError;
   }
-  throw new Error('expected LockHeldError, nothing was thrown');
+  throw new Error('expected HeldFileInUseError, nothing was thrown');
 }
 
 /** A fake table in PID namespace `ns` (pid 999 does not run there). */
@@ -65,7 +65,7 @@ describe('lockFile', () => {
     const dir = tempDir();
     const lock = lockIn(dir);
     const error = heldError(() => lockIn(dir));
-    expect(error.code).toBe('ERR_IDS_LOCK_HELD');
+    expect(error.code).toBe('ERR_IDS_HELD_FILE_IN_USE');
     expect(error.pid).toBe(100);
     expect(error.host).toBe('test-host');
     expect(error.message).toMatch(
@@ -120,7 +120,8 @@ describe('lockFile', () => {
     // The old holder learns it on its next renewal or use, and stops.
     // Its record lapsed: verify renews, and finds the file replaced.
     expect(() => holder.verify()).toThrow(/was lost: the file now holds pid 100's held record/);
-    expect(holder.signal.reason).toBeInstanceOf(LockLostError);
+    expect(holder.signal.reason).toBeInstanceOf(HeldFileLostError);
+    expect(holder.signal.reason).toMatchObject({ code: 'ERR_IDS_HELD_FILE_LOST', path: holder.path });
   });
 
   it('renewals keep a lock of another namespace alive; a holder that finds its file replaced is lost', async () => {
@@ -137,7 +138,7 @@ describe('lockFile', () => {
     clock.advance(1000);
     await holder.renew();
     expect(holder.signal.aborted).toBe(true);
-    expect(holder.signal.reason).toBeInstanceOf(LockLostError);
+    expect(holder.signal.reason).toBeInstanceOf(HeldFileLostError);
     expect(() => holder.verify()).toThrow(
       /the test directory: its lock .* was lost: the file now holds pid 555/,
     );
@@ -164,21 +165,21 @@ describe('lockFile', () => {
     lock.verify();
     expect(readRecordAt(dir, 'ids.lock').recordedMs).toBe(T0 + AHEAD / 2 + 1 + AHEAD);
     lock.release();
-    expect(() => lock.verify()).toThrow(LockLostError);
+    expect(() => lock.verify()).toThrow(HeldFileLostError);
   });
 
-  it('garbage in the lock file is LockFileCorruptError saying what was found; never taken over', () => {
+  it('garbage in the lock file is HeldFileCorruptError saying what was found; never taken over', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'ids.lock'), 'pid=12\n');
     const error = (() => {
       try {
         lockIn(dir);
       } catch (e) {
-        return e as LockFileCorruptError;
+        return e as HeldFileCorruptError;
       }
     })();
-    expect(error).toBeInstanceOf(LockFileCorruptError);
-    expect(error?.code).toBe('ERR_IDS_LOCK_FILE_CORRUPT');
+    expect(error).toBeInstanceOf(HeldFileCorruptError);
+    expect(error?.code).toBe('ERR_IDS_HELD_FILE_CORRUPT');
     expect(error?.message).toMatch(
       /ids\.lock is not a lock file: expected a JSON object, found "pid=12"; it is never taken over/,
     );
@@ -187,16 +188,16 @@ describe('lockFile', () => {
     expect(() => lockIn(dir)).toThrow(/expected "pid" a positive integer/);
   });
 
-  it('a FIFO, a link to /dev/zero or a directory at the name is LockFileCorruptError at once: no read blocks', () => {
+  it('a FIFO, a link to /dev/zero or a directory at the name is HeldFileCorruptError at once: no read blocks', () => {
     const fifo = tempDir();
     execFileSync('mkfifo', [join(fifo, 'ids.lock')]);
-    expect(() => lockIn(fifo)).toThrow(LockFileCorruptError);
+    expect(() => lockIn(fifo)).toThrow(HeldFileCorruptError);
     const zero = tempDir();
     symlinkSync('/dev/zero', join(zero, 'ids.lock'));
     expect(() => lockIn(zero)).toThrow(/not followed/);
     const sub = tempDir();
     mkdirSync(join(sub, 'ids.lock'));
-    expect(() => lockIn(sub)).toThrow(LockFileCorruptError);
+    expect(() => lockIn(sub)).toThrow(HeldFileCorruptError);
   });
 
   it('a directory that cannot be written, or a file where it should be, is FileWriteError; nothing left behind', () => {

@@ -4,10 +4,10 @@ import { pathToFileURL } from 'node:url';
 import { FakeClock, MachineIdLostError } from '@ids/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  ClaimLostError,
   claimHostMachineId,
   DEFAULT_CLAIM_RECORD_AHEAD_MS,
   FOREIGN_CLAIM_GRACE_MS,
+  HeldFileLostError,
   type HostClaimOptions,
   type ProcessTable,
   systemProcesses,
@@ -70,7 +70,7 @@ describe('claims across PID namespaces (fake tables)', () => {
     sonyflake.nextIdSync();
     clock.advance(AHEAD + FOREIGN_CLAIM_GRACE_MS + 1); // stopped (SIGSTOP, suspend) that long
     await claim.refresh();
-    expect(claim.signal.reason).toBeInstanceOf(ClaimLostError);
+    expect(claim.signal.reason).toBeInstanceOf(HeldFileLostError);
     expect(claim.signal.reason.message).toMatch(/renewed \d+ ms after it lapsed/);
     expect(() => sonyflake.nextIdSync()).toThrow(MachineIdLostError);
     await sonyflake.close();

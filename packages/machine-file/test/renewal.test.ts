@@ -7,13 +7,7 @@ import { readdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  ClaimLostError,
-  claimHostMachineId,
-  FOREIGN_CLAIM_GRACE_MS,
-  LockLostError,
-  lockFile,
-} from '../src/index.js';
+import { claimHostMachineId, FOREIGN_CLAIM_GRACE_MS, HeldFileLostError, lockFile } from '../src/index.js';
 import { record, tempDir, writeRecord } from './helpers.js';
 
 const DIST = pathToFileURL(join(__dirname, '..', 'dist', 'index.js')).href;
@@ -157,11 +151,11 @@ describe.concurrent('renewals on their own thread, in real processes', () => {
     const late =
       /was lost: its record was renewed \d+ ms after it lapsed \(more than 10000 ms: the process was stopped or starved\)/;
     const lock = await h.next((line) => line.lost === 'lock');
-    expect(lock).toMatchObject({ error: 'LockLostError', code: 'ERR_IDS_LOCK_LOST' });
+    expect(lock).toMatchObject({ error: 'HeldFileLostError', code: 'ERR_IDS_HELD_FILE_LOST' });
     expect(lock.message).toMatch(late);
     expect(lock.message).toMatch(/^the test directory: its lock .*ids\.lock was lost/);
     const claim = await h.next((line) => line.lost === 'claim');
-    expect(claim).toMatchObject({ error: 'ClaimLostError', code: 'ERR_IDS_CLAIM_LOST' });
+    expect(claim).toMatchObject({ error: 'HeldFileLostError', code: 'ERR_IDS_HELD_FILE_LOST' });
     expect(claim.message).toMatch(late);
   }, 120_000);
 
@@ -214,11 +208,11 @@ describe('a loss the renewal thread finds', () => {
       claim.verify();
       if (lockError !== undefined && claim.signal.aborted) break;
     }
-    expect(lockError).toBeInstanceOf(LockLostError);
+    expect(lockError).toBeInstanceOf(HeldFileLostError);
     expect((lockError as Error).message).toMatch(
       /^the test directory: its lock .*ids\.lock was lost: the file now holds pid 555's held record$/,
     );
-    expect(claim.signal.reason).toBeInstanceOf(ClaimLostError);
+    expect(claim.signal.reason).toBeInstanceOf(HeldFileLostError);
     expect(claim.signal.reason.message).toMatch(/was lost: the file now holds pid 556's held claim/);
     // Neither release writes over the new holders.
     lock.release();

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
-import { AutoMachineIdError, defaultClaimDir, HostClaim, MachineIdHeldError } from '../src/index.js';
+import { AutoMachineIdError, defaultClaimDir, HeldFileInUseError, HostClaim } from '../src/index.js';
 import {
   type AutoRun,
   fakeTable,
@@ -108,7 +108,7 @@ describe('autoMachineId', () => {
       auto(dir, { interfaces: PRIVATE, claim: { processes: fakeTable(101, { 100: '1000' }) } }),
     );
     expect(error).toBeInstanceOf(AutoMachineIdError);
-    expect(error.cause).toBeInstanceOf(MachineIdHeldError);
+    expect(error.cause).toBeInstanceOf(HeldFileInUseError);
     expect(error.message).toMatch(/machine ID 775 is not free .* held by pid 100, which is running/);
     expect(error.trail.at(-1)).toMatchObject({ step: 'private-ip', outcome: 'failed' });
     // Unguarded, it is a plain number and nothing is written.

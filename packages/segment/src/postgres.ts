@@ -65,7 +65,7 @@ export interface PgliteStoreOptions extends SqlStoreOptions {
   /**
    * A directory for the database files (created if missing). One store at a time may have it
    * open: the store holds the lock file `ids.lock` in it until `close()` (or the process ends),
-   * and another opening, in this process or another, fails with LockHeldError naming the holder.
+   * and another opening, in this process or another, fails with HeldFileInUseError naming the holder.
    * Default: in memory, which forgets every tag when the process ends (fine for tests and demos
    * only).
    */
@@ -78,9 +78,9 @@ export interface PgliteStoreOptions extends SqlStoreOptions {
  * A segment store on PGlite, the PostgreSQL engine compiled to WASM and run in this process:
  * the embedded default, no server to start. Same table and statement as `postgresStore`.
  *
- * @throws InvalidArgumentError for a bad dataDir, table name or sequence scheme; LockHeldError
- * (from @ids/machine-file, code ERR_IDS_LOCK_HELD) when another store, in this process or
- * another, has the dataDir open; LockFileCorruptError for an `ids.lock` this package did not
+ * @throws InvalidArgumentError for a bad dataDir, table name or sequence scheme; HeldFileInUseError
+ * (from @ids/machine-file, code ERR_IDS_HELD_FILE_IN_USE) when another store, in this process or
+ * another, has the dataDir open; HeldFileCorruptError for an `ids.lock` this package did not
  * write; FileWriteError when the directory cannot be created or written.
  */
 export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<SqlSegmentStore> {

@@ -3,7 +3,7 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FileWriteError, LockFileCorruptError, LockHeldError } from '@ids/machine-file';
+import { FileWriteError, HeldFileCorruptError, HeldFileInUseError } from '@ids/machine-file';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSegmentStore, pgliteStore, Segments } from '../src/index.js';
 import { draw, scratch, union } from './helpers.js';
@@ -46,8 +46,8 @@ describe('PGlite directory lock: processes', () => {
       () => 'started',
       (error: Error) => error.message,
     );
-    expect(refused).toMatch(/LockHeldError/);
-    expect(refused).toMatch(/ERR_IDS_LOCK_HELD/);
+    expect(refused).toMatch(/HeldFileInUseError/);
+    expect(refused).toMatch(/ERR_IDS_HELD_FILE_IN_USE/);
     expect(refused).toContain(`the PGlite directory ${dir} is in use by pid ${holder.child.pid} on host `);
     await second.done.catch(() => undefined);
     expect(second.child.exitCode).not.toBe(0);
@@ -83,7 +83,7 @@ describe('PGlite directory lock: processes', () => {
 });
 
 describe('PGlite directory lock: one process', () => {
-  it('8 concurrent opens of one directory: one store, 7 LockHeldErrors naming this process; open again after close', async () => {
+  it('8 concurrent opens of one directory: one store, 7 HeldFileInUseErrors naming this process; open again after close', async () => {
     const dir = fresh('pg');
     const opens = await Promise.allSettled(Array.from({ length: 8 }, () => pgliteStore({ dataDir: dir })));
     const open = opens.filter((o) => o.status === 'fulfilled');
@@ -91,8 +91,8 @@ describe('PGlite directory lock: one process', () => {
     expect(open).toHaveLength(1);
     expect(refused).toHaveLength(7);
     for (const error of refused) {
-      expect(error).toBeInstanceOf(LockHeldError);
-      expect(error.code).toBe('ERR_IDS_LOCK_HELD');
+      expect(error).toBeInstanceOf(HeldFileInUseError);
+      expect(error.code).toBe('ERR_IDS_HELD_FILE_IN_USE');
       expect(error.pid).toBe(process.pid);
       expect(error.message).toMatch(/is already open in this process \(pid \d+; lock file .*ids\.lock\)/);
     }
@@ -104,21 +104,21 @@ describe('PGlite directory lock: one process', () => {
     await store.close();
     // The same path spelled differently is the same directory.
     const again = await pgliteStore({ dataDir: `${dir}/./` });
-    await expect(pgliteStore({ dataDir: dir })).rejects.toThrow(LockHeldError);
+    await expect(pgliteStore({ dataDir: dir })).rejects.toThrow(HeldFileInUseError);
     const after = await Segments.create({ store: again, tag: 't', step: 10 });
     expect(await after.nextId()).toBeGreaterThan(3n); // the data survived: a new database would start at 1
     await after.close();
     await again.close();
   });
 
-  it('garbage in ids.lock is LockFileCorruptError, before PGlite opens; the file is left for a person to look at', async () => {
+  it('garbage in ids.lock is HeldFileCorruptError, before PGlite opens; the file is left for a person to look at', async () => {
     const dir = fresh('pg');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(dir);
     writeFileSync(join(dir, 'ids.lock'), '\u0000\u0001garbage');
     const error = await pgliteStore({ dataDir: dir }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LockFileCorruptError);
-    expect((error as LockFileCorruptError).code).toBe('ERR_IDS_LOCK_FILE_CORRUPT');
+    expect(error).toBeInstanceOf(HeldFileCorruptError);
+    expect((error as HeldFileCorruptError).code).toBe('ERR_IDS_HELD_FILE_CORRUPT');
     expect((error as Error).message).toMatch(
       /is not a lock file: expected a JSON object, found "\\u0000\\u0001garbage"/,
     );

@@ -13,7 +13,7 @@ describe('one ids-server per PGlite directory', () => {
     await Promise.all(runs.map((run) => run.stop('SIGKILL')));
   });
 
-  it('the second exits 1 with ERR_IDS_LOCK_HELD naming the first pid; after kill -9 of the first, the next serves on', async () => {
+  it('the second exits 1 with ERR_IDS_HELD_FILE_IN_USE naming the first pid; after kill -9 of the first, the next serves on', async () => {
     const store = await openSegmentStore(`pglite:${dir}`); // the operator creates the tag first
     await store.createTag('orders', { after: 0n });
     await store.close(); // and so frees the directory for the server
@@ -32,7 +32,7 @@ describe('one ids-server per PGlite directory', () => {
     );
     expect(refused).toMatch(
       new RegExp(
-        `^ids-server exited with 1 before listening: ids-server: ERR_IDS_LOCK_HELD: the PGlite directory ${dir} is in use by pid ${first.child.pid} on host \\S+ \\(held by pid ${first.child.pid}, which is running; lock file ${dir}/ids\\.lock\\)`,
+        `^ids-server exited with 1 before listening: ids-server: ERR_IDS_HELD_FILE_IN_USE: the PGlite directory ${dir} is in use by pid ${first.child.pid} on host \\S+ \\(held by pid ${first.child.pid}, which is running; lock file ${dir}/ids\\.lock\\)`,
       ),
     );
     // The first one never noticed: it still serves.
