@@ -1,5 +1,4 @@
-import type { MachineIdContext } from '@ids/engine';
-import { type LeasedClaim, leasedMachineId } from '@ids/machine-lease';
+import { type LeasedMachineIdProvider, leasedMachineId } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { type EtcdOptions, checkEtcdOptions as validate } from './options.js';
 import { EtcdStore } from './store.js';
@@ -37,27 +36,6 @@ export interface EtcdMachineIdOptions extends EtcdOptions {
 }
 
 /**
- * A machine ID held through an etcd lease; the generator watches it (see MachineIdClaim and
- * LeasedClaim). Its `key` is `<prefix>/<id>`, its `leaseId` the etcd lease (decimal); `record`
- * writes `<prefix>/time/<id>`; a watcher on the key fences it at once when the key is deleted or
- * re-bound; `release` revokes the lease (the key is gone at once) and closes the client if it
- * was made here, rejecting with LeaseStoreUnavailableError when etcd could not be told (etcd then
- * frees the ID when the lease expires, within the TTL).
- */
-export interface EtcdMachineIdClaim extends LeasedClaim {
-  /**
-   * Once the signal aborted: resolves with a claim again, retrying while etcd is unavailable.
-   * It keeps the same ID when the lease survived, else claims one (the same ID if still free).
-   * Rejects on what retrying cannot fix (garbage under the prefix, a bits mismatch, refused
-   * credentials). After release it never settles.
-   */
-  renew(): Promise<EtcdMachineIdClaim>;
-}
-
-/** What etcdMachineId returns: a MachineIdProvider whose result is always an EtcdMachineIdClaim. */
-export type EtcdMachineIdProvider = (context: MachineIdContext) => Promise<EtcdMachineIdClaim>;
-
-/**
  * A machine-ID provider that claims a free ID in [0, 2^bits) from etcd and holds it with a
  * lease, for generators across a fleet:
  *
@@ -70,15 +48,23 @@ export type EtcdMachineIdProvider = (context: MachineIdContext) => Promise<EtcdM
  * afterwards, records the time reached so the next holder of the ID starts after it, and is
  * released (lease revoked, client closed) by the generator's `close()`.
  *
+ * The claim is a LeasedClaim: its `key` is `<prefix>/<id>`, its `leaseId` the etcd lease
+ * (decimal); `record` writes `<prefix>/time/<id>`; a watcher on the key fences it at once when
+ * the key is deleted or re-bound. `renew()` retries while etcd is unavailable and rejects on
+ * what retrying cannot fix (garbage under the prefix, a bits mismatch, refused credentials).
+ * `release` revokes the lease (the key is gone at once) and closes the client if it was made
+ * here, rejecting with LeaseStoreUnavailableError when etcd could not be told (etcd then frees
+ * the ID when the lease expires, within the TTL).
+ *
  * Options are validated here, at once.
  * @throws InvalidArgumentError for an option that cannot work (names it).
  * The provider rejects with the lease errors of @ids/machine-lease, `store: 'etcd'`:
  * LeaseStoreUnavailableError (etcd not reachable within `timeoutMs`), LeaseBitsMismatchError,
  * LeaseCorruptClaimError, LeaseSpaceFullError, LeaseTimeAheadError, LeaseStoreRefusedError.
  */
-export function etcdMachineId(options: EtcdMachineIdOptions = {}): EtcdMachineIdProvider {
+export function etcdMachineId(options: EtcdMachineIdOptions = {}): LeasedMachineIdProvider {
   const checked = validate(options);
-  return leasedMachineId<EtcdMachineIdClaim>({
+  return leasedMachineId({
     store: 'etcd',
     name: 'etcdMachineId',
     options,

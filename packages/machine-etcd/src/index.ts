@@ -1,15 +1,15 @@
 // @ids/machine-etcd: machine IDs for a fleet, held through etcd leases. The only package of
 // @ids that depends on etcd3 (and so on gRPC).
 
-export { RecordedTimeWait } from '@ids/machine-lease';
+// A claim and a provider are machine-lease's types, whatever the store: key and leaseId are
+// documented on the provider function.
+export { type LeasedClaim, type LeasedMachineIdProvider, RecordedTimeWait } from '@ids/machine-lease';
 // The lease errors are one family across stores (`store: 'etcd'` here): the very classes
 // of @ids/machine-lease, which every store package re-exports.
 export * from '@ids/machine-lease/errors';
 export { type EtcdMachineIdCheck, etcdCheckMachineId } from './check.js';
 export {
-  type EtcdMachineIdClaim,
   type EtcdMachineIdOptions,
-  type EtcdMachineIdProvider,
   etcdMachineId,
 } from './claim.js';
 export type { Owner } from './keys.js';

@@ -3,7 +3,7 @@
 import { checkGeneratorOptions, IdGenerator } from '@ids/engine';
 import { serverForSuite, startEtcd } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import type { EtcdMachineIdClaim } from '../src/index.js';
+import type { LeasedClaim } from '../src/index.js';
 import { canStartEtcd, claim, freshPrefix, layoutWith, sleep, until, WAIT_MS } from './helpers.js';
 
 describe.skipIf(!canStartEtcd)('a three-member cluster', () => {
@@ -33,7 +33,7 @@ describe.skipIf(!canStartEtcd)('a three-member cluster', () => {
       }
     })();
     // Other processes joining and leaving all along; those that hold an ID at once must differ.
-    const live = new Map<number, EtcdMachineIdClaim>();
+    const live = new Map<number, LeasedClaim>();
     const claiming = (async () => {
       while (running) {
         const c = await claim(layout, options).catch(() => undefined);

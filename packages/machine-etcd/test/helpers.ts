@@ -2,7 +2,7 @@ import { type Layout, resolveMachineId } from '@ids/engine';
 import { type EtcdCluster, hasEtcd, serverForSuite, startEtcd } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
-import { type EtcdMachineIdClaim, type EtcdMachineIdOptions, etcdMachineId } from '../src/index.js';
+import { type EtcdMachineIdOptions, etcdMachineId, type LeasedClaim } from '../src/index.js';
 
 // Everything the suites share with the other lease stores' tests.
 export * from '../../machine-lease/test/kit.js';
@@ -41,8 +41,8 @@ export function freshPrefix(name: string): string {
 }
 
 /** Runs the provider the way Sonyflake.create does (range check included) and returns the claim. */
-export async function claim(layout: Layout, options: EtcdMachineIdOptions): Promise<EtcdMachineIdClaim> {
-  return (await resolveMachineId(layout, etcdMachineId(options))) as EtcdMachineIdClaim;
+export async function claim(layout: Layout, options: EtcdMachineIdOptions): Promise<LeasedClaim> {
+  return (await resolveMachineId(layout, etcdMachineId(options))) as LeasedClaim;
 }
 
 /** A plain client for looking at and meddling with keys, as an operator with etcdctl would. */

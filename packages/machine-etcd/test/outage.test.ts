@@ -3,12 +3,7 @@
 import { checkGeneratorOptions, GeneratorClosedError, IdGenerator, MachineIdLostError } from '@ids/engine';
 import { type ProxyMode, startEtcd, TcpProxy } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import {
-  type EtcdMachineIdClaim,
-  etcdMachineId,
-  LeaseLostError,
-  LeaseStoreUnavailableError,
-} from '../src/index.js';
+import { etcdMachineId, type LeasedClaim, LeaseLostError, LeaseStoreUnavailableError } from '../src/index.js';
 import {
   aborted,
   canStartEtcd,
@@ -163,12 +158,10 @@ describe.skipIf(!canStartEtcd)('a partition between one client and etcd (a loopb
       const fencedA = aborted(a.signal);
 
       // B keeps trying for the same (only) ID, directly.
-      let b: EtcdMachineIdClaim | undefined;
+      let b: LeasedClaim | undefined;
       const provider = etcdMachineId({ endpoints: etcd.endpoints, prefix, ...timing });
       while (!b) {
-        b = (await Promise.resolve(provider({ bits: 0 })).catch(() => undefined)) as
-          | EtcdMachineIdClaim
-          | undefined;
+        b = (await Promise.resolve(provider({ bits: 0 })).catch(() => undefined)) as LeasedClaim | undefined;
         if (!b) await sleep(20);
         expect(performance.now() - cutAt).toBeLessThan(WAIT_MS);
       }

@@ -7,5 +7,5 @@ export type { StoreCheckOptions, StoreMachineIdCheck } from './check.js';
 export * from './errors.js';
 export { type LeasedClaim, RecordedTimeWait } from './holder.js';
 export type { HolderOptions, LeaseOptions } from './options.js';
-export { leasedMachineId } from './provider.js';
+export { type LeasedMachineIdProvider, leasedMachineId } from './provider.js';
 export type { Attempt, LeaseStore } from './store.js';

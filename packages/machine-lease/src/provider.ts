@@ -6,6 +6,13 @@ import { type CheckedLeaseOptions, type HolderOptions, holderOptions, integer } 
 import type { LeaseStore } from './store.js';
 
 /**
+ * What every lease store's provider returns (`etcdMachineId`, `redisMachineId`,
+ * `zookeeperMachineId`, ...): a MachineIdProvider whose claim is always a LeasedClaim, whatever
+ * the store; what `key` and `leaseId` hold is each store's, documented on its provider.
+ */
+export type LeasedMachineIdProvider = (context: MachineIdContext) => Promise<LeasedClaim>;
+
+/**
  * The machine-ID provider of a lease store, written once: each store package validates its own
  * options (connection, prefix, lease timing) and says how to open its store; this checks the
  * holder's options at once and, per call, the field width, then claims through a Holder.
@@ -13,12 +20,12 @@ import type { LeaseStore } from './store.js';
  * ```ts no-run
  * export function zookeeperMachineId(options: ZooKeeperMachineIdOptions = {}) {
  *   const checked = checkZooKeeperOptions(options);
- *   return leasedMachineId<ZooKeeperMachineIdClaim>({
+ *   return leasedMachineId({
  *     store: 'zookeeper',
  *     name: 'zookeeperMachineId',
  *     options,
  *     lease: checked,
- * *     open: () => new ZooKeeperStore(checked),
+ *     open: () => new ZooKeeperStore(checked),
  *   });
  * }
  * ```
@@ -28,7 +35,7 @@ import type { LeaseStore } from './store.js';
  * the options fixed (`bits`) or does not hold `machineId`, and with whatever claiming rejects
  * with (LeaseSpaceFullError, LeaseStoreUnavailableError, ...); the store is closed then.
  */
-export function leasedMachineId<C extends LeasedClaim = LeasedClaim>(provider: {
+export function leasedMachineId(provider: {
   /** The store's name (its LeaseStore's `name`), for the errors raised before it is opened. */
   readonly store: string;
   /** The provider function's name in messages, e.g. `etcdMachineId`. */
@@ -39,7 +46,7 @@ export function leasedMachineId<C extends LeasedClaim = LeasedClaim>(provider: {
   readonly lease: CheckedLeaseOptions;
   /** Opens the store for one claim; the claim closes it on release. */
   readonly open: () => LeaseStore;
-}): (context: MachineIdContext) => Promise<C> {
+}): LeasedMachineIdProvider {
   const { store, name, options, lease, open } = provider;
   const choices = holderOptions(options, lease.ttlSeconds);
   const scheduler = schedulerOf(options);
@@ -65,7 +72,7 @@ export function leasedMachineId<C extends LeasedClaim = LeasedClaim>(provider: {
         { ...lease, ...choices, bits, ...(only === undefined ? {} : { only }) },
         scheduler,
       );
-      return (await holder.acquire()) as C;
+      return await holder.acquire();
     } catch (error) {
       opened.close();
       throw error;

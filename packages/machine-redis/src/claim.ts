@@ -1,26 +1,10 @@
-import type { MachineIdContext } from '@ids/engine';
-import { type HolderOptions, type LeasedClaim, leasedMachineId } from '@ids/machine-lease';
+import { type HolderOptions, type LeasedMachineIdProvider, leasedMachineId } from '@ids/machine-lease';
 import { Connection } from './connection.js';
 import { type RedisLeaseOptions, checkRedisOptions as validate } from './options.js';
 import { RedisStore } from './store.js';
 
 /** The options of `redisMachineId`: how to reach Redis, hold a claim there, and pick and record an ID. */
 export interface RedisMachineIdOptions extends RedisLeaseOptions, HolderOptions {}
-
-/**
- * A machine ID held through a Redis key with a TTL; the generator watches it (see
- * MachineIdClaim and LeasedClaim). Its `key` is `{<prefix>}:<id>`, its `leaseId` the random
- * token in the key's value (32 hex digits); `record` writes `{<prefix>}:time:<id>` while the key
- * is ours; `release` deletes the key if it is still ours (compare-and-delete) and closes the
- * client if it was made here.
- */
-export interface RedisMachineIdClaim extends LeasedClaim {
-  /** Once the signal aborted: resolves with a claim again (the same ID if still free), retrying while Redis is unavailable. */
-  renew(): Promise<RedisMachineIdClaim>;
-}
-
-/** What redisMachineId returns: a MachineIdProvider whose result is always a RedisMachineIdClaim. */
-export type RedisMachineIdProvider = (context: MachineIdContext) => Promise<RedisMachineIdClaim>;
 
 /**
  * A machine-ID provider that claims a free ID in [0, 2^bits) in Redis and holds it with a key
@@ -36,6 +20,11 @@ export type RedisMachineIdProvider = (context: MachineIdContext) => Promise<Redi
  * key on `close()`. An ID with no recorded time is not issued from until one TTL after the
  * claim (see the README: a Redis that forgets).
  *
+ * The claim is a LeasedClaim: its `key` is `{<prefix>}:<id>`, its `leaseId` the random token in
+ * the key's value (32 hex digits); `record` writes `{<prefix>}:time:<id>` while the key is ours;
+ * `renew()` retries while Redis is unavailable (the same ID if still free); `release` deletes the
+ * key if it is still ours (compare-and-delete) and closes the client if it was made here.
+ *
  * Options are validated here, at once.
  * @throws InvalidArgumentError for an option that cannot work (names it).
  * The provider rejects with the lease errors of @ids/machine-lease, `store: 'redis'`:
@@ -43,9 +32,9 @@ export type RedisMachineIdProvider = (context: MachineIdContext) => Promise<Redi
  * (credentials, permissions, TLS), LeaseBitsMismatchError, LeaseCorruptClaimError,
  * LeaseSpaceFullError (every ID held, or the `machineId` asked for), LeaseTimeAheadError.
  */
-export function redisMachineId(options: RedisMachineIdOptions = {}): RedisMachineIdProvider {
+export function redisMachineId(options: RedisMachineIdOptions = {}): LeasedMachineIdProvider {
   const checked = validate(options);
-  return leasedMachineId<RedisMachineIdClaim>({
+  return leasedMachineId({
     store: 'redis',
     name: 'redisMachineId',
     options,

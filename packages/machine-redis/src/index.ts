@@ -1,7 +1,9 @@
 // @ids/machine-redis: machine IDs for a fleet through Redis. The only package of @ids that
 // depends on a Redis client (ioredis).
 
-export { RecordedTimeWait } from '@ids/machine-lease';
+// A claim and a provider are machine-lease's types, whatever the store: key and leaseId are
+// documented on the provider function.
+export { type LeasedClaim, type LeasedMachineIdProvider, RecordedTimeWait } from '@ids/machine-lease';
 // The lease errors are one family across stores (`store: 'redis'` here): the very classes
 // of @ids/machine-lease, which every store package re-exports.
 export * from '@ids/machine-lease/errors';
@@ -13,9 +15,7 @@ export {
   redisCheckMachineId,
 } from './check.js';
 export {
-  type RedisMachineIdClaim,
   type RedisMachineIdOptions,
-  type RedisMachineIdProvider,
   redisMachineId,
 } from './claim.js';
 export { RedisDatabaseError } from './errors.js';

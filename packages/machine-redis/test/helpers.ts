@@ -2,7 +2,7 @@ import { type Layout, resolveMachineId } from '@ids/engine';
 import { type RedisServer, serverForSuite, startRedis } from '@ids/test-services';
 import { Redis } from 'ioredis';
 import { type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
-import { type RedisMachineIdClaim, type RedisMachineIdOptions, redisMachineId } from '../src/index.js';
+import { type LeasedClaim, type RedisMachineIdOptions, redisMachineId } from '../src/index.js';
 
 // Everything the suites share with the other lease stores' tests.
 export * from '../../machine-lease/test/kit.js';
@@ -13,8 +13,8 @@ export function freshPrefix(name: string): string {
 }
 
 /** Runs the provider the way Sonyflake.create does (range check included) and returns the claim. */
-export async function claim(layout: Layout, options: RedisMachineIdOptions): Promise<RedisMachineIdClaim> {
-  return (await resolveMachineId(layout, redisMachineId(options))) as RedisMachineIdClaim;
+export async function claim(layout: Layout, options: RedisMachineIdOptions): Promise<LeasedClaim> {
+  return (await resolveMachineId(layout, redisMachineId(options))) as LeasedClaim;
 }
 
 /** A plain client for looking at and meddling with keys, as an operator with redis-cli would. */

@@ -3,7 +3,7 @@
 import { hasRedis } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
-import { type RedisMachineIdClaim, redisMachineId } from '../src/index.js';
+import { type LeasedClaim, redisMachineId } from '../src/index.js';
 import { freshPrefix, redisForSuite, sleep } from './helpers.js';
 
 describe.skipIf(!hasRedis())('the unknown-past rule', () => {
@@ -19,7 +19,7 @@ describe.skipIf(!hasRedis())('the unknown-past rule', () => {
       scheduler,
     } as Parameters<typeof redisMachineId>[0]);
     const before = Date.now();
-    let claim: RedisMachineIdClaim | undefined;
+    let claim: LeasedClaim | undefined;
     const pending = provider({ bits: 0 }).then((c) => {
       claim = c;
     });

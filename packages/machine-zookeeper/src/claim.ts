@@ -1,8 +1,8 @@
-import { InvalidArgumentError, type MachineIdContext } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
 import {
   type HolderOptions,
   LeaseBitsMismatchError,
-  type LeasedClaim,
+  type LeasedMachineIdProvider,
   leasedMachineId,
 } from '@ids/machine-lease';
 import { STORE, ZkSession } from './client.js';
@@ -27,20 +27,6 @@ export interface ZookeeperMachineIdOptions extends ZookeeperLeaseOptions, Holder
 }
 
 /**
- * A machine ID held through an ephemeral node of a ZooKeeper session; the generator watches it
- * (see MachineIdClaim and LeasedClaim). Its `key` is `<path>/claims/<id>`, its `leaseId` the
- * session's ID (16 hex digits); `record` writes `<path>/times/<id>`; `release` closes the
- * session (the server deletes the claim at once).
- */
-export interface ZookeeperMachineIdClaim extends LeasedClaim {
-  /** Once the signal aborted: resolves with a claim again (the same ID if still free), retrying while ZooKeeper is unavailable. */
-  renew(): Promise<ZookeeperMachineIdClaim>;
-}
-
-/** What zookeeperMachineId returns: a MachineIdProvider whose result is always a ZookeeperMachineIdClaim. */
-export type ZookeeperMachineIdProvider = (context: MachineIdContext) => Promise<ZookeeperMachineIdClaim>;
-
-/**
  * A machine-ID provider that claims a free ID in [0, 2^bits) in ZooKeeper and holds it with an
  * ephemeral node of its own session, for generators across a fleet:
  *
@@ -54,6 +40,11 @@ export type ZookeeperMachineIdProvider = (context: MachineIdContext) => Promise<
  * with a new session, records the time reached in a persistent node so the next holder starts
  * after it, and closes its session on `close()`.
  *
+ * The claim is a LeasedClaim: its `key` is `<path>/claims/<id>`, its `leaseId` the session's ID
+ * (16 hex digits); `record` writes `<path>/times/<id>`; `renew()` retries while ZooKeeper is
+ * unavailable (the same ID if still free); `release` closes the session (the server deletes the
+ * claim at once).
+ *
  * Options are validated here, at once.
  * @throws InvalidArgumentError for an option that cannot work (names it).
  * The provider rejects with the lease errors of @ids/machine-lease, `store: 'zookeeper'`:
@@ -61,7 +52,7 @@ export type ZookeeperMachineIdProvider = (context: MachineIdContext) => Promise<
  * (an ACL refuses), LeaseBitsMismatchError, LeaseCorruptClaimError, LeaseSpaceFullError,
  * LeaseTimeAheadError; and with ZookeeperChrootError, ZookeeperLeafWorkerError.
  */
-export function zookeeperMachineId(options: ZookeeperMachineIdOptions = {}): ZookeeperMachineIdProvider {
+export function zookeeperMachineId(options: ZookeeperMachineIdOptions = {}): LeasedMachineIdProvider {
   const checked = checkZookeeperOptions(options);
   const leaf = options.leaf === undefined ? undefined : checkLeafOptions(options.leaf);
   if (leaf !== undefined && options.machineId !== undefined) {
@@ -71,7 +62,7 @@ export function zookeeperMachineId(options: ZookeeperMachineIdOptions = {}): Zoo
     );
   }
   const provider = (machineId: number | undefined, floors?: ReadonlyMap<number, number>) =>
-    leasedMachineId<ZookeeperMachineIdClaim>({
+    leasedMachineId({
       store: STORE,
       name: 'zookeeperMachineId',
       options: machineId === undefined ? options : { ...options, machineId },

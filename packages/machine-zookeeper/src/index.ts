@@ -2,7 +2,9 @@
 // worker IDs taken over. The only package of @ids that depends on a ZooKeeper client
 // (node-zookeeper-client, wrapped in client.ts).
 
-export { RecordedTimeWait } from '@ids/machine-lease';
+// A claim and a provider are machine-lease's types, whatever the store: key and leaseId are
+// documented on the provider function.
+export { type LeasedClaim, type LeasedMachineIdProvider, RecordedTimeWait } from '@ids/machine-lease';
 // The lease errors are one family across stores (`store: 'zookeeper'` here): the very classes
 // of @ids/machine-lease, which every store package re-exports.
 export * from '@ids/machine-lease/errors';
@@ -14,9 +16,7 @@ export {
   zookeeperCheckMachineId,
 } from './check.js';
 export {
-  type ZookeeperMachineIdClaim,
   type ZookeeperMachineIdOptions,
-  type ZookeeperMachineIdProvider,
   zookeeperMachineId,
 } from './claim.js';
 export {

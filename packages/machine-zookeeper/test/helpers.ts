@@ -7,8 +7,8 @@ import {
 } from '@ids/test-services';
 import { type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import {
+  type LeasedClaim,
   ZkSession,
-  type ZookeeperMachineIdClaim,
   type ZookeeperMachineIdOptions,
   zookeeperMachineId,
 } from '../src/index.js';
@@ -22,11 +22,8 @@ export function freshPath(name: string): string {
 }
 
 /** Runs the provider the way Sonyflake.create does (range check included) and returns the claim. */
-export async function claim(
-  layout: Layout,
-  options: ZookeeperMachineIdOptions,
-): Promise<ZookeeperMachineIdClaim> {
-  return (await resolveMachineId(layout, zookeeperMachineId(options))) as ZookeeperMachineIdClaim;
+export async function claim(layout: Layout, options: ZookeeperMachineIdOptions): Promise<LeasedClaim> {
+  return (await resolveMachineId(layout, zookeeperMachineId(options))) as LeasedClaim;
 }
 
 /** A session for looking at and meddling with nodes, as an operator with zkCli.sh would. */
