@@ -41,7 +41,6 @@ describe.skipIf(!hasRedis())('processes sharing a one-ID field in a real Redis',
         a.child.kill('SIGCONT');
         return undefined;
       },
-      leaseLost: true,
       runOnMs: 500, // A runs on for a while: fenced, it issues nothing
     });
   });
