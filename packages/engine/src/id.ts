@@ -112,6 +112,25 @@ export function toTimeIn(layout: Layout, input: IdInput): Date {
   return new Date(tickStartMs(layout, Number(id >> layout.timeShift)));
 }
 
+/** `composeIn`, `decomposeIn` and `toTimeIn` with the layout given once. */
+export interface LayoutIdFunctions {
+  /** See `composeIn`. */
+  compose(time: Date | number, sequence: number, machine: number): bigint;
+  /** See `decomposeIn`. */
+  decompose(id: IdInput): DecomposedId;
+  /** See `toTimeIn`. */
+  toTime(id: IdInput): Date;
+}
+
+/** The package functions a flavour offers over its default layout: the three ID helpers bound to `layout`. */
+export function layoutIdFunctions(layout: Layout): LayoutIdFunctions {
+  return {
+    compose: (time, sequence, machine) => composeIn(layout, time, sequence, machine),
+    decompose: (id) => decomposeIn(layout, id),
+    toTime: (id) => toTimeIn(layout, id),
+  };
+}
+
 /** Reads an instant given as a Date or Unix ms. */
 export function toMs(time: Date | number, what: string): number {
   const ms = time instanceof Date ? time.getTime() : time;

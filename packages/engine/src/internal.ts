@@ -15,7 +15,7 @@ export {
 } from './check.js';
 export { checkClock, type SleepOptions, sleep, sleepSync } from './clock.js';
 export { received } from './errors.js';
-export { toMs } from './id.js';
+export { type LayoutIdFunctions, layoutIdFunctions, toMs } from './id.js';
 export { checkFieldBits, defineCheckedFields, layoutShape, maxTimeBits, tickOf } from './layout.js';
 export { acceptMachineId, afterValue, idOf, type ResolveMode, releaseQuietly } from './machine.js';
 export { importOptional, SEGMENT_STORE_CLIENTS, segmentStoreNeeds } from './optional.js';

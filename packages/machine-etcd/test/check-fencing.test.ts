@@ -23,7 +23,7 @@ async function pausedHolder(mode: IssuerMode) {
   const etcd = await startEtcd();
   cleanup.push(() => etcd.stop());
   const prefix = freshPrefix(`paused-${mode}`);
-  const { a, b } = await holderAndWaiter(() => startIssuer(mode, etcd.endpoints, prefix), cleanup);
+  const { a, b } = await holderAndWaiter(() => startIssuer(mode, etcd.endpoints, prefix));
   a.child.kill('SIGSTOP');
   await until(() => b.ids.length > 50, WAIT_MS, 'B issuing after A stopped');
   a.child.kill('SIGCONT');

@@ -9,7 +9,7 @@ import {
   type MachineIdClaim,
   MachineIdProviderError,
 } from '@ids/engine';
-import { afterEach, expect } from 'vitest';
+import { afterEach, expect, onTestFinished } from 'vitest';
 
 import { testLayout } from './fixtures/lease-process.mjs';
 
@@ -109,7 +109,10 @@ export interface Issuer {
   stop(): Promise<void>;
 }
 
-/** Starts the issuer of a store's tests (`testDir`/fixtures/issuer.mjs) with `args`, from the package's folder. */
+/**
+ * Starts the issuer of a store's tests (`testDir`/fixtures/issuer.mjs) with `args`, from the
+ * package's folder. It is stopped when the test that started it finishes, if the test has not.
+ */
 export function spawnIssuer(testDir: string, args: readonly (string | number)[]): Issuer {
   const child = spawn(process.execPath, [join(testDir, 'fixtures', 'issuer.mjs'), ...args.map(String)], {
     cwd: dirname(testDir),
@@ -147,6 +150,8 @@ export function spawnIssuer(testDir: string, args: readonly (string | number)[])
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     err += chunk;
   });
+  // After the file's afterEach steps (a store already closed may make it exit unclean).
+  onTestFinished(() => issuer.stop().catch(() => undefined));
   return issuer;
 }
 
@@ -158,23 +163,81 @@ export function duplicateCount(...issuers: Issuer[]): number {
 
 /**
  * Two issuers of the one ID in a field: A, issuing, and then B, started beside it and left
- * waiting (the only ID is A's). Both are stopped by `cleanup` at the end of the test.
+ * waiting (the only ID is A's).
  */
-export async function holderAndWaiter(
-  start: () => Issuer,
-  cleanup: { push(step: () => Promise<void>): void },
-): Promise<{ a: Issuer; b: Issuer }> {
+export async function holderAndWaiter(start: () => Issuer): Promise<{ a: Issuer; b: Issuer }> {
   const a = start();
-  cleanup.push(() => a.stop());
   // The first claim of a fresh ID may wait out the unknown past (one TTL).
   await until(() => a.ids.length > 50, WAIT_MS, 'A issuing');
   const b = start();
-  cleanup.push(() => b.stop());
   // Until B has been refused once it may not even be running yet (Node starting on a busy
   // machine): a test that then restarts or pauses something would race B's start-up, not B.
   await until(() => b.waitingAt !== undefined || b.claimedAt !== undefined, WAIT_MS, 'B refused once');
   expect(b.claimedAt, 'B claimed the ID A holds').toBeUndefined();
   return { a, b };
+}
+
+/** The issuers' TTL: long enough that a holder on a busy machine keeps its claim until it is cut off. */
+export const HOLDER_TTL_S = 5;
+
+/** How a hand-over test cuts the holder off from the store (see handOver). */
+export interface CutOff {
+  /** What the figures printed at the end are headed with. */
+  readonly label: string;
+  /**
+   * Cuts A off (a pause, a partition, a store that forgets). What it returns, if anything, is run
+   * once B issues: A resumes.
+   */
+  cut(a: Issuer): Promise<undefined> | undefined | (() => void);
+  /** The ceiling for B to claim the ID and issue; WAIT_MS unless set. */
+  readonly waitMs?: number;
+  /** How long A runs on after B issues (resumed, or cut off still) before both stop: time to err. */
+  readonly runOnMs: number;
+}
+
+/** handOver's cut-off unless told another: A SIGSTOPped until B issues, then resumed for 1.5 s. */
+const SIGSTOP: CutOff = {
+  label: 'SIGSTOP',
+  cut(a) {
+    a.child.kill('SIGSTOP');
+    return () => a.child.kill('SIGCONT');
+  },
+  runOnMs: 1500,
+};
+
+/**
+ * The hand-over every lease store must get right, with two issuer processes that `start` starts:
+ * A holds the one ID of the field and B waits for it; A is cut off (`how`, a SIGSTOP unless set),
+ * B takes the ID once A's lease has ended and issues, and A runs on for a while. A issued nothing
+ * from B's first ID on (it fenced before its lease could end), the two issued no ID twice, B's IDs
+ * follow A's, and B claimed at least the fence margin after A's last ID.
+ */
+export async function handOver(start: () => Issuer, how = SIGSTOP): Promise<void> {
+  const { a, b } = await holderAndWaiter(start);
+  const cutAt = Date.now();
+  const resume = await how.cut(a);
+  await until(() => b.ids.length > 50, how.waitMs ?? WAIT_MS, `B issuing after A was cut off (${how.label})`);
+  resume?.();
+  const runOnFrom = Date.now();
+  await sleep(how.runOnMs);
+  await Promise.all([a.stop(), b.stop()]);
+
+  const firstB = b.ids[0]!;
+  const lastA = a.ids.at(-1)!;
+  const aAfterB = a.ids.filter((x) => x.at >= firstB.at);
+  expect(aAfterB).toEqual([]);
+  // Nothing from A once it runs on, resumed or still cut off (B had issued before then).
+  expect(a.ids.filter((x) => x.at >= runOnFrom)).toEqual([]);
+  expect(duplicateCount(a, b)).toBe(0);
+  expect(lastA.id).toBeLessThan(firstB.id);
+  // B holds the ID the margin after A's last ID at least: A fences at its last confirmed renewal
+  // + TTL - margin, and B gets the ID no sooner than that renewal + TTL (the store ends A's
+  // lease then; a store that forgot it makes B wait one TTL from its claim). Not measured from
+  // the cut: a busy A may have renewed well before it.
+  expect(b.claimedAt!).toBeGreaterThanOrEqual(lastA.at + MARGIN_MS);
+  console.log(
+    `${how.label}: A issued ${a.ids.length} IDs, the last ${lastA.at - cutAt} ms after the cut; B claimed ${b.claimedAt! - cutAt} ms after it, issued from ${firstB.at - cutAt} ms on (TTL ${HOLDER_TTL_S * 1000} ms), ${b.ids.length} IDs; A issued ${aAfterB.length} after B's first; duplicates ${duplicateCount(a, b)}`,
+  );
 }
 
 /**

@@ -1,7 +1,8 @@
 import { type Layout, resolveMachineId } from '@ids/engine';
 import { type RedisServer, serverForSuite, startRedis } from '@ids/test-services';
 import { Redis } from 'ioredis';
-import { type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
+
+import { HOLDER_TTL_S, type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import { type LeasedClaim, type RedisMachineIdOptions, redisMachineId } from '../src/index.js';
 
 // Everything the suites share with the other lease stores' tests.
@@ -33,7 +34,7 @@ export function redisForSuite(): { readonly server: RedisServer; readonly admin:
   });
 }
 
-/** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `url` under `prefix`. */
-export function startIssuer(url: string, prefix: string, ttlSeconds: number, bits = 0): Issuer {
-  return spawnIssuer(__dirname, [url, prefix, ttlSeconds, bits]);
+/** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `url` under `prefix`, TTL HOLDER_TTL_S. */
+export function startIssuer(url: string, prefix: string, bits = 0): Issuer {
+  return spawnIssuer(__dirname, [url, prefix, HOLDER_TTL_S, bits]);
 }

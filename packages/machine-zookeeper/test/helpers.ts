@@ -5,7 +5,7 @@ import {
   startZookeeper,
   type ZookeeperStandalone,
 } from '@ids/test-services';
-import { type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
+import { HOLDER_TTL_S, type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
 import {
   type LeasedClaim,
   ZkSession,
@@ -31,9 +31,9 @@ export function adminSession(connect: string): Promise<ZkSession> {
   return ZkSession.open(connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000 });
 }
 
-/** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `connect` under `path`. */
-export function startIssuer(connect: string, path: string, ttlSeconds: number, bits = 0): Issuer {
-  return spawnIssuer(__dirname, [connect, path, ttlSeconds, bits]);
+/** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `connect` under `path`, TTL HOLDER_TTL_S. */
+export function startIssuer(connect: string, path: string, bits = 0): Issuer {
+  return spawnIssuer(__dirname, [connect, path, HOLDER_TTL_S, bits]);
 }
 
 /**

@@ -638,23 +638,25 @@ function ticketStore(
       const at = where(tag);
       // The design's statements, in one transaction. A tag without a row would be inserted by
       // REPLACE (one row affected instead of two): rolled back, so nothing is written.
-      return retryDeadlocks(at, () => onConnection(pool, timeoutMs, at, true, async (run) => {
-        const replaced = await run(`REPLACE INTO \`${table}\` (seq_name) VALUES (?)`, [tag]);
-        if (affected(replaced) !== 2) {
-          throw new UnknownTagError(`${at}: no such row; register the tag first (createTag)`);
-        }
-        const row = rowsOf(
-          await run(
-            'SELECT CAST(LAST_INSERT_ID() AS CHAR) AS id, @@auto_increment_increment AS increment, @@auto_increment_offset AS server_offset',
-          ),
-        )[0];
-        // Checked on each connection: a pool may reach a server configured otherwise.
-        if (plan) checkServer(row, plan, at);
-        const id = storedMaxId(row?.id, at);
-        if (id < 1n)
-          throw new StoreCorruptError(`${at}: LAST_INSERT_ID() answered ${id}; expected 1 or more`);
-        return { first: id, last: id };
-      }));
+      return retryDeadlocks(at, () =>
+        onConnection(pool, timeoutMs, at, true, async (run) => {
+          const replaced = await run(`REPLACE INTO \`${table}\` (seq_name) VALUES (?)`, [tag]);
+          if (affected(replaced) !== 2) {
+            throw new UnknownTagError(`${at}: no such row; register the tag first (createTag)`);
+          }
+          const row = rowsOf(
+            await run(
+              'SELECT CAST(LAST_INSERT_ID() AS CHAR) AS id, @@auto_increment_increment AS increment, @@auto_increment_offset AS server_offset',
+            ),
+          )[0];
+          // Checked on each connection: a pool may reach a server configured otherwise.
+          if (plan) checkServer(row, plan, at);
+          const id = storedMaxId(row?.id, at);
+          if (id < 1n)
+            throw new StoreCorruptError(`${at}: LAST_INSERT_ID() answered ${id}; expected 1 or more`);
+          return { first: id, last: id };
+        }),
+      );
     },
   };
 }

@@ -498,7 +498,9 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
               return (options: { sql: string }, values?: unknown[]) => {
                 if (victims > 0 && options.sql.startsWith('REPLACE')) {
                   victims--;
-                  const deadlock = new Error('Deadlock found when trying to get lock; try restarting transaction');
+                  const deadlock = new Error(
+                    'Deadlock found when trying to get lock; try restarting transaction',
+                  );
                   return Promise.reject(Object.assign(deadlock, { errno: 1213, code: 'ER_LOCK_DEADLOCK' }));
                 }
                 return target.execute(options, values as never);
@@ -521,7 +523,9 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
     const error = await store.allocate('t', 1).catch((e: unknown) => e);
     expect(victims).toBe(0);
     expect(error).toBeInstanceOf(StoreUnavailableError);
-    expect((error as Error).message).toMatch(/expected an allocation to get through, received 50 deadlocks in a row/);
+    expect((error as Error).message).toMatch(
+      /expected an allocation to get through, received 50 deadlocks in a row/,
+    );
     expect(((error as Error).cause as { errno?: number }).errno).toBe(1213);
     // Nothing of the victims was written: the next allocation follows the last one issued.
     const after = await store.allocate('t', 1);

@@ -1,6 +1,6 @@
 // @ids/snowflake: Twitter's snowflake, Discord's, and bwmarrin-style custom layouts, as presets
 // over the one @ids/engine generator.
-import { composeIn, type DecomposedId, decomposeIn, type IdInput, toTimeIn } from '@ids/engine';
+import { layoutIdFunctions } from '@ids/engine/internal';
 import { TWITTER_LAYOUT } from './presets.js';
 
 // What a Snowflake user needs, and no more: the class and its settings, the presets, package
@@ -14,17 +14,13 @@ export { MachineIdRequiredError, Snowflake } from './snowflake.js';
 // Package functions over the default (twitter) layout, as @ids/sonyflake has for its default.
 // A Snowflake of another layout has the same methods for its own.
 
+const twitter = layoutIdFunctions(TWITTER_LAYOUT);
+
 /** Splits a Twitter-layout ID into `{ id, time, sequence, machine, parts: { datacenter, worker } }` (time in ms since the epoch). */
-export function decompose(id: IdInput): DecomposedId {
-  return decomposeIn(TWITTER_LAYOUT, id);
-}
+export const decompose = twitter.decompose;
 
 /** The Twitter-layout ID for an instant, a sequence (0..4095) and a machine ID (0..1023). */
-export function compose(time: Date | number, sequence: number, machine: number): bigint {
-  return composeIn(TWITTER_LAYOUT, time, sequence, machine);
-}
+export const compose = twitter.compose;
 
 /** The millisecond a Twitter-layout ID was issued in. */
-export function toTime(id: IdInput): Date {
-  return toTimeIn(TWITTER_LAYOUT, id);
-}
+export const toTime = twitter.toTime;

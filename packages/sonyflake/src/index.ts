@@ -1,5 +1,6 @@
 // @ids/sonyflake: Sony's Sonyflake for Node.js, faithful to Go's sony/sonyflake rules.
-import { composeIn, type DecomposedId, decomposeIn, type IdInput, toTimeIn } from '@ids/engine';
+import type { IdInput } from '@ids/engine';
+import { layoutIdFunctions } from '@ids/engine/internal';
 import { GO_V2_START_TIME, sonyflakeLayout } from './settings.js';
 import { elapsedMs } from './sonyflake.js';
 
@@ -18,20 +19,16 @@ export const SONYFLAKE_V2_LAYOUT = sonyflakeLayout({ startTime: GO_V2_START_TIME
 // Go v1 has these as package functions over the default settings; they read IDs of the default
 // layout. A Sonyflake built with other settings has the same methods for its own layout.
 
+const sonyflake = layoutIdFunctions(SONYFLAKE_LAYOUT);
+
 /** Splits a default-layout ID into `{ id, time, sequence, machine }` (time in 10 ms ticks). */
-export function decompose(id: IdInput): DecomposedId {
-  return decomposeIn(SONYFLAKE_LAYOUT, id);
-}
+export const decompose = sonyflake.decompose;
 
 /** The default-layout ID for an instant, a sequence and a machine ID (Go's Compose checks and errors). */
-export function compose(time: Date | number, sequence: number, machine: number): bigint {
-  return composeIn(SONYFLAKE_LAYOUT, time, sequence, machine);
-}
+export const compose = sonyflake.compose;
 
 /** The start of the 10 ms tick a default-layout ID was issued in. */
-export function toTime(id: IdInput): Date {
-  return toTimeIn(SONYFLAKE_LAYOUT, id);
-}
+export const toTime = sonyflake.toTime;
 
 /** ms from the default start time to the tick of the ID (Go v1's ElapsedTime). */
 export function elapsedTime(id: IdInput): number {
