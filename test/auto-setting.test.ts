@@ -59,6 +59,8 @@ it("machineId: 'auto' runs the opted-in EC2 step from create(): the instance add
     vi.stubEnv('KUBERNETES_SERVICE_HOST', undefined);
     vi.stubEnv('IDS_AUTO_OPT_IN', 'ec2');
     vi.stubEnv('IDS_EC2_ENDPOINT', imds.endpoint);
+    // The default 1 s bound is for the real service; a loopback fake on a loaded machine may answer later.
+    vi.stubEnv('IDS_EC2_TIMEOUT_MS', '30000');
     vi.stubEnv('IDS_CLAIM_DIR', mkdtempSync(join(tmpdir(), 'ids-auto-setting-')));
     // create() used to run the chain synchronously, which refuses the asynchronous EC2 step.
     const sonyflake = await Sonyflake.create({ machineId: 'auto' });

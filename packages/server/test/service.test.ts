@@ -325,6 +325,8 @@ describe('machine IDs from the environment', () => {
         env: {
           IDS_AUTO_OPT_IN: 'ec2',
           IDS_EC2_ENDPOINT: imds.endpoint,
+          // The default 1 s bound is for the real service; a loopback fake on a loaded machine may answer later.
+          IDS_EC2_TIMEOUT_MS: '30000',
           IDS_CLAIM_DIR: mkdtempSync(join(tmpdir(), 'ids-server-ec2-')),
         },
       });
