@@ -286,6 +286,19 @@ export async function startZookeeper(options: StartZookeeperOptions = {}): Promi
  * that `cut()` isolates one member.
  */
 export async function startZookeeperEnsemble(options: StartEnsembleOptions = {}): Promise<ZookeeperEnsemble> {
+  // A member that exits during start-up (seen once in a fresh-clone run: status 1, nothing
+  // logged; a port taken between choosing it and binding it fits) gets a whole new ensemble on
+  // new ports and a new directory, twice at most; any other failure is the test's to see.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEnsembleOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || !/exited during start-up/.test(String((error as Error)?.message))) throw error;
+    }
+  }
+}
+
+async function startEnsembleOnce(options: StartEnsembleOptions): Promise<ZookeeperEnsemble> {
   const size = options.size ?? 3;
   const root = scratchDir(mkdtempSync(join(tmpdir(), 'ids-zookeeper-ensemble-')));
   const ports: MemberPorts[] = [];
