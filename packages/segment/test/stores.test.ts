@@ -77,14 +77,30 @@ function contract(name: string, open: () => Promise<SegmentStore>, raises = true
       expect((await store.server.allocate('again', 10)).first).toBe(next.last + 1001n);
     });
 
-    it('20 createTag at once on a fresh tag: one creates it, 19 are refused', async () => {
-      const results = await Promise.allSettled(
-        Array.from({ length: 20 }, () => store.server.createTag('contested', { after: 0n })),
-      );
-      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-      for (const r of results) {
-        if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(TagExistsError);
+    it('20 createTag at once on a fresh tag, beside allocations: one creates it, 19 are refused (10 rounds)', async () => {
+      await store.server.createTag('beside', { after: 0n });
+      const ranges: SegmentRange[] = [];
+      for (let round = 0; round < 10; round++) {
+        const creates = Array.from({ length: 20 }, () =>
+          store.server.createTag(`contested${round}`, { after: 0n }),
+        );
+        const allocations = Array.from({ length: 10 }, () => store.server.allocate('beside', 10));
+        const [created, allocated] = await Promise.all([
+          Promise.allSettled(creates),
+          Promise.allSettled(allocations),
+        ]);
+        expect(
+          created.filter((r) => r.status === 'fulfilled'),
+          `round ${round}`,
+        ).toHaveLength(1);
+        for (const r of [...created, ...allocated]) {
+          if (r.status === 'rejected' && !(r.reason instanceof TagExistsError)) throw r.reason;
+        }
+        expect(created.filter((r) => r.status === 'rejected')).toHaveLength(19);
+        for (const r of allocated) if (r.status === 'fulfilled') ranges.push(r.value);
       }
+      expect(ranges).toHaveLength(100);
+      expect(disjoint(ranges)).toBe(true);
     });
 
     it.each([
@@ -484,11 +500,14 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
     await store.close();
   });
 
-  it('ticket table: an allocation chosen as a deadlock victim runs again; 50 in a row is StoreUnavailableError', async () => {
+  it('ticket table: an allocation or a createTag chosen as a deadlock victim runs again; 50 in a row is StoreUnavailableError', async () => {
     // The fault at the seam: a real pool whose REPLACE answers InnoDB's deadlock error (1213,
-    // what concurrent REPLACEs of one tag meet on a busy server) while `victims` is above 0.
+    // what concurrent REPLACEs of one tag meet on a busy server) while `victims` is above 0,
+    // and whose createTag INSERT answers 1467 (a deadlock on the AUTO-INC lock) while
+    // `insertVictims` is.
     const pool = createPool({ uri: urlOf('ticket0'), connectionLimit: 2 });
     let victims = 0;
+    let insertVictims = 0;
     const client = {
       async getConnection() {
         const conn = await pool.getConnection();
@@ -503,6 +522,13 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
                   );
                   return Promise.reject(Object.assign(deadlock, { errno: 1213, code: 'ER_LOCK_DEADLOCK' }));
                 }
+                if (insertVictims > 0 && options.sql.startsWith('INSERT INTO `victims`')) {
+                  insertVictims--;
+                  const autoinc = new Error('Failed to read auto-increment value from storage engine');
+                  return Promise.reject(
+                    Object.assign(autoinc, { errno: 1467, code: 'ER_AUTOINC_READ_FAILED' }),
+                  );
+                }
                 return target.execute(options, values as never);
               };
             }
@@ -513,7 +539,18 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
       },
     };
     const store = await mysqlStore({ client: client as never, scheme: 'ticket', table: 'victims' });
+    insertVictims = 3;
     await store.createTag('t', { after: 0n });
+    expect(insertVictims).toBe(0);
+    insertVictims = 50;
+    const refused = await store.createTag('u', { after: 0n }).catch((e: unknown) => e);
+    expect(insertVictims).toBe(0);
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    expect((refused as Error).message).toMatch(
+      /expected the tag to be created to get through, received 50 deadlocks in a row \(InnoDB error 1467\)/,
+    );
+    // Nothing of it was written: the tag can be created afterwards.
+    await store.createTag('u', { after: 0n });
     victims = 3;
     const first = await store.allocate('t', 1);
     expect(victims).toBe(0);
