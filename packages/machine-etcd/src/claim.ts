@@ -66,7 +66,6 @@ export function etcdMachineId(options: EtcdMachineIdOptions = {}): LeasedMachine
   const checked = validate(options);
   return leasedMachineId({
     store: 'etcd',
-    name: 'etcdMachineId',
     options,
     lease: checked,
     open: () => new EtcdStore(new Connection(options, checked), checked.prefix),

@@ -1,10 +1,5 @@
 import { join, resolve } from 'node:path';
-import {
-  type Clock,
-  DEFAULT_MAX_CLOCK_BACKWARD_MS,
-  type MachineIdClaim,
-  type MachineIdProvider,
-} from '@ids/engine';
+import { DEFAULT_MAX_CLOCK_BACKWARD_MS, type MachineIdClaim, type MachineIdProvider } from '@ids/engine';
 import { checkInteger, errorText } from '@ids/engine/internal';
 import { defaultClaimDir } from './dirs.js';
 import {
@@ -15,8 +10,7 @@ import {
   NoFreeMachineIdError,
 } from './errors.js';
 import { type FileSystem, openDir } from './files.js';
-import { checkHeldOptions, HeldFile, type HeldSettings, heldContext } from './held.js';
-import type { ProcessTable } from './process.js';
+import { checkHeldOptions, HeldFile, type HeldFileOptions, type HeldSettings, heldContext } from './held.js';
 import type { ClaimRecord } from './record.js';
 import { type Context, newNonce, replace, take } from './takeover.js';
 
@@ -26,7 +20,7 @@ export const DEFAULT_CLAIM_RECORD_INTERVAL_MS = 500;
 export const DEFAULT_CLAIM_RECORD_AHEAD_MS = 900;
 
 /** How `hostClaim` and `claimHostMachineId` claim; each option is checked when the claim is made. */
-export interface HostClaimOptions {
+export interface HostClaimOptions extends HeldFileOptions {
   /** The directory the processes of this host share. Default: `defaultClaimDir()` (IDS_CLAIM_DIR, else the user's state directory). */
   readonly dir?: string;
   /** The lowest machine ID to claim. Default 0; an integer from 0 to 2^bits - 1, else InvalidArgumentError. */
@@ -36,12 +30,6 @@ export interface HostClaimOptions {
    * else InvalidArgumentError. `min === max` claims exactly that ID (HeldFileInUseError if taken).
    */
   readonly max?: number;
-  /**
-   * The clock the generator uses (records are Unix ms of it). Default: the engine's wall clock,
-   * whose renewals run on this package's renewal thread; with another clock, or another `files`,
-   * they run on timers of the holder's thread, where a blocked event loop holds them up.
-   */
-  readonly clock?: Clock;
   /**
    * How often, in ms, the claim file's record is renewed (and the generator's tick taken).
    * Default 500; an integer from 10 to 3,600,000 (an hour), else InvalidArgumentError.
@@ -56,10 +44,6 @@ export interface HostClaimOptions {
    * day), else InvalidArgumentError.
    */
   readonly recordAheadMs?: number;
-  /** Receives errors of the periodic record and of sweeping. Default: a process warning. */
-  readonly onError?: (error: unknown) => void;
-  /** Release the claim when the process exits normally. Default true. */
-  readonly releaseOnExit?: boolean;
   /**
    * Use a claim directory that other users can write into: one writable by everyone (even with
    * the sticky bit, as /tmp), or owned by another user. Whoever can create files there can make
@@ -67,10 +51,6 @@ export interface HostClaimOptions {
    * such a directory is refused with ClaimDirUnsafeError. Default false.
    */
   readonly allowSharedDir?: boolean;
-  /** File system seam (tests inject faults). Default: node:fs. */
-  readonly files?: FileSystem;
-  /** Process table seam (tests inject dead or reused pids). Default: the running system's. */
-  readonly processes?: ProcessTable;
 }
 
 /** What a claim took over: nothing (a machine ID never claimed in the directory), a released claim, or one whose holder is gone. */

@@ -12,13 +12,25 @@ import { type ClaimRecord, formatRecord } from './record.js';
 import { Holding, type RenewalSpec, type Renewals, startRenewals } from './renewal.js';
 import { type Context, sweepTokens } from './takeover.js';
 
-/** The options a host claim and a lock file share (each names its renewal interval its own way). */
+/**
+ * The options a host claim and a lock file share. Each adds its own: its renewal interval (named
+ * its own way) and `recordAheadMs`, whose default and meaning differ.
+ */
 export interface HeldFileOptions {
+  /**
+   * The clock of the records (Unix ms; a claim's is the generator's). Default: the engine's wall
+   * clock, whose renewals run on this package's renewal thread; with another clock, or another
+   * `files`, they run on timers of the holder's thread, where a blocked event loop holds them up.
+   */
   readonly clock?: Clock;
   readonly recordAheadMs?: number;
+  /** Receives errors of the periodic renewal and of sweeping. Default: a process warning. */
   readonly onError?: (error: unknown) => void;
+  /** Release the claim or lock when the process exits normally. Default true. */
   readonly releaseOnExit?: boolean;
+  /** File system seam (tests inject faults). Default: node:fs. */
   readonly files?: FileSystem;
+  /** Process table seam (tests inject dead or reused pids). Default: the running system's. */
   readonly processes?: ProcessTable;
 }
 

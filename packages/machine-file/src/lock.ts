@@ -2,13 +2,12 @@
 // directory). It is a claim file under another name: taken, judged and taken over after a crash
 // exactly as host claims are (takeover.ts), so a holder killed with -9 frees it at once.
 import { basename, dirname, resolve } from 'node:path';
-import { type Clock, InvalidArgumentError } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
 import { errorText, received } from '@ids/engine/internal';
 import { FileWriteError, HeldFileCorruptError, HeldFileInUseError, HeldFileLostError } from './errors.js';
 import type { ReleasedAtExit } from './exit.js';
-import { type FileSystem, openDir } from './files.js';
-import { checkHeldOptions, HeldFile, type HeldSettings, heldContext } from './held.js';
-import type { ProcessTable } from './process.js';
+import { openDir } from './files.js';
+import { checkHeldOptions, HeldFile, type HeldFileOptions, type HeldSettings, heldContext } from './held.js';
 import { type ClaimRecord, readRecord } from './record.js';
 import { type Context, newNonce, replace, take } from './takeover.js';
 
@@ -24,7 +23,7 @@ export const DEFAULT_LOCK_RENEW_INTERVAL_MS = 1000;
 export const DEFAULT_LOCK_RECORD_AHEAD_MS = 60_000;
 
 /** How `lockFile` locks. */
-export interface FileLockOptions {
+export interface FileLockOptions extends HeldFileOptions {
   /** What the lock guards, for messages (e.g. "the PGlite directory /srv/ids"). Default: the lock file's path. */
   readonly what?: string;
   /**
@@ -43,20 +42,6 @@ export interface FileLockOptions {
    * to 86,400,000 (a day), else InvalidArgumentError.
    */
   readonly recordAheadMs?: number;
-  /**
-   * The clock of the renewals (Unix ms). Default: the engine's wall clock, whose renewals run on
-   * this package's renewal thread; with another clock, or another `files`, they run on timers of
-   * the holder's thread, where a blocked event loop holds them up.
-   */
-  readonly clock?: Clock;
-  /** Receives errors of the periodic renewal and of sweeping. Default: a process warning. */
-  readonly onError?: (error: unknown) => void;
-  /** Release the lock when the process exits normally. Default true. */
-  readonly releaseOnExit?: boolean;
-  /** File system seam (tests inject faults). Default: node:fs. */
-  readonly files?: FileSystem;
-  /** Process table seam (tests inject dead or reused pids). Default: the running system's. */
-  readonly processes?: ProcessTable;
 }
 
 /**

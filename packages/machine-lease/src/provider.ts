@@ -22,7 +22,6 @@ export type LeasedMachineIdProvider = (context: MachineIdContext) => Promise<Lea
  *   const checked = checkZooKeeperOptions(options);
  *   return leasedMachineId({
  *     store: 'zookeeper',
- *     name: 'zookeeperMachineId',
  *     options,
  *     lease: checked,
  *     open: () => new ZooKeeperStore(checked),
@@ -36,10 +35,11 @@ export type LeasedMachineIdProvider = (context: MachineIdContext) => Promise<Lea
  * with (LeaseSpaceFullError, LeaseStoreUnavailableError, ...); the store is closed then.
  */
 export function leasedMachineId(provider: {
-  /** The store's name (its LeaseStore's `name`), for the errors raised before it is opened. */
+  /**
+   * The store's name (its LeaseStore's `name`), for the errors raised before it is opened; the
+   * provider function is `<store>MachineId` in messages.
+   */
   readonly store: string;
-  /** The provider function's name in messages, e.g. `etcdMachineId`. */
-  readonly name: string;
   /** The user's options: the holder's (HolderOptions) and the tests' `scheduler` seam are read here. */
   readonly options: HolderOptions;
   /** The lease options, validated by the store package (timing, and `bits` when fixed). */
@@ -47,7 +47,8 @@ export function leasedMachineId(provider: {
   /** Opens the store for one claim; the claim closes it on release. */
   readonly open: () => LeaseStore;
 }): LeasedMachineIdProvider {
-  const { store, name, options, lease, open } = provider;
+  const { store, options, lease, open } = provider;
+  const name = `${store}MachineId`;
   const choices = holderOptions(options, lease.ttlSeconds);
   const scheduler = schedulerOf(options);
   const only = options.machineId;

@@ -36,7 +36,6 @@ export function redisMachineId(options: RedisMachineIdOptions = {}): LeasedMachi
   const checked = validate(options);
   return leasedMachineId({
     store: 'redis',
-    name: 'redisMachineId',
     options,
     lease: checked,
     open: () => new RedisStore(new Connection(options, checked.url, checked.timeoutMs), checked.prefix),

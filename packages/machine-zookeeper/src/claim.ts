@@ -64,7 +64,6 @@ export function zookeeperMachineId(options: ZookeeperMachineIdOptions = {}): Lea
   const provider = (machineId: number | undefined, floors?: ReadonlyMap<number, number>) =>
     leasedMachineId({
       store: STORE,
-      name: 'zookeeperMachineId',
       options: machineId === undefined ? options : { ...options, machineId },
       lease: checked,
       open: () => new ZookeeperStore(checked.connect, checked.path, checked, floors),
