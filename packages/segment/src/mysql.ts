@@ -15,12 +15,10 @@ import {
 } from './errors.js';
 import { checkIdentifier } from './sql.js';
 import {
-  checkAllocate,
-  checkCreateTag,
-  checkTag,
+  type CheckedOperations,
+  checkedOperations,
   MAX_ID,
   rangeEndingAt,
-  type SegmentRange,
   type SegmentStore,
   storedMaxId,
   tagExists,
@@ -381,11 +379,9 @@ export async function mysqlStore(options: MysqlStoreOptions): Promise<MysqlSegme
   const kind = plan ? 'mysql step/offset' : scheme === 'leaf' ? 'mysql' : 'mysql ticket';
   const base = { kind, mysql: pool, close };
   return scheme === 'leaf'
-    ? { ...base, ...leafStore(pool, table, timeoutMs) }
-    : { ...base, ...ticketStore(pool, table, timeoutMs, plan) };
+    ? { ...base, ...checkedOperations(leafStore(pool, table, timeoutMs)) }
+    : { ...base, ...checkedOperations(ticketStore(pool, table, timeoutMs, plan)) };
 }
-
-type Operations = Pick<SegmentStore, 'createTag' | 'allocate'>;
 
 /** Leaf's DDL, column for column, so Leaf itself can keep using a table this store created. */
 const leafTable = (table: string) => `CREATE TABLE IF NOT EXISTS \`${table}\` (
@@ -442,7 +438,7 @@ async function registerLeafTag(
   }
 }
 
-function leafStore(pool: MysqlPool, table: string, timeoutMs: number): Operations {
+function leafStore(pool: MysqlPool, table: string, timeoutMs: number): CheckedOperations {
   const where = (tag: string) => `tag ${JSON.stringify(tag)} in mysql table ${table}`;
   const verify = once(() =>
     onConnection(pool, timeoutMs, `mysql table ${table}`, false, async (run) => {
@@ -465,16 +461,14 @@ function leafStore(pool: MysqlPool, table: string, timeoutMs: number): Operation
     }),
   );
   return {
-    async createTag(tag, options) {
-      const { after, step } = checkCreateTag(tag, options);
+    async create(tag, after, step) {
       await onConnection(pool, timeoutMs, where(tag), false, (run) => run.text(leafTable(table)));
       await verify();
       await onConnection(pool, timeoutMs, where(tag), false, (run) =>
         registerLeafTag(run, table, tag, after, step, where(tag)),
       );
     },
-    async allocate(tag, step): Promise<SegmentRange> {
-      checkAllocate(tag, step);
+    async take(tag, step) {
       await verify();
       const at = where(tag);
       // Leaf's own order (UPDATE, then SELECT, in one transaction): the UPDATE takes the row
@@ -594,7 +588,7 @@ function ticketStore(
   table: string,
   timeoutMs: number,
   plan: StepOffsetPlan | undefined,
-): Operations {
+): CheckedOperations {
   const where = (tag: string) => `tag ${JSON.stringify(tag)} in mysql ticket table ${table}`;
   const verify = once(() =>
     onConnection(pool, timeoutMs, `mysql ticket table ${table}`, false, async (run) => {
@@ -640,16 +634,14 @@ function ticketStore(
     }),
   );
   return {
-    async createTag(tag, options) {
-      const { after } = checkCreateTag(tag, options);
+    async create(tag, after) {
       await onConnection(pool, timeoutMs, where(tag), false, (run) => run.text(ticketTable(table)));
       await verify();
       await onConnection(pool, timeoutMs, where(tag), false, (run) =>
         registerTicketTag(run, table, tag, after, where(tag)),
       );
     },
-    async allocate(tag): Promise<SegmentRange> {
-      checkTag(tag);
+    async take(tag) {
       await verify();
       const at = where(tag);
       // The design's statements, in one transaction. A tag without a row would be inserted by

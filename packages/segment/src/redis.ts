@@ -4,15 +4,7 @@
 import { IdsError, InvalidArgumentError } from '@ids/engine';
 import { errorText, importOptional, received } from '@ids/engine/internal';
 import { StoreCorruptError, StoreUnavailableError, UnknownTagError } from './errors.js';
-import {
-  checkAllocate,
-  checkCreateTag,
-  rangeEndingAt,
-  type SegmentRange,
-  type SegmentStore,
-  storedMaxId,
-  tagExists,
-} from './store.js';
+import { checkedOperations, rangeEndingAt, type SegmentStore, storedMaxId, tagExists } from './store.js';
 
 /** What the Redis store needs from a client: ioredis fits. */
 export interface RedisClient {
@@ -115,35 +107,35 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
   }
   return {
     kind: 'redis',
-    async createTag(tag, options) {
-      const { after } = checkCreateTag(tag, options);
-      const where = `tag ${JSON.stringify(tag)} in redis key ${prefix}${tag}`;
-      const answer = await redis.eval(CREATE, 1, prefix + tag, after.toString());
-      if (Array.isArray(answer)) throw tagExists(where, storedMaxId(answer[0], where), after);
-    },
-    async allocate(tag, step): Promise<SegmentRange> {
-      checkAllocate(tag, step);
-      const where = `tag ${JSON.stringify(tag)} in redis key ${prefix}${tag}`;
-      let value: unknown;
-      try {
-        value = await redis.eval(ALLOCATE, 1, prefix + tag, step);
-      } catch (error) {
-        const reason = errorText(error);
-        if (/not an integer|overflow/i.test(reason)) {
-          throw new StoreCorruptError(
-            `${where}: expected an integer from 0 with room for the step; Redis refused: ${reason}`,
-            { cause: error },
+    ...checkedOperations({
+      async create(tag, after) {
+        const where = `tag ${JSON.stringify(tag)} in redis key ${prefix}${tag}`;
+        const answer = await redis.eval(CREATE, 1, prefix + tag, after.toString());
+        if (Array.isArray(answer)) throw tagExists(where, storedMaxId(answer[0], where), after);
+      },
+      async take(tag, step) {
+        const where = `tag ${JSON.stringify(tag)} in redis key ${prefix}${tag}`;
+        let value: unknown;
+        try {
+          value = await redis.eval(ALLOCATE, 1, prefix + tag, step);
+        } catch (error) {
+          const reason = errorText(error);
+          if (/not an integer|overflow/i.test(reason)) {
+            throw new StoreCorruptError(
+              `${where}: expected an integer from 0 with room for the step; Redis refused: ${reason}`,
+              { cause: error },
+            );
+          }
+          throw error;
+        }
+        if (value === null) {
+          throw new UnknownTagError(
+            `${where}: no such key. Never created, or Redis lost its data (restarted without persistence): create it once, above the highest ID it ever issued (createTag, ids segment create-tag)`,
           );
         }
-        throw error;
-      }
-      if (value === null) {
-        throw new UnknownTagError(
-          `${where}: no such key. Never created, or Redis lost its data (restarted without persistence): create it once, above the highest ID it ever issued (createTag, ids segment create-tag)`,
-        );
-      }
-      return rangeEndingAt(storedMaxId(value, where), step, where);
-    },
+        return rangeEndingAt(storedMaxId(value, where), step, where);
+      },
+    }),
     close,
   };
 }

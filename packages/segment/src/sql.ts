@@ -3,12 +3,9 @@ import { errorText, received } from '@ids/engine/internal';
 import { StoreCorruptError, TagExistsError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {
-  checkAllocate,
-  checkCreateTag,
-  checkTag,
+  checkedOperations,
   MAX_ID,
   rangeEndingAt,
-  type SegmentRange,
   type SegmentStore,
   storedMaxId,
   tagExists,
@@ -133,55 +130,55 @@ export function sqlSegmentStore(
   return {
     kind,
     sql,
-    async createTag(tag, options) {
-      const { after, step } = checkCreateTag(tag, options);
-      const where = `tag ${JSON.stringify(tag)} in ${kind} table ${table}`;
-      await ensureTable();
-      // Insert, or raise a row that holds less; a row at or above `after` is left as it is
-      // and answers nothing, so the refusal below reads what it holds.
-      let rows: unknown[];
-      try {
-        ({ rows } = await sql.query(
-          `INSERT INTO ${table} AS t (tag, max_id, step) VALUES ($1, $2, $3)
+    ...checkedOperations({
+      async create(tag, after, step) {
+        const where = `tag ${JSON.stringify(tag)} in ${kind} table ${table}`;
+        await ensureTable();
+        // Insert, or raise a row that holds less; a row at or above `after` is left as it is
+        // and answers nothing, so the refusal below reads what it holds.
+        let rows: unknown[];
+        try {
+          ({ rows } = await sql.query(
+            `INSERT INTO ${table} AS t (tag, max_id, step) VALUES ($1, $2, $3)
            ON CONFLICT (tag) DO UPDATE SET max_id = EXCLUDED.max_id, updated_at = now()
            WHERE t.max_id < EXCLUDED.max_id RETURNING 1`,
-          [tag, after.toString(), step],
-        ));
-      } catch (error) {
-        if (CORRUPT.has(sqlState(error) ?? '')) throw corrupt(error, where);
-        throw error;
-      }
-      if (rows.length > 0) return;
-      const held = await sql.query(`SELECT max_id::text AS max_id FROM ${table} WHERE tag = $1`, [tag]);
-      throw tagExists(where, storedMaxId(firstRow(held.rows)?.max_id, where), after);
-    },
-    async allocate(tag, step): Promise<SegmentRange> {
-      checkAllocate(tag, step);
-      const where = `tag ${JSON.stringify(tag)} in ${kind} table ${table}`;
-      let rows: unknown[];
-      try {
-        ({ rows } = await sql.query(
-          `UPDATE ${table} SET max_id = max_id + $2, step = $2, updated_at = now()
+            [tag, after.toString(), step],
+          ));
+        } catch (error) {
+          if (CORRUPT.has(sqlState(error) ?? '')) throw corrupt(error, where);
+          throw error;
+        }
+        if (rows.length > 0) return;
+        const held = await sql.query(`SELECT max_id::text AS max_id FROM ${table} WHERE tag = $1`, [tag]);
+        throw tagExists(where, storedMaxId(firstRow(held.rows)?.max_id, where), after);
+      },
+      async take(tag, step) {
+        const where = `tag ${JSON.stringify(tag)} in ${kind} table ${table}`;
+        let rows: unknown[];
+        try {
+          ({ rows } = await sql.query(
+            `UPDATE ${table} SET max_id = max_id + $2, step = $2, updated_at = now()
            WHERE tag = $1 RETURNING max_id::text AS max_id`,
-          [tag, step],
-        ));
-      } catch (error) {
-        const state = sqlState(error);
-        if (state === '42P01')
+            [tag, step],
+          ));
+        } catch (error) {
+          const state = sqlState(error);
+          if (state === '42P01')
+            throw new UnknownTagError(
+              `${where}: the table does not exist; create the tag first (createTag, ids segment create-tag)`,
+              { cause: error },
+            );
+          if (CORRUPT.has(state ?? '')) throw corrupt(error, where);
+          throw error;
+        }
+        const row = firstRow(rows);
+        if (!row)
           throw new UnknownTagError(
-            `${where}: the table does not exist; create the tag first (createTag, ids segment create-tag)`,
-            { cause: error },
+            `${where}: no such tag; create it once, above the highest ID it ever issued (createTag, ids segment create-tag)`,
           );
-        if (CORRUPT.has(state ?? '')) throw corrupt(error, where);
-        throw error;
-      }
-      const row = firstRow(rows);
-      if (!row)
-        throw new UnknownTagError(
-          `${where}: no such tag; create it once, above the highest ID it ever issued (createTag, ids segment create-tag)`,
-        );
-      return rangeEndingAt(storedMaxId(row.max_id, where), step, where);
-    },
+        return rangeEndingAt(storedMaxId(row.max_id, where), step, where);
+      },
+    }),
     close,
   };
 }
@@ -211,51 +208,51 @@ function sequenceStore(
   return {
     kind: `${kind} sequence`,
     sql,
-    async createTag(tag, options) {
-      const { after } = checkCreateTag(tag, options);
-      // The first block of this database that lies wholly above `after`.
-      const lowest = (after + block - 1n) / block;
-      const n = BigInt(databases);
-      const k = BigInt(index);
-      const start = lowest <= k ? k : k + ((lowest - k + n - 1n) / n) * n;
-      try {
-        await sql.query(
-          `CREATE SEQUENCE ${sequenceName(tag)} AS bigint INCREMENT BY ${databases} MINVALUE 0 START ${start}`,
-        );
-      } catch (error) {
-        // A sequence is not raised in place (its blocks interleave with other databases'):
-        // an existing one, or one created at the same moment, is refused.
-        if (!CREATED_MEANWHILE.has(sqlState(error) ?? '')) throw error;
-        throw new TagExistsError(
-          `tag ${JSON.stringify(tag)} in ${kind} sequence ${sequenceName(tag)}: the sequence exists; expected a tag not yet created, received one that is. A sequence tag is never moved`,
-          { cause: error },
-        );
-      }
-    },
-    async allocate(tag): Promise<SegmentRange> {
-      checkTag(tag);
-      const where = `tag ${JSON.stringify(tag)} in ${kind} sequence ${sequenceName(tag)}`;
-      let rows: unknown[];
-      try {
-        ({ rows } = await sql.query('SELECT nextval($1::regclass)::text AS block', [sequenceName(tag)]));
-      } catch (error) {
-        const state = sqlState(error);
-        if (state === '42P01')
-          throw new UnknownTagError(
-            `${where}: no such sequence; create the tag first (createTag, ids segment create-tag)`,
-            {
-              cause: error,
-            },
+    ...checkedOperations({
+      async create(tag, after) {
+        // The first block of this database that lies wholly above `after`.
+        const lowest = (after + block - 1n) / block;
+        const n = BigInt(databases);
+        const k = BigInt(index);
+        const start = lowest <= k ? k : k + ((lowest - k + n - 1n) / n) * n;
+        try {
+          await sql.query(
+            `CREATE SEQUENCE ${sequenceName(tag)} AS bigint INCREMENT BY ${databases} MINVALUE 0 START ${start}`,
           );
-        if (CORRUPT.has(state ?? '') || state === '2200H') throw corrupt(error, where);
-        throw error;
-      }
-      const b = storedMaxId(firstRow(rows)?.block, where);
-      const last = (b + 1n) * block;
-      if (last > MAX_ID)
-        throw new StoreCorruptError(`${where}: block ${b} of ${blockSize} IDs ends past ${MAX_ID}`);
-      return { first: b * block + 1n, last };
-    },
+        } catch (error) {
+          // A sequence is not raised in place (its blocks interleave with other databases'):
+          // an existing one, or one created at the same moment, is refused.
+          if (!CREATED_MEANWHILE.has(sqlState(error) ?? '')) throw error;
+          throw new TagExistsError(
+            `tag ${JSON.stringify(tag)} in ${kind} sequence ${sequenceName(tag)}: the sequence exists; expected a tag not yet created, received one that is. A sequence tag is never moved`,
+            { cause: error },
+          );
+        }
+      },
+      async take(tag) {
+        const where = `tag ${JSON.stringify(tag)} in ${kind} sequence ${sequenceName(tag)}`;
+        let rows: unknown[];
+        try {
+          ({ rows } = await sql.query('SELECT nextval($1::regclass)::text AS block', [sequenceName(tag)]));
+        } catch (error) {
+          const state = sqlState(error);
+          if (state === '42P01')
+            throw new UnknownTagError(
+              `${where}: no such sequence; create the tag first (createTag, ids segment create-tag)`,
+              {
+                cause: error,
+              },
+            );
+          if (CORRUPT.has(state ?? '') || state === '2200H') throw corrupt(error, where);
+          throw error;
+        }
+        const b = storedMaxId(firstRow(rows)?.block, where);
+        const last = (b + 1n) * block;
+        if (last > MAX_ID)
+          throw new StoreCorruptError(`${where}: block ${b} of ${blockSize} IDs ends past ${MAX_ID}`);
+        return { first: b * block + 1n, last };
+      },
+    }),
     close,
   };
 }

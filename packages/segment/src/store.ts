@@ -82,26 +82,39 @@ export function checkTag(tag: unknown): string {
   return tag;
 }
 
-/**
- * Checks what createTag takes, and returns `after` and the step (default 1000).
- * @throws InvalidTagError, InvalidArgumentError (after), StepOutOfRangeError (step).
- */
-export function checkCreateTag(tag: unknown, options: CreateTagOptions): { after: bigint; step: number } {
-  checkTag(tag);
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError(`createTag: expected options { after }, received ${received(options)}`);
-  }
-  return { after: checkAfter(options.after), step: checkStep(options.step ?? 1000, 'step', 1, STEP_LIMIT) };
+/** What a store does once the arguments of createTag and allocate were checked (see checkedOperations). */
+export interface CheckedOperations {
+  /** createTag with `tag` a valid name, `after` from 0n to 2^63 - 2, `step` from 1 to STEP_LIMIT (default 1000). */
+  create(tag: string, after: bigint, step: number): Promise<void>;
+  /** allocate with `tag` a valid name and `step` from 1 to STEP_LIMIT. */
+  take(tag: string, step: number): Promise<SegmentRange>;
 }
 
 /**
- * Checks what a store's allocate takes: a tag, and a step from 1 to STEP_LIMIT (the `step`
- * column's range).
- * @throws InvalidTagError, StepOutOfRangeError.
+ * A store's createTag and allocate over its own operations, with the arguments checked here:
+ * once, and the same way for every store, whether it uses `step` or not, so a bad argument is
+ * refused before any store is reached. Both reject (never throw) with InvalidTagError,
+ * InvalidArgumentError (after, or options that are not an object) or StepOutOfRangeError.
  */
-export function checkAllocate(tag: unknown, step: unknown): void {
-  checkTag(tag);
-  checkStep(step, 'step', 1, STEP_LIMIT);
+export function checkedOperations(
+  operations: CheckedOperations,
+): Pick<SegmentStore, 'createTag' | 'allocate'> {
+  return {
+    async createTag(tag, options) {
+      checkTag(tag);
+      if (typeof options !== 'object' || options === null) {
+        throw new InvalidArgumentError(
+          `createTag: expected options { after }, received ${received(options)}`,
+        );
+      }
+      const after = checkAfter(options.after);
+      return operations.create(tag, after, checkStep(options.step ?? 1000, 'step', 1, STEP_LIMIT));
+    },
+    async allocate(tag, step) {
+      checkTag(tag);
+      return operations.take(tag, checkStep(step, 'step', 1, STEP_LIMIT));
+    },
+  };
 }
 
 /** The refusal of createTag on a tag that already holds `held` (see TagExistsError). */

@@ -19,6 +19,7 @@ import { createPool, type Pool } from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  InvalidTagError,
   MAX_ID,
   mysqlStore,
   openSegmentStore,
@@ -29,6 +30,7 @@ import {
   type SegmentStore,
   Segments,
   StepOffsetPlanError,
+  StepOutOfRangeError,
   StoreCorruptError,
   StoreSchemaError,
   StoreUnavailableError,
@@ -114,6 +116,33 @@ function contract(name: string, open: () => Promise<SegmentStore>, raises = true
       expect(error).toBeInstanceOf(InvalidArgumentError);
       expect((error as Error).message).toMatch(message);
       await expect(store.server.allocate('typed', 10)).rejects.toBeInstanceOf(UnknownTagError);
+    });
+
+    it.each([
+      [
+        'bad tag',
+        'no spaces',
+        10,
+        InvalidTagError,
+        /tag: expected 1 to 64 characters .*received "no spaces"/,
+      ],
+      [
+        'step 0',
+        'checked',
+        0,
+        StepOutOfRangeError,
+        /step: expected an integer from 1 to 2147483647, received 0/,
+      ],
+      ['step 1.5', 'checked', 1.5, StepOutOfRangeError, /received 1.5/],
+      ['step as text', 'checked', '10', StepOutOfRangeError, /received "10" \(string\)/],
+    ])('allocate with a %s: the same typed error from every store', async (_, tag, step, type, message) => {
+      // Stores that hand out their own fixed size (a ticket, a sequence block) check the step too.
+      await store.server.createTag('checked', { after: 0n }).catch((e: unknown) => {
+        if (!(e instanceof TagExistsError)) throw e;
+      });
+      const error = await store.server.allocate(tag, step as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(type);
+      expect((error as Error).message).toMatch(message);
     });
 
     it('300 allocations at once get disjoint ranges', async () => {
