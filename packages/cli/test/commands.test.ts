@@ -5,7 +5,7 @@ import { decodeId } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../src/run.js';
 import { COMPARE_DEFAULT } from './expected.js';
-import { ERROR_LINE, hostWith, ids, jsonOf } from './helpers.js';
+import { ERROR_LINE, headerRow, hostWith, ids, jsonOf } from './helpers.js';
 
 // bwmarrin/snowflake's parse vectors: IDs of its default layout, which has Twitter's bits.
 const BWMARRIN_BASE32_TEXT = 'b8wjm1zroyyyy';
@@ -423,22 +423,14 @@ describe('ids decompose', () => {
   });
 
   it('--format base36 reads upper and mixed case as Go does', async () => {
-    const result = await ids([
-      'decompose',
-      '--json',
-      '--format',
-      'base36',
-      '2y8',
-      '2Y8',
-      'AUKDADXVWDMO',
-      'aUkDaDxVwDmO',
-    ]);
-    expect(jsonOf(result).map((row: { id: string }) => row.id)).toEqual([
-      '3824',
-      '3824',
-      '1427970479175499776',
-      '1427970479175499776',
-    ]);
+    const cases: [text: string, id: string][] = [
+      ['2y8', '3824'],
+      ['2Y8', '3824'],
+      ['AUKDADXVWDMO', BWMARRIN_BASE32_ID],
+      ['aUkDaDxVwDmO', BWMARRIN_BASE32_ID],
+    ];
+    const result = await ids(['decompose', '--json', '--format', 'base36', ...cases.map(([text]) => text)]);
+    expect(jsonOf(result).map((row: { id: string }) => row.id)).toEqual(cases.map(([, id]) => id));
   });
 
   it('reads IDs from stdin when none are given', async () => {
@@ -453,13 +445,15 @@ describe('ids decompose', () => {
 });
 
 describe('ids compare', () => {
+  const LAYOUTS = ['sonyflake', 'sonyflake-v2', 'twitter', 'discord'];
+
   it('shows Sonyflake (2014) lasting 174 years to 2188-11-16T03:28:58.880Z next to the 69 years of Twitter', async () => {
     const result = await ids(['compare']);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe(`${COMPARE_DEFAULT}\n`);
     const rows = lines(result.stdout);
-    expect(rows[0]).toMatch(/^\s+sonyflake\s+sonyflake-v2\s+twitter\s+discord$/);
+    expect(rows[0]).toMatch(headerRow(LAYOUTS));
     expect(rows.find((r) => r.startsWith('lifetime'))).toMatch(
       /^lifetime\s+174 years\s+174 years\s+69 years\s+69 years$/,
     );
@@ -467,16 +461,11 @@ describe('ids compare', () => {
   });
 
   it('adds the custom layouts given with --layout', async () => {
-    const result = await ids([
-      'compare',
-      '-l',
-      'snowflake:node=8,step=10',
-      '-l',
-      'sonyflake:seq=10,machine=12,unit=20',
-    ]);
+    const custom = ['snowflake:node=8,step=10', 'sonyflake:seq=10,machine=12,unit=20'];
+    const result = await ids(['compare', ...custom.flatMap((spec) => ['-l', spec])]);
     expect(result.code).toBe(0);
     const rows = lines(result.stdout);
-    expect(rows[0]).toMatch(/discord\s+snowflake:node=8,step=10\s+sonyflake:seq=10,machine=12,unit=20$/);
+    expect(rows[0]).toMatch(headerRow([...LAYOUTS, ...custom]));
     // node 8 + step 10: 45 time bits of 1 ms; seq 10 + machine 12 leave Sonyflake 41 bits of 20 ms.
     expect(rows.find((r) => r.startsWith('time'))).toMatch(/45 bits of 1 ms\s+41 bits of 20 ms$/);
     expect(rows.find((r) => r.startsWith('IDs/s per machine'))).toMatch(/1,024,000\s+51,200$/);
@@ -492,12 +481,7 @@ describe('ids compare', () => {
   it('--json has every figure, dates as ISO strings', async () => {
     const result = await ids(['compare', '--json']);
     const table = jsonOf(result);
-    expect(table.map((c: { name: string }) => c.name)).toEqual([
-      'sonyflake',
-      'sonyflake-v2',
-      'twitter',
-      'discord',
-    ]);
+    expect(table.map((c: { name: string }) => c.name)).toEqual(LAYOUTS);
     expect(table[0]).toMatchObject({
       timeBits: 39,
       endsAt: '2188-11-16T03:28:58.880Z',

@@ -77,5 +77,13 @@ export async function ids(
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
+/**
+ * The header row of a table `ids compare` prints: a blank corner, then exactly these columns in
+ * this order. The names are plain words, layout specs or scheme names: nothing to escape.
+ */
+export function headerRow(columns: readonly string[]): RegExp {
+  return new RegExp(`^\\s+${columns.join('\\s+')}$`);
+}
+
 /** One stderr line: the command, the error's code, the message; no stack. */
 export const ERROR_LINE = /^ids( [a-z-]+)?: error ERR_[A-Z0-9_]+: [^\n]+\n$/;

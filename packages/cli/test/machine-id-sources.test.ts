@@ -47,15 +47,14 @@ async function ids(args: string[], env: Record<string, string>) {
   }
 }
 
-const POD = { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' };
+/** The variables of a Kubernetes pod named `name` (its HOSTNAME), with `more` set by the user. */
+function pod(name: string, more: Record<string, string> = {}): Record<string, string> {
+  return { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443', HOSTNAME: name, ...more };
+}
 
 describe('ids machine-id in a Kubernetes StatefulSet', () => {
   it('pod ids-3 with IDS_ORDINAL_OFFSET=100 gets 103, and --explain shows each step', async () => {
-    const result = await ids(['machine-id', '--explain'], {
-      ...POD,
-      HOSTNAME: 'ids-3',
-      IDS_ORDINAL_OFFSET: '100',
-    });
+    const result = await ids(['machine-id', '--explain'], pod('ids-3', { IDS_ORDINAL_OFFSET: '100' }));
     expect(result.code).toBe(0);
     const lines = result.stdout.split('\n');
     expect(lines[0]).toBe(
@@ -68,16 +67,15 @@ describe('ids machine-id in a Kubernetes StatefulSet', () => {
   });
 
   it('the pod-index label through the downward API (IDS_POD_INDEX) wins over an odd hostname', async () => {
-    const result = await ids(['machine-id', '--json', '-l', 'twitter'], {
-      ...POD,
-      HOSTNAME: 'custom',
-      IDS_POD_INDEX: '7',
-    });
+    const result = await ids(
+      ['machine-id', '--json', '-l', 'twitter'],
+      pod('custom', { IDS_POD_INDEX: '7' }),
+    );
     expect(JSON.parse(result.stdout)).toMatchObject({ machineId: 7, step: 'kubernetes-ordinal', bits: 10 });
   });
 
   it('an ordinal that does not fit the layout stops, naming it (exit 1), rather than falling back', async () => {
-    const result = await ids(['generate', '-l', 'twitter'], { ...POD, HOSTNAME: 'ids-1024' });
+    const result = await ids(['generate', '-l', 'twitter'], pod('ids-1024'));
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(ERROR_LINE);
     expect(result.stderr).toMatch(
@@ -86,7 +84,7 @@ describe('ids machine-id in a Kubernetes StatefulSet', () => {
   });
 
   it('a Deployment pod has no ordinal: the step says so and the chain goes on', async () => {
-    const result = await ids(['machine-id', '--json'], { ...POD, HOSTNAME: 'ids-5d8f7c9b4-x7k2p' });
+    const result = await ids(['machine-id', '--json'], pod('ids-5d8f7c9b4-x7k2p'));
     const json = JSON.parse(result.stdout);
     expect(json.step).not.toBe('kubernetes-ordinal');
     expect(json.trail[2]).toMatchObject({
@@ -97,7 +95,7 @@ describe('ids machine-id in a Kubernetes StatefulSet', () => {
   });
 
   it('a DaemonSet pod whose random suffix is all digits (node-agent-24657) is not read as ordinal 24657: --explain says why', async () => {
-    const result = await ids(['machine-id', '--explain'], { ...POD, HOSTNAME: 'node-agent-24657' });
+    const result = await ids(['machine-id', '--explain'], pod('node-agent-24657'));
     expect(result.code).toBe(0);
     expect(result.stdout).not.toMatch(/from Kubernetes ordinal/);
     expect(result.stdout).toMatch(
@@ -106,22 +104,21 @@ describe('ids machine-id in a Kubernetes StatefulSet', () => {
   });
 
   it('naming the StatefulSet (IDS_STATEFULSET) takes that ordinal; a pod of another set stops the choice', async () => {
-    const named = await ids(['machine-id', '--explain'], {
-      ...POD,
-      HOSTNAME: 'node-agent-24657',
-      IDS_STATEFULSET: 'node-agent',
-    });
+    const named = await ids(
+      ['machine-id', '--explain'],
+      pod('node-agent-24657', { IDS_STATEFULSET: 'node-agent' }),
+    );
     expect(named.code).toBe(0);
     expect(named.stdout).toMatch(
       /^machine ID 24657 for the sonyflake layout .* from Kubernetes ordinal\n[\s\S]*ordinal 24657 from the pod name node-agent-24657 of StatefulSet node-agent, plus offset 0/,
     );
-    const other = await ids(['machine-id'], { ...POD, HOSTNAME: 'web-3', IDS_STATEFULSET: 'node-agent' });
+    const other = await ids(['machine-id'], pod('web-3', { IDS_STATEFULSET: 'node-agent' }));
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(/is not a pod of the StatefulSet node-agent/);
   });
 
   it('a malformed IDS_ORDINAL_OFFSET or IDS_AUTO_OPT_IN is a mistake in what was typed: exit 2', async () => {
-    const offset = await ids(['machine-id'], { ...POD, HOSTNAME: 'ids-1', IDS_ORDINAL_OFFSET: 'ten' });
+    const offset = await ids(['machine-id'], pod('ids-1', { IDS_ORDINAL_OFFSET: 'ten' }));
     expect(offset.code).toBe(2);
     expect(offset.stderr).toMatch(/IDS_ORDINAL_OFFSET: expected a decimal integer, received "ten"/);
     const optIn = await ids(['machine-id'], { IDS_AUTO_OPT_IN: 'gcp' });

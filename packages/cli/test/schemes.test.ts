@@ -4,17 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasMariadb, hasRedis, serverForSuite, startMariadb, startRedis } from '@ids/test-services';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ERROR_LINE, ids, jsonOf } from './helpers.js';
+import { ERROR_LINE, headerRow, ids, jsonOf } from './helpers.js';
 
 const lines = (text: string) => text.trimEnd().split('\n');
 
 describe('ids compare: every scheme', () => {
+  const SCHEMES = ['uuidv4', 'uuidv7', 'ulid', 'segment', 'sonyflake', 'snowflake'];
+
   it('--schemes prints the scheme table: UUIDv4, UUIDv7, ULID, segment, Sonyflake, snowflake', async () => {
     const result = await ids(['compare', '--schemes']);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const rows = lines(result.stdout);
-    expect(rows[0]).toMatch(/^\s+uuidv4\s+uuidv7\s+ulid\s+segment\s+sonyflake\s+snowflake$/);
+    expect(rows[0]).toMatch(headerRow(SCHEMES));
     expect(rows.find((r) => r.startsWith('bits'))).toMatch(/^bits\s+128\s+128\s+128\s+63\s+63\s+63$/);
     expect(rows.find((r) => r.startsWith('sortable by time'))).toMatch(/no\s+yes\s+yes\s+no\s+yes\s+yes$/);
     expect(rows.find((r) => r.startsWith('IDs/s per generator'))).toMatch(/25,600\s+4,096,000$/);
@@ -26,14 +28,7 @@ describe('ids compare: every scheme', () => {
   it('--schemes --json gives the scheme rows alone as JSON', async () => {
     const result = await ids(['compare', '--schemes', '--json']);
     const table = jsonOf(result);
-    expect(table.map((s: { name: string }) => s.name)).toEqual([
-      'uuidv4',
-      'uuidv7',
-      'ulid',
-      'segment',
-      'sonyflake',
-      'snowflake',
-    ]);
+    expect(table.map((s: { name: string }) => s.name)).toEqual(SCHEMES);
     expect(table[4]).toMatchObject({ bits: 63, idsPerSecond: 25_600, fitsSignedInt64: true });
   });
 });

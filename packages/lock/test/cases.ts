@@ -70,20 +70,21 @@ const PAUSED_TTL_MS = 2000;
 /**
  * Kleppmann's case. A holder of `orders:42` (test/fixtures/holder.mjs on `store` at `endpoint`)
  * is SIGSTOPped past its lease: the next holder, from `open()`, gets a higher fence and writes
- * `key` in the Redis that guards it; resumed, the paused holder finds its signal aborted (a
- * LeaseLostError of `store`, of one of `kinds`) and its late write refused, and exits 0.
+ * `<prefix>:resource` in the Redis that guards it; resumed, the paused holder finds its signal
+ * aborted (a LeaseLostError of `store`, of one of `kinds`) and its late write refused, and exits 0.
  * `nextAlone` checks that its release on the way out left the next holder's lock in place.
  */
 export async function pausedHolderFenced(o: {
   store: string;
   endpoint: string;
   prefix: string;
-  key: string;
   guard: { readonly server: { readonly url: string }; readonly admin: Redis };
   open: () => Promise<Locks>;
   kinds: string;
   nextAlone: () => Promise<void>;
 }): Promise<void> {
+  // The prefix is the test's own, so the guarded key is too.
+  const key = `${o.prefix}:resource`;
   const paused = fixture('holder.mjs', [
     o.store,
     o.endpoint,
@@ -91,7 +92,7 @@ export async function pausedHolderFenced(o: {
     'orders:42',
     String(PAUSED_TTL_MS),
     o.guard.server.url,
-    o.key,
+    key,
   ]);
   const locks = await o.open();
   try {
@@ -100,13 +101,13 @@ export async function pausedHolderFenced(o: {
     // Waits, event-driven, until the store lets the paused holder's lease go.
     const next = await locks.acquire('orders:42', { ttlMs: PAUSED_TTL_MS, waitMs: WAIT_MS });
     expect(next.fence).toBeGreaterThan(first);
-    expect(await fencedSet(o.guard.admin, o.key, next.fence, 'next')).toBe(true);
+    expect(await fencedSet(o.guard.admin, key, next.fence, 'next')).toBe(true);
     paused.child.kill('SIGCONT');
     paused.child.stdin!.end('write\n');
     expect(await paused.line(/^aborted /)).toMatch(
       new RegExp(`^aborted true LeaseLostError ${o.store} (${o.kinds}) wrote false$`),
     );
-    expect(await o.guard.admin.get(o.key)).toBe('next');
+    expect(await o.guard.admin.get(key)).toBe('next');
     expect(await paused.exited).toBe(0);
     await o.nextAlone();
     expect(() => next.check()).not.toThrow();

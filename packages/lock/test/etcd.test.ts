@@ -34,7 +34,6 @@ describe('locks on etcd', () => {
       store: 'etcd',
       endpoint: etcd.server.endpoints[0] as string,
       prefix,
-      key: `${prefix}resource`,
       guard: redis,
       open: () => etcdLocks({ endpoints: etcd.server.endpoints, prefix }),
       kinds: 'deadline|lease-expired|keepalive-failed',

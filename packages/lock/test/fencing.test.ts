@@ -18,7 +18,6 @@ describe('a holder paused past its TTL (Redis)', () => {
       store: 'redis',
       endpoint: suite.server.url,
       prefix,
-      key: `${prefix}:resource`,
       guard: suite,
       open: () => redisLocks({ url: suite.server.url, prefix }),
       kinds: 'deadline|key-lost|keepalive-failed',

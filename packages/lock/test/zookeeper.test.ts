@@ -92,7 +92,6 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
       store: 'zookeeper',
       endpoint: zk.server.connect,
       prefix,
-      key: `${prefix}:resource`,
       guard: redis,
       open: () => open(prefix),
       kinds: 'deadline|lease-expired|keepalive-failed|key-lost',

@@ -105,20 +105,23 @@ describe('the private IPv4 rule with several candidates', () => {
   });
 
   it('parses the tables as this kernel writes them (copied from /proc/net on this sandbox)', () => {
-    const route = [
-      'Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT                                                       ',
-      'eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0                                                                               ',
-      'eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0                                                                               ',
-    ].join('\n');
-    expect(defaultRouteInterfaces(route, 'IPv4')).toEqual(['eth0']);
-    const ipv6 = [
-      'fd000000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0',
-      '00000000000000000000000000000000 00 00000000000000000000000000000000 00 fd000000000000000000000000000001 00000400 00000002 00000000 00000003     eth0',
-      '00000000000000000000000000000001 80 00000000000000000000000000000000 00 00000000000000000000000000000000 00000000 00000002 00000000 80200001       lo',
-    ].join('\n');
-    expect(defaultRouteInterfaces(ipv6, 'IPv6')).toEqual(['eth0']);
+    // /proc/net/route and /proc/net/ipv6_route: each has one default route, via eth0.
+    const tables = {
+      IPv4: [
+        'Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT                                                       ',
+        'eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0                                                                               ',
+        'eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0                                                                               ',
+      ].join('\n'),
+      IPv6: [
+        'fd000000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0',
+        '00000000000000000000000000000000 00 00000000000000000000000000000000 00 fd000000000000000000000000000001 00000400 00000002 00000000 00000003     eth0',
+        '00000000000000000000000000000001 80 00000000000000000000000000000000 00 00000000000000000000000000000000 00000000 00000002 00000000 80200001       lo',
+      ].join('\n'),
+    };
+    for (const family of ['IPv4', 'IPv6'] as const)
+      expect(defaultRouteInterfaces(tables[family], family)).toEqual(['eth0']);
     // A route that is down (flags without RTF_UP) is no way out.
-    expect(defaultRouteInterfaces(route.replace('\t0003\t', '\t0002\t'), 'IPv4')).toEqual([]);
+    expect(defaultRouteInterfaces(tables.IPv4.replace('\t0003\t', '\t0002\t'), 'IPv4')).toEqual([]);
   });
 
   it('knows the well-known bridges and nothing else', () => {
