@@ -13,8 +13,8 @@ import { Holding, type RenewalSpec, type Renewals, startRenewals } from './renew
 import { type Context, sweepTokens } from './takeover.js';
 
 /**
- * The options a host claim and a lock file share. Each adds its own: its renewal interval (named
- * its own way) and `recordAheadMs`, whose default and meaning differ.
+ * The options a host claim and a lock file share. Each adds its renewal interval (named its own
+ * way) and documents `recordAheadMs` again, since its default and meaning differ between them.
  */
 export interface HeldFileOptions {
   /**

@@ -8,13 +8,11 @@ export { type KeeperTiming, LeaseKeeper, realScheduler, type Scheduler, schedule
 export { grantLease, type Lease } from './lease.js';
 export {
   type CheckedLeaseOptions,
-  checkAskedId,
   checkLeaseOptions,
   checkOptionsObject,
   DEFAULT_PROBES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_TTL_SECONDS,
-  ms,
   readRecordedTime,
 } from './options.js';
 export { currentOwner, type Owner, readOwner } from './owner.js';

@@ -18,13 +18,13 @@ export type LeasedMachineIdProvider = (context: MachineIdContext) => Promise<Lea
  * holder's options at once and, per call, the field width, then claims through a Holder.
  *
  * ```ts no-run
- * export function zookeeperMachineId(options: ZooKeeperMachineIdOptions = {}) {
- *   const checked = checkZooKeeperOptions(options);
+ * export function myStoreMachineId(options: MyStoreOptions = {}) {
+ *   const checked = checkMyStoreOptions(options); // connection, prefix, lease timing, bits
  *   return leasedMachineId({
- *     store: 'zookeeper',
+ *     store: 'myStore',
  *     options,
  *     lease: checked,
- *     open: () => new ZooKeeperStore(checked),
+ *     open: () => new MyStore(checked),
  *   });
  * }
  * ```

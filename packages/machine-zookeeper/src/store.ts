@@ -1,5 +1,10 @@
-import { InvalidArgumentError } from '@ids/engine';
-import { type Attempt, LeaseCorruptClaimError, LeaseLostError, type LeaseStore } from '@ids/machine-lease';
+import {
+  type Attempt,
+  LeaseCorruptClaimError,
+  LeaseLostError,
+  type LeaseStore,
+  LeaseStoreRefusedError,
+} from '@ids/machine-lease';
 import { currentOwner, type Granted, type Watch } from '@ids/machine-lease/internal';
 import { STORE, ZkAnswer, ZkSession } from './client.js';
 import type { ConnectString } from './connect-string.js';
@@ -58,7 +63,8 @@ export class ZookeeperStore implements LeaseStore {
   /**
    * Opens a session with `ttlSeconds` as its timeout; the lease is its ID and granted timeout.
    * The server may grant less (its maxSessionTimeout): a grant not above the fencing margin
-   * would fence every claim the moment it is made, and is refused with InvalidArgumentError.
+   * would fence every claim the moment it is made, and is LeaseStoreRefusedError: the server's
+   * setting refuses the lease asked, so retrying cannot help (the options alone were valid).
    */
   async grant(ttlSeconds: number): Promise<Granted> {
     const session = await ZkSession.open(this.#connect, {
@@ -67,9 +73,9 @@ export class ZookeeperStore implements LeaseStore {
     });
     if (session.timeoutMs <= this.#marginMs) {
       await session.close();
-      throw new InvalidArgumentError(
-        `ZooKeeper granted a session timeout of ${session.timeoutMs} ms for the ${ttlSeconds * 1000} ms asked (its maxSessionTimeout), not above fenceMarginMs (${this.#marginMs} ms): a claim would never be trusted; lower ttlSeconds or fenceMarginMs, or raise the server's maxSessionTimeout`,
-        { option: 'ttlSeconds' },
+      throw new LeaseStoreRefusedError(
+        STORE,
+        `the server granted a session timeout of ${session.timeoutMs} ms for the ${ttlSeconds * 1000} ms asked (its maxSessionTimeout), not above fenceMarginMs (${this.#marginMs} ms): a claim would never be trusted; lower ttlSeconds or fenceMarginMs, or raise the server's maxSessionTimeout`,
       );
     }
     try {

@@ -1,14 +1,14 @@
 // One real ZooKeeper server: claims, recorded times, release, a full field, and nodes this
 // package did not write.
-import {
-  checkGeneratorOptions,
-  IdGenerator,
-  InvalidArgumentError,
-  MachineIdProviderError,
-} from '@ids/engine';
+import { checkGeneratorOptions, IdGenerator, MachineIdProviderError } from '@ids/engine';
 import { hasZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { LeaseBitsMismatchError, LeaseCorruptClaimError, LeaseSpaceFullError } from '../src/index.js';
+import {
+  LeaseBitsMismatchError,
+  LeaseCorruptClaimError,
+  LeaseSpaceFullError,
+  LeaseStoreRefusedError,
+} from '../src/index.js';
 import {
   claim,
   expectFullField,
@@ -68,7 +68,7 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
     expect(await suite.admin.getChildren(`${path}/claims`)).toEqual([]);
   });
 
-  it('a session timeout the server lowers to the fencing margin or under is InvalidArgumentError, not a claim fenced at once', async () => {
+  it('a session timeout the server lowers to the fencing margin or under is LeaseStoreRefusedError, not a claim fenced at once', async () => {
     // The launcher's server grants at most 120 s; a 10 min session with a 2 min margin cannot work.
     const error = await failure(
       claim(layoutWith(1), {
@@ -78,8 +78,8 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
         fenceMarginMs: 120_000,
       }),
     );
-    expect(error.cause).toBeInstanceOf(InvalidArgumentError);
-    expect((error.cause as InvalidArgumentError).option).toBe('ttlSeconds');
+    expect(error.cause).toBeInstanceOf(LeaseStoreRefusedError);
+    expect((error.cause as LeaseStoreRefusedError).store).toBe('zookeeper');
     expect((error.cause as Error).message).toContain('granted a session timeout of 120000 ms');
   });
 

@@ -92,7 +92,7 @@ function errnoOf(error: unknown): number | undefined {
   return typeof errno === 'number' ? errno : undefined;
 }
 
-/** How often a statement chosen as a deadlock's victim runs again before the error is the caller's. */
+/** Attempts in a row, the first included, before a statement that keeps being a deadlock's victim fails with StoreUnavailableError. */
 const DEADLOCK_ATTEMPTS = 50;
 
 /**
