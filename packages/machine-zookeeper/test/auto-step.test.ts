@@ -54,8 +54,9 @@ describe('zookeeperAutoStep', () => {
         const notes: string[] = [];
         const claim = await zookeeperAutoStep({
           path: freshPath('auto'),
-          ttlSeconds: 2,
-          fenceMarginMs: 500,
+          // A bound for a ZooKeeper just started on a loaded machine (its first session can take
+          // seconds), not a rule under test.
+          timeoutMs: 30_000,
           env: { IDS_ZOOKEEPER_CONNECT: zk.connect },
         }).provider({ bits: 10, note: (detail) => notes.push(detail) });
         expect(notes).toEqual([

@@ -8,6 +8,7 @@ import {
   LeaseCorruptClaimError,
   LeaseSpaceFullError,
   LeaseStoreRefusedError,
+  RecordedTimeWait,
 } from '../src/index.js';
 import {
   claim,
@@ -41,6 +42,10 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
 
   it('the next holder of an ID starts after the time the previous one recorded', async () => {
     const path = freshPath('floor');
+    // 300 ms ahead of the real clock: short enough to wait out here. A claim that took longer
+    // than that to reach the record (a loaded machine) finds it already past and has nothing to
+    // wait for; how long the wait is, and that it is said, is the injected-clock test's
+    // (not-before.test.ts). What holds either way: the claim is handed out only past the record.
     const ahead = Date.now() + 300;
     await suite.admin.mkdirp(`${path}/times`);
     await suite.admin.create(`${path}/times/0`, String(ahead));
@@ -52,7 +57,8 @@ describe.skipIf(!hasZookeeper())('zookeeperMachineId on a real ZooKeeper', () =>
       onError: (e) => waits.push(e),
     });
     expect(held.notBefore).toBe(ahead);
-    expect(waits).toHaveLength(1);
+    expect(Date.now()).toBeGreaterThan(ahead);
+    for (const wait of waits) expect(wait).toBeInstanceOf(RecordedTimeWait);
     await held.release();
   });
 
