@@ -14,7 +14,7 @@ import { type Context, sweepTokens } from './takeover.js';
 
 /**
  * The options a host claim and a lock file share. Each adds its renewal interval (named its own
- * way) and documents `recordAheadMs` again, since its default and meaning differ between them.
+ * way) and `recordAheadMs`, whose default and meaning differ between them.
  */
 export interface HeldFileOptions {
   /**
@@ -23,7 +23,6 @@ export interface HeldFileOptions {
    * `files`, they run on timers of the holder's thread, where a blocked event loop holds them up.
    */
   readonly clock?: Clock;
-  readonly recordAheadMs?: number;
   /** Receives errors of the periodic renewal and of sweeping. Default: a process warning. */
   readonly onError?: (error: unknown) => void;
   /** Release the claim or lock when the process exits normally. Default true. */
@@ -53,7 +52,7 @@ export interface HeldSettings {
  * `defaultAheadMs` or the interval when that is longer. @throws InvalidArgumentError.
  */
 export function checkHeldOptions(
-  options: HeldFileOptions,
+  options: HeldFileOptions & { readonly recordAheadMs?: number },
   intervalName: string,
   intervalMs: number,
   defaultAheadMs: number,
