@@ -14,7 +14,7 @@ import {
   LeaseStoreRefusedError,
   LeaseStoreUnavailableError,
   LeaseTimeAheadError,
-} from '@ids/machine-lease';
+} from '@ids/machine-lease/errors';
 import * as redisPackage from '@ids/machine-redis';
 import { redisMachineId } from '@ids/machine-redis';
 import {

@@ -1,4 +1,4 @@
-import { LeaseStoreUnavailableError } from '@ids/machine-lease';
+import { LeaseStoreUnavailableError } from '@ids/machine-lease/errors';
 
 /** A lock taken: its fence, and how long to hold it before using it (see `quarantineMs`). */
 export interface Taken {

@@ -1,4 +1,4 @@
-import { LeaseLostError } from '@ids/machine-lease';
+import { LeaseLostError } from '@ids/machine-lease/errors';
 import type { LeaseKeeper } from '@ids/machine-lease/internal';
 import type { LockBackend } from './backend.js';
 import { FenceMismatchError, LockReleasedError } from './errors.js';

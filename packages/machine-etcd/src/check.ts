@@ -1,4 +1,5 @@
-import { LeaseBitsMismatchError, LeaseLostError, type StoreMachineIdCheck } from '@ids/machine-lease';
+import type { StoreMachineIdCheck } from '@ids/machine-lease';
+import { LeaseBitsMismatchError, LeaseLostError } from '@ids/machine-lease/errors';
 import { grantLease, type Lease, schedulerOf, storeCheck } from '@ids/machine-lease/internal';
 import { Connection } from './connection.js';
 import { type EtcdOptions, checkEtcdOptions as validate } from './options.js';

@@ -1,5 +1,9 @@
 import { errorText } from '@ids/engine/internal';
-import { LeaseLostError, LeaseStoreRefusedError, LeaseStoreUnavailableError } from '@ids/machine-lease';
+import {
+  LeaseLostError,
+  LeaseStoreRefusedError,
+  LeaseStoreUnavailableError,
+} from '@ids/machine-lease/errors';
 import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import {
   castGrpcError,

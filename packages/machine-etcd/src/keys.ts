@@ -1,5 +1,5 @@
 import { received } from '@ids/engine/internal';
-import { LeaseCorruptClaimError } from '@ids/machine-lease';
+import { LeaseCorruptClaimError } from '@ids/machine-lease/errors';
 import { type Owner, readOwner, readRecordedTime } from '@ids/machine-lease/internal';
 
 /**

@@ -3,7 +3,7 @@
 import { InvalidMachineIdError } from '@ids/engine';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { bounded, StoreTimeout } from '../src/bounded.js';
-import { LeaseCorruptClaimError } from '../src/index.js';
+import { LeaseCorruptClaimError } from '../src/errors.js';
 import { realScheduler, schedulerOf } from '../src/keeper.js';
 import { checkAskedId, readRecordedTime } from '../src/options.js';
 import { FakeScheduler } from './fake-scheduler.js';

@@ -2,7 +2,7 @@
 // no store is involved; the keepalive is a function the test answers by hand, and a lost lease
 // is a LeaseLostError naming the store.
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError } from '../src/index.js';
+import { LeaseLostError } from '../src/errors.js';
 import { type KeeperTiming, LeaseKeeper } from '../src/internal.js';
 import { FakeScheduler } from './fake-scheduler.js';
 

@@ -3,7 +3,8 @@
 // with a typed error past maxNotBeforeWaitMs. Everything runs on a FakeScheduler: no sleeps.
 import { InvalidArgumentError, type MachineIdClaim } from '@ids/engine';
 import { expect, it } from 'vitest';
-import type { LeaseTimeAheadError, RecordedTimeWait } from '../src/index.js';
+import type { LeaseTimeAheadError } from '../src/errors.js';
+import type { RecordedTimeWait } from '../src/index.js';
 import { FakeScheduler } from './fake-scheduler.js';
 
 /** What the cases need from one store's test setup. */

@@ -1,5 +1,5 @@
 import { errorText, setLongTimeout } from '@ids/engine/internal';
-import { LeaseStoreRefusedError, LeaseStoreUnavailableError } from '@ids/machine-lease';
+import { LeaseStoreRefusedError, LeaseStoreUnavailableError } from '@ids/machine-lease/errors';
 import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import { type Cluster, Redis } from 'ioredis';
 import { RedisDatabaseError } from './errors.js';

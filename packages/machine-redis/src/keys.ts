@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { received } from '@ids/engine/internal';
-import { LeaseCorruptClaimError } from '@ids/machine-lease';
+import { LeaseCorruptClaimError } from '@ids/machine-lease/errors';
 import { currentOwner, readOwner, readRecordedTime } from '@ids/machine-lease/internal';
 
 /**

@@ -1,4 +1,5 @@
-import { type Attempt, LeaseCorruptClaimError, LeaseLostError, type LeaseStore } from '@ids/machine-lease';
+import type { Attempt, LeaseStore } from '@ids/machine-lease';
+import { LeaseCorruptClaimError, LeaseLostError } from '@ids/machine-lease/errors';
 import type { Granted } from '@ids/machine-lease/internal';
 import type { Connection } from './connection.js';
 import { Keys, newOwnerValue, parseOwner, parseTime } from './keys.js';

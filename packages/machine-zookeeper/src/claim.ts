@@ -1,10 +1,6 @@
 import { InvalidArgumentError } from '@ids/engine';
-import {
-  type HolderOptions,
-  LeaseBitsMismatchError,
-  type LeasedMachineIdProvider,
-  leasedMachineId,
-} from '@ids/machine-lease';
+import { type HolderOptions, type LeasedMachineIdProvider, leasedMachineId } from '@ids/machine-lease';
+import { LeaseBitsMismatchError } from '@ids/machine-lease/errors';
 import { STORE, ZkSession } from './client.js';
 import { checkLeafOptions, type LeafWorkerOptions, readLeafWorker } from './leaf.js';
 import {

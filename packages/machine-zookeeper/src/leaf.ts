@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { LeaseCorruptClaimError } from '@ids/machine-lease';
+import { LeaseCorruptClaimError } from '@ids/machine-lease/errors';
 import { STORE, type ZkSession } from './client.js';
 import { ZookeeperLeafWorkerError } from './errors.js';
 

@@ -1,10 +1,5 @@
-import {
-  type Attempt,
-  LeaseCorruptClaimError,
-  LeaseLostError,
-  type LeaseStore,
-  LeaseStoreRefusedError,
-} from '@ids/machine-lease';
+import type { Attempt, LeaseStore } from '@ids/machine-lease';
+import { LeaseCorruptClaimError, LeaseLostError, LeaseStoreRefusedError } from '@ids/machine-lease/errors';
 import { currentOwner, type Granted, type Watch } from '@ids/machine-lease/internal';
 import { STORE, ZkAnswer, ZkSession } from './client.js';
 import type { ConnectString } from './connect-string.js';

@@ -1,6 +1,6 @@
 // ZooKeeper's failures are the lease-error family of @ids/machine-lease, the very classes etcd and
 // Redis raise, with `store: 'zookeeper'`: "the store is down" is one catch whatever the store.
-import * as lease from '@ids/machine-lease';
+import * as lease from '@ids/machine-lease/errors';
 import { freePort } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import * as zookeeper from '../src/index.js';
