@@ -151,7 +151,8 @@ function startPod(env: Record<string, string>): Promise<Pod> {
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.on('exit', () => done({ child, output }));
+    // 'close', not 'exit': what the pod printed last may still be in the pipe at 'exit'.
+    child.on('close', () => done({ child, output }));
   });
 }
 

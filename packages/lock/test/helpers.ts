@@ -51,7 +51,9 @@ export function fixture(name: string, args: string[]): Child {
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     err += chunk;
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': 'exit' can come before the last lines of stdout are read, and `line`
+  // must not report a line missing that is still in the pipe.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return {
     child,
     lines,

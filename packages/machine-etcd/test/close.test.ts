@@ -47,8 +47,11 @@ function run(mode: 'close' | 'no-close', endpoints: string[], prefix: string, wa
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       err += chunk;
     });
-    child.on('exit', (code) => {
+    child.on('exit', () => {
       exitedAt = performance.now();
+    });
+    // 'close', not 'exit', for the refusal: the claim line may still be in the pipe at 'exit'.
+    child.on('close', (code) => {
       if (!printedAt) reject(new Error(`the child exited (${code}) before claiming: ${err}`));
     });
   });

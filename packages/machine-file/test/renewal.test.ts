@@ -94,7 +94,8 @@ async function holder(mode: 'block' | 'idle') {
   child.stderr!.on('data', (chunk) => {
     err += chunk;
   });
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  // 'close', not 'exit': a line printed just before exiting may still be in the pipe at 'exit'.
+  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
   const next = (test: (line: Line) => boolean): Promise<Line> =>
     new Promise((resolve, reject) => {
       const look = () => {
@@ -108,7 +109,7 @@ async function holder(mode: 'block' | 'idle') {
         }
       };
       waiting.add(look);
-      child.on('exit', look);
+      child.on('close', look);
       look();
     });
   const ready = await next((line) => line.ready === true);

@@ -120,7 +120,9 @@ export function spawnIssuer(testDir: string, args: readonly (string | number)[])
   });
   let buffer = '';
   let err = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // 'close', not 'exit': 'exit' can come before the last lines of stdout are read, and a test
+  // that compares IDs once the issuer stopped must see every ID it printed.
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const issuer: Issuer = {
     child,
     ids: [],

@@ -83,21 +83,33 @@ export function draw(job: DrawJob, out: string): Drawer {
       child.once('exit', () => reject(new Error(`child exited before it reported '${event}':\n${stderr}`)));
     });
   const done = new Promise<Drawn>((resolve, reject) => {
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': 'exit' can come before the child's stdout has all been read (seen on
+    // a loaded machine: the report line was still in the pipe, the parse threw in the handler,
+    // and `done` never settled, so the test ran into its timeout).
+    child.once('close', (code, signal) => {
       if (code !== 0) {
         reject(new Error(`child exited with ${code ?? signal}:\n${stderr}\n${stdout}`));
         return;
       }
-      const lists = Array.from({ length: job.generators ?? 1 }, (_, g) =>
-        readIds(g === 0 ? out : `${out}.${g}`),
-      );
-      const ids = new BigInt64Array(lists.reduce((n, l) => n + l.length, 0));
-      let at = 0;
-      for (const list of lists) {
-        ids.set(list, at);
-        at += list.length;
+      // Read inside the handler: a child that exits 0 without its files or its report line
+      // rejects `done`, never throws uncaught.
+      try {
+        const report = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as DrawReport;
+        const lists = Array.from({ length: job.generators ?? 1 }, (_, g) =>
+          readIds(g === 0 ? out : `${out}.${g}`),
+        );
+        const ids = new BigInt64Array(lists.reduce((n, l) => n + l.length, 0));
+        let at = 0;
+        for (const list of lists) {
+          ids.set(list, at);
+          at += list.length;
+        }
+        resolve({ ids, lists, report });
+      } catch (error) {
+        reject(
+          new Error(`child exited 0 without its report and IDs (${String(error)}):\n${stderr}\n${stdout}`),
+        );
       }
-      resolve({ ids, lists, report: JSON.parse(stdout.trim().split('\n').at(-1)!) as DrawReport });
     });
   });
   return {
