@@ -87,8 +87,12 @@ export class SlotTaker {
    * wait before trying again.
    */
   take(): number {
-    this.guard.check();
+    // The clock first, then the guard: the slot is dated by this reading, so it is never later
+    // than the moment the claim was last found held. Checked first, a pause between the check
+    // and the reading (a SIGSTOP, a long GC) would date an ID after the claim's deadline, when
+    // its successor may already issue in those ticks.
     const now = this.#clock.now();
+    this.guard.check();
     this.lastNow = now;
     const slot = this.slot;
     const cell = this.#cell;
