@@ -206,6 +206,10 @@ export class SlotTaker {
       const prev = cell.load();
       const now = this.#clock.now();
       this.lastNow = now;
+      // This reading dates the slots, so the claim and the cell are asked again after it: a
+      // pause since take()'s checks (or a long CAS retry) must not date them past a deadline.
+      this.guard.check();
+      cell.check?.(now);
       // Checked before the commit, so a refused call takes no slot.
       const waitMs = this.#slotAfter(prev, now, scratch, cell);
       if (waitMs > 0) return waitMs;

@@ -203,6 +203,40 @@ describe('shared state cell', () => {
     expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
   });
 
+  it("a worker paused between its checks and the reading that dates its slots issues nothing past the holder's trust deadline", () => {
+    const clock = new FakeClock(T0);
+    const deadline = T0 + 3000;
+    const { claim } = claimOf(6, { trustedForMs: () => Math.max(0, deadline - clock.now()) });
+    const shared = createSharedState(layout, claim);
+    onShared(shared, claim, clock);
+    const inner = sharedStateCell(shared);
+    let paused = false;
+    const pausing: StateCell = {
+      load: () => {
+        // 1 ms before the deadline the thread is descheduled for 5 s after its checks passed.
+        if (!paused && clock.now() === deadline - 1) {
+          paused = true;
+          clock.advance(5000);
+        }
+        return inner.load();
+      },
+      commit: (prev, next) => inner.commit(prev, next),
+      attach: (l, m) => inner.attach(l, m),
+      check: (nowMs) => inner.check(nowMs),
+    };
+    const worker = new IdGenerator(checkGeneratorOptions({ layout, machineId: 6, clock, state: pausing }));
+    const issued: bigint[] = [];
+    expect(() => {
+      for (let i = 0; i < 10_000; i++) {
+        issued.push(worker.nextIdSync());
+        clock.advance(1);
+      }
+    }).toThrow(/machine ID 6 of this shared state is not known to be held at .*trusted until/);
+    expect(paused).toBe(true);
+    const lastStart = Math.max(...issued.map((id) => tickStartMs(layout, worker.decompose(id).time)));
+    expect(lastStart).toBeLessThan(deadline);
+  });
+
   it('a trust counted in whole ms (Date.now) is not stretched past its deadline by a sub-ms clock', () => {
     // The generator's clock reads 0.7 ms into a millisecond; the claim counts on the floored
     // clock, as Date.now() does, so it says 3000 ms where only 2999.3 are left.
