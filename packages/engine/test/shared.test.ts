@@ -178,40 +178,47 @@ describe('shared state cell', () => {
     expect(inner.load()).toEqual({ tick: 0, sequence: 255 });
   });
 
-  it("fences every thread at the holder claim's trust deadline, though the holder's thread never noticed it lapse", () => {
-    const clock = new FakeClock(T0);
-    const deadline = T0 + 3000;
-    // A lease confirmed until `deadline`, whose keepalives stopped: the holder's thread is blocked.
-    const { claim } = claimOf(6, { trustedForMs: () => Math.max(0, deadline - clock.now()) });
-    const shared = createSharedState(layout, claim);
-    onShared(shared, claim, clock);
-    expect(sharedStateCell(shared).trustedUntil).toBe(deadline);
-    const worker = onShared(shared, 6, clock);
-    const issued: bigint[] = [];
-    // No timer runs in this loop: only what the worker reads from the shared buffer can stop it.
-    expect(() => {
-      for (let i = 0; i < 10_000; i++) {
-        issued.push(worker.nextIdSync());
-        clock.advance(1);
-      }
-    }).toThrow(/machine ID 6 of this shared state is not known to be held at .*trusted until/);
-    expect(issued.length).toBeGreaterThan(2900);
-    const lastStart = Math.max(...issued.map((id) => tickStartMs(layout, worker.decompose(id).time)));
-    expect(lastStart).toBeLessThan(deadline);
-    expect(clock.now()).toBe(deadline);
-    // Slots it had reserved are refused too.
-    expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
-  });
-
-  it("a worker paused between its checks and the reading that dates its slots issues nothing past the holder's trust deadline", () => {
+  /**
+   * A holder whose lease is confirmed until `deadline` (T0 + 3 s) and whose keepalives stopped
+   * (its thread is blocked), and a worker on its shared state (through `wrap`, if given) issuing
+   * 1 ms apart until it is refused. No timer runs in that loop: only what the worker reads from
+   * the shared buffer can stop it.
+   */
+  function workerToDeadline(
+    wrap?: (inner: SharedStateCell, clock: FakeClock, deadline: number) => StateCell,
+  ) {
     const clock = new FakeClock(T0);
     const deadline = T0 + 3000;
     const { claim } = claimOf(6, { trustedForMs: () => Math.max(0, deadline - clock.now()) });
     const shared = createSharedState(layout, claim);
     onShared(shared, claim, clock);
     const inner = sharedStateCell(shared);
+    expect(inner.trustedUntil).toBe(deadline);
+    const state = wrap ? wrap(inner, clock, deadline) : inner;
+    const worker = new IdGenerator(checkGeneratorOptions({ layout, machineId: 6, clock, state }));
+    const issued: bigint[] = [];
+    expect(() => {
+      for (let i = 0; i < 10_000; i++) {
+        issued.push(worker.nextIdSync());
+        clock.advance(1);
+      }
+    }).toThrow(/machine ID 6 of this shared state is not known to be held at .*trusted until/);
+    const lastStart = Math.max(...issued.map((id) => tickStartMs(layout, worker.decompose(id).time)));
+    expect(lastStart).toBeLessThan(deadline);
+    return { clock, deadline, issued, worker };
+  }
+
+  it("fences every thread at the holder claim's trust deadline, though the holder's thread never noticed it lapse", () => {
+    const { clock, deadline, issued, worker } = workerToDeadline();
+    expect(issued.length).toBeGreaterThan(2900);
+    expect(clock.now()).toBe(deadline);
+    // Slots it had reserved are refused too.
+    expect(() => worker.nextIdSync()).toThrow(MachineIdLostError);
+  });
+
+  it("a worker paused between its checks and the reading that dates its slots issues nothing past the holder's trust deadline", () => {
     let paused = false;
-    const pausing: StateCell = {
+    workerToDeadline((inner, clock, deadline) => ({
       load: () => {
         // 1 ms before the deadline the thread is descheduled for 5 s after its checks passed.
         if (!paused && clock.now() === deadline - 1) {
@@ -223,18 +230,8 @@ describe('shared state cell', () => {
       commit: (prev, next) => inner.commit(prev, next),
       attach: (l, m) => inner.attach(l, m),
       check: (nowMs) => inner.check(nowMs),
-    };
-    const worker = new IdGenerator(checkGeneratorOptions({ layout, machineId: 6, clock, state: pausing }));
-    const issued: bigint[] = [];
-    expect(() => {
-      for (let i = 0; i < 10_000; i++) {
-        issued.push(worker.nextIdSync());
-        clock.advance(1);
-      }
-    }).toThrow(/machine ID 6 of this shared state is not known to be held at .*trusted until/);
+    }));
     expect(paused).toBe(true);
-    const lastStart = Math.max(...issued.map((id) => tickStartMs(layout, worker.decompose(id).time)));
-    expect(lastStart).toBeLessThan(deadline);
   });
 
   it('a trust counted in whole ms (Date.now) is not stretched past its deadline by a sub-ms clock', () => {
