@@ -34,7 +34,8 @@ function runWorker(endpoints, prefix, bits, count, skewMs) {
       out += chunk;
     });
     child.on('error', reject);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': the report may still be in the pipe when the worker has exited.
+    child.on('close', (code) => {
       if (code !== 0) reject(new Error(`worker exited with code ${code}`));
       else resolve(JSON.parse(out));
     });

@@ -87,16 +87,16 @@ export class SlotTaker {
    * wait before trying again.
    */
   take(): number {
-    // The clock first, then the guard: the slot is dated by this reading, so it is never later
+    // The clock first, then the checks: the slot is dated by this reading, so it is never later
     // than the moment the claim was last found held. Checked first, a pause between the check
     // and the reading (a SIGSTOP, a long GC) would date an ID after the claim's deadline, when
     // its successor may already issue in those ticks.
     const now = this.#clock.now();
-    this.guard.check();
     this.lastNow = now;
     const slot = this.slot;
     const cell = this.#cell;
     if (cell === null) {
+      this.guard.check();
       const local = this.#local;
       const waitMs = this.#slotAfter(local, now, slot, null);
       if (waitMs > 0) return waitMs;
@@ -105,15 +105,23 @@ export class SlotTaker {
       this.#rolledOver = false;
       return 0;
     }
-    // Fenced, or past the holder's trust deadline: nothing is handed out, reserved or not.
-    cell.check?.(now);
     // A slot reserved earlier, once the clock is in its tick (a clock that went back since
     // makes the reservation wait like any other slot: take afresh).
     if (slot.sequence < this.#reservedTo && tickStartMs(this.#layout, slot.tick) <= now) {
+      this.#checkHeld(cell, now);
       slot.sequence++;
       return 0;
     }
     return this.#reserve(cell);
+  }
+
+  /**
+   * Throws unless IDs may be dated `now` on `cell`: the claim is held (the guard) and the cell is
+   * neither fenced nor past the holder's trust deadline. A reserved slot is refused too.
+   */
+  #checkHeld(cell: StateCell, now: number): void {
+    this.guard.check();
+    cell.check?.(now);
   }
 
   /**
@@ -125,10 +133,10 @@ export class SlotTaker {
    * with a cell, the reservation): call `take()`.
    */
   takeNext(): boolean {
-    this.guard.check();
     const slot = this.slot;
     const cell = this.#cell;
     if (cell === null) {
+      this.guard.check();
       const local = this.#local;
       if (local.sequence >= this.#layout.maxSequence || local.tick !== slot.tick) return false;
       local.sequence++;
@@ -136,7 +144,7 @@ export class SlotTaker {
       return true;
     }
     if (slot.sequence >= this.#reservedTo) return false;
-    cell.check?.(this.lastNow);
+    this.#checkHeld(cell, this.lastNow);
     slot.sequence++;
     return true;
   }
@@ -206,10 +214,8 @@ export class SlotTaker {
       const prev = cell.load();
       const now = this.#clock.now();
       this.lastNow = now;
-      // This reading dates the slots, so the claim and the cell are asked again after it: a
-      // pause since take()'s checks (or a long CAS retry) must not date them past a deadline.
-      this.guard.check();
-      cell.check?.(now);
+      // Checked against the reading that dates the slots, after it (see take()).
+      this.#checkHeld(cell, now);
       // Checked before the commit, so a refused call takes no slot.
       const waitMs = this.#slotAfter(prev, now, scratch, cell);
       if (waitMs > 0) return waitMs;

@@ -362,6 +362,35 @@ describe('claims', () => {
     );
   });
 
+  it('1,000 concurrent callers: a pause right after a passing check dates no ID past the deadline', async () => {
+    const clock = new FakeClock(T0);
+    const lapseAt = T0 + 25; // in the third tick (10 ms ticks, 256 IDs each)
+    let paused = false;
+    const holder = claimOf(9, {
+      verify: () => {
+        if (clock.now() >= lapseAt) holder.controller.abort(new Error('lease deadline passed'));
+        else if (!paused && clock.now() >= T0 + 20) {
+          // Held at the third tick's first check, then paused for 5 s before the ID is dated.
+          paused = true;
+          clock.advance(5000);
+        }
+      },
+    });
+    const gen = new IdGenerator(checkGeneratorOptions({ layout, machineId: holder.claim, clock }));
+    const settled = await Promise.allSettled(Array.from({ length: 1000 }, () => gen.nextId()));
+    expect(paused).toBe(true);
+    const issued = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const refused = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    // Two whole ticks and the one slot whose check passed before the pause; the rest refused.
+    expect(issued).toHaveLength(513);
+    assertIncreasing(issued);
+    expect(Math.max(...issued.map((id) => tickStartMs(layout, gen.decompose(id).time)))).toBeLessThan(
+      lapseAt,
+    );
+    expect(refused).toHaveLength(487);
+    for (const error of refused) expect(error).toBeInstanceOf(MachineIdLostError);
+  });
+
   it('resumes under the renewed claim, possibly another ID, without reissuing', async () => {
     const second = claimOf(12);
     const first = claimOf(9, { renew: () => Promise.resolve(second.claim) });
