@@ -105,6 +105,8 @@ export interface Issuer {
   claimedAt: number | undefined;
   /** Wall time it said its first claim attempt was refused (it retries from then on), if it was. */
   waitingAt: number | undefined;
+  /** What it wrote to stderr (its refusals while it waits, say), the last 4 KiB. */
+  stderr(): string;
   /** SIGTERM, then resolves when it has closed and exited. */
   stop(): Promise<void>;
 }
@@ -128,6 +130,7 @@ export function spawnIssuer(testDir: string, args: readonly (string | number)[])
     ids: [],
     claimedAt: undefined,
     waitingAt: undefined,
+    stderr: () => err.slice(-4096),
     async stop() {
       child.kill('SIGCONT');
       child.kill('SIGTERM');
@@ -195,6 +198,8 @@ export interface CutOff {
   readonly waitMs?: number;
   /** How long A runs on after B issues (resumed, or cut off still) before both stop: time to err. */
   readonly runOnMs: number;
+  /** The store's state, added to the failure when B does not issue in time (why it could not). */
+  describe?(): Promise<string>;
 }
 
 /** handOver's cut-off unless told another: A SIGSTOPped until B issues, then resumed for 1.5 s. */
@@ -218,7 +223,18 @@ export async function handOver(start: () => Issuer, how = SIGSTOP): Promise<void
   const { a, b } = await holderAndWaiter(start);
   const cutAt = Date.now();
   const resume = await how.cut(a);
-  await until(() => b.ids.length > 50, how.waitMs ?? WAIT_MS, `B issuing after A was cut off (${how.label})`);
+  await until(
+    () => b.ids.length > 50,
+    how.waitMs ?? WAIT_MS,
+    `B issuing after A was cut off (${how.label})`,
+  ).catch(async (error: Error) => {
+    const store = how.describe
+      ? await how.describe().catch((e: Error) => `(not described: ${e.message})`)
+      : '';
+    throw new Error(
+      `${error.message}, ${Date.now() - cutAt} ms after the cut; B claimed at ${b.claimedAt ?? 'never'}, issued ${b.ids.length}; B's stderr:\n${b.stderr()}\nA's stderr:\n${a.stderr()}\n${store}`,
+    );
+  });
   resume?.();
   const runOnFrom = Date.now();
   await sleep(how.runOnMs);

@@ -3,7 +3,7 @@
 // field, and a process that reaches only the others waits for it.
 import { hasZookeeper, serverForSuite, startZookeeperEnsemble } from '@ids/test-services';
 import { describe, it } from 'vitest';
-import { cleanupAfterEach, freshPath, handOver, startIssuer, WAIT_MS } from './helpers.js';
+import { adminSession, cleanupAfterEach, freshPath, handOver, startIssuer, WAIT_MS } from './helpers.js';
 
 const cleanup = cleanupAfterEach();
 
@@ -30,7 +30,31 @@ describe.skipIf(!hasZookeeper() || Boolean(process.env.ZOOKEEPER_CONNECT))(
         },
         waitMs: 2 * WAIT_MS,
         runOnMs: 1000,
+        // Why B could not issue: the members' roles, and who holds the claim on B's side.
+        async describe() {
+          const modes = await Promise.all(
+            ensemble.server.members.map(async (m) => `${m.myid}: ${(await m.mode()) ?? 'not serving'}`),
+          );
+          const claims = await claimOwners(others.map((m) => m.connect).join(','), path).catch(
+            (error: Error) => `not read (${error.message})`,
+          );
+          return `modes ${modes.join(', ')}; claims ${claims}`;
+        },
       });
     });
   },
 );
+
+/** Each claim under `path` and the session that owns it, read through `connect`. */
+async function claimOwners(connect: string, path: string): Promise<string> {
+  const admin = await adminSession(connect);
+  try {
+    const claims = (await admin.getChildren(`${path}/claims`)) ?? [];
+    const owners = await Promise.all(
+      claims.map(async (c) => `${c} owned by ${(await admin.exists(`${path}/claims/${c}`))?.owner}`),
+    );
+    return owners.join(', ') || 'none';
+  } finally {
+    await admin.close();
+  }
+}

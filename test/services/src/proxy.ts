@@ -20,20 +20,35 @@ export class TcpProxy {
   #mode: ProxyMode = 'pass';
   readonly #pairs = new Set<[Socket, Socket | undefined]>();
   #port = 0;
+  readonly #retryRefusedMs: number;
+  #refusals = 0;
 
   private constructor(
     /** The host traffic is forwarded to. */
     readonly targetHost: string,
     /** The port traffic is forwarded to. */
     readonly targetPort: number,
+    retryRefusedMs: number,
   ) {
+    this.#retryRefusedMs = retryRefusedMs;
     this.#server = createServer((client) => this.#accept(client));
   }
 
-  /** Starts a proxy to `target` (`http://host:port` or `host:port`). */
-  static async start(target: string): Promise<TcpProxy> {
+  /**
+   * Starts a proxy to `target` (`http://host:port` or `host:port`).
+   *
+   * A client's connection is accepted before the proxy dials the target, so a target that
+   * refuses shows the client a connection that opens and then drops, where without the proxy
+   * its connect would have been refused. Most clients treat both as "not there", but some do
+   * not: a ZooKeeper follower retries a refused connect to its new leader, yet takes a dropped
+   * one for a failed leader and starts a new election, which the leader ignores until its
+   * initLimit runs out (10 s each time on the test ensembles). `retryRefusedMs` keeps dialling
+   * a refusing target for that long, holding what the client sent meanwhile, so that a
+   * target opening its port late looks like a slow one. Default 0: a refusal drops the client.
+   */
+  static async start(target: string, options: { retryRefusedMs?: number } = {}): Promise<TcpProxy> {
     const url = new URL(target.includes('://') ? target : `tcp://${target}`);
-    const proxy = new TcpProxy(url.hostname, Number(url.port));
+    const proxy = new TcpProxy(url.hostname, Number(url.port), options.retryRefusedMs ?? 0);
     await new Promise<void>((resolve, reject) => {
       proxy.#server.once('error', reject);
       proxy.#server.listen(0, '127.0.0.1', () => resolve());
@@ -51,6 +66,11 @@ export class TcpProxy {
   /** How traffic is treated now; starts as `pass`. */
   get mode(): ProxyMode {
     return this.#mode;
+  }
+
+  /** How many dials of the target it refused so far, retried or not. */
+  get refusals(): number {
+    return this.#refusals;
   }
 
   /** Open client connections. */
@@ -109,12 +129,36 @@ export class TcpProxy {
 
   #connect(pair: [Socket, Socket | undefined]): void {
     const [client] = pair;
-    const upstream = createConnection({ host: this.targetHost, port: this.targetPort });
-    pair[1] = upstream;
-    upstream.on('error', () => client.destroy());
-    upstream.once('close', () => client.destroy());
+    const since = performance.now();
+    // What the client sent before the target answered: written once it has (a retried dial
+    // starts on a new socket, so nothing may be handed to one that was refused).
+    const early: Buffer[] = [];
+    let upstream: Socket | undefined;
     // Moved by hand rather than piped: pipe() would resume a socket that a blackhole paused.
-    client.on('data', (chunk) => upstream.write(chunk));
-    upstream.on('data', (chunk) => client.write(chunk));
+    client.on('data', (chunk: Buffer) => (upstream?.writable ? upstream.write(chunk) : early.push(chunk)));
+    const dial = () => {
+      if (client.destroyed) return;
+      // The cable was cut while the target was being retried: the client sees a reset.
+      if (this.#mode !== 'pass') return void client.resetAndDestroy();
+      const socket = createConnection({ host: this.targetHost, port: this.targetPort });
+      pair[1] = socket;
+      let retrying = false;
+      socket.once('connect', () => {
+        upstream = socket;
+        for (const chunk of early.splice(0)) socket.write(chunk);
+      });
+      socket.on('error', (error: NodeJS.ErrnoException) => {
+        const refused = upstream === undefined && error.code === 'ECONNREFUSED';
+        if (refused) this.#refusals++;
+        retrying = refused && performance.now() - since < this.#retryRefusedMs;
+        if (retrying) setTimeout(dial, 50);
+        else client.destroy();
+      });
+      socket.once('close', () => {
+        if (!retrying) client.destroy();
+      });
+      socket.on('data', (chunk) => client.write(chunk));
+    };
+    dial();
   }
 }

@@ -308,16 +308,20 @@ async function startEnsembleOnce(options: StartEnsembleOptions): Promise<Zookeep
   // Each member's view of the others' peer ports: through a proxy per link when partitionable.
   const views = new Map<string, number>();
   const links: { from: number; to: number; proxy: TcpProxy }[] = [];
-  const link = async (from: number, to: number, port: number): Promise<number> => {
+  const link = async (from: number, to: number, port: number, retryRefusedMs = 0): Promise<number> => {
     if (!options.partitionable) return port;
-    const proxy = await TcpProxy.start(`127.0.0.1:${port}`);
+    const proxy = await TcpProxy.start(`127.0.0.1:${port}`, { retryRefusedMs });
     links.push({ from, to, proxy });
     return Number(new URL(proxy.url).port);
   };
   for (const from of ports) {
     for (const to of ports) {
       if (from === to) continue;
-      views.set(`${from.myid}>${to.myid}:q`, await link(from.myid, to.myid, to.quorum));
+      // A follower may dial its new leader's quorum port before the leader opens it: a refusal
+      // it would retry, but a drop (what the proxy shows it) sent it back to an election that
+      // the leader ignored until its initLimit ran out, 10 s a time and over 90 s once on a
+      // loaded CI machine. Retried for 5 s (half that limit), the dial looks like a slow leader.
+      views.set(`${from.myid}>${to.myid}:q`, await link(from.myid, to.myid, to.quorum, 5000));
       views.set(`${from.myid}>${to.myid}:e`, await link(from.myid, to.myid, to.election));
     }
   }

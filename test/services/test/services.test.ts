@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   accepts,
@@ -10,8 +10,9 @@ import {
   startMariadb,
   startPostgres,
   startRedis,
+  TcpProxy,
 } from '../src/index.js';
-import { onFreePort } from '../src/process.js';
+import { freePort, onFreePort } from '../src/process.js';
 
 /** One RESP command over a raw socket: the harness is tested without any client library. */
 function redisCommand(port: number, line: string): Promise<string> {
@@ -153,5 +154,67 @@ describe('onFreePort', () => {
     );
     await expect(always).rejects.toThrow('Address already in use');
     expect(calls).toBe(3);
+  });
+});
+
+/** Connects through `proxy`, sends `line`, and resolves with all it received once the connection ends. */
+function exchange(proxy: TcpProxy, line: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket: Socket = connect({ host: '127.0.0.1', port: Number(new URL(proxy.url).port) });
+    let received = '';
+    socket.once('connect', () => socket.write(line));
+    socket.on('data', (data) => {
+      received += data.toString();
+    });
+    socket.on('error', () => undefined);
+    socket.once('close', () => resolve(received));
+  });
+}
+
+/** Polls `done` every 5 ms; fails after 10 s. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (const end = performance.now() + 10_000; !done(); ) {
+    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('TcpProxy', () => {
+  it('drops a client whose target refuses; with retryRefusedMs it dials again and delivers what the client sent once the target listens', async () => {
+    const port = await freePort();
+    const plain = await TcpProxy.start(`127.0.0.1:${port}`);
+    const patient = await TcpProxy.start(`127.0.0.1:${port}`, { retryRefusedMs: 10_000 });
+    const echo = createServer((socket) => socket.once('data', (data) => socket.end(`echo ${data}`)));
+    try {
+      expect(await exchange(plain, 'hello')).toBe('');
+      expect(plain.refusals).toBe(1);
+
+      const answer = exchange(patient, 'hello');
+      // Refused twice at least: the bytes it holds were sent before the target listened.
+      await until(() => patient.refusals >= 2, 'two refused dials');
+      await new Promise<void>((resolve) => echo.listen(port, '127.0.0.1', resolve));
+      expect(await answer).toBe('echo hello');
+    } finally {
+      await Promise.all([plain.close(), patient.close()]);
+      await new Promise((resolve) => echo.close(resolve));
+    }
+  });
+
+  it('with retryRefusedMs, gives the client up once the time is spent, or at once when cut meanwhile', async () => {
+    const port = await freePort();
+    const brief = await TcpProxy.start(`127.0.0.1:${port}`, { retryRefusedMs: 100 });
+    const patient = await TcpProxy.start(`127.0.0.1:${port}`, { retryRefusedMs: 60_000 });
+    try {
+      expect(await exchange(brief, 'hello')).toBe('');
+      expect(brief.refusals).toBeGreaterThanOrEqual(2);
+
+      const answer = exchange(patient, 'hello');
+      await until(() => patient.refusals >= 1, 'a refused dial');
+      patient.setMode('reset');
+      expect(await answer).toBe('');
+      expect(patient.connections).toBe(0);
+    } finally {
+      await Promise.all([brief.close(), patient.close()]);
+    }
   });
 });
