@@ -84,7 +84,7 @@ export interface StartZookeeperOptions {
   readonly maxSessionTimeoutMs?: number;
   /** Extra zoo.cfg lines (`key=value`). */
   readonly config?: readonly string[];
-  /** How long to wait for `ruok` -> `imok` (and, for an ensemble, a quorum). Default 90,000 ms: a JVM starts slowly on a loaded host. */
+  /** How long to wait for a server to serve (for an ensemble: each member's `imok`, then a quorum). Default 90,000 ms: a JVM starts slowly on a loaded host. */
   readonly readyTimeoutMs?: number;
   /** Use ZOOKEEPER_CONNECT when it is set (default true); false always starts a server of our own. */
   readonly allowExternal?: boolean;
@@ -248,7 +248,7 @@ function commonConfig(options: StartZookeeperOptions, dir: string, clientPort: n
 
 /**
  * Starts a real standalone ZooKeeper on a free loopback port, in a temporary directory; ready
- * once it answers `ruok` with `imok`. With ZOOKEEPER_CONNECT set, returns a handle on that
+ * once it serves clients (`srvr` reports its mode). With ZOOKEEPER_CONNECT set, returns a handle on that
  * server instead (tests that stop, pause or restart it must skip when `external` is true).
  */
 export async function startZookeeper(options: StartZookeeperOptions = {}): Promise<ZookeeperStandalone> {
@@ -262,7 +262,10 @@ export async function startZookeeper(options: StartZookeeperOptions = {}): Promi
     1,
     () => port,
     () => `${commonConfig(options, dir, port).join('\n')}\n`,
-    async (p) => (await fourLetters(p, 'ruok', 500)) === 'imok',
+    // Serving, not `imok`: a standalone server answers `ruok` 0.3 to 1.2 s (4 busy loops here)
+    // before it takes sessions, and a test's first session opened in that gap waited on the
+    // client's reconnects (once past a 10 s timeout in CI). `srvr` prints a mode only once it serves.
+    async (p) => (await modeOf(p)) !== undefined,
   );
   // Later starts (a restart) use the same port: another process may take it meanwhile, which
   // such a start then reports.
