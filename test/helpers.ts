@@ -1,13 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDirs } from '@ids/test-services';
 
 export const fixture = (name: string) => join(__dirname, 'fixtures', name);
 
-export function tempDir(label: string): string {
-  return mkdtempSync(join(tmpdir(), `ids-${label}-`));
-}
+/** A temporary directory `ids-<label>-…`, deleted after the test file. */
+export const tempDir: (label: string) => string = tempDirs('ids-');
 
 /** IDs written as raw little-endian 64-bit words (what the fixtures write). */
 export function readIds(path: string): bigint[] {

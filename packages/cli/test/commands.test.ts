@@ -1,11 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeId } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../src/run.js';
 import { COMPARE_DEFAULT } from './expected.js';
-import { ERROR_LINE, headerRow, hostWith, ids, jsonOf } from './helpers.js';
+import { ERROR_LINE, headerRow, hostWith, ids, jsonOf, tempDir } from './helpers.js';
 
 // bwmarrin/snowflake's parse vectors: IDs of its default layout, which has Twitter's bits.
 const BWMARRIN_BASE32_TEXT = 'b8wjm1zroyyyy';
@@ -31,7 +30,7 @@ describe('generate: what it says besides the IDs', () => {
 
   it('a host-claim machine ID is noted on stderr with how to make it unique across hosts', async () => {
     const result = await ids(['generate', '-n', '2'], {
-      env: { IDS_CLAIM_DIR: mkdtempSync(join(tmpdir(), 'ids-cli-note-')) },
+      env: { IDS_CLAIM_DIR: tempDir('note') },
     });
     expect(result.code).toBe(0);
     expect(lines(result.stdout)).toHaveLength(2);
@@ -299,7 +298,7 @@ describe('help and usage', () => {
 
   it('no machine ID at all is a runtime failure (exit 1) that says how to give one', async () => {
     // A claim directory that cannot be created: a path below a regular file.
-    const blocked = join(mkdtempSync(join(tmpdir(), 'ids-cli-')), 'file');
+    const blocked = join(tempDir('blocked'), 'file');
     writeFileSync(blocked, 'not a directory');
     const result = await ids(['generate'], { env: { IDS_CLAIM_DIR: join(blocked, 'claims') } });
     expect(result.code).toBe(1);

@@ -5,17 +5,17 @@
 // same path, so a host claim's sentence does not depend on the run before it.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type AutoMachineId, autoMachineId } from '@ids/machine-file';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from './helpers.js';
 
 const cli = join(__dirname, '..', 'bin', 'ids.js');
 const server = join(dirname(createRequire(__filename).resolve('@ids/server/package.json')), 'dist', 'bin.js');
 
-const claims = join(mkdtempSync(join(tmpdir(), 'ids-trail-')), 'claims');
+const claims = join(tempDir('trail'), 'claims');
 // A Deployment's pod: the Kubernetes step says why it has no ordinal, and the chain goes on.
 const env = {
   PATH: process.env.PATH ?? '',

@@ -1,8 +1,6 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type { InterfaceList } from '@ids/machine-ip';
+import { tempDirs } from '@ids/test-services';
 import { expect } from 'vitest';
 import type { Io } from '../src/io.js';
 import { run } from '../src/run.js';
@@ -18,8 +16,11 @@ export function hostWith(address: string): () => InterfaceList {
 /** A host like the ones these tests run on: a documentation-range address only. */
 export const NO_PRIVATE_ADDRESS = hostWith('192.0.2.10');
 
+/** A temporary directory `ids-cli-<label>-…`, deleted after the test file. */
+export const tempDir: (label: string) => string = tempDirs('ids-cli-');
+
 /** Host claims of these tests go here, never into the user's own claim directory. */
-export const CLAIM_DIR = mkdtempSync(join(tmpdir(), 'ids-cli-claims-'));
+export const CLAIM_DIR = tempDir('claims');
 
 class Capture extends Writable {
   text = '';

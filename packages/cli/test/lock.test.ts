@@ -1,15 +1,14 @@
 // `ids lock`: a command run under a named lock on a real Redis, with the fence in its environment.
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { redisLocks } from '@ids/lock/redis';
 import { serverForSuite, startRedis } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { ERROR_LINE, ids } from './helpers.js';
+import { ERROR_LINE, ids, tempDir } from './helpers.js';
 
 describe('ids lock', () => {
   const redis = serverForSuite(() => startRedis({ allowExternal: false }));
-  const dir = mkdtempSync(join(tmpdir(), 'ids-lock-cli-'));
+  const dir = tempDir('lock');
 
   /** `ids lock` running node, which writes its IDS_LOCK_FENCE to `file` and exits with `code`. */
   const lockRun = (file: string, code = 0, extra: string[] = []) =>

@@ -1,16 +1,15 @@
 // `ids serve`, run as a user runs it: the ID service of @ids/server until SIGTERM.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from './helpers.js';
 
 const bin = join(__dirname, '..', 'bin', 'ids.js');
 
 describe('ids serve', () => {
   it('serves IDs on a free loopback port with --machines 2, and exits 0 on SIGTERM after the default drain', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ids-serve-'));
+    const dir = tempDir('serve');
     const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--machines', '2'], {
       env: { PATH: process.env.PATH ?? '', IDS_CLAIM_DIR: dir },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { InvalidMachineIdError } from '@ids/engine';
@@ -10,7 +9,7 @@ import { EXIT_FAILURE, EXIT_USAGE, exitCodeOf, UsageError } from '../src/errors.
 import { chooseMachineId } from '../src/machine-id.js';
 import { PROGRESS_MIN, progressBar } from '../src/progress.js';
 import { COMPARE_DEFAULT } from './expected.js';
-import { CLAIM_DIR, hostWith, NO_PRIVATE_ADDRESS } from './helpers.js';
+import { CLAIM_DIR, hostWith, NO_PRIVATE_ADDRESS, tempDir } from './helpers.js';
 
 describe('chooseMachineId', () => {
   it('flag, then IDS_MACHINE_ID, then the private IPv4 address, with the trail of each step', async () => {
@@ -63,7 +62,7 @@ describe('chooseMachineId', () => {
   });
 
   it('fails with AutoMachineIdError carrying every step when none produced an ID', async () => {
-    const blocked = join(mkdtempSync(join(tmpdir(), 'ids-cli-')), 'file');
+    const blocked = join(tempDir('blocked'), 'file');
     writeFileSync(blocked, 'not a directory');
     const attempt = chooseMachineId({
       bits: 16,

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type Clock,
@@ -11,6 +10,7 @@ import {
   resolveMachineId,
   resolveMachineIdSync,
 } from '@ids/engine';
+import { tempDirs } from '@ids/test-services';
 import {
   type AutoMachineId,
   type AutoMachineIdOptions,
@@ -39,9 +39,8 @@ export const TRAIL_TO_HOST_CLAIM: [step: string, outcome: string][] = [
   ['host-claim', 'used'],
 ];
 
-export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'ids-machine-file-'));
-}
+/** A temporary directory, deleted after the test file. */
+export const tempDir: () => string = tempDirs('ids-machine-file-');
 
 /**
  * A process table for tests: `alive` pids exist (with the given start tokens), all others are

@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { type Agent, request } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claimHostMachineId } from '@ids/machine-file';
 import { openSegmentStore } from '@ids/segment';
+import { tempDirs } from '@ids/test-services';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'vitest';
 
@@ -85,9 +85,8 @@ export function expectError(reply: Reply, status: number, code: string, message?
   expect(reply.text).not.toMatch(/\n\s+at /);
 }
 
-export function scratch(): string {
-  return mkdtempSync(join(tmpdir(), 'ids-server-test-'));
-}
+/** A temporary directory, deleted after the test file. */
+export const scratch: () => string = tempDirs('ids-server-test-');
 
 export interface BinRun {
   url: string;

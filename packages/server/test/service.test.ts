@@ -1,11 +1,8 @@
 // The server in process, with seams: a claim source whose claims the test fences and grants, a
 // FakeClock for the clock and the rate limit, and short request bounds.
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FakeClock, type MachineIdClaim, type MachineIdProvider } from '@ids/engine';
 import { startImdsTestServer } from '@ids/test-services';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,7 +13,7 @@ import {
   ServerConfigError,
   startIdServer,
 } from '../src/index.js';
-import { call, expectError, pollUntil, raw } from './helpers.js';
+import { call, expectError, pollUntil, raw, scratch } from './helpers.js';
 
 const running: RunningIdServer[] = [];
 async function start(options: Parameters<typeof startIdServer>[0]) {
@@ -327,7 +324,7 @@ describe('machine IDs from the environment', () => {
           IDS_EC2_ENDPOINT: imds.endpoint,
           // The default 1 s bound is for the real service; a loopback fake on a loaded machine may answer later.
           IDS_EC2_TIMEOUT_MS: '30000',
-          IDS_CLAIM_DIR: mkdtempSync(join(tmpdir(), 'ids-server-ec2-')),
+          IDS_CLAIM_DIR: scratch(),
         },
       });
       expect(server.pool.slots.map((slot) => slot.generator.machine)).toEqual([9 * 256 + 33]);

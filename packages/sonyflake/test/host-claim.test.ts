@@ -1,6 +1,6 @@
 // Sonyflake over @ids/machine-file's host claims (a dev dependency here: machine-file itself no
 // longer depends on this package, so that the two form no cycle).
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hostClaim, type ProcessTable } from '@ids/machine-file';
@@ -22,5 +22,6 @@ describe('Sonyflake on a host claim', () => {
     const machineId = hostClaim({ dir, processes: table, releaseOnExit: false });
     expect(() => new Sonyflake({ machineId, onError: 5 as never })).toThrow(/onError: expected a function/);
     expect(readdirSync(dir)).toEqual([]);
+    rmSync(dir, { recursive: true });
   });
 });

@@ -21,7 +21,7 @@ export { accepts, freePort } from './process.js';
 export { type ProxyMode, TcpProxy } from './proxy.js';
 export { hasRedis, type RedisServer, type StartRedisOptions, startRedis } from './redis.js';
 export { type StoreServerKind, storeServers } from './stores.js';
-export { type SuiteServer, type SuiteServerOptions, serverForSuite } from './suite.js';
+export { type SuiteServer, type SuiteServerOptions, serverForSuite, tempDirs } from './suite.js';
 export { hasOpenssl, selfSignedTls, type TestTls } from './tls.js';
 export {
   fourLetters,

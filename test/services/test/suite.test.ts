@@ -1,5 +1,7 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { accepts, hasRedis, type RedisServer, serverForSuite, startRedis } from '../src/index.js';
+import { accepts, hasRedis, type RedisServer, serverForSuite, startRedis, tempDirs } from '../src/index.js';
 
 describe.skipIf(!hasRedis())('serverForSuite', () => {
   const events: string[] = [];
@@ -50,5 +52,30 @@ describe.skipIf(!hasRedis())('serverForSuite', () => {
   it('closed it with its own close() after the block', async () => {
     expect(plainPort).not.toBe(0);
     expect(await accepts(plainPort, 10_000)).toBe(false);
+  });
+});
+
+describe('tempDirs', () => {
+  const dirs: string[] = [];
+  describe('a block that makes directories', () => {
+    const tempDir = tempDirs('ids-suite-test-');
+
+    it('makes a new directory on each call, under the prefix', () => {
+      dirs.push(tempDir(), tempDir());
+      expect(dirs[0]).not.toBe(dirs[1]);
+      for (const dir of dirs) {
+        expect(dir).toMatch(/ids-suite-test-\w+$/);
+        writeFileSync(join(dir, 'left-behind'), 'x');
+      }
+    });
+
+    it('keeps them for the later tests of the block', () => {
+      expect(dirs.map(existsSync)).toEqual([true, true]);
+    });
+  });
+
+  it('deleted them, and what was in them, after the block', () => {
+    expect(dirs).toHaveLength(2);
+    expect(dirs.map(existsSync)).toEqual([false, false]);
   });
 });
