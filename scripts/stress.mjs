@@ -16,7 +16,15 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const vitestBin = join(root, 'node_modules', 'vitest', 'vitest.mjs');
 /** The suites that wait on leases, servers and child processes: the ones a busy machine squeezes. */
-const DEFAULT_PACKAGES = ['machine-lease', 'machine-etcd', 'machine-redis', 'segment', 'server'];
+const DEFAULT_PACKAGES = [
+  'machine-lease',
+  'machine-etcd',
+  'machine-redis',
+  'machine-zookeeper',
+  'lock',
+  'segment',
+  'server',
+];
 const USAGE =
   'usage: npm run test:stress -- [--loops N] [--passes N] [--max-attempts N] [package|dir ...]\n' +
   `  --loops         CPU busy loops running beside the tests (default 4; 0 for none)\n` +
