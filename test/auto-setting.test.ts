@@ -1,13 +1,11 @@
 // `machineId: 'auto'` in Sonyflake.create runs @ids/machine-file's auto chain (an optional peer
 // of @ids/sonyflake, loaded only then). It is never the default: a host claim is unique on this
 // host only, so landing on one is announced.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { privateIPv4 } from '@ids/machine-ip';
 import { Sonyflake } from '@ids/sonyflake';
 import { startImdsTestServer } from '@ids/test-services';
 import { afterEach, expect, it, vi } from 'vitest';
+import { tempDir } from './helpers.js';
 
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -22,7 +20,7 @@ it("machineId: 'auto' takes IDS_MACHINE_ID first", async () => {
 
 it("machineId: 'auto' without IDS_MACHINE_ID holds a host claim (announced) or the private-IPv4 ID", async () => {
   vi.stubEnv('IDS_MACHINE_ID', undefined);
-  vi.stubEnv('IDS_CLAIM_DIR', mkdtempSync(join(tmpdir(), 'ids-auto-setting-')));
+  vi.stubEnv('IDS_CLAIM_DIR', tempDir('auto-setting'));
   const warnings: Error[] = [];
   const onWarning = (warning: Error) => warnings.push(warning);
   process.on('warning', onWarning);
@@ -61,7 +59,7 @@ it("machineId: 'auto' runs the opted-in EC2 step from create(): the instance add
     vi.stubEnv('IDS_EC2_ENDPOINT', imds.endpoint);
     // The default 1 s bound is for the real service; a loopback fake on a loaded machine may answer later.
     vi.stubEnv('IDS_EC2_TIMEOUT_MS', '30000');
-    vi.stubEnv('IDS_CLAIM_DIR', mkdtempSync(join(tmpdir(), 'ids-auto-setting-')));
+    vi.stubEnv('IDS_CLAIM_DIR', tempDir('auto-setting'));
     // create() used to run the chain synchronously, which refuses the asynchronous EC2 step.
     const sonyflake = await Sonyflake.create({ machineId: 'auto' });
     expect(sonyflake.machine).toBe(9 * 256 + 33);

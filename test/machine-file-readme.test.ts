@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from './helpers.js';
 
 // @ids/machine-file's README examples, run as they are against the built packages. Here rather
 // than in that package: they use @ids/sonyflake, which depends on @ids/machine-file.
@@ -14,7 +14,7 @@ function runExample(code: string, name: string) {
   const file = join(__dirname, `.readme-${name}.mjs`);
   writeFileSync(file, code);
   try {
-    const dir = mkdtempSync(join(tmpdir(), 'ids-readme-'));
+    const dir = tempDir('readme');
     const { IDS_MACHINE_ID: _, ...env } = process.env;
     return spawnSync(process.execPath, [file], { env: { ...env, IDS_CLAIM_DIR: dir }, encoding: 'utf8' });
   } finally {

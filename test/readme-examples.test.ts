@@ -7,11 +7,11 @@
 // module. TypeScript blocks are typechecked (strict, against the built packages' declarations);
 // every block is then run with `node` in a scratch folder where each workspace package (@ids/*, examples included) resolves
 // to its folder in this workspace, as if installed. A block must exit 0 by itself, within 20 s.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from './helpers.js';
 import { describeRun, root, run, workspacePackages } from './lib/workspace.js';
 
 const RUNNABLE = new Set(['ts', 'typescript', 'js', 'javascript', 'mjs']);
@@ -68,7 +68,7 @@ const blocks = readmes.flatMap((file) => fencedBlocks(relative(root, file), read
 const runnable = blocks.filter((block) => block.run);
 const isTs = (block: Block) => block.lang === 'ts' || block.lang === 'typescript';
 
-const scratch = mkdtempSync(join(tmpdir(), 'ids-readme-'));
+const scratch = tempDir('readme');
 
 // The examples run without the caller's machine-ID setting, as on a fresh machine, and any host
 // claims they take go to a scratch directory, not the user's own.
@@ -112,11 +112,6 @@ beforeAll(() => {
     writeFileSync(out, js);
     fileOf.set(block, out);
   }
-});
-
-afterAll(() => {
-  rmSync(scratch, { recursive: true, force: true });
-  rmSync(exampleEnv.IDS_CLAIM_DIR as string, { recursive: true, force: true });
 });
 
 /** Strict TypeScript over all blocks at once (one program is much faster than one per block). */

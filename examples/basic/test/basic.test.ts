@@ -1,14 +1,22 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isPrivateIPv4 } from '@ids/machine-ip';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../index.mjs';
 
 const script = join(__dirname, '..', 'index.mjs');
 const NO_PRIVATE = () => ({ eth0: [{ address: '192.0.2.10', family: 'IPv4', internal: false }] });
-const claimDir = () => mkdtempSync(join(tmpdir(), 'ids-basic-'));
+const claimDirs: string[] = [];
+/** A fresh claim directory, deleted after this file's tests. */
+const claimDir = () => {
+  claimDirs.push(mkdtempSync(join(tmpdir(), 'ids-basic-')));
+  return claimDirs.at(-1)!;
+};
+afterAll(() => {
+  for (const dir of claimDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 function start(env: Record<string, string>) {
   const { IDS_MACHINE_ID: _, IDS_CLAIM_DIR: __, ...rest } = process.env;
