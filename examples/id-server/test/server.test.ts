@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock, SONYFLAKE_LAYOUT, toTime } from '@ids/sonyflake';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startExample } from '../server.mjs';
 
 interface Reply {
@@ -139,6 +139,7 @@ describe('when the generator cannot issue IDs', { timeout: 60_000 }, () => {
 describe('machine ID and shutdown', { timeout: 60_000 }, () => {
   it('without an explicit ID, takes a host claim, and shutdown releases it after the request in flight', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ids-id-server-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const server = await startExample({ env: { IDS_CLAIM_DIR: dir } });
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     // Shut down once the server has the request (a fixed delay may end before a loaded machine

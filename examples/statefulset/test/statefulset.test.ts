@@ -7,7 +7,7 @@
 // claims is a temporary directory.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -119,9 +119,17 @@ function podEnv(
 }
 
 const started: ChildProcess[] = [];
+const dirs: string[] = [];
 afterAll(() => {
   for (const child of started) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
+
+/** A pod's own claim directory `<prefix>…`, deleted after this file's tests. */
+function podDir(prefix: string): string {
+  dirs.push(mkdtempSync(join(tmpdir(), prefix)));
+  return dirs.at(-1)!;
+}
 
 interface Pod {
   readonly child: ChildProcess;
@@ -214,9 +222,7 @@ describe('the StatefulSet manifest', { timeout: 60_000 }, () => {
     'each pod of the set serves with its ordinal as machine ID, all at once, and stops on SIGTERM',
     async () => {
       const pods = await Promise.all(
-        Array.from({ length: spec.replicas }, (_, n) =>
-          startPod(podEnv(n, mkdtempSync(join(tmpdir(), `ids-pod-${n}-`)))),
-        ),
+        Array.from({ length: spec.replicas }, (_, n) => startPod(podEnv(n, podDir(`ids-pod-${n}-`)))),
       );
       for (const [n, pod] of pods.entries()) {
         expect(pod.machine, pod.output()).toBe(n);
@@ -247,9 +253,7 @@ describe('the StatefulSet manifest', { timeout: 60_000 }, () => {
   it(
     'a second set with IDS_ORDINAL_OFFSET=100 shares the ID space without overlap',
     async () => {
-      const pod = await startPod(
-        podEnv(1, mkdtempSync(join(tmpdir(), 'ids-pod-')), { IDS_ORDINAL_OFFSET: '100' }),
-      );
+      const pod = await startPod(podEnv(1, podDir('ids-pod-'), { IDS_ORDINAL_OFFSET: '100' }));
       expect(pod.machine, pod.output()).toBe(101);
       const { id } = await json<{ id: string }>(pod, '/id');
       expect((await json<{ machine: number }>(pod, `/ids/${id}`)).machine).toBe(101);
@@ -261,7 +265,7 @@ describe('the StatefulSet manifest', { timeout: 60_000 }, () => {
   it(
     'a second process in the same pod cannot take the pod ID: it fails to start, naming the holder',
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'ids-pod-2-'));
+      const dir = podDir('ids-pod-2-');
       const first = await startPod(podEnv(2, dir));
       expect(first.machine, first.output()).toBe(2);
       const second = await startPod(podEnv(2, dir));
@@ -279,7 +283,7 @@ describe('the StatefulSet manifest', { timeout: 60_000 }, () => {
     'a pod index that disagrees with the pod name stops the start rather than picking one',
     async () => {
       const pod = await startPod({
-        ...podEnv(1, mkdtempSync(join(tmpdir(), 'ids-pod-'))),
+        ...podEnv(1, podDir('ids-pod-')),
         IDS_POD_INDEX: '4',
       });
       expect(pod.child.exitCode).toBe(1);
