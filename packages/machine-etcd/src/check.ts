@@ -48,17 +48,26 @@ export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdChec
   let controller = new AbortController();
 
   function leaseNow(on: EtcdStore): Promise<Lease> {
+    if (lease) return lease;
     const held = controller;
-    lease ??= grantLease(on, s, scheduler, (_, reason) => {
+    const granted: Promise<Lease> = grantLease(on, s, scheduler, (_, reason) => {
       // The next call starts over with a new lease and a new signal.
-      lease = undefined;
+      if (lease === granted) lease = undefined;
       controller = new AbortController();
       held.abort(reason);
-    }).catch((error: unknown) => {
-      lease = undefined;
-      throw error;
-    });
-    return lease;
+    }).then(
+      (l) => {
+        // Started once `lease` holds it: a keeper that fences at its start then clears it.
+        l.keeper.start();
+        return l;
+      },
+      (error: unknown) => {
+        if (lease === granted) lease = undefined;
+        throw error;
+      },
+    );
+    lease = granted;
+    return granted;
   }
 
   return storeCheck<EtcdMachineIdCheck>(

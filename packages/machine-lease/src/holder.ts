@@ -98,6 +98,8 @@ export class Holder {
   #lease: Lease | undefined;
   #id = -1;
   #claim: LeasedClaim | undefined;
+  /** The lease the current claim was issued on: its loss aborts that claim, whatever #lease is now. */
+  #claimLease: Lease | undefined;
   #controller: AbortController | undefined;
   #watch: Watch | undefined;
   /** The latest time recorded for #id (locally; written to the store in order). */
@@ -121,7 +123,7 @@ export class Holder {
     const lease = await grantLease(this.#store, this.#settings, this.#scheduler, (l, reason) =>
       this.#onLost(l, reason),
     );
-    this.#lease = lease;
+    this.#keep(lease);
     try {
       this.#stillValid(lease);
       const { id, attempt } = await allocate(this.#store, lease.id, {
@@ -187,12 +189,29 @@ export class Holder {
     return new LeaseLostError(this.#store.name, 'released', 'the claim was released while claiming');
   }
 
-  #stillValid(lease: Lease): void {
-    if (this.#released) throw this.#releasedError();
-    if (lease.keeper.lost) throw lease.keeper.lost;
+  /**
+   * Records `lease` as the holder's, then starts its keeper. In that order: a keeper whose
+   * deadline already passed fences inside `start()`, and its loss must find the lease recorded.
+   */
+  #keep(lease: Lease): void {
+    this.#lease = lease;
+    lease.keeper.start();
   }
 
+  /** Throws unless the holder is live and `lease` still trusted (its deadline checked now, not only by timer). */
+  #stillValid(lease: Lease): void {
+    if (this.#released) throw this.#releasedError();
+    if (!lease.keeper.check()) throw lease.keeper.lost;
+  }
+
+  /**
+   * Hands out a claim on `lease`. Fails closed: only while the lease is trusted (a LeaseLostError
+   * otherwise, which the caller treats as a lost lease), and the claim's `verify()` aborts its
+   * signal whenever the keeper no longer trusts the lease, so a loss that reached no listener
+   * still stops the generator before its next ID.
+   */
   #issue(lease: Lease, stored: number | undefined, revision: string): LeasedClaim {
+    this.#stillValid(lease);
     const id = this.#id;
     const controller = new AbortController();
     this.#controller = controller;
@@ -206,14 +225,19 @@ export class Holder {
       leaseId: lease.id,
       recordIntervalMs: this.#settings.recordIntervalMs,
       ...(notBefore === undefined ? {} : { notBefore }),
-      verify: () => void lease.keeper.check(),
+      verify: () => {
+        if (!lease.keeper.check()) controller.abort(lease.keeper.lost);
+      },
       trustedForMs: () =>
-        lease.keeper.lost ? 0 : Math.max(0, lease.keeper.deadline - this.#scheduler.now()),
+        controller.signal.aborted || lease.keeper.lost
+          ? 0
+          : Math.max(0, lease.keeper.deadline - this.#scheduler.now()),
       record: (ms) => this.#record(claim, lease, ms),
       renew: () => this.#renew(),
       release: () => this.#release(),
     };
     this.#claim = claim;
+    this.#claimLease = lease;
     return claim;
   }
 
@@ -226,10 +250,10 @@ export class Holder {
   }
 
   #onLost(lease: Lease, reason: LeaseLostError): void {
-    if (this.#lease !== lease) return;
+    // By object, not by lease ID: a recovered claim keeps its lease ID under a new keeper.
+    if (this.#claimLease !== lease) return;
     void this.#cancelWatch();
-    const controller = this.#controller;
-    if (controller && this.#claim?.leaseId === lease.id) controller.abort(reason);
+    this.#controller?.abort(reason);
   }
 
   #cancelWatch(): Promise<void> {
@@ -273,6 +297,7 @@ export class Holder {
   #renew(): Promise<LeasedClaim> {
     if (this.#released) return never;
     const current = this.#claim;
+    current?.verify();
     if (current && !current.signal.aborted) return Promise.resolve(current);
     if (!this.#renewal) {
       const attempt = this.#recover();
@@ -341,7 +366,9 @@ export class Holder {
             sentAt,
             (l, reason) => this.#onLost(l, reason),
           );
-          this.#lease = lease;
+          this.#keep(lease);
+          // Throws (LeaseLostError, below) when the confirmation came too late to trust: the
+          // keepalive and the check took longer than the trust window. Then start over.
           return this.#issue(lease, undefined, held.revision);
         }
       } catch (error) {

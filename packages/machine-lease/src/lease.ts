@@ -18,13 +18,16 @@ export interface LeaseTiming {
 export interface Lease {
   /** The store's ID of the lease. */
   readonly id: string;
-  /** Its keeper (started). */
+  /** Its keeper, not yet started: the caller starts it once the lease is recorded as its own. */
   readonly keeper: LeaseKeeper;
 }
 
 /**
- * Starts keeping lease `id`, trusted from `sentAt` (when the grant, or the keepalive that last
- * confirmed it, was sent) for `ttlMs`.
+ * A keeper for lease `id`, trusted from `sentAt` (when the grant, or the keepalive that last
+ * confirmed it, was sent) for `ttlMs`. It is not started: a keeper whose deadline passed while
+ * the grant or the confirming keepalive was in flight fences inside `start()`, and `onLost` must
+ * then find the lease already recorded by its caller, or the loss is dropped (issue 33: a
+ * recovered claim was handed out on a keeper lost and stopped at its start).
  */
 export function keepLease(
   store: LeaseStore,
@@ -46,12 +49,11 @@ export function keepLease(
       store.name,
     ),
   };
-  lease.keeper.start();
   return lease;
 }
 
 /**
- * Grants a lease and starts keeping it. The TTL counted is the smaller of what was asked and
+ * Grants a lease and makes its keeper (not started: see keepLease). The TTL counted is the smaller of what was asked and
  * what was granted: a store that raises a TTL below its floor (etcd does) only errs on the
  * safe side, one that lowers it is believed.
  */

@@ -1,0 +1,240 @@
+// The holder through the public provider, on the in-memory store and the fake scheduler: no
+// server and no real time, so every interleaving of an answer around a deadline is reached on
+// purpose. Each test issues IDs with real generators and checks them against the store's own
+// truth: an ID is only ever issued while the store holds its machine ID for the issuer's lease
+// with at least the fencing margin left (issue 33: a claim that recovered slowly went on
+// issuing after its lease expired, and beside the holder that took the ID next).
+import { checkGeneratorOptions, IdGenerator, type MachineIdClaim, resolveMachineId } from '@ids/engine';
+import { describe, expect, it } from 'vitest';
+import { checkLeaseOptions } from '../src/options.js';
+import { leasedMachineId } from '../src/provider.js';
+import { FakeScheduler } from './fake-scheduler.js';
+import { testLayout } from './fixtures/lease-process.mjs';
+import { type MemoryLeaseClient, MemoryLeaseServer } from './memory-store.js';
+
+const TTL_S = 3;
+const MARGIN_MS = 600;
+const TIMEOUT_MS = 2000;
+/** TTL minus the margin: how long a confirmed keepalive is trusted from its sending. */
+const TRUST_MS = TTL_S * 1000 - MARGIN_MS;
+const STEP_MS = 5;
+
+const layout = testLayout(0);
+
+interface Issued {
+  readonly id: bigint;
+  readonly at: number;
+}
+
+/** One holder process, in miniature: its own client, provider and generator. */
+class Issuer {
+  readonly ids: Issued[] = [];
+  readonly violations: string[] = [];
+  /** Scheduler times at which the generator refused to issue. */
+  readonly refusedAt: number[] = [];
+  client: MemoryLeaseClient | undefined;
+  generator: IdGenerator | undefined;
+  #claiming = false;
+  readonly #world: World;
+
+  constructor(world: World) {
+    this.#world = world;
+  }
+
+  /** Claims (retrying while refused) unless it already has a generator. */
+  start(): void {
+    if (this.#claiming || this.generator) return;
+    this.#claiming = true;
+    const { server, scheduler } = this.#world;
+    const provider = leasedMachineId({
+      store: 'memory',
+      options: { scheduler, onError: () => undefined } as object,
+      lease: checkLeaseOptions({ ttlSeconds: TTL_S, fenceMarginMs: MARGIN_MS, timeoutMs: TIMEOUT_MS }),
+      open: () => {
+        this.client ??= server.client(TIMEOUT_MS);
+        return this.client;
+      },
+    });
+    resolveMachineId(layout, provider).then(
+      (claim) => {
+        this.generator = new IdGenerator(
+          checkGeneratorOptions({
+            layout,
+            machineId: claim as MachineIdClaim,
+            clock: scheduler.clock,
+            // Several simulated processes share this one: the store, not the guard, keeps them apart.
+            sameMachineId: 'allow',
+            onError: () => undefined,
+          }),
+        );
+        this.#claiming = false;
+      },
+      () => {
+        this.#claiming = false;
+      },
+    );
+  }
+
+  /** One call of nextIdSync, checked against the store at the instant it returns. */
+  issue(): void {
+    if (!this.generator) return;
+    let id: bigint;
+    try {
+      id = this.generator.nextIdSync();
+    } catch {
+      this.refusedAt.push(this.#world.scheduler.now());
+      return;
+    }
+    const { server, scheduler } = this.#world;
+    const at = scheduler.now();
+    this.ids.push({ id, at });
+    const owner = server.owner(this.generator.machine);
+    const mine = owner !== undefined && this.client?.granted.has(owner);
+    const left = owner === undefined ? -1 : server.expiresAt(owner) - at;
+    if (!mine || left < MARGIN_MS) {
+      this.violations.push(
+        `ID ${id} at +${at - this.#world.start} ms: machine ${this.generator.machine} is ${owner === undefined ? 'held by nobody' : mine ? `ours with ${left} ms left` : `held by ${owner}`}`,
+      );
+    }
+  }
+}
+
+class World {
+  readonly scheduler = new FakeScheduler(Date.UTC(2025, 0, 1));
+  readonly server = new MemoryLeaseServer(this.scheduler);
+  readonly start = this.scheduler.now();
+  readonly issuers: Issuer[] = [];
+
+  issuer(): Issuer {
+    const issuer = new Issuer(this);
+    this.issuers.push(issuer);
+    issuer.start();
+    return issuer;
+  }
+
+  /** Runs `ms` of fake time in small steps; every issuer that has no claim retries, every one with a generator issues. */
+  async run(ms: number): Promise<void> {
+    for (let t = 0; t < ms; t += STEP_MS) {
+      await this.scheduler.advance(STEP_MS);
+      for (const issuer of this.issuers) {
+        issuer.start();
+        issuer.issue();
+      }
+    }
+  }
+
+  violations(): string[] {
+    return this.issuers.flatMap((issuer) => issuer.violations);
+  }
+
+  duplicates(): number {
+    const all = this.issuers.flatMap((issuer) => issuer.ids.map((x) => x.id));
+    return all.length - new Set(all).size;
+  }
+}
+
+/** Issued by `issuer` from `from` (exclusive) to `to` (inclusive), scheduler time. */
+function issuedBetween(issuer: Issuer, from: number, to: number): number {
+  return issuer.ids.filter((x) => x.at > from && x.at <= to).length;
+}
+
+describe('a claim recovered from a slow store', () => {
+  // The recovery confirms the lease with a keepalive and a check of the claim, two answers: with
+  // each answer `delay` ms late, the confirmation lands 2 x delay after the keepalive was sent,
+  // against a trust window of TRUST_MS from then. 1200 lands on the deadline itself.
+  it.each([900, 1195, 1199, 1200, 1201, 1205, 1300, 1450])(
+    'answers %i ms late, then the store down, then a successor: never issued past the lease',
+    async (delay) => {
+      const world = new World();
+      const a = world.issuer();
+      await world.run(1000);
+      expect(a.ids.length, 'A issues before the fault').toBeGreaterThan(0);
+
+      // 1. Slow answers: A fences, then tries to recover its lease through the same slow link.
+      a.client!.answerDelayMs = delay;
+      await world.run(12_000);
+      // 2. A normal link again for a while: A holds and issues (recovered, or claimed anew).
+      a.client!.answerDelayMs = 0;
+      await world.run(3000);
+      const beforeDown = world.scheduler.now();
+      expect(
+        issuedBetween(a, beforeDown - 1000, beforeDown),
+        'A issues once the store answers',
+      ).toBeGreaterThan(0);
+
+      // 3. The store unreachable for 12 s: A's lease runs out on the server.
+      a.client!.down = true;
+      await world.run(12_000);
+      const dark = issuedBetween(a, beforeDown + TRUST_MS, world.scheduler.now());
+
+      // 4. A still cut off; B claims the only ID and issues.
+      const b = world.issuer();
+      await world.run(8000);
+      expect(b.ids.length, 'B took the ID A lost').toBeGreaterThan(0);
+      const firstB = b.ids[0]!.at;
+
+      expect(dark, 'IDs A issued with no keepalive confirmed for the trust window').toBe(0);
+      expect(issuedBetween(a, firstB - 1, world.scheduler.now()), 'IDs A issued once B issued').toBe(0);
+      expect(world.violations()).toEqual([]);
+      expect(world.duplicates()).toBe(0);
+    },
+  );
+});
+
+describe('keepalive answers around the trust deadline', () => {
+  // A steady holder whose keepalive answers take `delay` ms: the answer to the keepalive that
+  // keeps it trusted comes before, at or after the deadline it would extend.
+  it.each([-5, -1, 0, 1, 5])('the answer lands %i ms from the deadline', async (offset) => {
+    const world = new World();
+    const a = world.issuer();
+    await world.run(500);
+    // Keepalives go out every (TRUST_MS / 3) ms; the one in flight when the previous confirmed
+    // time's window ends decides. With every answer `delay` late and one in flight at a time,
+    // a keepalive sent at s is confirmed at s + delay, and the next goes out at the first beat
+    // after that: the window ends TRUST_MS after the last confirmed send.
+    const interval = TRUST_MS / 3;
+    const delay = 2 * interval + offset;
+    a.client!.answerDelayMs = delay;
+    await world.run(10_000);
+    a.client!.answerDelayMs = 0;
+    await world.run(3000);
+    a.client!.down = true;
+    await world.run(6000);
+    const b = world.issuer();
+    await world.run(6000);
+    expect(b.ids.length).toBeGreaterThan(0);
+    expect(world.violations()).toEqual([]);
+    expect(world.duplicates()).toBe(0);
+  });
+});
+
+describe('the claim a holder hands out', () => {
+  it('is refused by its own verify() once the lease is past its deadline, with no timer run', async () => {
+    const world = new World();
+    const a = world.issuer();
+    await world.run(500);
+    const generator = a.generator!;
+    a.client!.down = true;
+    // Move the clock past the deadline without running any timer: a thread too busy to run them.
+    world.scheduler.clock.advance(TRUST_MS + 100);
+    expect(() => generator.nextIdSync()).toThrow(/no longer held/);
+  });
+
+  it('after a recovery that came too late, is not handed out until a lease is confirmed in time', async () => {
+    const world = new World();
+    const a = world.issuer();
+    await world.run(500);
+    a.client!.answerDelayMs = 1300;
+    await world.run(20_000);
+    // Every recovery here confirms 2,600 ms after sending, past the 2,400 ms window: nothing issued
+    // from the first fence on.
+    const fencedAt = a.refusedAt[0]!;
+    expect(fencedAt).toBeDefined();
+    expect(issuedBetween(a, fencedAt, world.scheduler.now())).toBe(0);
+    expect(a.client!.sent.filter((op) => op === 'grant').length, 'fresh leases tried').toBeGreaterThan(1);
+    a.client!.answerDelayMs = 0;
+    await world.run(3000);
+    expect(issuedBetween(a, world.scheduler.now() - 1000, world.scheduler.now())).toBeGreaterThan(0);
+    expect(world.violations()).toEqual([]);
+  });
+});

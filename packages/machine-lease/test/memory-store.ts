@@ -1,0 +1,191 @@
+// An in-memory LeaseStore on the fake scheduler: the holder's rules (fencing, recovery,
+// allocation) tested without a server and without real time. One MemoryLeaseServer holds the
+// state several holders share; each holder talks to it through its own MemoryLeaseClient, whose
+// answers a test can slow down or cut off, as a congested or dead link would.
+import { LeaseLostError, LeaseStoreUnavailableError } from '../src/errors.js';
+import type { Attempt, Granted, LeaseStore } from '../src/store.js';
+import type { FakeScheduler } from './fake-scheduler.js';
+
+interface LeaseState {
+  readonly ttlMs: number;
+  /** Scheduler time at which the server forgets the lease (and every claim bound to it). */
+  expiresAt: number;
+}
+
+/** The store's side: leases that expire TTL after the last keepalive reached it, and claims bound to them. */
+export class MemoryLeaseServer {
+  readonly scheduler: FakeScheduler;
+  readonly #leases = new Map<string, LeaseState>();
+  readonly #claims = new Map<number, string>();
+  /** Recorded times outlive their claims, as they do in the real stores. */
+  readonly #times = new Map<number, number>();
+  #next = 0;
+  #revision = 0;
+
+  constructor(scheduler: FakeScheduler) {
+    this.scheduler = scheduler;
+  }
+
+  /** A client with its own link to this server (timeouts, delays). */
+  client(timeoutMs: number): MemoryLeaseClient {
+    return new MemoryLeaseClient(this, timeoutMs);
+  }
+
+  /** The lease holding `id`'s claim now, if any. */
+  owner(id: number): string | undefined {
+    this.#expire();
+    return this.#claims.get(id);
+  }
+
+  /** Scheduler time at which lease `leaseId` expires unless kept alive (-Infinity when gone). */
+  expiresAt(leaseId: string): number {
+    this.#expire();
+    return this.#leases.get(leaseId)?.expiresAt ?? Number.NEGATIVE_INFINITY;
+  }
+
+  /** The server forgets everything but recorded times (a restart without persistence). */
+  forget(): void {
+    this.#leases.clear();
+    this.#claims.clear();
+  }
+
+  /** Drops leases whose TTL ran out since the last keepalive reached the server. */
+  #expire(): void {
+    const now = this.scheduler.now();
+    for (const [id, lease] of this.#leases) {
+      if (lease.expiresAt > now) continue;
+      this.#leases.delete(id);
+      for (const [machine, holder] of this.#claims) if (holder === id) this.#claims.delete(machine);
+    }
+  }
+
+  #live(leaseId: string): LeaseState {
+    this.#expire();
+    const lease = this.#leases.get(leaseId);
+    if (!lease) throw new LeaseLostError('memory', 'lease-expired', `lease ${leaseId} no longer exists`);
+    return lease;
+  }
+
+  grant(ttlSeconds: number): Granted {
+    const id = `lease-${this.#next++}`;
+    const ttlMs = ttlSeconds * 1000;
+    this.#leases.set(id, { ttlMs, expiresAt: this.scheduler.now() + ttlMs });
+    return { id, ttlMs };
+  }
+
+  keepalive(leaseId: string): void {
+    const lease = this.#live(leaseId);
+    lease.expiresAt = this.scheduler.now() + lease.ttlMs;
+  }
+
+  revoke(leaseId: string): void {
+    this.#leases.delete(leaseId);
+    for (const [machine, holder] of this.#claims) if (holder === leaseId) this.#claims.delete(machine);
+  }
+
+  tryCreate(leaseId: string, id: number): Attempt {
+    this.#live(leaseId);
+    const holder = this.#claims.get(id);
+    if (holder !== undefined && holder !== leaseId) return { held: false };
+    this.#claims.set(id, leaseId);
+    return { held: true, notBefore: this.#times.get(id), revision: String(++this.#revision) };
+  }
+
+  listTaken(): Set<number> {
+    this.#expire();
+    return new Set(this.#claims.keys());
+  }
+
+  writeTime(leaseId: string, id: number, timeMs: number): boolean {
+    if (this.owner(id) !== leaseId) return false;
+    this.#times.set(id, Math.max(this.#times.get(id) ?? -1, timeMs));
+    return true;
+  }
+
+  holds(leaseId: string, id: number): { revision: string } | undefined {
+    return this.owner(id) === leaseId ? { revision: String(this.#revision) } : undefined;
+  }
+}
+
+/**
+ * One holder's connection. A request reaches the server at once (the server acts at send time,
+ * which is what the keeper's rule assumes at worst); its answer comes back `answerDelayMs`
+ * later, or never while the link is `down`. A caller waits at most its timeout, then gets
+ * LeaseStoreUnavailableError, though the server may have acted.
+ */
+export class MemoryLeaseClient implements LeaseStore {
+  readonly name = 'memory';
+  readonly where = 'memory:';
+  /** How long an answer takes to come back, in ms. */
+  answerDelayMs = 0;
+  /** While true, nothing reaches the server and nothing comes back. */
+  down = false;
+  /** Every request sent, by operation name, in order. */
+  readonly sent: string[] = [];
+  /** Every lease granted through this client. */
+  readonly granted = new Set<string>();
+  readonly #server: MemoryLeaseServer;
+  readonly #timeoutMs: number;
+
+  constructor(server: MemoryLeaseServer, timeoutMs: number) {
+    this.#server = server;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  claimKey(id: number): string {
+    return `memory:${id}`;
+  }
+
+  #call<T>(op: string, act: () => T, timeoutMs = this.#timeoutMs): Promise<T> {
+    this.sent.push(op);
+    const scheduler = this.#server.scheduler;
+    const timedOut = () =>
+      new LeaseStoreUnavailableError('memory', `${op}: no answer within ${timeoutMs} ms`);
+    if (this.down) {
+      return new Promise((_, reject) => scheduler.setTimer(() => reject(timedOut()), timeoutMs));
+    }
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    try {
+      outcome = { ok: true, value: act() };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    const delay = this.answerDelayMs;
+    return new Promise((resolve, reject) => {
+      if (delay > timeoutMs) {
+        scheduler.setTimer(() => reject(timedOut()), timeoutMs);
+        return;
+      }
+      const answer = () => (outcome.ok ? resolve(outcome.value) : reject(outcome.error));
+      if (delay === 0) answer();
+      else scheduler.setTimer(answer, delay);
+    });
+  }
+
+  grant(ttlSeconds: number): Promise<Granted> {
+    return this.#call('grant', () => {
+      const granted = this.#server.grant(ttlSeconds);
+      this.granted.add(granted.id);
+      return granted;
+    });
+  }
+  keepalive(leaseId: string, timeoutMs: number): Promise<void> {
+    return this.#call('keepalive', () => this.#server.keepalive(leaseId), timeoutMs);
+  }
+  revoke(leaseId: string): Promise<void> {
+    return this.#call('revoke', () => this.#server.revoke(leaseId));
+  }
+  tryCreate(leaseId: string, id: number): Promise<Attempt> {
+    return this.#call('tryCreate', () => this.#server.tryCreate(leaseId, id));
+  }
+  listTaken(): Promise<Set<number>> {
+    return this.#call('listTaken', () => this.#server.listTaken());
+  }
+  writeTime(leaseId: string, id: number, timeMs: number): Promise<boolean> {
+    return this.#call('writeTime', () => this.#server.writeTime(leaseId, id, timeMs));
+  }
+  holds(leaseId: string, id: number): Promise<{ readonly revision: string } | undefined> {
+    return this.#call('holds', () => this.#server.holds(leaseId, id));
+  }
+  close(): void {}
+}
