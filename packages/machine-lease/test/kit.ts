@@ -101,24 +101,35 @@ export interface Issuer {
   readonly child: ChildProcess;
   /** Every ID it printed, with the wall time it came back. */
   readonly ids: { id: bigint; at: number }[];
+  /**
+   * IDs it issued on a claim that had said it was no longer trusted, or dated past the trust
+   * deadline the claim gave just before (its `late` lines): any one fails the test.
+   */
+  readonly late: string[];
   /** Wall time it said it held its claim, once it has. */
   claimedAt: number | undefined;
   /** Wall time it said its first claim attempt was refused (it retries from then on), if it was. */
   waitingAt: number | undefined;
   /** What it wrote to stderr (its refusals while it waits, say), the last 4 KiB. */
   stderr(): string;
-  /** SIGTERM, then resolves when it has closed and exited. */
-  stop(): Promise<void>;
+  /** SIGTERM, then resolves when it has closed and exited; SIGKILL (and a rejection) after `graceMs` (10 s). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /**
  * Starts the issuer of a store's tests (`testDir`/fixtures/issuer.mjs) with `args`, from the
  * package's folder. It is stopped when the test that started it finishes, if the test has not.
  */
-export function spawnIssuer(testDir: string, args: readonly (string | number)[]): Issuer {
+export function spawnIssuer(
+  testDir: string,
+  args: readonly (string | number)[],
+  lease?: { ttlSeconds: number; fenceMarginMs: number; timeoutMs: number },
+): Issuer {
   const child = spawn(process.execPath, [join(testDir, 'fixtures', 'issuer.mjs'), ...args.map(String)], {
     cwd: dirname(testDir),
     stdio: ['ignore', 'pipe', 'pipe'],
+    // The issuer's lease timing, over its own defaults (leaseTiming in lease-process.mjs).
+    env: lease ? { ...process.env, IDS_TEST_LEASE: JSON.stringify(lease) } : process.env,
   });
   let buffer = '';
   let err = '';
@@ -128,13 +139,14 @@ export function spawnIssuer(testDir: string, args: readonly (string | number)[])
   const issuer: Issuer = {
     child,
     ids: [],
+    late: [],
     claimedAt: undefined,
     waitingAt: undefined,
     stderr: () => err.slice(-4096),
-    async stop() {
+    async stop(graceMs = 10_000) {
       child.kill('SIGCONT');
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
       if (child.exitCode !== 0)
@@ -148,6 +160,7 @@ export function spawnIssuer(testDir: string, args: readonly (string | number)[])
     for (const line of lines) {
       const [a, b, c] = line.split(' ');
       if (a === 'claimed') issuer.claimedAt = Number(c);
+      else if (a === 'late') issuer.late.push(line);
       else if (a === 'waiting') issuer.waitingAt = Number(b);
       else if (a !== 'closed' && a) issuer.ids.push({ id: BigInt(a), at: Number(b) });
     }
@@ -155,8 +168,12 @@ export function spawnIssuer(testDir: string, args: readonly (string | number)[])
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     err += chunk;
   });
-  // After the file's afterEach steps (a store already closed may make it exit unclean).
-  onTestFinished(() => issuer.stop().catch(() => undefined));
+  // After the file's afterEach steps (a store already closed may make it exit unclean). Every
+  // test that runs issuers fails on an ID issued past its claim's deadline, not only on duplicates.
+  onTestFinished(async () => {
+    await issuer.stop().catch(() => undefined);
+    expect(issuer.late, "IDs issued past their claim's trust deadline").toEqual([]);
+  });
   return issuer;
 }
 
@@ -300,4 +317,90 @@ export async function expectFullField(
   } finally {
     await Promise.all(four.map((c) => c.release()));
   }
+}
+
+/**
+ * The lease timing of the slow-store fault (issue 33): a 3 s TTL trusted 2.4 s after each
+ * confirmed keepalive, with requests allowed 3 s, so that an answer held back 2.6 s still
+ * confirms a keepalive but too late to keep the trust.
+ */
+export const SLOW_STORE_LEASE = { ttlSeconds: 3, fenceMarginMs: 600, timeoutMs: 3000 } as const;
+
+/** How slowStoreFault makes A's store slow, then absent (see there). */
+export interface SlowStore {
+  /** What the figures printed at the end are headed with. */
+  readonly label: string;
+  /** Holds the store's answers to A back by `ms` (0 ends it): a delaying proxy between them. */
+  delay(ms: number): void;
+  /** How long each answer is held back in the slow phase. */
+  readonly delayMs: number;
+  /** The store stops answering anyone (killed, or SIGSTOPped). */
+  down(): Promise<void>;
+  /** The store answers again (restarted, or SIGCONTed). */
+  up(): Promise<void>;
+  /** Cuts A off from the store for good (the proxy drops everything). */
+  cut(): void;
+}
+
+/**
+ * The sequence that made a recovered claim issue duplicates on every store (issue 33): A holds
+ * the only ID through a proxy; its store's answers are held back past the trust window for 12 s
+ * (A fences, and recovers through answers that come too late to trust); answers flow again until
+ * A issues; the store goes down for 12 s (a dark window: no keepalive can be confirmed, so A must
+ * stop within the TTL); the store comes back and A issues again; then A is cut off while B, on a
+ * direct link, claims the ID. A issues nothing in the dark window and nothing from B's first ID
+ * on, no ID is issued twice, and neither issuer prints a `late` line (checked for every issuer
+ * when its test finishes).
+ */
+export async function slowStoreFault(
+  startA: () => Issuer,
+  startB: () => Issuer,
+  store: SlowStore,
+): Promise<void> {
+  const ttlMs = SLOW_STORE_LEASE.ttlSeconds * 1000;
+  const a = startA();
+  await until(() => a.ids.length > 50, WAIT_MS, 'A issuing');
+  store.delay(store.delayMs);
+  await sleep(12_000);
+  store.delay(0);
+  const answering = Date.now();
+  await until(() => a.ids.some((x) => x.at > answering), WAIT_MS, 'A issuing once answers flow again');
+  const downAt = Date.now();
+  await store.down();
+  await sleep(12_000);
+  const upAt = Date.now();
+  await store.up();
+  await until(() => a.ids.some((x) => x.at > upAt), WAIT_MS, 'A issuing once the store is back').catch(
+    (error: Error) => {
+      throw new Error(`${error.message}; A's stderr:\n${a.stderr()}`);
+    },
+  );
+  const cutAt = Date.now();
+  store.cut();
+  const b = startB();
+  await until(() => b.ids.length > 50, WAIT_MS, `B issuing after A was cut off (${store.label})`).catch(
+    (error: Error) => {
+      throw new Error(`${error.message}; B's stderr:\n${b.stderr()}\nA's stderr:\n${a.stderr()}`);
+    },
+  );
+  await sleep(1500);
+  await Promise.all([
+    // A cut off closes through timeouts: a recovery attempt in flight and the revoke (timeoutMs
+    // each), then the client's own close (etcd's gRPC keepalive pings, 6 s).
+    a.stop(30_000).catch((e: Error) => Promise.reject(new Error(`A (cut off): ${e.message}`))),
+    b.stop().catch((e: Error) => Promise.reject(new Error(`B: ${e.message}`))),
+  ]);
+
+  // Ticks at or past the TTL after the store went down: no keepalive sent since can have been
+  // confirmed, so A's lease was not trusted there (its deadline is at most TTL - margin on).
+  const dark = a.ids.filter((x) => x.at >= downAt + ttlMs && x.at < upAt);
+  const firstB = b.ids[0]!;
+  const afterB = a.ids.filter((x) => x.at >= firstB.at);
+  console.log(
+    `${store.label}: A issued ${a.ids.length} IDs (${dark.length} in the dark window), B claimed ${b.claimedAt! - cutAt} ms after the cut and issued ${b.ids.length}; A issued ${afterB.length} after B's first; duplicates ${duplicateCount(a, b)}; late ${a.late.length + b.late.length}`,
+  );
+  expect(dark, 'IDs A issued in the dark window').toEqual([]);
+  expect(afterB, "IDs A issued from B's first ID on").toEqual([]);
+  expect(duplicateCount(a, b)).toBe(0);
+  expect([...a.late, ...b.late]).toEqual([]);
 }

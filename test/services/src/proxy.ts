@@ -22,6 +22,7 @@ export class TcpProxy {
   #port = 0;
   readonly #retryRefusedMs: number;
   #refusals = 0;
+  #answerDelayMs = 0;
 
   private constructor(
     /** The host traffic is forwarded to. */
@@ -76,6 +77,24 @@ export class TcpProxy {
   /** Open client connections. */
   get connections(): number {
     return this.#pairs.size;
+  }
+
+  /** How long the target's answers are held back before reaching the client, in ms (0: not at all). */
+  get answerDelayMs(): number {
+    return this.#answerDelayMs;
+  }
+
+  /**
+   * Holds every byte the target sends back for `ms` before the client gets it (0 ends the
+   * delay): a store that answers slowly, as over a congested link. Requests still reach the
+   * target at once, so the target acts on time and only its answers are late, the worst case
+   * for a client that dates a keepalive by its sending. Bytes keep their order when the delay
+   * changes. Applies to open connections too, from their next byte on.
+   */
+  delayAnswers(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0)
+      throw new RangeError(`delayAnswers: expected ms >= 0, received ${ms}`);
+    this.#answerDelayMs = ms;
   }
 
   /** Switches how traffic is treated; open connections follow at once (see ProxyMode). */
@@ -157,7 +176,26 @@ export class TcpProxy {
       socket.once('close', () => {
         if (!retrying) client.destroy();
       });
-      socket.on('data', (chunk) => client.write(chunk));
+      socket.on('data', (chunk: Buffer) => answer(chunk));
+    };
+    // Answers held back by delayAnswers, in order: one queue, drained by one timer at a time.
+    const queue: { due: number; chunk: Buffer }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const drain = () => {
+      timer = undefined;
+      while (queue.length > 0 && queue[0]!.due <= performance.now()) {
+        const { chunk } = queue.shift()!;
+        if (!client.destroyed) client.write(chunk);
+      }
+      if (queue.length > 0) timer = setTimeout(drain, Math.max(1, queue[0]!.due - performance.now()));
+    };
+    const answer = (chunk: Buffer) => {
+      const delay = this.#answerDelayMs;
+      if (delay === 0 && queue.length === 0) return void client.write(chunk);
+      // Never before an answer already waiting, whatever the delay is now.
+      const due = Math.max(performance.now() + delay, queue.at(-1)?.due ?? 0);
+      queue.push({ due, chunk });
+      timer ??= setTimeout(drain, Math.max(0, queue[0]!.due - performance.now()));
     };
     dial();
   }
