@@ -180,14 +180,18 @@ export class TcpProxy {
     };
     // Answers held back by delayAnswers, in order: one queue, drained by one timer at a time.
     const queue: { due: number; chunk: Buffer }[] = [];
-    let timer: NodeJS.Timeout | undefined;
+    let scheduled = false;
+    const schedule = (ms: number) => {
+      scheduled = true;
+      setTimeout(drain, ms);
+    };
     const drain = () => {
-      timer = undefined;
+      scheduled = false;
       while (queue.length > 0 && queue[0]!.due <= performance.now()) {
         const { chunk } = queue.shift()!;
         if (!client.destroyed) client.write(chunk);
       }
-      if (queue.length > 0) timer = setTimeout(drain, Math.max(1, queue[0]!.due - performance.now()));
+      if (queue.length > 0) schedule(Math.max(1, queue[0]!.due - performance.now()));
     };
     const answer = (chunk: Buffer) => {
       const delay = this.#answerDelayMs;
@@ -195,7 +199,7 @@ export class TcpProxy {
       // Never before an answer already waiting, whatever the delay is now.
       const due = Math.max(performance.now() + delay, queue.at(-1)?.due ?? 0);
       queue.push({ due, chunk });
-      timer ??= setTimeout(drain, Math.max(0, queue[0]!.due - performance.now()));
+      if (!scheduled) schedule(Math.max(0, queue[0]!.due - performance.now()));
     };
     dial();
   }
