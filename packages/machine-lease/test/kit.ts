@@ -384,10 +384,19 @@ export async function slowStoreFault(
     },
   );
   await sleep(1500);
+  const stopAt = Date.now();
+  let aClosedMs = 0;
   await Promise.all([
-    // A cut off closes through timeouts: a recovery attempt in flight and the revoke (timeoutMs
-    // each), then the client's own close (etcd's gRPC keepalive pings, 6 s).
-    a.stop(30_000).catch((e: Error) => Promise.reject(new Error(`A (cut off): ${e.message}`))),
+    // A cut off closes through timeouts: a recovery attempt in flight, pending records and the
+    // revoke (timeoutMs each), then the client's own close (etcd's gRPC keepalive pings, 6 s).
+    // A quiet run takes 2-3 s; a loaded one took over 30 s once on etcd, so the bound here is
+    // the ceiling for a hang, and the time is printed.
+    a
+      .stop(90_000)
+      .then(() => {
+        aClosedMs = Date.now() - stopAt;
+      })
+      .catch((e: Error) => Promise.reject(new Error(`A (cut off): ${e.message}`))),
     b.stop().catch((e: Error) => Promise.reject(new Error(`B: ${e.message}`))),
   ]);
 
@@ -397,7 +406,7 @@ export async function slowStoreFault(
   const firstB = b.ids[0]!;
   const afterB = a.ids.filter((x) => x.at >= firstB.at);
   console.log(
-    `${store.label}: A issued ${a.ids.length} IDs (${dark.length} in the dark window), B claimed ${b.claimedAt! - cutAt} ms after the cut and issued ${b.ids.length}; A issued ${afterB.length} after B's first; duplicates ${duplicateCount(a, b)}; late ${a.late.length + b.late.length}`,
+    `${store.label}: A issued ${a.ids.length} IDs (${dark.length} in the dark window), B claimed ${b.claimedAt! - cutAt} ms after the cut and issued ${b.ids.length}; A issued ${afterB.length} after B's first; duplicates ${duplicateCount(a, b)}; late ${a.late.length + b.late.length}; A (cut off) exited ${aClosedMs} ms after SIGTERM`,
   );
   expect(dark, 'IDs A issued in the dark window').toEqual([]);
   expect(afterB, "IDs A issued from B's first ID on").toEqual([]);

@@ -118,6 +118,8 @@ export class MemoryLeaseClient implements LeaseStore {
   readonly where = 'memory:';
   /** How long an answer takes to come back, in ms. */
   answerDelayMs = 0;
+  /** Per operation (`grant`, `keepalive`, ...): how long its answers take, over answerDelayMs. */
+  readonly delays = new Map<string, number>();
   /** While true, nothing reaches the server and nothing comes back. */
   down = false;
   /** Every request sent, by operation name, in order. */
@@ -150,7 +152,7 @@ export class MemoryLeaseClient implements LeaseStore {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const delay = this.answerDelayMs;
+    const delay = this.delays.get(op) ?? this.answerDelayMs;
     return new Promise((resolve, reject) => {
       if (delay > timeoutMs) {
         scheduler.setTimer(() => reject(timedOut()), timeoutMs);
