@@ -12,7 +12,12 @@ import {
 } from '@ids/engine';
 import { layoutShape } from '@ids/engine/internal';
 import { HttpError, quote } from './errors.js';
-import { IDEMPOTENCY_EXPIRY_MS, type IdempotencyStore, idempotencyKeyOf } from './idempotency.js';
+import {
+  IDEMPOTENCY_EXPIRY_MS,
+  type IdempotencyStore,
+  idempotencyKeyOf,
+  refuseIdempotencyKey,
+} from './idempotency.js';
 import type { ServerMetrics } from './metrics.js';
 import { error, json, ref } from './openapi.js';
 import type { MachinePool } from './pool.js';
@@ -140,12 +145,16 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
       parameters: [formatParameter],
       responses: {
         '200': { description: 'A new ID.', content: json(ref('Id')) },
-        '400': error('Bad query.'),
+        '400': error('Bad query, or an Idempotency-Key header (honoured on GET /ids only).'),
         '503': error('No generator can issue now (claim fenced, clock behind, shutting down).'),
       },
-      checkHead: ({ query }) => void formatOf(query),
-      handle({ query }) {
-        const format = formatOf(query);
+      checkHead(request) {
+        formatOf(request.query);
+        refuseIdempotencyKey(request);
+      },
+      handle(request) {
+        const format = formatOf(request.query);
+        refuseIdempotencyKey(request);
         // Answered at once when the generator can issue now, the usual case.
         const id = pool.issueOne();
         return typeof id === 'bigint' ? idReply(id, format) : id.then((later) => idReply(later, format));
@@ -167,7 +176,7 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
         '409': error('A request with this Idempotency-Key is still running.'),
         '422': error('This Idempotency-Key was used with another request (method, path, query or body).'),
         '503': error(
-          'No generator can issue now, or the Redis of the Idempotency-Key records is unavailable.',
+          "No generator can issue now, the Redis of the Idempotency-Key records is unavailable, or the key's batch lost its lock (the server was paused past the lease) and stored nothing.",
         ),
       },
       checkHead({ query }) {
@@ -179,9 +188,10 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
         const count = countOf(query, maxCount);
         const format = formatOf(query);
         const key = idempotencyKeyOf(request, parts.idempotency, parts.idempotencyUnavailable);
-        const issue = async () => ({ ids: encodeAll(await pool.issue(count), format) });
-        if (key === undefined) return { json: await issue() };
-        return (parts.idempotency as IdempotencyStore).run(request, key, issue);
+        if (key === undefined) return { json: { ids: encodeAll(await pool.issue(count), format) } };
+        return (parts.idempotency as IdempotencyStore).run(request, key, async (signal) => ({
+          ids: encodeAll(await pool.issue(count, signal), format),
+        }));
       },
     },
     {
