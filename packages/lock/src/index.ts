@@ -26,4 +26,3 @@ export {
   MIN_TTL_MS,
   NAME_SEPARATOR,
 } from './options.js';
-export { consumeToken, issueToken, type TokenClient, type TokenOptions } from './tokens.js';

@@ -1,26 +1,12 @@
-// Idempotency on a real Redis: the seed's consume-first tokens, and Idempotency-Key records.
+// Idempotency-Key records on a real Redis.
 import { describe, expect, it } from 'vitest';
-import { consumeToken, fingerprint, idempotencyKeys, issueToken } from '../src/index.js';
+import { fingerprint, idempotencyKeys } from '../src/index.js';
 import { redisLocks } from '../src/redis.js';
-import { cleanupAfterEach, failure, redisForSuite, uniqueName } from './helpers.js';
+import { cleanupAfterEach, redisForSuite, uniqueName } from './helpers.js';
 
 describe('idempotency on Redis', () => {
   const suite = redisForSuite();
   const cleanup = cleanupAfterEach();
-
-  it('tokens: the first consume does the work, every repeat is refused', async () => {
-    const prefix = uniqueName('token');
-    const token = await issueToken(suite.admin, { prefix });
-    const consumed = await Promise.all(
-      Array.from({ length: 50 }, () => consumeToken(suite.admin, token, { prefix })),
-    );
-    expect(consumed.filter(Boolean)).toHaveLength(1);
-    expect(await consumeToken(suite.admin, 'f'.repeat(32), { prefix })).toBe(false);
-    expect(await failure(consumeToken(suite.admin, 'not a token', { prefix }))).toMatchObject({
-      code: 'ERR_IDS_INVALID_ARGUMENT',
-      message: expect.stringMatching(/expected 32 lowercase hex digits, received "not a token"/),
-    });
-  });
 
   async function keys(extra: object = {}) {
     const prefix = uniqueName('idem');
