@@ -55,7 +55,7 @@ export class Connection {
   readonly timeoutMs: number;
   #closed = false;
 
-  constructor(options: EtcdOptions, settings: CheckedEtcdOptions) {
+  constructor(options: EtcdOptions, settings: Pick<CheckedEtcdOptions, 'hosts' | 'timeoutMs'>) {
     this.timeoutMs = settings.timeoutMs;
     if (options.client) {
       this.client = options.client;
