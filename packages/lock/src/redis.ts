@@ -1,11 +1,13 @@
 // @ids/lock/redis: the locks on Redis. Loaded only by those who use Redis (ioredis and
 // @ids/machine-redis are optional peers of @ids/lock).
 import { IdsError, InvalidArgumentError } from '@ids/engine';
+import { errorText } from '@ids/engine/internal';
 import {
   LeaseLostError,
   LeaseStoreRefusedError,
   LeaseStoreUnavailableError,
   openRedisClient,
+  parseRedisUrl,
 } from '@ids/machine-redis';
 import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
@@ -42,22 +44,64 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
       { option: 'prefix' },
     );
   }
-  const client = await openRedisClient(options.url ?? 'redis://127.0.0.1:6379', {
-    // A keepalive that cannot be sent now must fail now, so that the holder fences at once.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: timeoutMs,
-    connectTimeout: timeoutMs,
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-  });
+  const url = options.url ?? 'redis://127.0.0.1:6379';
+  const where = `connecting to Redis at ${new URL(parseRedisUrl(url).url).host}`;
+  // Connecting is bounded too: a Redis that is not listening is LeaseStoreUnavailableError
+  // within timeoutMs, not ioredis's bare "Connection is closed." (nor a wait for its retries).
+  const client = await withinMs(
+    timeoutMs,
+    where,
+    openRedisClient(url, {
+      // A keepalive that cannot be sent now must fail now, so that the holder fences at once.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: timeoutMs,
+      connectTimeout: timeoutMs,
+      retryStrategy: (times) => Math.min(times * 100, 1000),
+    }),
+  );
   const backend = new RedisBackend(client, prefix, pollMs);
   try {
-    await backend.subscribe();
+    await withinMs(timeoutMs, `${where} (subscribing to releases)`, backend.subscribe());
   } catch (error) {
     await backend.close();
     throw error;
   }
   return new Locks(backend, { timeoutMs, ...(options as object) });
+}
+
+/**
+ * Sorts a failure of ioredis: a reply error (the server answered) is refused, anything else
+ * (refused connection, closed connection, no answer) is the store unavailable. Used for every
+ * call, connecting included, so no bare ioredis error reaches the user.
+ */
+function redisError(what: string, error: unknown): Error {
+  if (error instanceof IdsError) return error;
+  if (error instanceof Error && error.name === 'ReplyError') {
+    return new LeaseStoreRefusedError('redis', `${what}: Redis answered with an error: ${error.message}`, {
+      cause: error,
+    });
+  }
+  return new LeaseStoreUnavailableError('redis', `${what}: Redis is unavailable: ${errorText(error)}`, {
+    cause: error,
+  });
+}
+
+/** `promise`, or LeaseStoreUnavailableError once `ms` have passed without it settling. */
+async function withinMs<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } catch (error) {
+    throw redisError(what, error);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The client with the scripts defined on it. */
@@ -139,30 +183,29 @@ class RedisBackend implements LockBackend {
     try {
       return await fn();
     } catch (error) {
-      if (error instanceof IdsError) throw error;
-      if (error instanceof Error && error.name === 'ReplyError') {
-        throw new LeaseStoreRefusedError('redis', `${what}: Redis answered with an error: ${error.message}`, {
-          cause: error,
-        });
-      }
-      const text = error instanceof Error ? error.message : String(error);
-      throw new LeaseStoreUnavailableError('redis', `${what}: Redis is unavailable: ${text}`, {
-        cause: error,
-      });
+      throw redisError(what, error);
     }
   }
 
-  async take(name: string, token: string, ttlMs: number, join: boolean): Promise<Taken | undefined> {
+  async take(
+    name: string,
+    token: string,
+    ttlMs: number,
+    join: boolean,
+    budgetMs: number | undefined,
+  ): Promise<Taken | undefined> {
     const nowUs = BigInt(Date.now()) * 1000n;
-    const reply = (await this.#call(`taking the lock ${JSON.stringify(name)}`, () =>
-      this.#client.idsLockTake(
-        ...this.#keys(name),
-        token,
-        ttlMs,
-        String(nowUs),
-        this.#pollMs * 5,
-        join ? '1' : '0',
-      ),
+    const what = `taking the lock ${JSON.stringify(name)}`;
+    const sent = this.#client.idsLockTake(
+      ...this.#keys(name),
+      token,
+      ttlMs,
+      String(nowUs),
+      this.#pollMs * 5,
+      join ? '1' : '0',
+    );
+    const reply = (await this.#call(what, () =>
+      budgetMs === undefined ? sent : withinMs(budgetMs, what, sent),
     )) as [number, string?, number?];
     this.#called.delete(token);
     if (reply[0] !== 1) {
