@@ -24,7 +24,7 @@ export const NAME_REFUSED: readonly { readonly from: number; readonly to: number
     {
       from: 0xd800,
       to: 0xf8ff,
-      what: 'surrogates (every character past U+FFFF, emoji included) and the private use area',
+      what: 'surrogates, so every character past U+FFFF such as emoji, and the private use area',
     },
     { from: 0xfff0, to: 0xffff, what: 'specials and noncharacters' },
   ];
