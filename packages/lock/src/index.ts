@@ -28,5 +28,6 @@ export {
   NAME_RESERVED,
   NAME_SEPARATOR,
   nameRuleText,
+  type RefusedRange,
 } from './options.js';
 export { consumeToken, issueToken, type TokenClient, type TokenOptions } from './tokens.js';

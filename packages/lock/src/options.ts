@@ -10,6 +10,16 @@ export const NAME_SEPARATOR = '/';
 /** The longest name, in UTF-8 bytes: the name is part of several keys. */
 export const MAX_NAME_BYTES = 512;
 
+/** One range of characters a name may not hold. */
+export interface RefusedRange {
+  /** The first UTF-16 code unit refused. */
+  readonly from: number;
+  /** The last one, included. */
+  readonly to: number;
+  /** What they are, as the rule's text names them. */
+  readonly what: string;
+}
+
 /**
  * The characters no name may hold, as UTF-16 code unit ranges, with why: the one declaration of
  * the name rule, read by `checkName` and by the README (test/name-rule.test.ts checks that the
@@ -17,17 +27,16 @@ export const MAX_NAME_BYTES = 512;
  * PathUtils.validatePath refuses in a path (it checks Java's UTF-16 units, so an emoji, two
  * surrogates, is refused too); the rule is one for every store, so a name moves between stores.
  */
-export const NAME_REFUSED: readonly { readonly from: number; readonly to: number; readonly what: string }[] =
-  [
-    { from: 0x0000, to: 0x001f, what: 'C0 control characters' },
-    { from: 0x007f, to: 0x009f, what: 'DEL and the C1 control characters' },
-    {
-      from: 0xd800,
-      to: 0xf8ff,
-      what: 'surrogates, so every character past U+FFFF such as emoji, and the private use area',
-    },
-    { from: 0xfff0, to: 0xffff, what: 'specials and noncharacters' },
-  ];
+export const NAME_REFUSED: readonly RefusedRange[] = [
+  { from: 0x0000, to: 0x001f, what: 'C0 control characters' },
+  { from: 0x007f, to: 0x009f, what: 'DEL and the C1 control characters' },
+  {
+    from: 0xd800,
+    to: 0xf8ff,
+    what: 'surrogates, so every character past U+FFFF such as emoji, and the private use area',
+  },
+  { from: 0xfff0, to: 0xffff, what: 'specials and noncharacters' },
+];
 /** Whole names no store can take: `.` and `..` are not ZooKeeper path segments. */
 export const NAME_RESERVED: readonly string[] = ['.', '..'];
 
