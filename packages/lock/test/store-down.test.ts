@@ -101,6 +101,26 @@ function storeDown(
     }
   });
 
+  it(`release while the store is down settles within timeoutMs, typed if it fails`, async () => {
+    const locks = await open({ timeoutMs: 1000 });
+    const lock = await locks.acquire('r', { ttlMs: 5000 });
+    await o.stop();
+    try {
+      const started = performance.now();
+      const error = await lock.release().then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      const ms = performance.now() - started;
+      console.log(`${store}: release, store down: ${error?.name ?? 'resolved'} after ${Math.round(ms)} ms`);
+      // ZooKeeper closes the session on this side (the server expires it); the others say why.
+      if (error !== undefined) expectUnavailable(error, store);
+      expect(ms).toBeLessThan(1500);
+    } finally {
+      await o.start();
+    }
+  });
+
   it(`100 retries of a wait leave no listener behind`, async () => {
     const locks = await open({ pollMs: 1, timeoutMs: 50 });
     await o.stop();

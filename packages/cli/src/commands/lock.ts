@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 
 type Locks = import('@ids/lock').Locks;
 
-// @ids/lock (with ioredis, etcd3 or the ZooKeeper client) is an optional peer of the CLI: only this command uses it.
+// @ids/lock (with its Redis, etcd or ZooKeeper store package) is an optional peer of the CLI: only this command uses it.
 const loadLock = <T>(load: () => Promise<T>) => importOptional('@ids/lock', load, '`ids lock`');
 
 /**
