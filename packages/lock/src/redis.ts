@@ -1,14 +1,13 @@
 // @ids/lock/redis: the locks on Redis. Loaded only by those who use Redis (ioredis and
 // @ids/machine-redis are optional peers of @ids/lock).
 import { IdsError, InvalidArgumentError } from '@ids/engine';
-import { errorText } from '@ids/engine/internal';
 import {
   LeaseLostError,
-  LeaseStoreRefusedError,
   LeaseStoreUnavailableError,
   openRedisClient,
   parseRedisUrl,
 } from '@ids/machine-redis';
+import { redisFailure } from '@ids/machine-redis/internal';
 import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
 import { Locks } from './locks.js';
@@ -71,20 +70,12 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
 }
 
 /**
- * Sorts a failure of ioredis: a reply error (the server answered) is refused, anything else
- * (refused connection, closed connection, no answer) is the store unavailable. Used for every
- * call, connecting included, so no bare ioredis error reaches the user.
+ * A failure of ioredis as machine-redis's one rule sorts it (refused: credentials, permissions,
+ * TLS, a reply error; else unavailable), for every call, connecting included, so no bare ioredis
+ * error reaches the user.
  */
 function redisError(what: string, error: unknown): Error {
-  if (error instanceof IdsError) return error;
-  if (error instanceof Error && error.name === 'ReplyError') {
-    return new LeaseStoreRefusedError('redis', `${what}: Redis answered with an error: ${error.message}`, {
-      cause: error,
-    });
-  }
-  return new LeaseStoreUnavailableError('redis', `${what}: Redis is unavailable: ${errorText(error)}`, {
-    cause: error,
-  });
+  return error instanceof IdsError ? error : redisFailure(what, error, 'Redis');
 }
 
 /** `promise`, or LeaseStoreUnavailableError once `ms` have passed without it settling. */
