@@ -17,6 +17,9 @@ import { LockAbortedError, LockTimeoutError } from './errors.js';
 import { Lock } from './lock.js';
 import { type AcquireOptions, type CheckedAcquire, checkAcquire, checkName, leaseTiming } from './options.js';
 
+/** How long past its budget an attempt may run before it is given up (see `#attempt`). */
+const ATTEMPT_GRACE_MS = 100;
+
 /**
  * Named locks on one store. Waiting is FIFO and event-driven (the backend wakes the next in
  * line); holding is a lease kept alive and fenced by @ids/machine-lease's LeaseKeeper, the same
@@ -124,7 +127,7 @@ export class Locks {
           o.waitMs === undefined || o.waitMs === 0 ? undefined : Math.max(1, o.waitMs - (sentAt - started));
         let taken: Taken | undefined;
         try {
-          taken = await backend.take(name, token, o.ttlMs, wait, budgetMs);
+          taken = await this.#attempt(name, token, o.ttlMs, wait, budgetMs);
           unreachable = undefined;
         } catch (error) {
           // Waiters outlast a store that is restarting; a single attempt reports it.
@@ -149,12 +152,56 @@ export class Locks {
         if (signal?.aborted) throw this.#aborted(name, signal);
       }
     } catch (error) {
-      await backend.leave(name, token).catch(() => undefined);
+      const leaving = backend.leave(name, token).catch(() => undefined);
+      // A store that did not answer the last attempt would make the leave wait out timeoutMs
+      // past waitMs: it goes on in the background (the place expires by its TTL anyway).
+      if (unreachable === undefined) await leaving;
       throw error;
     } finally {
       cancelTimer();
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * One take, ended within `budgetMs` (plus a little, so that the backend's own bound, with its
+   * better message, fires first) whatever the backend does: a store can spend its timeoutMs on
+   * each of several requests of one attempt. A take that succeeds after it was given up is
+   * released at once, so no lock is left held by nobody.
+   */
+  #attempt(
+    name: string,
+    token: string,
+    ttlMs: number,
+    join: boolean,
+    budgetMs: number | undefined,
+  ): Promise<Taken | undefined> {
+    const backend = this.#backend;
+    const taking = backend.take(name, token, ttlMs, join, budgetMs);
+    if (budgetMs === undefined) return taking;
+    return new Promise<Taken | undefined>((resolve, reject) => {
+      let over = false;
+      const cancel = this.#scheduler.setTimer(() => {
+        over = true;
+        reject(
+          new LeaseStoreUnavailableError(
+            backend.store,
+            `taking the lock ${JSON.stringify(name)}: no answer within what was left of waitMs (${budgetMs} ms)`,
+          ),
+        );
+      }, budgetMs + ATTEMPT_GRACE_MS);
+      taking.then(
+        (taken) => {
+          cancel();
+          if (!over) resolve(taken);
+          else if (taken) backend.release(name, token).catch(() => undefined);
+        },
+        (error: unknown) => {
+          cancel();
+          if (!over) reject(error);
+        },
+      );
+    });
   }
 
   /**

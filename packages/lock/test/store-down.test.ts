@@ -101,6 +101,27 @@ function storeDown(
     }
   });
 
+  it(`a waiter in line when the store stops: unavailable within its waitMs`, async () => {
+    const locks = await open();
+    const held = await locks.acquire('w', { ttlMs: 5000 });
+    const started = performance.now();
+    const waiting = timed(locks.acquire('w', { waitMs: 3000 }));
+    await new Promise((r) => setTimeout(r, 500)); // in line, watching the holder
+    await o.stop();
+    try {
+      const { error } = await waiting;
+      const ms = performance.now() - started;
+      console.log(
+        `${store}: a waiter (waitMs 3000) as the store stops: ${error.name} after ${Math.round(ms)} ms`,
+      );
+      expectUnavailable(error, store);
+      expect(ms).toBeLessThan(3000 + 400);
+    } finally {
+      await held.release().catch(() => undefined);
+      await o.start();
+    }
+  });
+
   it(`release while the store is down settles within timeoutMs, typed if it fails`, async () => {
     const locks = await open({ timeoutMs: 1000 });
     const lock = await locks.acquire('r', { ttlMs: 5000 });
