@@ -27,8 +27,16 @@ export interface LockBackend {
    * One attempt to take `name` for `token` (unique, one per acquire). When the name is held, or
    * others wait ahead, resolves undefined; with `join`, `token` keeps (or takes) its place in
    * line (FIFO). A store whose attempts always join (etcd) is asked to `leave` after a refusal.
+   * `budgetMs`, when given, is what is left of the acquire's `waitMs`: the attempt, connecting
+   * included, ends within it (with the store's unavailable error) rather than within `timeoutMs`.
    */
-  take(name: string, token: string, ttlMs: number, join: boolean): Promise<Taken | undefined>;
+  take(
+    name: string,
+    token: string,
+    ttlMs: number,
+    join: boolean,
+    budgetMs: number | undefined,
+  ): Promise<Taken | undefined>;
   /** Compare-and-extend by `ttlMs`; rejects with a LeaseLostError (kind `key-lost` or `lease-expired`) when `token` no longer holds `name`. */
   extend(name: string, token: string, ttlMs: number, timeoutMs: number): Promise<void>;
   /** Compare-and-delete, and wakes the next in line. A name `token` does not hold is left alone. */

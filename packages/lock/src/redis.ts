@@ -3,10 +3,11 @@
 import { IdsError, InvalidArgumentError } from '@ids/engine';
 import {
   LeaseLostError,
-  LeaseStoreRefusedError,
   LeaseStoreUnavailableError,
   openRedisClient,
+  parseRedisUrl,
 } from '@ids/machine-redis';
+import { redisFailure } from '@ids/machine-redis/internal';
 import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
 import { Locks } from './locks.js';
@@ -42,22 +43,56 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
       { option: 'prefix' },
     );
   }
-  const client = await openRedisClient(options.url ?? 'redis://127.0.0.1:6379', {
-    // A keepalive that cannot be sent now must fail now, so that the holder fences at once.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: timeoutMs,
-    connectTimeout: timeoutMs,
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-  });
+  const url = options.url ?? 'redis://127.0.0.1:6379';
+  const where = `connecting to Redis at ${new URL(parseRedisUrl(url).url).host}`;
+  // Connecting is bounded too: a Redis that is not listening is LeaseStoreUnavailableError
+  // within timeoutMs, not ioredis's bare "Connection is closed." (nor a wait for its retries).
+  const client = await withinMs(
+    timeoutMs,
+    where,
+    openRedisClient(url, {
+      // A keepalive that cannot be sent now must fail now, so that the holder fences at once.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: timeoutMs,
+      connectTimeout: timeoutMs,
+      retryStrategy: (times) => Math.min(times * 100, 1000),
+    }),
+  );
   const backend = new RedisBackend(client, prefix, pollMs);
   try {
-    await backend.subscribe();
+    await withinMs(timeoutMs, `${where} (subscribing to releases)`, backend.subscribe());
   } catch (error) {
     await backend.close();
     throw error;
   }
   return new Locks(backend, { timeoutMs, ...(options as object) });
+}
+
+/**
+ * A failure of ioredis as machine-redis's one rule sorts it (refused: credentials, permissions,
+ * TLS, a reply error; else unavailable), for every call, connecting included, so no bare ioredis
+ * error reaches the user.
+ */
+function redisError(what: string, error: unknown): Error {
+  return error instanceof IdsError ? error : redisFailure(what, error, 'Redis');
+}
+
+/** `promise`, or LeaseStoreUnavailableError once `ms` have passed without it settling. */
+async function withinMs<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } catch (error) {
+    throw redisError(what, error);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The client with the scripts defined on it. */
@@ -139,30 +174,29 @@ class RedisBackend implements LockBackend {
     try {
       return await fn();
     } catch (error) {
-      if (error instanceof IdsError) throw error;
-      if (error instanceof Error && error.name === 'ReplyError') {
-        throw new LeaseStoreRefusedError('redis', `${what}: Redis answered with an error: ${error.message}`, {
-          cause: error,
-        });
-      }
-      const text = error instanceof Error ? error.message : String(error);
-      throw new LeaseStoreUnavailableError('redis', `${what}: Redis is unavailable: ${text}`, {
-        cause: error,
-      });
+      throw redisError(what, error);
     }
   }
 
-  async take(name: string, token: string, ttlMs: number, join: boolean): Promise<Taken | undefined> {
+  async take(
+    name: string,
+    token: string,
+    ttlMs: number,
+    join: boolean,
+    budgetMs: number | undefined,
+  ): Promise<Taken | undefined> {
     const nowUs = BigInt(Date.now()) * 1000n;
-    const reply = (await this.#call(`taking the lock ${JSON.stringify(name)}`, () =>
-      this.#client.idsLockTake(
-        ...this.#keys(name),
-        token,
-        ttlMs,
-        String(nowUs),
-        this.#pollMs * 5,
-        join ? '1' : '0',
-      ),
+    const what = `taking the lock ${JSON.stringify(name)}`;
+    const sent = this.#client.idsLockTake(
+      ...this.#keys(name),
+      token,
+      ttlMs,
+      String(nowUs),
+      this.#pollMs * 5,
+      join ? '1' : '0',
+    );
+    const reply = (await this.#call(what, () =>
+      budgetMs === undefined ? sent : withinMs(budgetMs, what, sent),
     )) as [number, string?, number?];
     this.#called.delete(token);
     if (reply[0] !== 1) {

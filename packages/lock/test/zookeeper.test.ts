@@ -178,6 +178,31 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
     }
   });
 
+  it('a lock node (or the prefix) deleted by an operator is made again at the next acquire', async () => {
+    const prefix = fresh('heal');
+    const locks = await open(prefix);
+    try {
+      const first = await locks.acquire('ops', { waitMs: WAIT_MS });
+      const fence = first.fence;
+      await first.release();
+      // An operator tidies up the empty node of the name, as `deleteall` of old names would.
+      await zk.admin.remove(`${prefix}/ops`, -1);
+      const second = await locks.acquire('ops', { waitMs: WAIT_MS });
+      expect(second.fence).toBeGreaterThan(fence);
+      expect(await line(`${prefix}/ops`)).toHaveLength(1);
+      const secondFence = second.fence;
+      await second.release();
+      // The whole prefix, too.
+      await zk.admin.remove(`${prefix}/ops`, -1);
+      await zk.admin.remove(prefix, -1);
+      const third = await locks.acquire('ops', { waitMs: WAIT_MS });
+      expect(third.fence).toBeGreaterThan(secondFence);
+      await third.release();
+    } finally {
+      await locks.close();
+    }
+  });
+
   it('a ttlMs above what the server grants, and a name that is no path segment, are refused', async () => {
     const locks = await open(fresh('ttl'));
     try {

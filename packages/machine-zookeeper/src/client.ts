@@ -73,6 +73,8 @@ export interface SessionOptions {
   readonly sessionTimeoutMs: number;
   /** The longest the connect, and then each request, may take, in ms. */
   readonly timeoutMs: number;
+  /** The longest the connect may take, in ms, when less than `timeoutMs` (a caller's own deadline). Default `timeoutMs`. */
+  readonly connectMs?: number;
 }
 
 const MODES: Record<NodeKind, number> = {
@@ -180,8 +182,9 @@ export class ZkSession {
       retries: 0,
     });
     const session = new ZkSession(client, where, options.timeoutMs);
+    const connectMs = Math.min(options.timeoutMs, options.connectMs ?? options.timeoutMs);
     try {
-      await bounded(options.timeoutMs, async () => {
+      await bounded(connectMs, async () => {
         const connected = new Promise<void>((resolve) => client.once('connected', () => resolve()));
         client.connect();
         await connected;
@@ -191,7 +194,7 @@ export class ZkSession {
       throw error instanceof StoreTimeout
         ? new LeaseStoreUnavailableError(
             STORE,
-            `no ZooKeeper session from ${where.servers.join(',')} within ${options.timeoutMs} ms (nothing listening, or no quorum)`,
+            `no ZooKeeper session from ${where.servers.join(',')} within ${connectMs} ms (nothing listening, or no quorum)`,
           )
         : error;
     }
