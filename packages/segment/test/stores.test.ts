@@ -413,9 +413,12 @@ describe.skipIf(!hasMariadb())('MySQL (MariaDB)', () => {
     const [rows] = await admin.query(
       "SELECT CAST(max_id AS CHAR) AS max_id, step, description, update_time > '2020-01-01' AS moved FROM leafdb.leaf_alloc WHERE biz_tag = 'leaf-test'",
     );
-    expect(rows).toEqual([
-      { max_id: '1004000', step: 2000, description: 'Test leaf Segment Mode Get Id', moved: 1 },
-    ]);
+    // Two segments of 2,000 cover the 2,500 IDs; the third is fetched ahead once the second is
+    // a tenth used, and whether that UPDATE has landed when this reads is a race (a loaded
+    // fresh-clone run saw 1,006,000). Either way the row moved by whole steps of Leaf's 2,000.
+    expect(rows).toHaveLength(1);
+    expect(['1004000', '1006000']).toContain((rows as { max_id: string }[])[0]!.max_id);
+    expect(rows).toMatchObject([{ step: 2000, description: 'Test leaf Segment Mode Get Id', moved: 1 }]);
     await segments.close();
     await store.close();
   });
