@@ -221,3 +221,28 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
     }
   });
 });
+
+// Issue 33 item 4: zookeeperLocks reads `connect` with machine-zookeeper's parser and dials
+// through its ZkSession; a bracketed IPv6 server was dialled as host `[` there too.
+describe.skipIf(!hasZookeeper())('locks on a ZooKeeper listening on ::1 only', () => {
+  const zk6 = serverForSuite(() => startZookeeper({ host: '::1', allowExternal: false }));
+
+  it('[::1]:<port>: a lock is taken, refused to a second taker while held, and taken again once released', async () => {
+    expect(zk6.server.connect).toMatch(/^\[::1\]:\d+$/);
+    const locks = await zookeeperLocks({ connect: zk6.server.connect, prefix: `/${uniqueName('ipv6')}` });
+    try {
+      // One attempt: a server the client cannot reach fails it within timeoutMs (acquire would
+      // go on trying).
+      const first = await locks.tryAcquire('orders:42');
+      if (first === undefined) throw new Error('expected the lock, it was refused');
+      const fence = first.fence;
+      expect(await locks.tryAcquire('orders:42')).toBeUndefined();
+      await first.release();
+      const second = await locks.acquire('orders:42');
+      expect(second.fence).toBeGreaterThan(fence);
+      await second.release();
+    } finally {
+      await locks.close();
+    }
+  });
+});

@@ -129,6 +129,21 @@ function abandon(client: zk.Client): void {
   manager.socket?.destroy();
 }
 
+/**
+ * Makes the client dial the servers as parseConnectString read them. The library splits each
+ * server on every `:` and dials the first piece, so `[::1]:2181` became host `[` (nothing
+ * listening) and an IPv6 server could not be reached at all. Its list of `{ host, port }` is
+ * what it hands `net.connect`; the same servers go in, shuffled as the library shuffles them
+ * (each client of an ensemble then starts at a different server). The count is unchanged, so
+ * the library's connect timeout per server (session timeout / servers) stays what it computed.
+ */
+function dialEndpoints(client: zk.Client, where: ConnectString): void {
+  client.connectionManager.servers = where.endpoints
+    .map(({ host, port }) => ({ host, port, order: Math.random() }))
+    .sort((a, b) => a.order - b.order)
+    .map(({ host, port }) => ({ host, port }));
+}
+
 /** Closes a client the right way for its state (see `abandon`). */
 function shut(client: zk.Client): void {
   if (client.connectionManager.state === CONNECTED) client.close();
@@ -181,6 +196,7 @@ export class ZkSession {
       spinDelay: 200,
       retries: 0,
     });
+    dialEndpoints(client, where);
     const session = new ZkSession(client, where, options.timeoutMs);
     const connectMs = Math.min(options.timeoutMs, options.connectMs ?? options.timeoutMs);
     try {
