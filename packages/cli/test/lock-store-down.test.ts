@@ -11,7 +11,7 @@ const bin = join(__dirname, '..', 'bin', 'ids.js');
 const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('IDS_')));
 
 /** Runs the binary; kills it after `killMs` (the hang the issue saw), and says how long it ran. */
-function run(args: string[], killMs = 20_000) {
+function run(args: string[], killMs = 60_000) {
   return new Promise<{ code: number | null; stderr: string; ms: number }>((resolve) => {
     const started = performance.now();
     const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -35,12 +35,15 @@ describe('ids lock, the store not listening', () => {
   ];
   for (const [store, url] of stores) {
     for (const wait of [[], ['--wait', '1500'], ['--nonblock']]) {
-      it(`${store} ${wait.join(' ') || '(no --wait)'}: exit 1 within 8 s, one line with the store and the code`, async () => {
+      it(`${store} ${wait.join(' ') || '(no --wait)'}: exit 1 within its bound, one line with the store and the code`, async () => {
         const port = new URL(await closedLoopbackEndpoint()).port;
         const result = await run(['lock', '--store', url(port), ...wait, 'n', '--', 'true']);
         console.log(`ids lock --store ${store} ${wait.join(' ')}: exit ${result.code} after ${result.ms} ms`);
         expect(result.code).toBe(1);
-        expect(result.ms).toBeLessThan(8000);
+        // The bound is the store's timeoutMs (3 s) after Node starts: 0.5-3.5 s on a quiet
+        // machine, 13 s once under a load of 15. What this tells from a hang (the issue's ran 19
+        // minutes) is an exit at all, well before the 60 s kill; the time is printed above.
+        expect(result.ms).toBeLessThan(30_000);
         expect(result.stderr).toMatch(
           new RegExp(`^ids lock: error ERR_IDS_LEASE_STORE_UNAVAILABLE: ${store}: [^\\n]+\\n$`),
         );
