@@ -1,7 +1,8 @@
 // The page in a real browser: Debian's Chromium, headless, driven by playwright-core, the page
-// served on loopback by a node:http server (and opened from a file, offline). Writes the two
-// screenshots the README shows into docs/.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// served on loopback by a node:http server (and opened from a file, offline). The screenshots go
+// to a temporary folder and are checked against the committed ones in docs/ (a run of the tests
+// never rewrites a tracked file); `pnpm run screenshots` retakes those into docs/ on purpose.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -13,6 +14,27 @@ import { launch, type PageServer, servePage } from './browser.js';
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const docsDir = join(packageDir, 'docs');
+/** Where this run's screenshots go: docs/ only when asked for by `pnpm run screenshots`. */
+const shotsDir =
+  process.env.IDS_INSPECTOR_SCREENSHOTS === 'docs' ? docsDir : mkdtempSync(join(tmpdir(), 'ids-shots-'));
+
+/** Width and height from a PNG's IHDR chunk. */
+function pngSize(png: Buffer): { width: number; height: number } {
+  expect(png.subarray(1, 4).toString()).toBe('PNG');
+  return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
+}
+
+/**
+ * A screenshot of this run beside its committed twin: both PNGs, not blank, the same width (the
+ * viewport's, so the page did not overflow it). Pixels are not compared: the Compare view draws
+ * today's date, so a committed picture differs from a fresh one by design.
+ */
+function checkShot(name: string): void {
+  const fresh = readFileSync(join(shotsDir, name));
+  const committed = readFileSync(join(docsDir, name));
+  expect(fresh.length, name).toBeGreaterThan(20_000);
+  expect(pngSize(fresh).width, name).toBe(pngSize(committed).width);
+}
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 // Made by hand: tick 29463504567 of 10 ms from 2014-09-01 (2024-01-02T03:04:05.670Z),
@@ -61,6 +83,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  if (shotsDir !== docsDir) rmSync(shotsDir, { recursive: true, force: true });
 });
 
 describe('the page in Chromium', () => {
@@ -429,7 +452,10 @@ describe('the page in Chromium', () => {
         });
         const file =
           name === 'desktop' && colorScheme === 'light' ? undefined : `inspector-${name}-${colorScheme}.png`;
-        if (file) await page.screenshot({ path: join(docsDir, file), fullPage: true });
+        if (file) {
+          await page.screenshot({ path: join(shotsDir, file), fullPage: true });
+          checkShot(file);
+        }
         if (colorScheme === 'dark') {
           // The dark colors are read as well as the light ones: axe's contrast rule on the cards.
           await page.addScriptTag({ content: axeSource });
@@ -465,20 +491,14 @@ describe('the page in Chromium', () => {
     expect(colors['desktop dark']).toEqual(colors['360 dark']);
   });
 
-  it('writes the screenshots of the two views that the README shows', async () => {
-    mkdirSync(docsDir, { recursive: true });
+  it('takes the screenshots of the two views that the README shows, as wide as the committed ones', async () => {
     const page = await open();
     await paste(page, `${SONYFLAKE_ID}\n${TWITTER_ID}\nnot-an-id!`);
     await expect.poll(() => page.locator('#results article').count()).toBe(3);
-    await page.screenshot({ path: join(docsDir, 'inspector.png'), fullPage: true });
+    await page.screenshot({ path: join(shotsDir, 'inspector.png'), fullPage: true });
     await page.click('#tab-compare');
-    await page.screenshot({ path: join(docsDir, 'comparison.png'), fullPage: true });
-    for (const name of ['inspector.png', 'comparison.png']) {
-      // A PNG, and not a blank one.
-      const png = readFileSync(join(docsDir, name));
-      expect(png.subarray(1, 4).toString()).toBe('PNG');
-      expect(png.length).toBeGreaterThan(20_000);
-    }
+    await page.screenshot({ path: join(shotsDir, 'comparison.png'), fullPage: true });
+    for (const name of ['inspector.png', 'comparison.png']) checkShot(name);
     await page.close();
   });
 
