@@ -510,7 +510,7 @@ describe('installed from the tarballs into a scratch project outside the workspa
       '  const id: bigint = await sonyflake.nextId();',
       '  await snowflake.close();',
       '  await other.close();',
-      '  return `${id} ${JSON.stringify(sonyflake)}`;',
+      "  return [id, JSON.stringify(sonyflake)].join(' ');",
       '}',
     ];
     writeFileSync(join(consumer, 'index.mts'), `${body.join('\n')}\n`);
