@@ -15,7 +15,8 @@
 // GET /health/ready; the block's next lines (curl ...) then run against it, and it is stopped
 // with SIGTERM (exit 0 required) before the next server starts or when the block ends. The ports
 // a block names (8080, 9000, 6379) are swapped for free ones, since other tests share this
-// machine; a block naming redis://127.0.0.1:6379 gets a Redis started for it.
+// machine; a block naming redis://127.0.0.1:6379 gets a Redis started for it. A curl line must
+// get a 2xx answer (a user would see an error body; the test needs curl's exit code to say so).
 // A `console` block's `$` lines are run the same way, and the lines after each, up to the next
 // `$`, must be exactly what it prints.
 // Not run, each for the reason in NOT_RUN: `npm test` (it is the command running this test).
@@ -112,6 +113,7 @@ function withPorts(line: string, ports: Map<string, string>): string {
 // test's stderr capture, so a failure shows it.
 const PRELUDE = `set -e -o pipefail
 set +h
+curl() { command curl --fail-with-body -sS "$@"; }
 __pid=
 __stop() {
   [ -n "$__pid" ] || return 0
@@ -129,7 +131,7 @@ __serve() {
   eval "$1 >&2 &"
   __pid=$!
   for _ in $(seq 1 300); do
-    if curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$port/health/ready"; then
+    if command curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$port/health/ready"; then
       echo "[readme test] ready on port $port: $1" >&2
       return 0
     fi
