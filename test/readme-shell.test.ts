@@ -20,8 +20,8 @@
 // A `console` block's `$` lines are run the same way, and the lines after each, up to the next
 // `$`, must be exactly what it prints.
 // Not run, each for the reason in NOT_RUN: `npm test` (it is the command running this test).
-// Blocks with `docker` or `kind` lines need a Docker engine (and kind): skipped, with the
-// reason, when `docker info` fails.
+// Blocks with `docker` or `kind` lines need a Docker engine (and kind), and `kubectl` lines a
+// cluster: skipped, with the reason, when `docker info` (or `kubectl cluster-info`) fails.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -57,11 +57,19 @@ const docker = (() => {
   return undefined;
 })();
 const hasKind = spawnSync('kind', ['version'], { encoding: 'utf8' }).status === 0;
+/** Whether kubectl reaches a cluster, and if not why (these machines have none). */
+const cluster = (() => {
+  const info = spawnSync('kubectl', ['cluster-info'], { encoding: 'utf8', timeout: 20_000 });
+  if (info.error) return `no kubectl command (${info.error.message})`;
+  if (info.status !== 0) return `no Kubernetes cluster: kubectl cluster-info exited ${info.status}`;
+  return undefined;
+})();
 
 function skipReason(block: Block): string | undefined {
   const lines = commands(block);
   if (lines.some((line) => /^(docker|kind)\s/.test(line)) && docker) return docker;
   if (lines.some((line) => /^kind\s/.test(line)) && !hasKind) return 'no kind command';
+  if (lines.some((line) => /^kubectl\s/.test(line)) && cluster) return cluster;
   return undefined;
 }
 
