@@ -134,8 +134,16 @@ export class Locks {
           if (!wait || !backend.transient(error)) throw error;
           unreachable = error;
         }
-        if (taken) return await this.#hold(name, token, o.ttlMs, taken, sentAt);
-        if (!wait) {
+        if (taken) {
+          const lock = await this.#hold(name, token, o.ttlMs, taken, sentAt);
+          if (lock) return lock;
+          // Taken, but answered too late to trust, and released: as if the store had not answered.
+          unreachable = new LeaseStoreUnavailableError(
+            backend.store,
+            `taking the lock ${JSON.stringify(name)}: the store's answer came after the lease's trust window (TTL minus a fifth, from the request) had passed; the lock was released, not handed out`,
+          );
+          if (!wait) throw unreachable;
+        } else if (!wait) {
           await backend.leave(name, token);
           return undefined;
         }
@@ -206,9 +214,17 @@ export class Locks {
 
   /**
    * Starts the keeper, trusted from when the winning attempt was sent, and waits out a
-   * quarantine the store asked for before handing the lock out.
+   * quarantine the store asked for before handing the lock out. Fails closed: a take whose
+   * answer came after the trust window (a store or a process too busy) fences the keeper at its
+   * start, and such a lock is released and never handed out (undefined).
    */
-  async #hold(name: string, token: string, ttlMs: number, taken: Taken, sentAt: number): Promise<Lock> {
+  async #hold(
+    name: string,
+    token: string,
+    ttlMs: number,
+    taken: Taken,
+    sentAt: number,
+  ): Promise<Lock | undefined> {
     const backend = this.#backend;
     let onLost: (reason: unknown) => void = () => undefined;
     const keeper = new LeaseKeeper(
@@ -236,6 +252,10 @@ export class Locks {
         await lock.release().catch(() => undefined);
         throw reason;
       }
+    }
+    if (!keeper.check()) {
+      await lock.release().catch(() => undefined);
+      return undefined;
     }
     return lock;
   }
