@@ -1,9 +1,14 @@
 // Named locks on a real Redis, etcd and ZooKeeper on loopback, in one run: an uncontended
-// acquire+release of @ids/lock beside a bare Redis round trip (the machine's floor) and beside
-// redlock 4.2.0 on the same Redis; the hand-off from one holder to the next with 16 waiters on
-// one name, on each store (waiters wake only by the store's event: the fallback poll is set past
-// the run); and etcd beside the etcd3 client's own lock. Starts its own redis-server, etcd and
-// ZooKeeper.
+// acquire+release of @ids/lock beside redlock 4.2.0 and 5.0.0-beta.2 on the same Redis and beside
+// one and two bare Redis round trips (PING: the floor of a lock that takes one request to acquire
+// and one to release); the hand-off from one holder to the next with 16 waiters on one name, on
+// each store (waiters wake only by the store's event: the fallback poll is set past the run); and
+// etcd beside the etcd3 client's own lock and a bare etcd write. Starts its own redis-server, etcd
+// and ZooKeeper.
+//
+// The machines this runs on are shared (2 cores, other work running), so the rows that are
+// compared are measured interleaved: rounds of 100 of each, one after the other, so that a burst
+// of load lands on all of them alike.
 //
 // The prefix's epoch is written first, as on a Redis that has run before: the first lock on a
 // Redis that may have forgotten its holders is held one TTL before use on purpose (see the
@@ -16,6 +21,7 @@ import { startEtcd, startRedis, startZookeeper } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import Redlock from 'redlock';
+import Redlock5 from 'redlock5';
 import { formatTable } from './lib/measure.mjs';
 
 /** @param {number[]} sorted @param {number} p */
@@ -52,6 +58,26 @@ async function times(n, fn, warm = 20) {
 }
 
 /**
+ * Times each of `fns` `n` times, interleaved: rounds of `per` runs of each in turn, after 20
+ * untimed runs of each.
+ * @template {string} K
+ * @param {Record<K, () => Promise<unknown>>} fns
+ * @returns {Promise<Record<K, number[]>>}
+ */
+async function interleaved(fns, n, per = 100) {
+  const entries = /** @type {[K, () => Promise<unknown>][]} */ (Object.entries(fns));
+  const out = /** @type {Record<K, number[]>} */ ({});
+  for (const [k, fn] of entries) {
+    out[k] = [];
+    for (let i = 0; i < 20; i++) await fn();
+  }
+  for (let done = 0; done < n; done += per) {
+    for (const [k, fn] of entries) out[k].push(...(await times(Math.min(per, n - done), fn, 0)));
+  }
+  return out;
+}
+
+/**
  * Hand-off: each of `waiters` Locks (own connections, as separate processes would have) takes the
  * lock `rounds` times; the time from a release's start to the next holder's acquire returning.
  * @param {() => Promise<import('@ids/lock').Locks>} open
@@ -74,7 +100,7 @@ async function handoff(open, waiters, rounds) {
   return out;
 }
 
-export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
+export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
   const load = (loadavg()[0] ?? 0).toFixed(1);
   const redis = await startRedis({ allowExternal: false });
   const etcd = await startEtcd();
@@ -84,33 +110,36 @@ export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
   await admin.set(`{${prefix}}:epoch`, '0');
   const rows = [];
   try {
-    const ping = await times(n, () => admin.ping());
-    const floor = percentile(
-      [...ping].sort((a, b) => a - b),
-      50,
-    );
-    rows.push(row('bare Redis round trip (PING)', ping));
-
     const locks = await redisLocks({ url: redis.url, prefix });
-    rows.push(
-      row(
-        '@ids/lock on Redis: acquire + release',
-        await times(n, async () => (await locks.acquire('bench')).release()),
-        floor,
-      ),
+    const redlock4Client = new Redis(redis.url);
+    const redlock4 = new Redlock([redlock4Client], { retryCount: 0 });
+    const redlock5Client = new Redis(redis.url);
+    const redlock5 = new Redlock5([redlock5Client], { retryCount: 0 });
+    const uncontended = await interleaved(
+      {
+        ping: () => admin.ping(),
+        ping2: async () => {
+          await admin.ping();
+          await admin.ping();
+        },
+        ours: async () => (await locks.acquire('bench')).release(),
+        redlock4: async () => (await redlock4.lock('bench-redlock4', 10_000)).unlock(),
+        redlock5: async () => (await redlock5.acquire(['bench-redlock5'], 10_000)).release(),
+      },
+      n,
     );
     await locks.close();
-
-    const redlockClient = new Redis(redis.url);
-    const redlock = new Redlock([redlockClient], { retryCount: 0 });
-    rows.push(
-      row(
-        'redlock 4.2.0: lock + unlock',
-        await times(n, async () => (await redlock.lock('bench-redlock', 10_000)).unlock()),
-        floor,
-      ),
+    redlock4Client.disconnect();
+    redlock5Client.disconnect();
+    const floor = percentile(
+      [...uncontended.ping].sort((a, b) => a - b),
+      50,
     );
-    redlockClient.disconnect();
+    rows.push(row('bare Redis round trip (PING)', uncontended.ping, floor));
+    rows.push(row('two bare Redis round trips (PING, PING)', uncontended.ping2, floor));
+    rows.push(row('@ids/lock on Redis: acquire + release', uncontended.ours, floor));
+    rows.push(row('redlock 4.2.0: lock + unlock', uncontended.redlock4, floor));
+    rows.push(row('redlock 5.0.0-beta.2: acquire + release', uncontended.redlock5, floor));
 
     const noPoll = 2 ** 31 - 1;
     rows.push(
@@ -122,22 +151,23 @@ export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
     );
 
     const elocks = await etcdLocks({ endpoints: etcd.endpoints, prefix: `/${prefix}/` });
-    const en = Math.min(n, 200);
-    rows.push(
-      row(
-        '@ids/lock on etcd: acquire + release',
-        await times(en, async () => (await elocks.acquire('bench')).release()),
-      ),
+    const etcd3 = new Etcd3({ hosts: etcd.endpoints });
+    const en = Math.min(n, 400);
+    const onEtcd = await interleaved(
+      {
+        // One write through etcd's consensus: what each request of a lock costs at least.
+        put: () => etcd3.put(`/${prefix}-put`).value('x').exec(),
+        ours: async () => (await elocks.acquire('bench')).release(),
+        etcd3: async () => (await etcd3.lock(`/${prefix}-etcd3/bench`).ttl(10).acquire()).release(),
+      },
+      en,
+      50,
     );
     await elocks.close();
-    const etcd3 = new Etcd3({ hosts: etcd.endpoints });
-    rows.push(
-      row(
-        'etcd3 1.1.2 client lock: acquire + release',
-        await times(en, async () => (await etcd3.lock(`/${prefix}-etcd3/bench`).ttl(10).acquire()).release()),
-      ),
-    );
     etcd3.close();
+    rows.push(row('bare etcd write (put)', onEtcd.put));
+    rows.push(row('@ids/lock on etcd: acquire + release', onEtcd.ours));
+    rows.push(row('etcd3 1.1.2 client lock: acquire + release', onEtcd.etcd3));
     rows.push(
       row(
         // A waiter's poll keeps its etcd lease alive: left at its default (1 s).

@@ -3,7 +3,7 @@
 // lock, and every other waits for the key just before its own to go (FIFO, no herd). The fence
 // is the holder's create revision: etcd's revision is cluster-wide, persisted and only grows.
 import { IdsError, InvalidArgumentError } from '@ids/engine';
-import { LeaseLostError, LeaseStoreUnavailableError } from '@ids/machine-etcd';
+import { LeaseLostError, LeaseStoreRefusedError, LeaseStoreUnavailableError } from '@ids/machine-etcd';
 import { bounded } from '@ids/machine-lease/internal';
 import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
 import { type LockBackend, PlacesBackend, type Taken } from './backend.js';
@@ -86,8 +86,13 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
     }
   }
 
-  /** Puts this acquire's key under a fresh lease (once), then asks who is ahead of it. */
+  /**
+   * Puts this acquire's key under a fresh lease (once), reading the head of the line in the same
+   * transaction: an uncontended acquire is two requests (the grant, the transaction), as the etcd3
+   * client's own lock. Otherwise asks which key is just ahead, to watch it.
+   */
   async take(name: string, token: string, ttlMs: number, _join: boolean): Promise<Taken | undefined> {
+    const dir = `${this.#prefix}${name}/`;
     let place = this.places.get(token);
     if (place) {
       try {
@@ -99,13 +104,17 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
         place = undefined;
       }
     }
-    place ??= await this.#join(name, token, ttlMs);
-    const dir = `${this.#prefix}${name}/`;
+    if (!place) {
+      const joined = await this.#join(name, dir, token, ttlMs);
+      place = joined.place;
+      if (joined.first) return { fence: BigInt(place.revision), quarantineMs: 0 };
+    }
+    const revision = place.revision;
     const ahead = await this.#call(`reading the line for ${JSON.stringify(name)}`, () =>
       this.#client
         .getAll()
         .prefix(dir)
-        .maxCreateRevision(String(BigInt(place.revision) - 1n))
+        .maxCreateRevision(String(BigInt(revision) - 1n))
         .sort('Create', 'Descend')
         .limit(1)
         .exec(),
@@ -115,20 +124,41 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
       place.ahead = { key: first.key.toString(), revision: ahead.header.revision };
       return undefined;
     }
-    return { fence: BigInt(place.revision), quarantineMs: 0 };
+    return { fence: BigInt(revision), quarantineMs: 0 };
   }
 
-  async #join(name: string, token: string, ttlMs: number): Promise<Place> {
+  /** Grants the place's lease, then puts its key and reads the oldest key of `dir` in one transaction. */
+  async #join(
+    name: string,
+    dir: string,
+    token: string,
+    ttlMs: number,
+  ): Promise<{ place: Place; first: boolean }> {
     const lease = this.#client.lease(Math.ceil(ttlMs / 1000), { autoKeepAlive: false });
     lease.on('lost', () => undefined);
     const leaseId = await this.#call('granting a lease', () => lease.grant());
-    const key = `${this.#prefix}${name}/${BigInt(leaseId).toString(16)}`;
-    const put = await this.#call(`joining the line for ${JSON.stringify(name)}`, () =>
-      this.#client.put(key).value(token).lease(leaseId).exec(),
+    const key = `${dir}${BigInt(leaseId).toString(16)}`;
+    const txn = await this.#call(`joining the line for ${JSON.stringify(name)}`, () =>
+      this.#client
+        // The key is new with its lease, so the comparison holds; the transaction needs one.
+        .if(key, 'Create', '==', 0)
+        .then(
+          this.#client.put(key).value(token).lease(leaseId),
+          this.#client.getAll().prefix(dir).sort('Create', 'Ascend').limit(1),
+        )
+        .commit(),
     );
-    const place: Place = { lease, leaseId, key, revision: put.header.revision, ttlMs };
+    if (!txn.succeeded) {
+      await lease.revoke().catch(() => undefined);
+      throw new LeaseStoreRefusedError(
+        'etcd',
+        `joining the line for ${JSON.stringify(name)}: expected ${key} to be new with its lease, found it already made`,
+      );
+    }
+    const place: Place = { lease, leaseId, key, revision: txn.header.revision, ttlMs };
     this.places.set(token, place);
-    return place;
+    const oldest = txn.responses[1]?.response_range?.kvs[0];
+    return { place, first: oldest?.key.toString() === key };
   }
 
   async extend(_name: string, token: string, _ttlMs: number, timeoutMs: number): Promise<void> {
@@ -148,7 +178,7 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
   }
 
   /** Watches the key just ahead from the revision it was seen at: its delete is this waiter's turn. */
-  async turn(_name: string, token: string, _mark: number, signal: AbortSignal): Promise<void> {
+  async turn(_name: string, token: string, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     const place = this.places.get(token);
     const pollMs = this.#pollMs ?? Math.min(1000, Math.floor((place?.ttlMs ?? 3000) / 3));

@@ -97,7 +97,6 @@ export class Locks {
     if (wait && (o.waitMs !== undefined || signal)) waiting();
     try {
       for (;;) {
-        const mark = backend.mark(name);
         const sentAt = this.#scheduler.now();
         let taken: Taken | undefined;
         try {
@@ -112,7 +111,7 @@ export class Locks {
           return undefined;
         }
         if (o.waitMs === 0) timedOut = true;
-        if (!timedOut && !signal?.aborted) await backend.turn(name, token, mark, waiting());
+        if (!timedOut && !signal?.aborted) await backend.turn(name, token, waiting());
         if (timedOut) throw new LockTimeoutError(name, o.waitMs ?? 0);
         if (signal?.aborted) throw this.#aborted(name, signal);
       }

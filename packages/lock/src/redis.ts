@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
-import { EXTEND, LEAVE, RELEASE, TAKE } from './redis-scripts.js';
+import { EXTEND, LEAVE, type LuaScript, RELEASE, TAKE } from './redis-scripts.js';
 
 /** Where the locks live when no prefix is given. */
 export const DEFAULT_LOCK_PREFIX = 'ids:lock';
@@ -52,20 +52,13 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
   });
   const backend = new RedisBackend(client, prefix, pollMs);
   try {
-    await backend.subscribe();
+    await backend.open();
   } catch (error) {
     await backend.close();
     throw error;
   }
   return new Locks(backend, { timeoutMs, ...(options as object) });
 }
-
-/** The client with the scripts defined on it. */
-type Scripted = Redis & {
-  [command in 'idsLockTake' | 'idsLockExtend' | 'idsLockRelease' | 'idsLockLeave']: (
-    ...args: (string | number)[]
-  ) => Promise<unknown>;
-};
 
 /** One waiter blocked in `turn`. */
 interface Waiter {
@@ -79,13 +72,11 @@ interface Waiter {
  */
 class RedisBackend implements LockBackend {
   readonly store = 'redis';
-  readonly #client: Scripted;
+  readonly #client: Redis;
   readonly #subscriber: Redis;
   readonly #base: string;
   readonly #channel: string;
   readonly #pollMs: number;
-  /** Per name: how many "the lock is free, anyone may ask" messages came. */
-  readonly #freed = new Map<string, number>();
   /** Tokens a release named as next in line, not yet seen by their waiter. */
   readonly #called = new Set<string>();
   readonly #waiters = new Map<string, Set<Waiter>>();
@@ -93,13 +84,7 @@ class RedisBackend implements LockBackend {
   readonly #joined = new Set<string>();
 
   constructor(client: Redis, prefix: string, pollMs: number) {
-    // EVALSHA with EVAL as the fallback (ioredis's defineCommand): the scripts are sent whole
-    // only once per connection, and again after a restarted Redis answers NOSCRIPT.
-    client.defineCommand('idsLockTake', { numberOfKeys: 5, lua: TAKE });
-    client.defineCommand('idsLockExtend', { numberOfKeys: 1, lua: EXTEND });
-    client.defineCommand('idsLockRelease', { numberOfKeys: 4, lua: RELEASE });
-    client.defineCommand('idsLockLeave', { numberOfKeys: 4, lua: LEAVE });
-    this.#client = client as Scripted;
+    this.#client = client;
     this.#base = `{${prefix}}`;
     this.#channel = `${this.#base}:released`;
     this.#pollMs = pollMs;
@@ -109,8 +94,24 @@ class RedisBackend implements LockBackend {
     this.#subscriber.on('message', (_channel: string, message: string) => this.#onRelease(message));
   }
 
-  async subscribe(): Promise<void> {
-    await this.#subscriber.subscribe(this.#channel);
+  /** Subscribes to releases and loads the scripts, so that every call is an EVALSHA. */
+  async open(): Promise<void> {
+    await Promise.all([
+      this.#subscriber.subscribe(this.#channel),
+      ...[TAKE, EXTEND, RELEASE, LEAVE].map((s) => this.#client.script('LOAD', s.lua)),
+    ]);
+  }
+
+  /**
+   * Runs a script by its SHA1; sends it whole only when Redis answers NOSCRIPT (it restarted, or
+   * its script cache was flushed). Not ioredis's defineCommand, which wraps each call in a
+   * command subclass and a second promise: about 6 µs more CPU per call, measured.
+   */
+  #run(script: LuaScript, args: (string | number)[]): Promise<unknown> {
+    return this.#client.evalsha(script.sha, script.keys, ...args).catch((error: unknown) => {
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+      return this.#client.eval(script.lua, script.keys, ...args);
+    });
   }
 
   #keys(name: string): string[] {
@@ -128,10 +129,9 @@ class RedisBackend implements LockBackend {
     const at = message.lastIndexOf('/');
     const name = message.slice(0, at);
     const next = message.slice(at + 1);
-    if (next === '') this.#freed.set(name, (this.#freed.get(name) ?? 0) + 1);
-    else this.#called.add(next);
+    this.#called.add(next);
     for (const waiter of this.#waiters.get(name) ?? []) {
-      if (next === '' || next === waiter.token) waiter.wake();
+      if (next === waiter.token) waiter.wake();
     }
   }
 
@@ -153,31 +153,32 @@ class RedisBackend implements LockBackend {
   }
 
   async take(name: string, token: string, ttlMs: number, join: boolean): Promise<Taken | undefined> {
-    const nowUs = BigInt(Date.now()) * 1000n;
     const reply = (await this.#call(`taking the lock ${JSON.stringify(name)}`, () =>
-      this.#client.idsLockTake(
+      this.#run(TAKE, [
         ...this.#keys(name),
         token,
         ttlMs,
-        String(nowUs),
+        // The client's clock in µs, for a counter that starts again (see TAKE).
+        `${Date.now()}000`,
         this.#pollMs * 5,
         join ? '1' : '0',
-      ),
-    )) as [number, string?, number?];
+      ]),
+    )) as [number, (number | string)?, number?];
     this.#called.delete(token);
     if (reply[0] !== 1) {
       if (join) this.#joined.add(token);
       return undefined;
     }
     this.#joined.delete(token);
-    return { fence: BigInt(reply[1] as string), quarantineMs: Number(reply[2]) };
+    // An integer below 2^53, or its decimal digits past it (see TAKE).
+    return { fence: BigInt(reply[1] as number | string), quarantineMs: Number(reply[2]) };
   }
 
   async extend(name: string, token: string, ttlMs: number, timeoutMs: number): Promise<void> {
     const [held] = this.#keys(name);
     const done = await this.#call(`extending the lock ${JSON.stringify(name)}`, () =>
       Promise.race([
-        this.#client.idsLockExtend(held as string, token, ttlMs),
+        this.#run(EXTEND, [held as string, token, ttlMs]),
         new Promise((_, reject) =>
           setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref(),
         ),
@@ -194,7 +195,7 @@ class RedisBackend implements LockBackend {
 
   async release(name: string, token: string): Promise<void> {
     await this.#call(`releasing the lock ${JSON.stringify(name)}`, () =>
-      this.#client.idsLockRelease(...this.#keys(name).slice(0, 4), token, this.#channel, name),
+      this.#run(RELEASE, [...this.#keys(name).slice(0, 4), token, this.#channel, name]),
     );
   }
 
@@ -203,16 +204,12 @@ class RedisBackend implements LockBackend {
     // Only a token that joined has a place to give up (tryAcquire never joins).
     if (!this.#joined.delete(token)) return;
     await this.#call(`leaving the line for the lock ${JSON.stringify(name)}`, () =>
-      this.#client.idsLockLeave(...this.#keys(name).slice(0, 4), token, this.#channel, name),
+      this.#run(LEAVE, [...this.#keys(name).slice(0, 4), token, this.#channel, name]),
     );
   }
 
-  mark(name: string): number {
-    return this.#freed.get(name) ?? 0;
-  }
-
-  turn(name: string, token: string, mark: number, signal: AbortSignal): Promise<void> {
-    if (this.mark(name) !== mark || this.#called.has(token) || signal.aborted) return Promise.resolve();
+  turn(name: string, token: string, signal: AbortSignal): Promise<void> {
+    if (this.#called.has(token) || signal.aborted) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const waiters = this.#waiters.get(name) ?? new Set<Waiter>();
       this.#waiters.set(name, waiters);
