@@ -29,8 +29,11 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-/** @param {string} what @param {number[]} times @param {number} [floor] the bare round trip's p50 */
-function row(what, times, floor) {
+/**
+ * @param {string} what @param {number[]} times @param {number} [floor] the bare round trip's p50
+ * @param {number} [cpuUs] CPU time of this process per run, in µs
+ */
+function row(what, times, floor, cpuUs) {
   const sorted = [...times].sort((a, b) => a - b);
   const p50 = percentile(sorted, 50);
   const p99 = percentile(sorted, 99);
@@ -42,6 +45,7 @@ function row(what, times, floor) {
     p99.toFixed(3),
     percentile(sorted, 100).toFixed(3),
     ratio,
+    cpuUs === undefined ? '' : cpuUs.toFixed(0),
   ];
 }
 
@@ -59,20 +63,66 @@ async function times(n, fn, warm = 20) {
 
 /**
  * Times each of `fns` `n` times, interleaved: rounds of `per` runs of each in turn, after 20
- * untimed runs of each.
+ * untimed runs of each; and the CPU time this process spent per run of each, in µs (user +
+ * system: the client's own work, which the machine's load does not inflate as it does latency).
  * @template {string} K
  * @param {Record<K, () => Promise<unknown>>} fns
- * @returns {Promise<Record<K, number[]>>}
+ * @returns {Promise<{ times: Record<K, number[]>, cpuUs: Record<K, number> }>}
  */
 async function interleaved(fns, n, per = 100) {
   const entries = /** @type {[K, () => Promise<unknown>][]} */ (Object.entries(fns));
   const out = /** @type {Record<K, number[]>} */ ({});
+  const cpuUs = /** @type {Record<K, number>} */ ({});
   for (const [k, fn] of entries) {
     out[k] = [];
+    cpuUs[k] = 0;
     for (let i = 0; i < 20; i++) await fn();
   }
   for (let done = 0; done < n; done += per) {
-    for (const [k, fn] of entries) out[k].push(...(await times(Math.min(per, n - done), fn, 0)));
+    for (const [k, fn] of entries) {
+      const cpu = process.cpuUsage();
+      out[k].push(...(await times(Math.min(per, n - done), fn, 0)));
+      const used = process.cpuUsage(cpu);
+      cpuUs[k] += used.user + used.system;
+    }
+  }
+  for (const [k] of entries) cpuUs[k] /= n;
+  return { times: out, cpuUs };
+}
+
+/**
+ * The floor of a hand-off on this machine, with no lock: a PUBLISH that `subscribers`
+ * connections receive (as every waiter's subscriber receives a release's message), and the one
+ * it names answering with a PING of its own (as the woken waiter asks for the lock). Timed from
+ * the PUBLISH to the PING's answer, as a hand-off is from the release to the next acquire.
+ * @param {string} url
+ */
+async function bareHandoff(url, subscribers, n) {
+  const channel = 'bench-bare-handoff';
+  const publisher = new Redis(url);
+  const pool = await Promise.all(
+    Array.from({ length: subscribers }, async () => {
+      const listener = new Redis(url);
+      await listener.subscribe(channel);
+      return { listener, client: new Redis(url) };
+    }),
+  );
+  const out = [];
+  for (let i = 0; i < n + 20; i++) {
+    const next = pool[i % subscribers];
+    if (!next) break;
+    const t0 = performance.now();
+    const answered = new Promise((resolve) =>
+      next.listener.once('message', () => resolve(next.client.ping())),
+    );
+    await publisher.publish(channel, String(i));
+    await answered;
+    if (i >= 20) out.push(performance.now() - t0);
+  }
+  publisher.disconnect();
+  for (const { listener, client } of pool) {
+    listener.disconnect();
+    client.disconnect();
   }
   return out;
 }
@@ -131,21 +181,29 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
     await locks.close();
     redlock4Client.disconnect();
     redlock5Client.disconnect();
+    const { times: t, cpuUs } = uncontended;
     const floor = percentile(
-      [...uncontended.ping].sort((a, b) => a - b),
+      [...t.ping].sort((a, b) => a - b),
       50,
     );
-    rows.push(row('bare Redis round trip (PING)', uncontended.ping, floor));
-    rows.push(row('two bare Redis round trips (PING, PING)', uncontended.ping2, floor));
-    rows.push(row('@ids/lock on Redis: acquire + release', uncontended.ours, floor));
-    rows.push(row('redlock 4.2.0: lock + unlock', uncontended.redlock4, floor));
-    rows.push(row('redlock 5.0.0-beta.2: acquire + release', uncontended.redlock5, floor));
+    rows.push(row('bare Redis round trip (PING)', t.ping, floor, cpuUs.ping));
+    rows.push(row('two bare Redis round trips (PING, PING)', t.ping2, floor, cpuUs.ping2));
+    rows.push(row('@ids/lock on Redis: acquire + release', t.ours, floor, cpuUs.ours));
+    rows.push(row('redlock 4.2.0: lock + unlock', t.redlock4, floor, cpuUs.redlock4));
+    rows.push(row('redlock 5.0.0-beta.2: acquire + release', t.redlock5, floor, cpuUs.redlock5));
 
     const noPoll = 2 ** 31 - 1;
     rows.push(
       row(
         `@ids/lock on Redis: hand-off, ${waiters} waiters (pub/sub, no poll)`,
         await handoff(() => redisLocks({ url: redis.url, prefix, pollMs: noPoll }), waiters, rounds),
+        floor,
+      ),
+    );
+    rows.push(
+      row(
+        `bare hand-off floor, ${waiters} subscribers (PUBLISH, then a PING by the one named)`,
+        await bareHandoff(redis.url, waiters, waiters * rounds),
         floor,
       ),
     );
@@ -165,9 +223,11 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
     );
     await elocks.close();
     etcd3.close();
-    rows.push(row('bare etcd write (put)', onEtcd.put));
-    rows.push(row('@ids/lock on etcd: acquire + release', onEtcd.ours));
-    rows.push(row('etcd3 1.1.2 client lock: acquire + release', onEtcd.etcd3));
+    rows.push(row('bare etcd write (put)', onEtcd.times.put, undefined, onEtcd.cpuUs.put));
+    rows.push(row('@ids/lock on etcd: acquire + release', onEtcd.times.ours, undefined, onEtcd.cpuUs.ours));
+    rows.push(
+      row('etcd3 1.1.2 client lock: acquire + release', onEtcd.times.etcd3, undefined, onEtcd.cpuUs.etcd3),
+    );
     rows.push(
       row(
         // A waiter's poll keeps its etcd lease alive: left at its default (1 s).
@@ -206,6 +266,6 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
   }
   return {
     title: `Locks: acquire + release and hand-off, in ms (loopback; load average ${load} at the start)`,
-    table: formatTable(['what', 'n', 'p50 ms', 'p99 ms', 'max ms', 'p50 / bare Redis'], rows),
+    table: formatTable(['what', 'n', 'p50 ms', 'p99 ms', 'max ms', 'p50 / bare Redis', 'CPU µs / run'], rows),
   };
 }

@@ -76,6 +76,7 @@ class RedisBackend implements LockBackend {
   readonly #subscriber: Redis;
   readonly #base: string;
   readonly #channel: string;
+  readonly #epoch: string;
   readonly #pollMs: number;
   /** Tokens a release named as next in line, not yet seen by their waiter. */
   readonly #called = new Set<string>();
@@ -87,6 +88,7 @@ class RedisBackend implements LockBackend {
     this.#client = client;
     this.#base = `{${prefix}}`;
     this.#channel = `${this.#base}:released`;
+    this.#epoch = `${this.#base}:epoch`;
     this.#pollMs = pollMs;
     // Subscriptions queue while reconnecting and are renewed after (ioredis's autoResubscribe).
     this.#subscriber = client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined });
@@ -98,7 +100,13 @@ class RedisBackend implements LockBackend {
   async open(): Promise<void> {
     await Promise.all([
       this.#subscriber.subscribe(this.#channel),
-      ...[TAKE, EXTEND, RELEASE, LEAVE].map((s) => this.#client.script('LOAD', s.lua)),
+      ...[TAKE, EXTEND, RELEASE, LEAVE].map((s) =>
+        this.#client.script('LOAD', s.lua).catch((error: unknown) => {
+          // A user whose ACL allows EVALSHA and EVAL but not SCRIPT (NOPERM) still has working
+          // locks: each script is then sent whole at its first NOSCRIPT (see #run).
+          if (!(error instanceof Error && error.name === 'ReplyError')) throw error;
+        }),
+      ),
     ]);
   }
 
@@ -114,15 +122,10 @@ class RedisBackend implements LockBackend {
     });
   }
 
-  #keys(name: string): string[] {
+  /** The keys of `name` the scripts take, in their order (see redis-scripts.ts): held, fence, queue, alive. */
+  #keys(name: string): [string, string, string, string] {
     const b = this.#base;
-    return [
-      `${b}:held:${name}`,
-      `${b}:fence:${name}`,
-      `${b}:queue:${name}`,
-      `${b}:alive:${name}`,
-      `${b}:epoch`,
-    ];
+    return [`${b}:held:${name}`, `${b}:fence:${name}`, `${b}:queue:${name}`, `${b}:alive:${name}`];
   }
 
   #onRelease(message: string): void {
@@ -156,6 +159,7 @@ class RedisBackend implements LockBackend {
     const reply = (await this.#call(`taking the lock ${JSON.stringify(name)}`, () =>
       this.#run(TAKE, [
         ...this.#keys(name),
+        this.#epoch,
         token,
         ttlMs,
         // The client's clock in µs, for a counter that starts again (see TAKE).
@@ -175,10 +179,10 @@ class RedisBackend implements LockBackend {
   }
 
   async extend(name: string, token: string, ttlMs: number, timeoutMs: number): Promise<void> {
-    const [held] = this.#keys(name);
+    const held = `${this.#base}:held:${name}`;
     const done = await this.#call(`extending the lock ${JSON.stringify(name)}`, () =>
       Promise.race([
-        this.#run(EXTEND, [held as string, token, ttlMs]),
+        this.#run(EXTEND, [held, token, ttlMs]),
         new Promise((_, reject) =>
           setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref(),
         ),
@@ -195,7 +199,7 @@ class RedisBackend implements LockBackend {
 
   async release(name: string, token: string): Promise<void> {
     await this.#call(`releasing the lock ${JSON.stringify(name)}`, () =>
-      this.#run(RELEASE, [...this.#keys(name).slice(0, 4), token, this.#channel, name]),
+      this.#run(RELEASE, [...this.#keys(name), token, this.#channel, name]),
     );
   }
 
@@ -204,7 +208,7 @@ class RedisBackend implements LockBackend {
     // Only a token that joined has a place to give up (tryAcquire never joins).
     if (!this.#joined.delete(token)) return;
     await this.#call(`leaving the line for the lock ${JSON.stringify(name)}`, () =>
-      this.#run(LEAVE, [...this.#keys(name).slice(0, 4), token, this.#channel, name]),
+      this.#run(LEAVE, [...this.#keys(name), token, this.#channel, name]),
     );
   }
 

@@ -154,4 +154,20 @@ describe('an uncontended acquire + release on Redis', () => {
     await (await locks.acquire('n')).release();
     expect(proxy.sent.count - again).toBe(2);
   });
+
+  it('a user whose ACL refuses SCRIPT still opens and locks: the scripts go by EVAL at first use', async () => {
+    const prefix = uniqueName('acl');
+    await suite.admin.set(`{${prefix}}:epoch`, '0');
+    await suite.admin.acl('SETUSER', 'noscript', 'on', '>pw', '~*', '&*', '+@all', '-script');
+    cleanup.push(async () => void (await suite.admin.acl('DELUSER', 'noscript')));
+    await suite.admin.script('FLUSH');
+    const locks = await redisLocks({ url: url.replace('redis://', 'redis://noscript:pw@'), prefix });
+    cleanup.push(() => locks.close());
+    const first = await locks.acquire('n');
+    const fence = first.fence;
+    await first.release();
+    const second = await locks.acquire('n');
+    expect(second.fence).toBeGreaterThan(fence);
+    await second.release();
+  });
 });
