@@ -43,13 +43,12 @@ export interface LockBackend {
   release(name: string, token: string): Promise<void>;
   /** Gives up `token`'s place in line (a wait that ended without the lock). */
   leave(name: string, token: string): Promise<void>;
-  /** A mark of the events seen for `name`, taken before an attempt, for `turn`. */
-  mark(name: string): number;
   /**
-   * Resolves when `token` should try again: the store said the lock was released (since `mark`),
-   * or a bounded fallback poll ran out; at once when `signal` aborts.
+   * Resolves when `token` should try again: the store said it is `token`'s turn (also when it
+   * said so while the attempt that put `token` in line was still on its way back), or a bounded
+   * fallback poll ran out; at once when `signal` aborts.
    */
-  turn(name: string, token: string, mark: number, signal: AbortSignal): Promise<void>;
+  turn(name: string, token: string, signal: AbortSignal): Promise<void>;
   /** Whether an attempt's error is worth waiting out (the store unreachable) rather than reporting. */
   transient(error: unknown): boolean;
   /** Closes the connections the backend made. */
@@ -59,8 +58,7 @@ export interface LockBackend {
 /**
  * What the backends whose waiters each hold a place of their own share (etcd: a key on a lease
  * of its own; ZooKeeper: a node in a session of its own): releasing the lock and leaving the line
- * are one act, closing that place, and a waiter's `turn` watches the place just ahead instead of
- * counting events, so `mark` is 0.
+ * are one act, closing that place, and a waiter's `turn` watches the place just ahead.
  */
 export abstract class PlacesBackend<P> {
   /** Each acquire's place, by its token. */
@@ -78,10 +76,6 @@ export abstract class PlacesBackend<P> {
 
   leave(name: string, token: string): Promise<void> {
     return this.release(name, token);
-  }
-
-  mark(): number {
-    return 0;
   }
 
   transient(error: unknown): boolean {

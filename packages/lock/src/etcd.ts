@@ -3,7 +3,7 @@
 // lock, and every other waits for the key just before its own to go (FIFO, no herd). The fence
 // is the holder's create revision: etcd's revision is cluster-wide, persisted and only grows.
 import { InvalidArgumentError } from '@ids/engine';
-import { type EtcdOptions, LeaseLostError } from '@ids/machine-etcd';
+import { type EtcdOptions, LeaseLostError, LeaseStoreRefusedError } from '@ids/machine-etcd';
 import { Connection, parseEndpoints } from '@ids/machine-etcd/internal';
 import { type LockBackend, PlacesBackend, type Taken } from './backend.js';
 import { Locks } from './locks.js';
@@ -84,7 +84,11 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
     this.#pollMs = pollMs;
   }
 
-  /** Puts this acquire's key under a fresh lease (once), then asks who is ahead of it. */
+  /**
+   * Puts this acquire's key under a fresh lease (once), reading the head of the line in the same
+   * transaction: an uncontended acquire is two requests (the grant, the transaction), as the etcd3
+   * client's own lock. Otherwise asks which key is just ahead, to watch it.
+   */
   async take(
     name: string,
     token: string,
@@ -93,6 +97,7 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
     budgetMs: number | undefined,
   ): Promise<Taken | undefined> {
     const conn = this.#conn;
+    const dir = `${this.#prefix}${name}/`;
     let place = this.places.get(token);
     if (place) {
       try {
@@ -104,8 +109,11 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
         place = undefined;
       }
     }
-    place ??= await this.#join(name, token, ttlMs, budgetMs);
-    const dir = `${this.#prefix}${name}/`;
+    if (!place) {
+      const joined = await this.#join(name, dir, token, ttlMs, budgetMs);
+      place = joined.place;
+      if (joined.first) return { fence: BigInt(place.revision), quarantineMs: 0 };
+    }
     const revision = place.revision;
     const ahead = await conn.call(
       `reading the line for ${JSON.stringify(name)}`,
@@ -125,18 +133,34 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
       place.ahead = { key: first.key.toString(), revision: ahead.header.revision };
       return undefined;
     }
-    return { fence: BigInt(place.revision), quarantineMs: 0 };
+    return { fence: BigInt(revision), quarantineMs: 0 };
   }
 
-  async #join(name: string, token: string, ttlMs: number, budgetMs: number | undefined): Promise<Place> {
+  /** Grants the place's lease, then puts its key and reads the oldest key of `dir` in one transaction. */
+  async #join(
+    name: string,
+    dir: string,
+    token: string,
+    ttlMs: number,
+    budgetMs: number | undefined,
+  ): Promise<{ place: Place; first: boolean }> {
     const conn = this.#conn;
     const { id: leaseId } = await conn.grant(Math.ceil(ttlMs / 1000), budgetMs);
-    const key = `${this.#prefix}${name}/${BigInt(leaseId).toString(16)}`;
-    let put: { header: { revision: string } };
+    const key = `${dir}${BigInt(leaseId).toString(16)}`;
+    let txn: Awaited<ReturnType<ReturnType<typeof conn.client.if>['commit']>>;
     try {
-      put = await conn.call(
+      txn = await conn.call(
         `joining the line for ${JSON.stringify(name)}`,
-        (o) => conn.client.put(key).value(token).lease(leaseId).options(o).exec(),
+        (o) =>
+          conn.client
+            // The key is new with its lease, so the comparison holds; the transaction needs one.
+            .if(key, 'Create', '==', 0)
+            .then(
+              conn.client.put(key).value(token).lease(leaseId),
+              conn.client.getAll().prefix(dir).sort('Create', 'Ascend').limit(1),
+            )
+            .options(o)
+            .commit(),
         budgetMs,
       );
     } catch (error) {
@@ -144,9 +168,17 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
       await conn.revoke(leaseId).catch(() => undefined);
       throw error;
     }
-    const place: Place = { leaseId, key, revision: put.header.revision, ttlMs };
+    if (!txn.succeeded) {
+      await conn.revoke(leaseId).catch(() => undefined);
+      throw new LeaseStoreRefusedError(
+        'etcd',
+        `joining the line for ${JSON.stringify(name)}: expected ${key} to be new with its lease, found it already made`,
+      );
+    }
+    const place: Place = { leaseId, key, revision: txn.header.revision, ttlMs };
     this.places.set(token, place);
-    return place;
+    const oldest = txn.responses[1]?.response_range?.kvs[0];
+    return { place, first: oldest?.key.toString() === key };
   }
 
   async extend(_name: string, token: string, _ttlMs: number, timeoutMs: number): Promise<void> {
@@ -165,7 +197,7 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
    * turn. Every listener added to `signal` (one signal for the whole wait) is removed before
    * this returns, so a wait of many attempts does not pile them up.
    */
-  async turn(_name: string, token: string, _mark: number, signal: AbortSignal): Promise<void> {
+  async turn(_name: string, token: string, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     const place = this.places.get(token);
     const pollMs = this.#pollMs ?? Math.min(1000, Math.floor((place?.ttlMs ?? 3000) / 3));

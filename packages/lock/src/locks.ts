@@ -119,7 +119,6 @@ export class Locks {
     let unreachable: unknown;
     try {
       for (;;) {
-        const mark = backend.mark(name);
         const sentAt = this.#scheduler.now();
         // waitMs bounds the whole acquire, connecting included: an attempt gets what is left
         // (waitMs 0 is one attempt, given the store's timeoutMs like tryAcquire).
@@ -148,7 +147,7 @@ export class Locks {
           return undefined;
         }
         if (o.waitMs === 0) timedOut = true;
-        if (!timedOut && !signal?.aborted) await backend.turn(name, token, mark, waiting());
+        if (!timedOut && !signal?.aborted) await backend.turn(name, token, waiting());
         if (timedOut) {
           if (unreachable === undefined) throw new LockTimeoutError(name, o.waitMs ?? 0);
           throw new LeaseStoreUnavailableError(

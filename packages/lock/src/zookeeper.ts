@@ -252,7 +252,7 @@ class ZookeeperBackend extends PlacesBackend<Place> implements LockBackend {
   }
 
   /** Waits for the node just ahead to go (its watch), for a poll at most; at once on `signal`. */
-  async turn(_name: string, token: string, _mark: number, signal: AbortSignal): Promise<void> {
+  async turn(_name: string, token: string, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     const gone = this.places.get(token)?.ahead?.gone;
     await new Promise<void>((resolve) => {

@@ -31,7 +31,10 @@ describe.skipIf(!hasRedis())('a take answered after its trust window (Redis behi
     // name comes free within a few answers, never left to its TTL... nor held by nobody.
     let lock: Awaited<ReturnType<typeof locks.tryAcquire>>;
     await until(
-      async () => (lock = await locks.tryAcquire('slow', { ttlMs: 1000 })) !== undefined,
+      async () => {
+        lock = await locks.tryAcquire('slow', { ttlMs: 1000 });
+        return lock !== undefined;
+      },
       10_000,
       'the name to come free',
     );
