@@ -4,8 +4,7 @@
 // the fake scheduler runs the same cases without a server (contract.test.ts).
 import {
   type Clock,
-  checkGeneratorOptions,
-  IdGenerator,
+  type IdGenerator,
   InvalidArgumentError,
   type Layout,
   MachineIdLostError,
@@ -18,7 +17,7 @@ import type * as errors from '../src/errors.js';
 import type { LeasedClaim } from '../src/holder.js';
 import type { HolderOptions, LeaseOptions } from '../src/options.js';
 import type { LeasedMachineIdProvider } from '../src/provider.js';
-import { aborted, failure, layoutWith, sleep, until, WAIT_MS } from './kit.js';
+import { aborted, failure, generatorOn, layoutWith, sleep, until, WAIT_MS } from './kit.js';
 
 /** What a case may set on a claim beyond the store's connection and place. */
 export type ClaimExtra = HolderOptions & LeaseOptions;
@@ -113,17 +112,6 @@ function claimMany(
   return subject.settle(Promise.all(Array.from({ length: count }, () => claimAlone(place, layout, extra))));
 }
 
-function generatorOn(subject: LeaseSubject, layout: Layout, claim: LeasedClaim): IdGenerator {
-  return new IdGenerator(
-    checkGeneratorOptions({
-      layout,
-      machineId: claim,
-      ...(subject.clock ? { clock: subject.clock } : {}),
-      onError: () => undefined,
-    }),
-  );
-}
-
 /** The next ID of `generator`, or undefined when it refuses (fenced, still renewing). */
 async function issued(subject: LeaseSubject, generator: IdGenerator): Promise<bigint | undefined> {
   return subject.settle(generator.nextId()).catch(() => undefined);
@@ -142,7 +130,7 @@ export function leaseContract(subject: () => LeaseSubject): void {
     expect(held.machineId).toBeGreaterThanOrEqual(0);
     expect(held.machineId).toBeLessThan(16);
     expect(await place.claimed()).toEqual([held.machineId]);
-    const gen = generatorOn(s, layout, held);
+    const gen = generatorOn(layout, held, { clock: s.clock });
     const first = gen.nextIdSync();
     await s.pass(CONTRACT_TTL_MS * 1.5);
     expect(held.signal.aborted, 'kept alive past the TTL').toBe(false);
@@ -256,14 +244,14 @@ export function leaseContract(subject: () => LeaseSubject): void {
     const place = await s.place('record', 0);
     const layout = layoutWith(0);
     const first = await claimOn(s, place, layout);
-    const gen = generatorOn(s, layout, first);
+    const gen = generatorOn(layout, first, { clock: s.clock });
     let last = 0n;
     for (let i = 0; i < 300; i++) last = gen.nextIdSync();
     await s.settle(gen.close());
     const second = await claimOn(s, place, layout);
     expect(second.machineId).toBe(0);
     expect(second.notBefore).toBeGreaterThanOrEqual(tickStartMs(layout, gen.decompose(last).time + 1) - 1);
-    const gen2 = generatorOn(s, layout, second);
+    const gen2 = generatorOn(layout, second, { clock: s.clock });
     expect(await s.settle(gen2.nextId())).toBeGreaterThan(last);
     await s.settle(gen2.close());
   });
@@ -273,7 +261,7 @@ export function leaseContract(subject: () => LeaseSubject): void {
     const layout = layoutWith(4);
     const place = await s.place('deleted', 4);
     const held = await claimOn(s, place, layout);
-    const gen = generatorOn(s, layout, held);
+    const gen = generatorOn(layout, held, { clock: s.clock });
     const before = gen.nextIdSync();
     await place.drop(held.machineId);
     await s.settle(aborted(held.signal));
@@ -297,7 +285,7 @@ export function leaseContract(subject: () => LeaseSubject): void {
     const layout = layoutWith(4);
     const place = await s.place('busy', 4);
     const held = await claimOn(s, place, layout);
-    const gen = generatorOn(s, layout, held);
+    const gen = generatorOn(layout, held, { clock: s.clock });
     // No keepalive can be sent or confirmed from here on: the event loop is never free. The
     // deadline is at most `trusted` from `start`.
     const trusted = held.trustedForMs();
