@@ -78,6 +78,19 @@ export const realTime: Pick<LeaseSubject, 'now' | 'pass' | 'settle' | 'until' | 
   busy: () => undefined,
 };
 
+/**
+ * The contract on a store's real server: real time, the store's error classes (`errors`, its
+ * package's), `concurrent` holders at once, and `place` (called inside each test).
+ */
+export function leaseContractOnServer(
+  store: string,
+  errors: LeaseSubject['errors'],
+  concurrent: number,
+  place: LeaseSubject['place'],
+): void {
+  leaseContract(() => ({ ...realTime, store, errors, concurrent, place }));
+}
+
 /** The identity a holder outside the test leaves in a claim it plants (`extra`: a store's own fields). */
 export function foreignIdentity(extra: Record<string, string> = {}): string {
   return JSON.stringify({ ...extra, host: 'elsewhere', pid: 1, started: '2020-01-01T00:00:00.000Z' });
@@ -112,6 +125,14 @@ function claimMany(
   return subject.settle(Promise.all(Array.from({ length: count }, () => claimAlone(place, layout, extra))));
 }
 
+/** A claim on a fresh place named `name` in a `bits`-bit field, and a generator on it. */
+async function heldGenerator(s: LeaseSubject, name: string, bits: number) {
+  const layout = layoutWith(bits);
+  const place = await s.place(name, bits);
+  const held = await claimOn(s, place, layout);
+  return { layout, place, held, gen: generatorOn(layout, held, { clock: s.clock }) };
+}
+
 /** The next ID of `generator`, or undefined when it refuses (fenced, still renewing). */
 async function issued(subject: LeaseSubject, generator: IdGenerator): Promise<bigint | undefined> {
   return subject.settle(generator.nextId()).catch(() => undefined);
@@ -124,13 +145,10 @@ async function issued(subject: LeaseSubject, generator: IdGenerator): Promise<bi
 export function leaseContract(subject: () => LeaseSubject): void {
   it('claims a free ID, keeps it past the TTL, issues under it, and on release frees it at once and leaves the time reached', async () => {
     const s = subject();
-    const layout = layoutWith(4);
-    const place = await s.place('claim', 4);
-    const held = await claimOn(s, place, layout);
+    const { layout, place, held, gen } = await heldGenerator(s, 'claim', 4);
     expect(held.machineId).toBeGreaterThanOrEqual(0);
     expect(held.machineId).toBeLessThan(16);
     expect(await place.claimed()).toEqual([held.machineId]);
-    const gen = generatorOn(layout, held, { clock: s.clock });
     const first = gen.nextIdSync();
     await s.pass(CONTRACT_TTL_MS * 1.5);
     expect(held.signal.aborted, 'kept alive past the TTL').toBe(false);
@@ -258,10 +276,7 @@ export function leaseContract(subject: () => LeaseSubject): void {
 
   it('an operator deleting the claim fences the generator, which resumes on the same ID (tried first)', async () => {
     const s = subject();
-    const layout = layoutWith(4);
-    const place = await s.place('deleted', 4);
-    const held = await claimOn(s, place, layout);
-    const gen = generatorOn(layout, held, { clock: s.clock });
+    const { place, held, gen } = await heldGenerator(s, 'deleted', 4);
     const before = gen.nextIdSync();
     await place.drop(held.machineId);
     await s.settle(aborted(held.signal));
@@ -282,10 +297,7 @@ export function leaseContract(subject: () => LeaseSubject): void {
 
   it('a loop that never yields (nextIdSync) is fenced at the trust deadline all the same', async () => {
     const s = subject();
-    const layout = layoutWith(4);
-    const place = await s.place('busy', 4);
-    const held = await claimOn(s, place, layout);
-    const gen = generatorOn(layout, held, { clock: s.clock });
+    const { held, gen } = await heldGenerator(s, 'busy', 4);
     // No keepalive can be sent or confirmed from here on: the event loop is never free. The
     // deadline is at most `trusted` from `start`.
     const trusted = held.trustedForMs();
