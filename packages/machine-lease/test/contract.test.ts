@@ -4,13 +4,14 @@
 // and a release the store cannot answer.
 import { describe, expect, it } from 'vitest';
 import * as errors from '../src/errors.js';
-import type { LeasedClaim } from '../src/holder.js';
+import { type LeasedClaim, RecordedTimeWait } from '../src/holder.js';
 import { checkLeaseOptions } from '../src/options.js';
 import { leasedMachineId } from '../src/provider.js';
 import { type ClaimExtra, type LeasePlace, type LeaseSubject, leaseContract } from './cases.js';
 import { FakeScheduler } from './fake-scheduler.js';
 import { aborted, FAST_LEASE, failure } from './kit.js';
 import { MemoryLeaseServer } from './memory-store.js';
+import { notBeforeCases } from './not-before.js';
 
 /** Fake time a wait may take before it counts as a hang. */
 const FAKE_WAIT_MS = 120_000;
@@ -79,6 +80,35 @@ function memorySubject(): LeaseSubject {
 
 describe('the lease contract on the in-memory store', () => {
   leaseContract(memorySubject);
+});
+
+describe('a recorded time ahead of the clock, on the in-memory store', () => {
+  // The not-before cases every store runs (not-before.ts): each claim brings its own scheduler,
+  // so a place's server is made at its first claim, with the time set before it.
+  const servers = new Map<string, MemoryLeaseServer>();
+  const times = new Map<string, number>();
+  let places = 0;
+  notBeforeCases({
+    prefix: (name) => `${name}-${places++}`,
+    claim: (options) => {
+      const { prefix, scheduler, ...extra } = options as { prefix: string; scheduler: FakeScheduler };
+      let server = servers.get(prefix);
+      if (!server) {
+        server = new MemoryLeaseServer(scheduler);
+        const time = times.get(prefix);
+        if (time !== undefined) server.seedTime(0, time);
+        servers.set(prefix, server);
+      }
+      return memoryPlace(scheduler, server).provider(extra)({ bits: 0 });
+    },
+    setTime: async (prefix, ms) => {
+      times.set(prefix, ms);
+    },
+    claimed: async (prefix) => servers.get(prefix)?.claimed().includes(0) ?? false,
+    notice: RecordedTimeWait,
+    timeAhead: errors.LeaseTimeAheadError,
+    name: 'memory',
+  });
 });
 
 describe('the holder on the in-memory store, exactly', () => {
