@@ -9,13 +9,19 @@
 // lock's signal aborts, and the answer is sent only when @ids/lock reports `executed`, which it
 // does only when the record write under the lock's fence was accepted. Otherwise the answer is
 // the key's record (the other server's IDs, replayed) or 409.
+import type { IncomingMessage } from 'node:http';
 import { IdsError } from '@ids/engine';
 import { importOptional } from '@ids/engine/internal';
 import { HttpError, TokenStoreError } from './errors.js';
-import type { RouteReply, RouteRequest } from './router.js';
+import {
+  IDEMPOTENCY_HEADER,
+  type RouteReply,
+  type RouteRequest,
+  refusesIdempotencyKey,
+  type ServerRoute,
+} from './router.js';
 
 /** The header, as the IETF draft names it. */
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
 /** How long a completed batch is replayed for its key, in ms: 24 hours. */
 export const IDEMPOTENCY_EXPIRY_MS = 86_400_000;
@@ -107,17 +113,17 @@ export function idempotencyKeyOf(
 }
 
 /**
- * Refuses an Idempotency-Key header on a route that issues without honouring one (GET /id): a
- * retry with the key would take a new ID, which is what the key is sent to prevent.
+ * Refuses an Idempotency-Key header on a route that issues without honouring one (`issues`
+ * without the header among its parameters: GET /id, POST /tokens, the segment routes): a retry
+ * with the key would take new values, which is what the key is sent to prevent.
  * @throws HttpError 400 ERR_IDEMPOTENCY_NOT_SUPPORTED when the header is present.
  */
-export function refuseIdempotencyKey(request: RouteRequest): void {
-  if (request.req.headers[IDEMPOTENCY_HEADER] === undefined) return;
-  const { method = 'GET', url = '/' } = request.req;
+export function refuseIdempotencyKey(route: ServerRoute, req: IncomingMessage): void {
+  if (req.headers[IDEMPOTENCY_HEADER] === undefined || !refusesIdempotencyKey(route)) return;
   throw new HttpError(
     400,
     'ERR_IDEMPOTENCY_NOT_SUPPORTED',
-    `expected no Idempotency-Key header on ${method} ${url.split('?')[0]}, received one: only GET /ids honours it (a retry here would take a new ID whatever the key); send GET /ids?count=1 with the key`,
+    `expected no Idempotency-Key header on ${route.method} ${route.path}, received one: only GET /ids honours it (a retry here would take new values whatever the key); send GET /ids with the key for IDs`,
   );
 }
 

@@ -12,12 +12,7 @@ import {
 } from '@ids/engine';
 import { layoutShape } from '@ids/engine/internal';
 import { HttpError, quote } from './errors.js';
-import {
-  IDEMPOTENCY_EXPIRY_MS,
-  type IdempotencyStore,
-  idempotencyKeyOf,
-  refuseIdempotencyKey,
-} from './idempotency.js';
+import { IDEMPOTENCY_EXPIRY_MS, type IdempotencyStore, idempotencyKeyOf } from './idempotency.js';
 import type { ServerMetrics } from './metrics.js';
 import { error, json, ref } from './openapi.js';
 import type { MachinePool } from './pool.js';
@@ -145,16 +140,15 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
       parameters: [formatParameter],
       responses: {
         '200': { description: 'A new ID.', content: json(ref('Id')) },
-        '400': error('Bad query, or an Idempotency-Key header (honoured on GET /ids only).'),
+        '400': error('Bad query.'),
         '503': error('No generator can issue now (claim fenced, clock behind, shutting down).'),
       },
+      issues: true,
       checkHead(request) {
         formatOf(request.query);
-        refuseIdempotencyKey(request);
       },
       handle(request) {
         const format = formatOf(request.query);
-        refuseIdempotencyKey(request);
         // Answered at once when the generator can issue now, the usual case.
         const id = pool.issueOne();
         return typeof id === 'bigint' ? idReply(id, format) : id.then((later) => idReply(later, format));
@@ -166,6 +160,7 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
       operationId: 'getIds',
       summary: 'N new IDs from one generator, increasing.',
       parameters: [countParameter(maxCount), formatParameter, idempotencyParameter],
+      issues: true,
       responses: {
         '200': {
           description:
@@ -302,6 +297,7 @@ function tokenRoutes(parts: ServiceParts, tokens: TokenStore): ServerRoute[] {
       path: '/tokens',
       operationId: 'issueToken',
       summary: 'A new idempotency token (an ID), stored in Redis with a TTL.',
+      issues: true,
       parameters: [
         {
           name: 'ttl',

@@ -130,6 +130,25 @@ describe.skipIf(!hasRedis())('Idempotency-Key on GET /ids, with the server on Re
     expect((await call(run.url, 'GET', '/id')).status).toBe(200);
   });
 
+  it('POST /tokens with an Idempotency-Key is 400 and takes no token: a retry would make a new one', async () => {
+    const before = await issued(run.url);
+    const reply = await call(run.url, 'POST', '/tokens', { headers: { 'idempotency-key': 'order-6' } });
+    matchesSpec(doc, 'POST', '/tokens', reply);
+    // Before, the header was ignored: each retry made (and stored) a new token.
+    expectError(
+      reply,
+      400,
+      'ERR_IDEMPOTENCY_NOT_SUPPORTED',
+      /^expected no Idempotency-Key header on POST \/tokens/,
+    );
+    expect((await issued(run.url)) - before).toBe(0);
+    expect((await call(run.url, 'POST', '/tokens')).status).toBe(201);
+    // Reads answer the same with or without a key: not refused.
+    expect(
+      (await call(run.url, 'GET', '/layout', { headers: { 'idempotency-key': 'order-6' } })).status,
+    ).toBe(200);
+  });
+
   it('a malformed key is 400, and no IDs are taken for it', async () => {
     const before = await issued(run.url);
     expectError(await batch('count=2', ''), 400, 'ERR_INVALID_IDEMPOTENCY_KEY', /received an empty one/);
