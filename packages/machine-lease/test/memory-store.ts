@@ -105,6 +105,21 @@ export class MemoryLeaseServer {
   holds(leaseId: string, id: number): { revision: string } | undefined {
     return this.owner(id) === leaseId ? { revision: String(this.#revision) } : undefined;
   }
+
+  drop(leaseId: string, id: number): void {
+    if (this.owner(id) === leaseId) this.#claims.delete(id);
+  }
+
+  /** Leases alive now. */
+  liveLeases(): string[] {
+    this.#expire();
+    return [...this.#leases.keys()];
+  }
+
+  /** Deletes the claim of `id` whoever holds it (an operator's hand). */
+  deleteClaim(id: number): void {
+    this.#claims.delete(id);
+  }
 }
 
 /**
@@ -189,5 +204,12 @@ export class MemoryLeaseClient implements LeaseStore {
   holds(leaseId: string, id: number): Promise<{ readonly revision: string } | undefined> {
     return this.#call('holds', () => this.#server.holds(leaseId, id));
   }
-  close(): void {}
+  drop(leaseId: string, id: number): Promise<void> {
+    return this.#call('drop', () => this.#server.drop(leaseId, id));
+  }
+  /** Whether the holder closed this client. */
+  closed = false;
+  close(): void {
+    this.closed = true;
+  }
 }
