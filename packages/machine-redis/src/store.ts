@@ -3,7 +3,7 @@ import { LeaseCorruptClaimError, LeaseLostError } from '@ids/machine-lease/error
 import type { Granted } from '@ids/machine-lease/internal';
 import type { Connection } from './connection.js';
 import { Keys, newOwnerValue, parseOwner, parseTime } from './keys.js';
-import { CREATE, DELETE, EXTEND, LIST, WRITE_TIME } from './scripts.js';
+import { CREATE, DELETE, EXTEND_ALL, LIST, WRITE_TIME } from './scripts.js';
 
 /** A lease in Redis: a random token in the claim's value, and the keys that carry it. */
 interface TokenLease {
@@ -59,28 +59,46 @@ export class RedisStore implements LeaseStore {
 
   /**
    * Extends every key carrying the token by the TTL, from the moment the script runs (after we
-   * sent it, so the rule "alive until send time + TTL" holds). A claim still being created is
-   * waited for first: its `SET PX` may already have run, and extending only what we know of
-   * would confirm a deadline that key does not have. With no key yet there is nothing to keep.
+   * sent it, so the rule "alive until send time + TTL" holds), all in one script: a token
+   * carrying the claims of a whole process (`shareLease`) costs one command per keepalive. A
+   * claim still being created is waited for first: its `SET PX` may already have run, and
+   * extending only what we know of would confirm a deadline that key does not have. With no key
+   * yet there is nothing to keep. A claim found gone or re-taken is forgotten (so that the next
+   * keepalive confirms the others) and reported: the lease is lost, and each claim on it checks
+   * its own key before it issues again.
    */
   async keepalive(token: string, timeoutMs: number): Promise<void> {
     const lease = this.#lease(token);
     if (lease.creating.size > 0) await Promise.allSettled([...lease.creating]);
-    for (const id of lease.ids) {
-      const key = this.keys.claim(id);
-      const extended = await this.#conn.call(
-        `extending ${key}`,
-        (c) => c.eval(EXTEND, 2, key, this.keys.index, lease.value, lease.ttlMs, id),
-        timeoutMs,
+    const ids = [...lease.ids];
+    if (ids.length === 0) return;
+    const keys = ids.map((id) => this.keys.claim(id));
+    const lost = (await this.#conn.call(
+      ids.length === 1 ? `extending ${keys[0]}` : `extending ${ids.length} claims of one holder`,
+      (c) => c.eval(EXTEND_ALL, keys.length + 1, this.keys.index, ...keys, lease.value, lease.ttlMs, ...ids),
+      timeoutMs,
+    )) as string[];
+    if (lost.length > 0) {
+      for (const id of lost) lease.ids.delete(Number(id));
+      const named = lost.map((id) => this.keys.claim(Number(id))).join(', ');
+      throw new LeaseLostError(
+        'redis',
+        'key-lost',
+        `the claim${lost.length === 1 ? '' : 's'} ${named} no longer carr${lost.length === 1 ? 'ies' : 'y'} this holder's token (expired, deleted, or forgotten by Redis)`,
       );
-      if (extended !== 1) {
-        throw new LeaseLostError(
-          'redis',
-          'key-lost',
-          `the claim ${key} no longer carries this holder's token (it expired, was deleted, or Redis forgot it)`,
-        );
-      }
     }
+  }
+
+  /** Deletes the claim of `id` if it still carries the token; the token's other claims stay. */
+  async drop(token: string, id: number): Promise<void> {
+    const lease = this.#leases.get(token);
+    if (!lease) return;
+    if (lease.creating.size > 0) await Promise.allSettled([...lease.creating]);
+    const key = this.keys.claim(id);
+    await this.#conn.call(`releasing ${key}`, (c) =>
+      c.eval(DELETE, 2, key, this.keys.index, lease.value, id),
+    );
+    lease.ids.delete(id);
   }
 
   /** Deletes every key still carrying the token (compare-and-delete). */
