@@ -119,13 +119,23 @@ export class SharedLease {
   }
 
   async #keepalive(old: Lease): Promise<Lease> {
-    const sentAt = this.#scheduler.now();
-    try {
-      await this.store.keepalive(old.id, this.#timing.timeoutMs);
-    } catch (error) {
-      // Gone: the next obtain() grants another.
-      if (error instanceof LeaseLostError && this.#current === old) this.#current = undefined;
-      throw error;
+    let sentAt = this.#scheduler.now();
+    // A store without notices (Redis) reports a lost claim through the keepalive and forgets it:
+    // the lease may still carry the others, and the next keepalive says so. Each try forgets at
+    // least one claim, so the tries are bounded by the members.
+    for (let tries = this.#members.size; ; tries--) {
+      try {
+        await this.store.keepalive(old.id, this.#timing.timeoutMs);
+        break;
+      } catch (error) {
+        if (error instanceof LeaseLostError && error.kind === 'key-lost' && tries > 0) {
+          sentAt = this.#scheduler.now();
+          continue;
+        }
+        // Gone: the next obtain() grants another.
+        if (error instanceof LeaseLostError && this.#current === old) this.#current = undefined;
+        throw error;
+      }
     }
     if (this.#current !== old) {
       throw new LeaseLostError(this.store.name, 'lease-expired', `lease ${old.id} was replaced`);

@@ -1,6 +1,6 @@
 import type { Attempt, LeaseStore } from '@ids/machine-lease';
 import { LeaseCorruptClaimError, LeaseLostError } from '@ids/machine-lease/errors';
-import type { Granted } from '@ids/machine-lease/internal';
+import type { Granted, Watch } from '@ids/machine-lease/internal';
 import type { Connection } from './connection.js';
 import { Keys, newOwnerValue, parseOwner, parseTime } from './keys.js';
 import { CREATE, DELETE, EXTEND_ALL, LIST, WRITE_TIME } from './scripts.js';
@@ -21,14 +21,16 @@ return 0`;
  * Redis as a LeaseStore. Redis has no leases: a "lease" here is a random token, and each claim
  * is a key `SET NX PX ttl` whose value carries it. A keepalive is a compare-and-extend of every
  * key carrying the token, a revoke a compare-and-delete, so a holder only ever extends or
- * deletes its own key. There is no watch: a keepalive that finds the key gone or re-taken
- * reports the lease lost, within one keepalive interval.
+ * deletes its own key. There is no notice from Redis: a keepalive that finds a key gone or
+ * re-taken reports that claim lost (see watch), within one keepalive interval.
  */
 export class RedisStore implements LeaseStore {
   readonly name = 'redis';
   readonly keys: Keys;
   readonly #conn: Connection;
   readonly #leases = new Map<string, TokenLease>();
+  /** Per token, who to tell when a keepalive finds a claim of it gone (see watch). */
+  readonly #watchers = new Map<string, Map<number, (what: string) => void>>();
 
   constructor(conn: Connection, prefix: string) {
     this.#conn = conn;
@@ -78,8 +80,16 @@ export class RedisStore implements LeaseStore {
       (c) => c.eval(EXTEND_ALL, keys.length + 1, this.keys.index, ...keys, lease.value, lease.ttlMs, ...ids),
       timeoutMs,
     )) as string[];
-    if (lost.length > 0) {
-      for (const id of lost) lease.ids.delete(Number(id));
+    if (lost.length === 0) return;
+    const watchers = this.#watchers.get(token);
+    const told = lost.map((id) => watchers?.get(Number(id)));
+    for (const id of lost) lease.ids.delete(Number(id));
+    if (told.every((tell) => tell !== undefined)) {
+      // Each lost claim is told alone; the others were extended, and the lease with them.
+      for (const tell of told) tell?.('deleted, expired or taken by another holder (a keepalive found it)');
+      return;
+    }
+    {
       const named = lost.map((id) => this.keys.claim(Number(id))).join(', ');
       throw new LeaseLostError(
         'redis',
@@ -87,6 +97,28 @@ export class RedisStore implements LeaseStore {
         `the claim${lost.length === 1 ? '' : 's'} ${named} no longer carr${lost.length === 1 ? 'ies' : 'y'} this holder's token (expired, deleted, or forgotten by Redis)`,
       );
     }
+  }
+
+  /**
+   * Redis sends no notice: the keepalive finds a claim gone and tells its watcher, so that a
+   * claim lost among several of one token fences that claim alone (a claim not watched yet
+   * fails the whole keepalive instead).
+   */
+  watch(token: string, id: number, _revision: string, lost: (what: string) => void): Watch {
+    let watchers = this.#watchers.get(token);
+    if (!watchers) {
+      watchers = new Map();
+      this.#watchers.set(token, watchers);
+    }
+    watchers.set(id, lost);
+    return {
+      cancel: async () => {
+        const current = this.#watchers.get(token);
+        if (current?.get(id) !== lost) return;
+        current.delete(id);
+        if (current.size === 0) this.#watchers.delete(token);
+      },
+    };
   }
 
   /** Deletes the claim of `id` if it still carries the token; the token's other claims stay. */
