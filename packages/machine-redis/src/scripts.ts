@@ -35,12 +35,20 @@ return {1, t}`;
  */
 export const EXTEND_ALL = `${NOW}
 local lost = {}
+local expiry = now + tonumber(ARGV[2])
+local scored = {}
 for i = 2, #KEYS do
   if redis.pcall('GET', KEYS[i]) == ARGV[1] then
     redis.call('PEXPIRE', KEYS[i], ARGV[2])
-    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[i + 1])
+    scored[#scored + 1] = expiry
+    scored[#scored + 1] = ARGV[i + 1]
   else
     lost[#lost + 1] = ARGV[i + 1]
+  end
+  -- The index in one ZADD per 500 claims, not one per claim (and within Lua's argument limit).
+  if #scored >= 1000 or (i == #KEYS and #scored > 0) then
+    redis.call('ZADD', KEYS[1], unpack(scored))
+    scored = {}
   end
 end
 return lost`;
