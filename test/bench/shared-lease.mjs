@@ -50,9 +50,11 @@ async function etcdKeepalives(url) {
   return total;
 }
 
+/** @param {string} url */
 async function etcdLeases(url) {
   const res = await fetch(`${url}/v3/lease/leases`, { method: 'POST', body: '{}' });
-  return ((await res.json()).leases ?? []).length;
+  const body = /** @type {{ leases?: unknown[] }} */ (await res.json());
+  return (body.leases ?? []).length;
 }
 
 /**
@@ -92,7 +94,7 @@ export async function benchSharedLease() {
   const redis = await startRedis({ allowExternal: false });
   const etcd = await startEtcd();
   const admin = new Redis(redis.url);
-  const etcdUrl = etcd.endpoints[0];
+  const etcdUrl = /** @type {string} */ (etcd.endpoints[0]);
   const rows = [];
   try {
     // Recorded times for every ID, as in a Redis that has run before: no claim waits a TTL.
