@@ -8,11 +8,10 @@
 //
 // `SHARED_LEASE_MODES=own node test/bench/shared-lease.mjs` measures the lease per claim alone:
 // run from a checkout without shareLease, it is the figure before the change.
-import { connect } from 'node:net';
 import { etcdMachineId } from '@ids/machine-etcd';
 import { redisMachineId } from '@ids/machine-redis';
 import { zookeeperMachineId } from '@ids/machine-zookeeper';
-import { startEtcd, startRedis, startZookeeper } from '@ids/test-services';
+import { fourLetters, startEtcd, startRedis, startZookeeper } from '@ids/test-services';
 import { Redis } from 'ioredis';
 import { formatTable } from './lib/measure.mjs';
 
@@ -21,21 +20,12 @@ const WINDOW_MS = 8000;
 const TIMING = { ttlSeconds: 3, fenceMarginMs: 600, bits: 16 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** ZooKeeper's `srvr`: connections open and packets received so far. */
-function srvr(connectString) {
-  const [host, port] = connectString.split(',')[0].split(':');
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host, port: Number(port) }, () => socket.write('srvr'));
-    let text = '';
-    socket.on('data', (chunk) => {
-      text += chunk.toString();
-    });
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const number = (name) => Number(new RegExp(`${name}: (\\d+)`).exec(text)?.[1] ?? Number.NaN);
-      resolve({ connections: number('Connections'), received: number('Received') });
-    });
-  });
+/** ZooKeeper's `srvr`: connections open and packets received so far. @param {number} port */
+async function srvr(port) {
+  const text = await fourLetters(port, 'srvr');
+  /** @param {string} name */
+  const number = (name) => Number(new RegExp(`${name}: (\\d+)`).exec(text)?.[1] ?? Number.NaN);
+  return { connections: number('Connections'), received: number('Received') };
 }
 
 /** etcd's count of LeaseKeepAlive messages received, from its Prometheus metrics. */
@@ -133,7 +123,7 @@ export async function benchSharedLease() {
       {
         let connections = 0;
         const r = await hold(zookeeperMachineId({ connect: zk.connect, ...TIMING, shareLease }), async () => {
-          const s = await srvr(zk.connect);
+          const s = await srvr(zk.port);
           connections = Math.max(connections, s.connections);
           return s.received;
         });

@@ -11,13 +11,7 @@ import { leasedMachineId } from '../src/provider.js';
 import { FakeScheduler } from './fake-scheduler.js';
 import { testLayout } from './fixtures/lease-process.mjs';
 import { type MemoryLeaseClient, MemoryLeaseServer } from './memory-store.js';
-
-const TTL_S = 3;
-const MARGIN_MS = 600;
-const TIMEOUT_MS = 2000;
-/** TTL minus the margin: how long a confirmed keepalive is trusted from its sending. */
-const TRUST_MS = TTL_S * 1000 - MARGIN_MS;
-const STEP_MS = 5;
+import { MARGIN_MS, STEP_MS, TIMEOUT_MS, TRUST_MS, TTL_S, violation } from './memory-trust.js';
 
 const layout = testLayout(0);
 
@@ -91,14 +85,8 @@ class Issuer {
     const { server, scheduler } = this.#world;
     const at = scheduler.now();
     this.ids.push({ id, at });
-    const owner = server.owner(this.generator.machine);
-    const mine = owner !== undefined && this.client?.granted.has(owner);
-    const left = owner === undefined ? -1 : server.expiresAt(owner) - at;
-    if (!mine || left < MARGIN_MS) {
-      this.violations.push(
-        `ID ${id} at +${at - this.#world.start} ms: machine ${this.generator.machine} is ${owner === undefined ? 'held by nobody' : mine ? `ours with ${left} ms left` : `held by ${owner}`}`,
-      );
-    }
+    const wrong = violation(server, this.client, this.generator.machine, id, at, this.#world.start);
+    if (wrong) this.violations.push(wrong);
   }
 }
 

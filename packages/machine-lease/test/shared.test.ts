@@ -11,12 +11,8 @@ import { type LeasedMachineIdProvider, leasedMachineId } from '../src/provider.j
 import { FakeScheduler } from './fake-scheduler.js';
 import { testLayout } from './fixtures/lease-process.mjs';
 import { type MemoryLeaseClient, MemoryLeaseServer } from './memory-store.js';
+import { MARGIN_MS, STEP_MS, TIMEOUT_MS, TRUST_MS, TTL_S, violation } from './memory-trust.js';
 
-const TTL_S = 3;
-const MARGIN_MS = 600;
-const TIMEOUT_MS = 2000;
-const TRUST_MS = TTL_S * 1000 - MARGIN_MS;
-const STEP_MS = 5;
 /** Four machine IDs: one process of four claims fills the field. */
 const layout = testLayout(2);
 
@@ -103,14 +99,8 @@ class Process {
       }
       const at = scheduler.now();
       slot.ids.push({ id, at, machine: generator.machine });
-      const owner = server.owner(generator.machine);
-      const mine = owner !== undefined && this.client.granted.has(owner);
-      const left = owner === undefined ? -1 : server.expiresAt(owner) - at;
-      if (!mine || left < MARGIN_MS) {
-        this.violations.push(
-          `ID ${id} at +${at - this.#world.start} ms: machine ${generator.machine} is ${owner === undefined ? 'held by nobody' : mine ? `ours with ${left} ms left` : `held by ${owner}`}`,
-        );
-      }
+      const wrong = violation(server, this.client, generator.machine, id, at, this.#world.start);
+      if (wrong) this.violations.push(wrong);
     }
   }
 

@@ -1,9 +1,9 @@
 // `ids-server --machines 64` on each leased source, against real servers on loopback ports: the
 // 64 claims share one lease (etcd), one keepalive script per period (Redis) and one session
 // (ZooKeeper), as issue 36 asks; each server's own count is read, not the process's.
-import { connect } from 'node:net';
 import { ZkSession } from '@ids/machine-zookeeper';
 import {
+  fourLetters,
   hasEtcd,
   hasRedis,
   hasZookeeper,
@@ -116,22 +116,12 @@ describe.skipIf(!hasRedis())('ids-server --machines 64 on Redis', () => {
   });
 });
 
-/** ZooKeeper's `srvr` four-letter word: its count of open client connections (sessions). */
-function zkConnections(connectString: string): Promise<number> {
-  const [host, port] = connectString.split(',')[0]!.split(':') as [string, string];
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host, port: Number(port) }, () => socket.write('srvr'));
-    let text = '';
-    socket.on('data', (chunk) => {
-      text += chunk.toString();
-    });
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const match = /Connections: (\d+)/.exec(text);
-      if (match) resolve(Number(match[1]));
-      else reject(new Error(`srvr answered ${JSON.stringify(text)}`));
-    });
-  });
+/** ZooKeeper's open client connections (sessions), by its `srvr` four-letter word. */
+async function zkConnections(port: number): Promise<number> {
+  const reply = await fourLetters(port, 'srvr');
+  const match = /Connections: (\d+)/.exec(reply);
+  if (!match) throw new Error(`srvr answered ${JSON.stringify(reply)}`);
+  return Number(match[1]);
 }
 
 describe.skipIf(!hasZookeeper())('ids-server --machines 64 on ZooKeeper', () => {
@@ -144,10 +134,10 @@ describe.skipIf(!hasZookeeper())('ids-server --machines 64 on ZooKeeper', () => 
   });
 
   it('holds its 64 nodes with one session', async () => {
-    const before = await zkConnections(zk.server.connect);
+    const before = await zkConnections(zk.server.port);
     const { run, machines } = await start64('zookeeper', ['--zookeeper', zk.server.connect]);
     try {
-      expect((await zkConnections(zk.server.connect)) - before).toBe(1);
+      expect((await zkConnections(zk.server.port)) - before).toBe(1);
       const children = ((await zk.admin.getChildren('/ids/machine-id/claims')) ?? []).map(Number);
       expect(children.sort((a, b) => a - b)).toEqual([...machines].sort((a, b) => a - b));
       const owners = new Set<string | undefined>();
