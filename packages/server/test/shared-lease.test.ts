@@ -1,7 +1,9 @@
 // `ids-server --machines 64` on each leased source, against real servers on loopback ports: the
 // 64 claims share one lease (etcd), one keepalive script per period (Redis) and one session
 // (ZooKeeper), as issue 36 asks; each server's own count is read, not the process's.
-import { ZkSession } from '@ids/machine-zookeeper';
+import { etcdMachineId } from '@ids/machine-etcd';
+import { redisMachineId } from '@ids/machine-redis';
+import { ZkSession, zookeeperMachineId } from '@ids/machine-zookeeper';
 import {
   fourLetters,
   hasEtcd,
@@ -38,6 +40,30 @@ async function start64(source: string, args: string[]): Promise<{ run: BinRun; m
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Three claims of one provider with `shareLease`: releasing one deletes its key alone, the lease
+ * (`leases()`: how many the store has) carrying the other two; releasing them ends it.
+ */
+async function releaseOneOfThree(
+  provider: (context: {
+    bits: number;
+  }) => Promise<{ machineId: number; leaseId: string; release(): Promise<void> }>,
+  claimed: () => Promise<number[]>,
+  leases: () => Promise<number>,
+): Promise<void> {
+  const claims = await Promise.all([0, 1, 2].map(() => provider({ bits: 16 })));
+  const ids = claims.map((c) => c.machineId);
+  expect(new Set(ids).size).toBe(3);
+  expect(new Set(claims.map((c) => c.leaseId)).size).toBe(1);
+  expect(await leases()).toBe(1);
+  await claims[0]!.release();
+  expect(await claimed()).toEqual(ids.slice(1).sort((a, b) => a - b));
+  expect(await leases()).toBe(1);
+  await Promise.all(claims.slice(1).map((c) => c.release()));
+  expect(await claimed()).toEqual([]);
+  expect(await leases()).toBe(0);
+}
+
 /** An etcd v3 JSON-gateway call. */
 async function etcdApi(url: string, path: string, body: object): Promise<Record<string, unknown>> {
   const res = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify(body) });
@@ -68,6 +94,26 @@ describe.skipIf(!hasEtcd())('ids-server --machines 64 on etcd', () => {
       expect(await run.stop()).toBe(0);
     }
     expect(await leases()).toEqual([]);
+  });
+
+  it('a claim of a shared lease released alone deletes its key; the last revokes the lease', async () => {
+    const url = etcd.server.endpoints[0] as string;
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    await releaseOneOfThree(
+      etcdMachineId({ endpoints: etcd.server.endpoints, prefix: '/ids-release', shareLease: true }),
+      async () => {
+        const range = await etcdApi(url, '/v3/kv/range', {
+          key: b64('/ids-release/'),
+          range_end: b64('/ids-release/time'),
+          keys_only: true,
+        });
+        return ((range.kvs ?? []) as { key: string }[])
+          .map((kv) => Number(Buffer.from(kv.key, 'base64').toString().slice('/ids-release/'.length)))
+          .sort((a, b) => a - b);
+      },
+      async () =>
+        (((await etcdApi(url, '/v3/lease/leases', {})).leases as unknown[] | undefined) ?? []).length,
+    );
   });
 });
 
@@ -114,6 +160,25 @@ describe.skipIf(!hasRedis())('ids-server --machines 64 on Redis', () => {
       admin.disconnect();
     }
   });
+
+  it('a claim of a shared token released alone deletes its key; the last deletes them all', async () => {
+    const admin = new Redis(redis.server.url);
+    try {
+      const claimed = async () =>
+        (await admin.keys('{ids-release}:*'))
+          .filter((key) => /^\{ids-release\}:\d+$/.test(key))
+          .map((key) => Number(key.split(':')[1]))
+          .sort((a, b) => a - b);
+      // A token lives in the holder: Redis counts it as alive while a key carries it.
+      await releaseOneOfThree(
+        redisMachineId({ url: redis.server.url, prefix: 'ids-release', ttlSeconds: 1, shareLease: true }),
+        claimed,
+        async () => ((await claimed()).length > 0 ? 1 : 0),
+      );
+    } finally {
+      admin.disconnect();
+    }
+  });
 });
 
 /** ZooKeeper's open client connections (sessions), by its `srvr` four-letter word. */
@@ -147,5 +212,15 @@ describe.skipIf(!hasZookeeper())('ids-server --machines 64 on ZooKeeper', () => 
       expect(await run.stop()).toBe(0);
     }
     expect((await zk.admin.getChildren('/ids/machine-id/claims')) ?? []).toEqual([]);
+  });
+
+  it('a claim of a shared session released alone deletes its node; the last closes the session', async () => {
+    const before = await zkConnections(zk.server.port);
+    await releaseOneOfThree(
+      zookeeperMachineId({ connect: zk.server.connect, path: '/ids-release', shareLease: true }),
+      async () =>
+        ((await zk.admin.getChildren('/ids-release/claims')) ?? []).map(Number).sort((a, b) => a - b),
+      async () => (await zkConnections(zk.server.port)) - before,
+    );
   });
 });
