@@ -8,10 +8,9 @@ import { checkGeneratorOptions, IdGenerator, type MachineIdClaim, resolveMachine
 import { describe, expect, it } from 'vitest';
 import { checkLeaseOptions } from '../src/options.js';
 import { leasedMachineId } from '../src/provider.js';
-import { FakeScheduler } from './fake-scheduler.js';
 import { testLayout } from './fixtures/lease-process.mjs';
-import { type MemoryLeaseClient, MemoryLeaseServer } from './memory-store.js';
-import { MARGIN_MS, STEP_MS, TIMEOUT_MS, TRUST_MS, TTL_S, violation } from './memory-trust.js';
+import type { MemoryLeaseClient } from './memory-store.js';
+import { MARGIN_MS, MemoryWorld, TIMEOUT_MS, TRUST_MS, TTL_S, violation } from './memory-trust.js';
 
 const layout = testLayout(0);
 
@@ -72,6 +71,10 @@ class Issuer {
     );
   }
 
+  issued(): bigint[] {
+    return this.ids.map((x) => x.id);
+  }
+
   /** One call of nextIdSync, checked against the store at the instant it returns. */
   issue(): void {
     if (!this.generator) return;
@@ -90,37 +93,9 @@ class Issuer {
   }
 }
 
-class World {
-  readonly scheduler = new FakeScheduler(Date.UTC(2025, 0, 1));
-  readonly server = new MemoryLeaseServer(this.scheduler);
-  readonly start = this.scheduler.now();
-  readonly issuers: Issuer[] = [];
-
+class World extends MemoryWorld<Issuer> {
   issuer(): Issuer {
-    const issuer = new Issuer(this);
-    this.issuers.push(issuer);
-    issuer.start();
-    return issuer;
-  }
-
-  /** Runs `ms` of fake time in small steps; every issuer that has no claim retries, every one with a generator issues. */
-  async run(ms: number): Promise<void> {
-    for (let t = 0; t < ms; t += STEP_MS) {
-      await this.scheduler.advance(STEP_MS);
-      for (const issuer of this.issuers) {
-        issuer.start();
-        issuer.issue();
-      }
-    }
-  }
-
-  violations(): string[] {
-    return this.issuers.flatMap((issuer) => issuer.violations);
-  }
-
-  duplicates(): number {
-    const all = this.issuers.flatMap((issuer) => issuer.ids.map((x) => x.id));
-    return all.length - new Set(all).size;
+    return this.add(new Issuer(this));
   }
 }
 
@@ -239,8 +214,7 @@ describe('the claim a holder hands out', () => {
     client.answerDelayMs = 200;
     const a = new Issuer(world);
     a.client = client;
-    world.issuers.push(a);
-    a.start();
+    world.add(a);
     await world.run(3500);
     expect(a.refusals).toEqual([]);
     expect(a.generator, 'claimed without a second grant').toBeDefined();

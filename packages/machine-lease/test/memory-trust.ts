@@ -1,6 +1,7 @@
 // What the tests on the in-memory store share: the lease timing they run with, and the check of
 // every ID issued against the store's own truth at the instant it was issued.
-import type { MemoryLeaseClient, MemoryLeaseServer } from './memory-store.js';
+import { FakeScheduler } from './fake-scheduler.js';
+import { type MemoryLeaseClient, MemoryLeaseServer } from './memory-store.js';
 
 export const TTL_S = 3;
 export const MARGIN_MS = 600;
@@ -28,4 +29,51 @@ export function violation(
   const left = owner === undefined ? -1 : server.expiresAt(owner) - at;
   if (mine && left >= MARGIN_MS) return undefined;
   return `ID ${id} at +${at - start} ms: machine ${machine} is ${owner === undefined ? 'held by nobody' : mine ? `ours with ${left} ms left` : `held by ${owner}`}`;
+}
+
+/** A simulated process of a test's world: it claims, issues each step, and keeps what it issued. */
+export interface Simulated {
+  /** Claims what it has no claim for (retrying what was refused). */
+  start(): void;
+  /** Issues once per generator, each ID checked with `violation`. */
+  issue(): void;
+  /** What `violation` found. */
+  readonly violations: string[];
+  /** Every ID issued. */
+  issued(): bigint[];
+}
+
+/** One in-memory store, the fake scheduler, and the simulated processes that share them. */
+export class MemoryWorld<P extends Simulated> {
+  readonly scheduler = new FakeScheduler(Date.UTC(2025, 0, 1));
+  readonly server = new MemoryLeaseServer(this.scheduler);
+  readonly start = this.scheduler.now();
+  readonly members: P[] = [];
+
+  /** Adds `member` and lets it claim. */
+  add(member: P): P {
+    this.members.push(member);
+    member.start();
+    return member;
+  }
+
+  /** Runs `ms` of fake time in small steps; every member without a claim retries, every one with a generator issues. */
+  async run(ms: number): Promise<void> {
+    for (let t = 0; t < ms; t += STEP_MS) {
+      await this.scheduler.advance(STEP_MS);
+      for (const member of this.members) {
+        member.start();
+        member.issue();
+      }
+    }
+  }
+
+  violations(): string[] {
+    return this.members.flatMap((member) => member.violations);
+  }
+
+  duplicates(): number {
+    const all = this.members.flatMap((member) => member.issued());
+    return all.length - new Set(all).size;
+  }
 }

@@ -8,10 +8,9 @@ import { describe, expect, it } from 'vitest';
 import type { LeasedClaim } from '../src/holder.js';
 import { checkLeaseOptions } from '../src/options.js';
 import { type LeasedMachineIdProvider, leasedMachineId } from '../src/provider.js';
-import { FakeScheduler } from './fake-scheduler.js';
 import { testLayout } from './fixtures/lease-process.mjs';
-import { type MemoryLeaseClient, MemoryLeaseServer } from './memory-store.js';
-import { MARGIN_MS, STEP_MS, TIMEOUT_MS, TRUST_MS, TTL_S, violation } from './memory-trust.js';
+import type { MemoryLeaseClient } from './memory-store.js';
+import { MARGIN_MS, MemoryWorld, STEP_MS, TIMEOUT_MS, TRUST_MS, TTL_S, violation } from './memory-trust.js';
 
 /** Four machine IDs: one process of four claims fills the field. */
 const layout = testLayout(2);
@@ -110,6 +109,10 @@ class Process {
     for (const slot of this.slots) slot.generator = undefined;
   }
 
+  issued(): bigint[] {
+    return this.slots.flatMap((slot) => slot.ids.map((x) => x.id));
+  }
+
   issuedBetween(from: number, to: number): number {
     return this.slots.reduce((n, slot) => n + slot.ids.filter((x) => x.at > from && x.at <= to).length, 0);
   }
@@ -119,38 +122,9 @@ class Process {
   }
 }
 
-class World {
-  readonly scheduler = new FakeScheduler(Date.UTC(2025, 0, 1));
-  readonly server = new MemoryLeaseServer(this.scheduler);
-  readonly start = this.scheduler.now();
-  readonly processes: Process[] = [];
-
+class World extends MemoryWorld<Process> {
   process(count: number): Process {
-    const process = new Process(this, count);
-    this.processes.push(process);
-    process.start();
-    return process;
-  }
-
-  async run(ms: number): Promise<void> {
-    for (let t = 0; t < ms; t += STEP_MS) {
-      await this.scheduler.advance(STEP_MS);
-      for (const process of this.processes) {
-        process.start();
-        process.issue();
-      }
-    }
-  }
-
-  violations(): string[] {
-    return this.processes.flatMap((process) => process.violations);
-  }
-
-  duplicates(): number {
-    const all = this.processes.flatMap((process) =>
-      process.slots.flatMap((slot) => slot.ids.map((x) => x.id)),
-    );
-    return all.length - new Set(all).size;
+    return this.add(new Process(this, count));
   }
 }
 
