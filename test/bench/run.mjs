@@ -10,6 +10,7 @@ import { benchLock } from './lock.mjs';
 import { benchRedis } from './redis.mjs';
 import { benchSegment } from './segment.mjs';
 import { benchServer } from './server.mjs';
+import { benchSharedLease } from './shared-lease.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
 import { benchThreads } from './threads.mjs';
@@ -27,6 +28,7 @@ const suites = {
   'id-server': benchIdServer,
   segment: benchSegment,
   server: benchServer,
+  'shared-lease': benchSharedLease,
   'cold-start': benchColdStart,
   cli: benchCli,
 };

@@ -115,6 +115,25 @@ export class ZookeeperStore implements LeaseStore {
   }
 
   /**
+   * Deletes the claim of `id` if it is an ephemeral node of this session: one claim of a shared
+   * session leaving. The version guards the delete against a node re-created meanwhile by
+   * another holder (only after an operator deleted ours: the session is alive, the delete goes
+   * through it); another holder's claim deleted by mistake is fenced by its own watch.
+   */
+  async drop(leaseId: string, id: number): Promise<void> {
+    const session = this.#sessions.get(leaseId);
+    if (!session || session.ended !== undefined) return;
+    const path = this.paths.claim(id);
+    const stat = await session.exists(path);
+    if (stat?.owner !== session.id) return;
+    try {
+      await session.remove(path, stat.version);
+    } catch (error) {
+      if (!answered(error, 'NO_NODE', 'BAD_VERSION')) throw error;
+    }
+  }
+
+  /**
    * Creates the ephemeral claim, then reads the recorded time. The read comes after the create
    * on the same session, so it sees every write ordered before the create, among them the
    * last time the previous holder recorded while its claim still stood.
