@@ -41,7 +41,7 @@ export const STORES = [
   {
     name: 'pglite',
     scheme: /^(pglite|memory):/,
-    form: 'pglite:[<directory>]',
+    form: 'pglite: or pglite:<directory>',
     prefix: 'pglite:',
     segment: '@electric-sql/pglite',
   },
@@ -79,10 +79,11 @@ export function storeFor<F extends StoreFeature>(
   return entry as (StoreEntry & { name: StoreName<F> }) | undefined;
 }
 
-/** What a store string for `feature` must be, for messages: "postgres://..., mysql://... or ...". */
+/** What a store string for `feature` must be, for messages: "postgres://..., mysql://..., ...". */
 export function storeForms(feature: StoreFeature): string {
-  const forms = STORES.filter((store: StoreEntry) => store[feature] !== undefined).map((store) => store.form);
-  return `${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}`;
+  return STORES.filter((store: StoreEntry) => store[feature] !== undefined)
+    .map((store) => store.form)
+    .join(', ');
 }
 
 /**
