@@ -213,3 +213,57 @@ describe('a new encoding', () => {
     expect(candidates).toContainEqual({ id, encoding: 'base36upper' });
   });
 });
+
+describe('a changed store-table entry', () => {
+  // The Redis entry is read by segment stores and by locks: its form, changed in the engine's one
+  // table of store strings, shows in every message that lists what a store string may be.
+  const copy = copyWithOneFileChanged(join(root, 'packages', 'engine'), 'stores.ts', (text) =>
+    edit(text, "form: 'redis://...',", "form: 'redis://HOST:PORT',"),
+  );
+  copies.push(copy);
+  let onCopy: string[];
+  const bin = (pkg: string, file: string, ...args: string[]) =>
+    run(process.execPath, [...onCopy, join(root, 'packages', pkg, ...file.split('/')), ...args], {
+      cwd: root,
+      env: { ...process.env, IDS_CLAIM_DIR: `${copy.index}.claims` },
+    });
+
+  beforeAll(async () => {
+    onCopy = await engineSwapArgs(copy.index);
+  });
+
+  it('is one file', () => {
+    expect(copy.changed).toEqual(['stores.ts']);
+  });
+
+  it('is followed by ids generate --scheme segment, ids lock and ids-server --segment-store', async () => {
+    const generate = await bin(
+      'cli',
+      'bin/ids.js',
+      'generate',
+      '--scheme',
+      'segment',
+      '--store',
+      'mongodb://x',
+    );
+    expect(generate.stderr, describeRun('ids generate', generate)).toMatch(
+      /mysql:\/\/\.\.\., redis:\/\/HOST:PORT, pglite:/,
+    );
+    const lock = await bin('cli', 'bin/ids.js', 'lock', '--store', 'ftp://x', 'n', '--', 'true');
+    expect(lock.stderr, describeRun('ids lock', lock)).toMatch(
+      /--store: expected redis:\/\/HOST:PORT, http:/,
+    );
+    const server = await bin('server', 'dist/bin.js', '--segment-store', 'mongodb://x');
+    expect(server.status, describeRun('ids-server', server)).toBe(2);
+    expect(server.stderr).toMatch(/segment-store: .*redis:\/\/HOST:PORT, pglite:/);
+  });
+
+  it('is followed by openSegmentStore in the library', async () => {
+    vi.doMock('@ids/engine/internal', () => import(join(dirname(copy.index), 'internal.ts')));
+    const segment = (await import(
+      '../packages/segment/src/open.js'
+    )) as typeof import('../packages/segment/src/open.js');
+    await expect(segment.openSegmentStore('mongodb://x')).rejects.toThrow(/redis:\/\/HOST:PORT, pglite:/);
+    vi.doUnmock('@ids/engine/internal');
+  });
+});

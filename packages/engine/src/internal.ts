@@ -18,5 +18,14 @@ export { received } from './errors.js';
 export { type LayoutIdFunctions, layoutIdFunctions, toMs } from './id.js';
 export { checkFieldBits, defineCheckedFields, layoutShape, maxTimeBits, tickOf } from './layout.js';
 export { acceptMachineId, afterValue, idOf, type ResolveMode, releaseQuietly } from './machine.js';
-export { importOptional, SEGMENT_STORE_CLIENTS, segmentStoreNeeds } from './optional.js';
+export { importOptional } from './optional.js';
+export {
+  STORES,
+  type StoreEntry,
+  type StoreFeature,
+  type StoreName,
+  segmentStoreNeeds,
+  storeFor,
+  storeForms,
+} from './stores.js';
 export { type LongTimeoutOptions, setLongTimeout, TIMER_MAX_MS, type TimerHost } from './timer.js';

@@ -6,7 +6,8 @@ import { parseServerArgs, readLogFormat, serverHelp } from './config.js';
 import { ServerConfigError } from './errors.js';
 import type { ServerEvent } from './events.js';
 import { createLog, errorFields, type ServerLog } from './log.js';
-import { DEFAULT_DRAIN_MS, type IdServerOptions, startIdServer } from './start.js';
+import { DEFAULT_DRAIN_MS, type IdServerOptions } from './options.js';
+import { startIdServer } from './start.js';
 
 /** Where `serve` reads and writes; the defaults are the process's. */
 export interface ServeIo {

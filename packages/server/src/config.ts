@@ -6,8 +6,8 @@ import { parseArgs } from 'node:util';
 import { LAYOUT_NAMES } from '@ids/engine';
 import { closestName, errorText } from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
+import { DEFAULT_DRAIN_MS, type IdServerOptions } from './options.js';
 import { machineIdList, machineIdSources, splitList } from './sources.js';
-import { DEFAULT_DRAIN_MS, type IdServerOptions } from './start.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
