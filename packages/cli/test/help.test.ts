@@ -3,6 +3,7 @@
 // kept here, so a new command or flag without docs fails.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SEGMENT_STORE_CLIENTS } from '@ids/engine/internal';
 import { serverHelp } from '@ids/server';
 import { describe, expect, it } from 'vitest';
 import { serveHelp } from '../src/commands/serve.js';
@@ -131,6 +132,26 @@ describe('help screens', async () => {
   it.each(all)('%s --help: every flag is in the README', (name, help) => {
     const text = name === 'ids serve' || name === 'ids-server' ? SERVER_README : CLI_README;
     expect(flagsOf(help).filter((flag) => !mentions(text, flag))).toEqual([]);
+  });
+});
+
+describe('the stores each help names', () => {
+  // The one table of segment stores (engine's SEGMENT_STORE_CLIENTS): every command that takes a
+  // segment store names each of them in its help.
+  const schemes = SEGMENT_STORE_CLIENTS.map((entry) => /^an? (\S+) segment store$/.exec(entry.use)?.[1]);
+
+  it.each([['segment'], ['generate'], ['serve']])('ids %s --help names every segment store', async (name) => {
+    const { stdout } = await ids([name, '--help']);
+    expect(schemes.filter((scheme) => scheme === undefined || !stdout.includes(scheme))).toEqual([]);
+  });
+
+  it('ids machine-id --help and the host-claim note name the stores an ID can be claimed in', async () => {
+    const { stdout } = await ids(['machine-id', '--help']);
+    for (const store of ['Redis', 'ZooKeeper']) expect(stdout).toContain(store);
+    const { stderr } = await ids(['generate']);
+    expect(stderr).toMatch(
+      /^ids generate: note: .*Redis \(IDS_REDIS_URL\) or ZooKeeper \(IDS_ZOOKEEPER_CONNECT\)\n$/,
+    );
   });
 });
 

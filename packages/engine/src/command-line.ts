@@ -7,7 +7,9 @@ import { closestName, errorText } from './check.js';
 
 /** An option as parseArgs declares it: enough to know its names and whether it takes a value. */
 export interface OptionSpec {
+  /** `string`: the option takes a value; `boolean`: it is a switch. */
   readonly type: 'string' | 'boolean';
+  /** Its one-letter name (`n` for `-n`), if it has one. */
   readonly short?: string;
 }
 

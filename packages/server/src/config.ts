@@ -135,7 +135,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** How `ids-server` logs: the format of its lines and the least level it writes. */
 export interface LogSettings {
+  /** `text` (for a person) or `json` (one object a line). */
   readonly format: LogFormat;
+  /** The least level written: `info` writes every line, `warn` leaves info out, `error` warnings too. */
   readonly level: LogLevel;
 }
 

@@ -61,8 +61,11 @@ export interface PoolSlot {
 
 /** One step of the `auto` chain's trail, as the chain notes it. */
 export interface MachineIdTrailEntry {
+  /** The step's name (`--machine-id`, `private-ip`, `host-claim`, ...). */
   readonly step: string;
+  /** `used`, `skipped` or `failed`. */
   readonly outcome: string;
+  /** Why, in a sentence. */
   readonly detail: string;
 }
 
