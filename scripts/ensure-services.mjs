@@ -5,7 +5,8 @@
 // machines cannot reach), ZooKeeper (@ids/machine-zookeeper; Debian's package brings a headless
 // Java runtime), and promtool (@ids/server's /metrics is checked with it). The tests start their own server processes on free loopback ports;
 // this script only makes sure the binaries are installed.
-// Quiet and quick when they are; idempotent. For each service, in order:
+// One line per program (present, installed, or how to get it); apt-get's own output goes to a log
+// file that the installing line names, not to the terminal. Idempotent. For each service, in order:
 //   1. its *_URL / *_ENDPOINTS variable is set: the user points the tests at a server of
 //      theirs; nothing to install. (CHROMIUM_BIN names the browser to launch.)
 //   2. its binary is found (on PATH, or the variable naming it): nothing to do.
@@ -14,7 +15,8 @@
 //   4. otherwise: exit 1 saying what to install or which variable to set.
 // Usage: node scripts/ensure-services.mjs [etcd] [redis] [postgres] [mariadb] [zookeeper] [chromium] [promtool]   (default: all)
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
 function onPath(name) {
@@ -152,33 +154,44 @@ for (const name of wanted) {
     process.exit(2);
   }
 }
-const external = (name) =>
-  SERVICES[name].external !== undefined && Boolean(process.env[SERVICES[name].external]);
-const missing = wanted.filter((name) => !external(name) && !SERVICES[name].present());
+
+const explainOne = (name) => SERVICES[name].howTo.join('\n');
+const line = (name, what) => console.log(`${name.padEnd(10)}${what}`);
+
+const missing = [];
+for (const name of wanted) {
+  const { external } = SERVICES[name];
+  if (external !== undefined && process.env[external]) line(name, `external: ${external} is set`);
+  else if (SERVICES[name].present()) line(name, 'present');
+  else missing.push(name);
+}
 if (missing.length === 0) process.exit(0);
+
 for (const [name, variable] of [
   ['chromium', 'CHROMIUM_BIN'],
   ['promtool', 'PROMTOOL_BIN'],
 ]) {
   if (!missing.includes(name) || !process.env[variable]) continue;
   // The user named the program: installing another one would not be the one the tests run.
-  console.error(`${variable}=${process.env[variable]} is not an executable file.\n\n${explainOne(name)}`);
+  line(name, `missing: ${variable}=${process.env[variable]} is not an executable file`);
+  console.error(`\n${explainOne(name)}`);
   process.exit(1);
 }
 
-function explainOne(name) {
-  return SERVICES[name].howTo.join('\n');
-}
-const explain = (names) => names.map(explainOne).join('\n\n');
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 if (!isRoot || !onPath('apt-get')) {
-  console.error(explain(missing));
+  for (const name of missing) line(name, `missing: ${SERVICES[name].howTo[1].trim()}`);
+  console.error(`\n${missing.map(explainOne).join('\n\n')}`);
   process.exit(1);
 }
 
+// apt-get and dpkg print hundreds of lines (debconf, invoke-rc.d, adduser) that say nothing a
+// user acts on; they go to this file, named on screen, so a failure can still be read in full.
+const logFile = join(tmpdir(), `ids-ensure-services-apt-${process.pid}.log`);
+const log = openSync(logFile, 'a');
 function apt(args) {
   const result = spawnSync('apt-get', args, {
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', log, log],
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   });
   if (result.error) throw result.error;
@@ -186,21 +199,24 @@ function apt(args) {
 }
 
 const packages = missing.map((name) => SERVICES[name].debian);
-console.log(
-  `missing for the tests: ${missing.join(', ')}; installing Debian's ${packages.join(', ')} with apt-get`,
-);
+console.log(`apt-get: installing ${packages.join(', ')} (its output: ${logFile})`);
 // The package lists may be absent (fresh container) or stale; refresh them once, then install.
-if (
-  apt(['update', '-qq']) !== 0 ||
-  apt(['install', '-y', '-qq', '--no-install-recommends', ...packages]) !== 0
-) {
-  console.error(`\napt-get could not install ${packages.join(', ')}.\n\n${explain(missing)}`);
-  process.exit(1);
-}
+const ok =
+  apt(['update', '-qq']) === 0 && apt(['install', '-y', '-qq', '--no-install-recommends', ...packages]) === 0;
+closeSync(log);
 const still = missing.filter((name) => !SERVICES[name].present());
-if (still.length > 0) {
+for (const name of missing) {
+  const { debian } = SERVICES[name];
+  line(
+    name,
+    still.includes(name)
+      ? `not installed: Debian's ${debian} did not provide it`
+      : `installed: Debian's ${debian}`,
+  );
+}
+if (!ok || still.length > 0) {
   console.error(
-    `\n${still.join(', ')} installed, but the binaries are still not found.\n\n${explain(still)}`,
+    `\napt-get could not install ${still.map((name) => SERVICES[name].debian).join(', ') || packages.join(', ')}; its output is in ${logFile}.\n\n${(still.length > 0 ? still : missing).map(explainOne).join('\n\n')}`,
   );
   process.exit(1);
 }

@@ -62,6 +62,25 @@ function install() {
   pnpm(['install', '--frozen-lockfile', '--reporter=append-only'], 'Installing dependencies');
 }
 
+/**
+ * The checkout's changed and untracked files, each with its content hash, or undefined outside a
+ * git checkout (an unpacked archive has nothing to compare). Taken before and after the tests, so
+ * a developer's own edits do not count: only what the suite itself wrote does.
+ */
+function treeState() {
+  const git = (args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' });
+  const inside = git(['rev-parse', '--is-inside-work-tree']);
+  if (inside.error || inside.status !== 0 || inside.stdout.trim() !== 'true') return undefined;
+  const status = git(['status', '--porcelain=v1', '-z', '--untracked-files=all']).stdout;
+  const state = new Map();
+  for (const entry of status.split('\0').filter(Boolean)) {
+    const file = entry.slice(3);
+    const hash = git(['hash-object', '--', file]);
+    state.set(file, `${entry.slice(0, 2)} ${hash.status === 0 ? hash.stdout.trim() : 'gone'}`);
+  }
+  return state;
+}
+
 const turbo = (tasks, extra = []) =>
   pnpm(['exec', 'turbo', 'run', ...tasks, ...extra], `turbo ${tasks.join(' ')}`);
 
@@ -84,7 +103,24 @@ switch (job) {
     turbo(['build'], ['--output-logs=errors-only']);
     turbo(['typecheck'], ['--output-logs=errors-only']);
     pnpm(['exec', 'biome', 'check', '.'], 'Lint and format check (biome)');
+    const before = treeState();
     turbo(['test'], ['--concurrency=1']);
+    // Tests must write only to temporary folders: a screenshot or generated doc rewritten in
+    // place is a change nobody asked for (issue 37 found comparison.png modified after a run).
+    const after = treeState();
+    if (before && after) {
+      const changed = [...new Set([...before.keys(), ...after.keys()])].filter(
+        (file) => before.get(file) !== after.get(file),
+      );
+      if (changed.length > 0) {
+        console.error(
+          `\nThe tests changed files of the checkout (git status --porcelain):\n${changed
+            .map((file) => `  ${after.get(file)?.slice(0, 2) ?? '(restored)'} ${file}`)
+            .join('\n')}\nA test must write only to a temporary folder.`,
+        );
+        process.exit(1);
+      }
+    }
     break;
   }
   case 'build': {

@@ -232,11 +232,11 @@ describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('%s as packed', (
         readFileSync(join(pkg.dir, launcher.slice('package/'.length)), 'utf8'),
       );
     }
-    // deploy/ is shipped whole where a package has one (the server's systemd unit and
-    // Dockerfile), and nowhere else.
+    // deploy/ is shipped whole where a package has one (the server's systemd unit, Dockerfile
+    // and the image's install files), and nowhere else.
     const deployDir = join(pkg.dir, 'deploy');
     const deployFiles = existsSync(deployDir)
-      ? readdirSync(deployDir).map((name) => `package/deploy/${name}`)
+      ? filesUnder(deployDir).map((name) => `package/deploy/${name}`)
       : [];
     expect(files.filter((path) => path.startsWith('package/deploy/')).sort()).toEqual(deployFiles.sort());
     if (pkg.name === '@ids/server') {
@@ -510,7 +510,7 @@ describe('installed from the tarballs into a scratch project outside the workspa
       '  const id: bigint = await sonyflake.nextId();',
       '  await snowflake.close();',
       '  await other.close();',
-      '  return `${id} ${JSON.stringify(sonyflake)}`;',
+      "  return [id, JSON.stringify(sonyflake)].join(' ');",
       '}',
     ];
     writeFileSync(join(consumer, 'index.mts'), `${body.join('\n')}\n`);

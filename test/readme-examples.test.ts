@@ -7,65 +7,20 @@
 // module. TypeScript blocks are typechecked (strict, against the built packages' declarations);
 // every block is then run with `node` in a scratch folder where each workspace package (@ids/*, examples included) resolves
 // to its folder in this workspace, as if installed. A block must exit 0 by itself, within 20 s.
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+// Shell blocks (sh, console) are run by readme-shell.test.ts, as a user types them.
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers.js';
+import { type Block, fencedBlocks, readmeBlocks, readmes } from './lib/readme-blocks.js';
 import { describeRun, root, run, workspacePackages } from './lib/workspace.js';
 
 const RUNNABLE = new Set(['ts', 'typescript', 'js', 'javascript', 'mjs']);
+const runs = (block: Block) =>
+  RUNNABLE.has(block.lang) && !block.words.includes('no-run') && !block.words.includes('etcd');
 
-interface Block {
-  readonly readme: string;
-  readonly line: number;
-  readonly lang: string;
-  readonly run: boolean;
-  readonly code: string;
-}
-
-/** The fenced code blocks of a Markdown file, with their info strings and first line numbers. */
-function fencedBlocks(readme: string, text: string): Block[] {
-  const blocks: Block[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^(\s*)(`{3,}|~{3,})\s*([^`\s]*)(.*)$/.exec(lines[i]!);
-    if (!open) continue;
-    const [, indent, fence, lang, rest] = open as unknown as [string, string, string, string, string];
-    const body: string[] = [];
-    let j = i + 1;
-    while (j < lines.length && !new RegExp(`^\\s*${fence[0]}{${fence.length},}\\s*$`).test(lines[j]!)) {
-      body.push(lines[j]!.startsWith(indent) ? lines[j]!.slice(indent.length) : lines[j]!);
-      j++;
-    }
-    const words = rest.trim().split(/\s+/);
-    blocks.push({
-      readme,
-      line: i + 1,
-      lang: lang.toLowerCase(),
-      run: RUNNABLE.has(lang.toLowerCase()) && !words.includes('no-run') && !words.includes('etcd'),
-      code: `${body.join('\n')}\n`,
-    });
-    i = j;
-  }
-  return blocks;
-}
-
-const readmes = [
-  join(root, 'README.md'),
-  ...[...workspacePackages('packages'), ...workspacePackages('examples')].map((pkg) =>
-    join(pkg.dir, 'README.md'),
-  ),
-].filter((file) => {
-  try {
-    readFileSync(file);
-    return true;
-  } catch {
-    return false;
-  }
-});
-const blocks = readmes.flatMap((file) => fencedBlocks(relative(root, file), readFileSync(file, 'utf8')));
-const runnable = blocks.filter((block) => block.run);
+const runnable = readmeBlocks.filter(runs);
 const isTs = (block: Block) => block.lang === 'ts' || block.lang === 'typescript';
 
 const scratch = tempDir('readme');
@@ -167,7 +122,7 @@ it('reads fences, languages and the no-run marker', () => {
       '```',
     ].join('\n'),
   );
-  expect(found.map(({ lang, run, line }) => ({ lang, run, line }))).toEqual([
+  expect(found.map((block) => ({ lang: block.lang, run: runs(block), line: block.line }))).toEqual([
     { lang: 'sh', run: false, line: 1 },
     { lang: 'ts', run: false, line: 4 },
     { lang: 'js', run: true, line: 7 },
@@ -200,58 +155,3 @@ describe.each(runnable.map((block) => [`${block.readme}:${block.line} (${block.l
     });
   },
 );
-
-// Shell blocks of the CLI: in a `sh` or `console` block, every command line that starts with
-// `ids ` (or `$ ids `) is run with the built `ids` as the user would type it, and must exit 0. In
-// a `console` block the lines after a `$ ids ...` line, up to the next `$` line, are its output,
-// and must be exactly what the command prints.
-interface CliCommand {
-  readonly where: string;
-  /** The command line as written, starting with `ids` (pipes and quotes as a shell reads them). */
-  readonly line: string;
-  readonly expected: string | undefined;
-}
-
-function cliCommands(): CliCommand[] {
-  const commands: CliCommand[] = [];
-  for (const block of blocks.filter((b) => b.lang === 'sh' || b.lang === 'console')) {
-    const lines = block.code.replace(/\n$/, '').split('\n');
-    for (let i = 0; i < lines.length; i++) {
-      const prompt = block.lang === 'console' ? /^\$ (ids .*)$/ : /^(ids .*?)(\s+#.*)?$/;
-      const match = prompt.exec(lines[i]!);
-      if (!match) continue;
-      const line = match[1]!.trim();
-      let expected: string | undefined;
-      if (block.lang === 'console') {
-        const output: string[] = [];
-        for (let j = i + 1; j < lines.length && !lines[j]!.startsWith('$ '); j++) output.push(lines[j]!);
-        expected = output.length > 0 ? `${output.join('\n')}\n` : undefined;
-      }
-      commands.push({ where: `${block.readme}:${block.line + i + 1}`, line, expected });
-    }
-  }
-  return commands;
-}
-
-const commandsInReadmes = cliCommands();
-const idsBin = join(root, 'packages', 'cli', 'bin', 'ids.js');
-
-it('finds the CLI commands of the READMEs, `ids compare` in the root README with its output', () => {
-  expect(
-    commandsInReadmes.some((c) => c.where.startsWith('README.md') && c.line === 'ids compare' && c.expected),
-  ).toBe(true);
-});
-
-describe.each(commandsInReadmes.map((c) => [`${c.where}: ${c.line}`, c] as const))('%s', (_name, command) => {
-  it(command.expected === undefined ? 'exits 0' : 'exits 0 and prints what the README shows', async () => {
-    // `ids` is the built command, run by this node; the shell reads the rest of the line.
-    const script = `ids() { '${process.execPath}' '${idsBin}' "$@"; }\n${command.line}`;
-    const result = await run('bash', ['-o', 'pipefail', '-c', script], {
-      cwd: scratch,
-      env: exampleEnv,
-      timeoutMs: 20_000,
-    });
-    expect(result.status, describeRun(command.line, result)).toBe(0);
-    if (command.expected !== undefined) expect(result.stdout).toBe(command.expected);
-  });
-});

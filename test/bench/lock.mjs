@@ -1,9 +1,14 @@
 // Named locks on a real Redis, etcd and ZooKeeper on loopback, in one run: an uncontended
-// acquire+release of @ids/lock beside a bare Redis round trip (the machine's floor) and beside
-// redlock 4.2.0 on the same Redis; the hand-off from one holder to the next with 16 waiters on
-// one name, on each store (waiters wake only by the store's event: the fallback poll is set past
-// the run); and etcd beside the etcd3 client's own lock. Starts its own redis-server, etcd and
-// ZooKeeper.
+// acquire+release of @ids/lock beside redlock 4.2.0 and 5.0.0-beta.2 on the same Redis and beside
+// one and two bare Redis round trips (PING: the floor of a lock that takes one request to acquire
+// and one to release); the hand-off from one holder to the next with 16 waiters on one name, on
+// each store (waiters wake only by the store's event: the fallback poll is set past the run); and
+// etcd beside the etcd3 client's own lock and a bare etcd write. Starts its own redis-server, etcd
+// and ZooKeeper.
+//
+// The machines this runs on are shared (2 cores, other work running), so the rows that are
+// compared are measured interleaved: rounds of 100 of each, one after the other, so that a burst
+// of load lands on all of them alike.
 //
 // The prefix's epoch is written first, as on a Redis that has run before: the first lock on a
 // Redis that may have forgotten its holders is held one TTL before use on purpose (see the
@@ -16,6 +21,7 @@ import { startEtcd, startRedis, startZookeeper } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import Redlock from 'redlock';
+import Redlock5 from 'redlock5';
 import { formatTable } from './lib/measure.mjs';
 
 /** @param {number[]} sorted @param {number} p */
@@ -23,8 +29,11 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-/** @param {string} what @param {number[]} times @param {number} [floor] the bare round trip's p50 */
-function row(what, times, floor) {
+/**
+ * @param {string} what @param {number[]} times @param {number} [floor] the bare round trip's p50
+ * @param {number} [cpuUs] CPU time of this process per run, in µs
+ */
+function row(what, times, floor, cpuUs) {
   const sorted = [...times].sort((a, b) => a - b);
   const p50 = percentile(sorted, 50);
   const p99 = percentile(sorted, 99);
@@ -36,6 +45,7 @@ function row(what, times, floor) {
     p99.toFixed(3),
     percentile(sorted, 100).toFixed(3),
     ratio,
+    cpuUs === undefined ? '' : cpuUs.toFixed(0),
   ];
 }
 
@@ -47,6 +57,72 @@ async function times(n, fn, warm = 20) {
     const t0 = performance.now();
     await fn();
     out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/**
+ * Times each of `fns` `n` times, interleaved: rounds of `per` runs of each in turn, after 20
+ * untimed runs of each; and the CPU time this process spent per run of each, in µs (user +
+ * system: the client's own work, which the machine's load does not inflate as it does latency).
+ * @template {string} K
+ * @param {Record<K, () => Promise<unknown>>} fns
+ * @returns {Promise<{ times: Record<K, number[]>, cpuUs: Record<K, number> }>}
+ */
+async function interleaved(fns, n, per = 100) {
+  const entries = /** @type {[K, () => Promise<unknown>][]} */ (Object.entries(fns));
+  const out = /** @type {Record<K, number[]>} */ ({});
+  const cpuUs = /** @type {Record<K, number>} */ ({});
+  for (const [k, fn] of entries) {
+    out[k] = [];
+    cpuUs[k] = 0;
+    for (let i = 0; i < 20; i++) await fn();
+  }
+  for (let done = 0; done < n; done += per) {
+    for (const [k, fn] of entries) {
+      const cpu = process.cpuUsage();
+      out[k].push(...(await times(Math.min(per, n - done), fn, 0)));
+      const used = process.cpuUsage(cpu);
+      cpuUs[k] += used.user + used.system;
+    }
+  }
+  for (const [k] of entries) cpuUs[k] /= n;
+  return { times: out, cpuUs };
+}
+
+/**
+ * The floor of a hand-off on this machine, with no lock: a PUBLISH that `subscribers`
+ * connections receive (as every waiter's subscriber receives a release's message), and the one
+ * it names answering with a PING of its own (as the woken waiter asks for the lock). Timed from
+ * the PUBLISH to the PING's answer, as a hand-off is from the release to the next acquire.
+ * @param {string} url
+ */
+async function bareHandoff(url, subscribers, n) {
+  const channel = 'bench-bare-handoff';
+  const publisher = new Redis(url);
+  const pool = await Promise.all(
+    Array.from({ length: subscribers }, async () => {
+      const listener = new Redis(url);
+      await listener.subscribe(channel);
+      return { listener, client: new Redis(url) };
+    }),
+  );
+  const out = [];
+  for (let i = 0; i < n + 20; i++) {
+    const next = pool[i % subscribers];
+    if (!next) break;
+    const t0 = performance.now();
+    const answered = new Promise((resolve) =>
+      next.listener.once('message', () => resolve(next.client.ping())),
+    );
+    await publisher.publish(channel, String(i));
+    await answered;
+    if (i >= 20) out.push(performance.now() - t0);
+  }
+  publisher.disconnect();
+  for (const { listener, client } of pool) {
+    listener.disconnect();
+    client.disconnect();
   }
   return out;
 }
@@ -74,7 +150,7 @@ async function handoff(open, waiters, rounds) {
   return out;
 }
 
-export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
+export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
   const load = (loadavg()[0] ?? 0).toFixed(1);
   const redis = await startRedis({ allowExternal: false });
   const etcd = await startEtcd();
@@ -84,33 +160,37 @@ export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
   await admin.set(`{${prefix}}:epoch`, '0');
   const rows = [];
   try {
-    const ping = await times(n, () => admin.ping());
-    const floor = percentile(
-      [...ping].sort((a, b) => a - b),
-      50,
-    );
-    rows.push(row('bare Redis round trip (PING)', ping));
-
     const locks = await redisLocks({ url: redis.url, prefix });
-    rows.push(
-      row(
-        '@ids/lock on Redis: acquire + release',
-        await times(n, async () => (await locks.acquire('bench')).release()),
-        floor,
-      ),
+    const redlock4Client = new Redis(redis.url);
+    const redlock4 = new Redlock([redlock4Client], { retryCount: 0 });
+    const redlock5Client = new Redis(redis.url);
+    const redlock5 = new Redlock5([redlock5Client], { retryCount: 0 });
+    const uncontended = await interleaved(
+      {
+        ping: () => admin.ping(),
+        ping2: async () => {
+          await admin.ping();
+          await admin.ping();
+        },
+        ours: async () => (await locks.acquire('bench')).release(),
+        redlock4: async () => (await redlock4.lock('bench-redlock4', 10_000)).unlock(),
+        redlock5: async () => (await redlock5.acquire(['bench-redlock5'], 10_000)).release(),
+      },
+      n,
     );
     await locks.close();
-
-    const redlockClient = new Redis(redis.url);
-    const redlock = new Redlock([redlockClient], { retryCount: 0 });
-    rows.push(
-      row(
-        'redlock 4.2.0: lock + unlock',
-        await times(n, async () => (await redlock.lock('bench-redlock', 10_000)).unlock()),
-        floor,
-      ),
+    redlock4Client.disconnect();
+    redlock5Client.disconnect();
+    const { times: t, cpuUs } = uncontended;
+    const floor = percentile(
+      [...t.ping].sort((a, b) => a - b),
+      50,
     );
-    redlockClient.disconnect();
+    rows.push(row('bare Redis round trip (PING)', t.ping, floor, cpuUs.ping));
+    rows.push(row('two bare Redis round trips (PING, PING)', t.ping2, floor, cpuUs.ping2));
+    rows.push(row('@ids/lock on Redis: acquire + release', t.ours, floor, cpuUs.ours));
+    rows.push(row('redlock 4.2.0: lock + unlock', t.redlock4, floor, cpuUs.redlock4));
+    rows.push(row('redlock 5.0.0-beta.2: acquire + release', t.redlock5, floor, cpuUs.redlock5));
 
     const noPoll = 2 ** 31 - 1;
     rows.push(
@@ -120,24 +200,34 @@ export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
         floor,
       ),
     );
+    rows.push(
+      row(
+        `bare hand-off floor, ${waiters} subscribers (PUBLISH, then a PING by the one named)`,
+        await bareHandoff(redis.url, waiters, waiters * rounds),
+        floor,
+      ),
+    );
 
     const elocks = await etcdLocks({ endpoints: etcd.endpoints, prefix: `/${prefix}/` });
-    const en = Math.min(n, 200);
-    rows.push(
-      row(
-        '@ids/lock on etcd: acquire + release',
-        await times(en, async () => (await elocks.acquire('bench')).release()),
-      ),
+    const etcd3 = new Etcd3({ hosts: etcd.endpoints });
+    const en = Math.min(n, 400);
+    const onEtcd = await interleaved(
+      {
+        // One write through etcd's consensus: what each request of a lock costs at least.
+        put: () => etcd3.put(`/${prefix}-put`).value('x').exec(),
+        ours: async () => (await elocks.acquire('bench')).release(),
+        etcd3: async () => (await etcd3.lock(`/${prefix}-etcd3/bench`).ttl(10).acquire()).release(),
+      },
+      en,
+      50,
     );
     await elocks.close();
-    const etcd3 = new Etcd3({ hosts: etcd.endpoints });
-    rows.push(
-      row(
-        'etcd3 1.1.2 client lock: acquire + release',
-        await times(en, async () => (await etcd3.lock(`/${prefix}-etcd3/bench`).ttl(10).acquire()).release()),
-      ),
-    );
     etcd3.close();
+    rows.push(row('bare etcd write (put)', onEtcd.times.put, undefined, onEtcd.cpuUs.put));
+    rows.push(row('@ids/lock on etcd: acquire + release', onEtcd.times.ours, undefined, onEtcd.cpuUs.ours));
+    rows.push(
+      row('etcd3 1.1.2 client lock: acquire + release', onEtcd.times.etcd3, undefined, onEtcd.cpuUs.etcd3),
+    );
     rows.push(
       row(
         // A waiter's poll keeps its etcd lease alive: left at its default (1 s).
@@ -176,6 +266,6 @@ export async function benchLock({ n = 500, waiters = 16, rounds = 20 } = {}) {
   }
   return {
     title: `Locks: acquire + release and hand-off, in ms (loopback; load average ${load} at the start)`,
-    table: formatTable(['what', 'n', 'p50 ms', 'p99 ms', 'max ms', 'p50 / bare Redis'], rows),
+    table: formatTable(['what', 'n', 'p50 ms', 'p99 ms', 'max ms', 'p50 / bare Redis', 'CPU µs / run'], rows),
   };
 }

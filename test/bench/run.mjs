@@ -1,5 +1,6 @@
 // Runs the benchmarks named on the command line (all by default) and prints their tables.
 // `npm run bench` from the repository root builds first, then runs this.
+import { spawn } from 'node:child_process';
 import { benchCli } from './cli.mjs';
 import { benchColdStart } from './cold-start.mjs';
 import { benchConcurrency } from './concurrency.mjs';
@@ -30,7 +31,16 @@ const suites = {
   cli: benchCli,
 };
 
-const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
+// `--loops N`: N busy loops take the CPU for the whole run, as the stress check's do, for
+// figures on a loaded machine (issue 33 asks claim latency under load).
+const args = process.argv.slice(2);
+const loopsAt = args.indexOf('--loops');
+const loops = loopsAt === -1 ? 0 : Number(args[loopsAt + 1]);
+if (!Number.isInteger(loops) || loops < 0 || loops > 64) {
+  console.error(`--loops: expected a whole number of busy loops from 0 to 64, received ${args[loopsAt + 1]}`);
+  process.exit(2);
+}
+const wanted = args.filter((arg, i) => !arg.startsWith('-') && !(loopsAt !== -1 && i === loopsAt + 1));
 const unknown = wanted.filter((name) => !(name in suites));
 if (unknown.length > 0) {
   console.error(
@@ -38,8 +48,17 @@ if (unknown.length > 0) {
   );
   process.exit(2);
 }
-console.log(`node ${process.version}, ${new Date().toISOString()}`);
-for (const name of wanted.length > 0 ? wanted : Object.keys(suites)) {
-  const { title, table } = await suites[name]();
-  console.log(`\n## ${title}\n\n${table}`);
+const busy = Array.from({ length: loops }, () =>
+  spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }),
+);
+console.log(
+  `node ${process.version}, ${new Date().toISOString()}${loops > 0 ? `, ${loops} busy loops beside the run` : ''}`,
+);
+try {
+  for (const name of wanted.length > 0 ? wanted : Object.keys(suites)) {
+    const { title, table } = await suites[name]();
+    console.log(`\n## ${title}\n\n${table}`);
+  }
+} finally {
+  for (const child of busy) child.kill('SIGKILL');
 }

@@ -30,6 +30,7 @@ interface Container {
   readinessProbe: Probe;
   livenessProbe: Probe;
   lifecycle: { preStop: { exec: { command: string[] } } };
+  resources: Record<'requests' | 'limits', { cpu: string; memory: string }>;
 }
 interface Manifest {
   kind: string;
@@ -188,6 +189,20 @@ async function stop(pod: Pod): Promise<number | null> {
 }
 
 describe('the StatefulSet manifest', { timeout: 60_000 }, () => {
+  it('asks for resources within its limits, and lets a disruption take one pod at a time', () => {
+    const cpu = (value: string) => (value.endsWith('m') ? Number(value.slice(0, -1)) / 1000 : Number(value));
+    const mib = (value: string) => Number(/^(\d+)Mi$/.exec(value)?.[1]);
+    const { requests, limits } = container.resources;
+    expect(cpu(requests.cpu)).toBeGreaterThan(0);
+    expect(cpu(requests.cpu)).toBeLessThanOrEqual(cpu(limits.cpu));
+    expect(mib(requests.memory)).toBeGreaterThan(0);
+    expect(mib(requests.memory)).toBeLessThanOrEqual(mib(limits.memory));
+    const budget = docs.find((d) => d.kind === 'PodDisruptionBudget')!;
+    expect(budget.spec.selector).toEqual({ matchLabels: spec.template.metadata.labels });
+    expect(budget.spec.maxUnavailable).toBe(1);
+    expect(spec.replicas).toBeGreaterThan(1);
+  });
+
   it('is consistent: headless Service, selector, named port, probes, claim directory on an emptyDir, the command', () => {
     expect(service.spec.clusterIP).toBe('None');
     expect(spec.serviceName).toBe(service.metadata.name);

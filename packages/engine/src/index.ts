@@ -114,7 +114,7 @@ export {
   resolveMachineIdSync,
 } from './machine.js';
 export { LAYOUT_NAMES, NAMED_LAYOUTS, type NamedLayout, namedLayout } from './named-layouts.js';
-export { FUTURE_SLACK_MS, implausibility, plausibleLayouts } from './plausibility.js';
+export { FUTURE_SLACK_MS, implausibility, NEAR_EPOCH_MS, plausibleLayouts } from './plausibility.js';
 export { type MachineIdRequest, type Preset, type PresetClass, presetClass } from './preset.js';
 export { type RecognizedId, recognizeId } from './recognize.js';
 export {

@@ -8,8 +8,17 @@ import type { Layout } from './layout.js';
 export const FUTURE_SLACK_MS = 60_000;
 
 /**
- * Why `id` is not believable as an ID of `layout` at `nowMs`, or undefined when it is: it fits
- * the layout, and its time lies between the layout's epoch and `nowMs` + FUTURE_SLACK_MS.
+ * How long after its epoch a layout's first believable ID lies. A generator starts issuing when
+ * it is deployed, not at the instant its epoch names, while small numbers are everywhere: "hello"
+ * in base36 is 29234652, 10 ms after Sonyflake's epoch. One day keeps those out and still takes
+ * an ID made on the day a layout's epoch was chosen to be the deploy date, a day later.
+ */
+export const NEAR_EPOCH_MS = 86_400_000;
+
+/**
+ * Why `id` is not believable as an ID of `layout` at `nowMs`, or undefined when it is. The rule:
+ * the ID fits the layout's bits (so its time lies within the layout's life), and its time lies
+ * at least NEAR_EPOCH_MS after the layout's epoch and at most FUTURE_SLACK_MS after `nowMs`.
  */
 export function implausibility(layout: Layout, id: bigint, nowMs: number): string | undefined {
   if (id > layout.maxId) {
@@ -21,6 +30,9 @@ export function implausibility(layout: Layout, id: bigint, nowMs: number): strin
   }
   const time = toTimeIn(layout, id);
   if (time.getTime() > nowMs + FUTURE_SLACK_MS) return `its time, ${time.toISOString()}, is in the future`;
+  if (time.getTime() < layout.epochMs + NEAR_EPOCH_MS) {
+    return `its time, ${time.toISOString()}, is within a day of the layout's epoch: more likely a small number than an ID`;
+  }
   return undefined;
 }
 

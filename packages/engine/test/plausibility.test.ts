@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineLayout } from '../src/layout.js';
 import { NAMED_LAYOUTS } from '../src/named-layouts.js';
-import { FUTURE_SLACK_MS, implausibility, plausibleLayouts } from '../src/plausibility.js';
+import { FUTURE_SLACK_MS, implausibility, NEAR_EPOCH_MS, plausibleLayouts } from '../src/plausibility.js';
 import { SONYFLAKE_SPEC } from './layouts.js';
 
 const SONYFLAKE = defineLayout(SONYFLAKE_SPEC);
@@ -18,7 +18,7 @@ const DISCORD = defineLayout({
 const DISCORD_ID = 175928847299117063n;
 const NOW = Date.UTC(2026, 10, 26, 12);
 
-describe('implausibility: a reading is believable between the epoch and a minute from now', () => {
+describe('implausibility: a reading is believable from a day after the epoch to a minute from now', () => {
   it('finds a Discord ID plausible both as Discord (2016) and as Sonyflake (2017)', () => {
     expect(implausibility(DISCORD, DISCORD_ID, NOW)).toBeUndefined();
     expect(implausibility(SONYFLAKE, DISCORD_ID, NOW)).toBeUndefined();
@@ -30,6 +30,17 @@ describe('implausibility: a reading is believable between the epoch and a minute
     expect(implausibility(DISCORD, DISCORD_ID, start - FUTURE_SLACK_MS - 1)).toBe(
       'its time, 2016-04-30T11:18:25.796Z, is in the future',
     );
+  });
+
+  it('rejects a time within NEAR_EPOCH_MS of the epoch ("hello" in base36 is 10 ms into Sonyflake), not a tick later', () => {
+    // 29234652 = "hello" in base36: tick 1 of 10 ms, sequence 0x01, machine 0x12dc.
+    expect(implausibility(SONYFLAKE, 29234652n, NOW)).toBe(
+      "its time, 2014-09-01T00:00:00.010Z, is within a day of the layout's epoch: more likely a small number than an ID",
+    );
+    const firstTick = BigInt(NEAR_EPOCH_MS / 10);
+    const shift = BigInt(SONYFLAKE.sequenceBits + SONYFLAKE.machineBits);
+    expect(implausibility(SONYFLAKE, (firstTick << shift) - 1n, NOW)).toMatch(/within a day/);
+    expect(implausibility(SONYFLAKE, firstTick << shift, NOW)).toBeUndefined();
   });
 
   it('rejects an ID wider than the layout, and any ID of a layout whose epoch has not come', () => {

@@ -27,21 +27,28 @@ export interface LockBackend {
    * One attempt to take `name` for `token` (unique, one per acquire). When the name is held, or
    * others wait ahead, resolves undefined; with `join`, `token` keeps (or takes) its place in
    * line (FIFO). A store whose attempts always join (etcd) is asked to `leave` after a refusal.
+   * `budgetMs`, when given, is what is left of the acquire's `waitMs`: the attempt, connecting
+   * included, ends within it (with the store's unavailable error) rather than within `timeoutMs`.
    */
-  take(name: string, token: string, ttlMs: number, join: boolean): Promise<Taken | undefined>;
+  take(
+    name: string,
+    token: string,
+    ttlMs: number,
+    join: boolean,
+    budgetMs: number | undefined,
+  ): Promise<Taken | undefined>;
   /** Compare-and-extend by `ttlMs`; rejects with a LeaseLostError (kind `key-lost` or `lease-expired`) when `token` no longer holds `name`. */
   extend(name: string, token: string, ttlMs: number, timeoutMs: number): Promise<void>;
   /** Compare-and-delete, and wakes the next in line. A name `token` does not hold is left alone. */
   release(name: string, token: string): Promise<void>;
   /** Gives up `token`'s place in line (a wait that ended without the lock). */
   leave(name: string, token: string): Promise<void>;
-  /** A mark of the events seen for `name`, taken before an attempt, for `turn`. */
-  mark(name: string): number;
   /**
-   * Resolves when `token` should try again: the store said the lock was released (since `mark`),
-   * or a bounded fallback poll ran out; at once when `signal` aborts.
+   * Resolves when `token` should try again: the store said it is `token`'s turn (also when it
+   * said so while the attempt that put `token` in line was still on its way back), or a bounded
+   * fallback poll ran out; at once when `signal` aborts.
    */
-  turn(name: string, token: string, mark: number, signal: AbortSignal): Promise<void>;
+  turn(name: string, token: string, signal: AbortSignal): Promise<void>;
   /** Whether an attempt's error is worth waiting out (the store unreachable) rather than reporting. */
   transient(error: unknown): boolean;
   /** Closes the connections the backend made. */
@@ -51,8 +58,7 @@ export interface LockBackend {
 /**
  * What the backends whose waiters each hold a place of their own share (etcd: a key on a lease
  * of its own; ZooKeeper: a node in a session of its own): releasing the lock and leaving the line
- * are one act, closing that place, and a waiter's `turn` watches the place just ahead instead of
- * counting events, so `mark` is 0.
+ * are one act, closing that place, and a waiter's `turn` watches the place just ahead.
  */
 export abstract class PlacesBackend<P> {
   /** Each acquire's place, by its token. */
@@ -70,10 +76,6 @@ export abstract class PlacesBackend<P> {
 
   leave(name: string, token: string): Promise<void> {
     return this.release(name, token);
-  }
-
-  mark(): number {
-    return 0;
   }
 
   transient(error: unknown): boolean {

@@ -2,10 +2,9 @@
 // `<prefix><name>/<lease>` bound to its lease; the key with the lowest create revision holds the
 // lock, and every other waits for the key just before its own to go (FIFO, no herd). The fence
 // is the holder's create revision: etcd's revision is cluster-wide, persisted and only grows.
-import { IdsError, InvalidArgumentError } from '@ids/engine';
-import { LeaseLostError, LeaseStoreUnavailableError } from '@ids/machine-etcd';
-import { bounded } from '@ids/machine-lease/internal';
-import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
+import { InvalidArgumentError } from '@ids/engine';
+import { type EtcdOptions, LeaseLostError, LeaseStoreRefusedError } from '@ids/machine-etcd';
+import { Connection, parseEndpoints } from '@ids/machine-etcd/internal';
 import { type LockBackend, PlacesBackend, type Taken } from './backend.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
@@ -13,19 +12,26 @@ import { checkStoreMs } from './options.js';
 /** Where the locks live when no prefix is given. */
 export const DEFAULT_ETCD_LOCK_PREFIX = '/ids/lock/';
 
-/** How `etcdLocks` connects; every option has a default. */
-export interface EtcdLocksOptions {
-  /** The etcd endpoints. Default `['http://127.0.0.1:2379']`. */
-  readonly endpoints?: readonly string[];
+/**
+ * How `etcdLocks` connects; every option has a default. The connection is @ids/machine-etcd's,
+ * with its options (`endpoints`, `credentials`, `auth`, `etcdOptions`) documented there.
+ */
+export interface EtcdLocksOptions
+  extends Pick<EtcdOptions, 'endpoints' | 'credentials' | 'auth' | 'etcdOptions'> {
   /** The keys' common start, ending in `/`. Default `/ids/lock/`. */
   readonly prefix?: string;
-  /** The longest any exchange with etcd may take, in ms. Default 3,000. */
+  /** The longest any exchange with etcd may take, connecting included, in ms. Default 3,000. */
   readonly timeoutMs?: number;
   /** The longest a waiter goes without re-asking (and keeping its lease alive), in ms. Default: a third of the TTL, at most 1,000. */
   readonly pollMs?: number;
 }
 
-/** Opens the locks on etcd. */
+/**
+ * Opens the locks on etcd, on @ids/machine-etcd's connection, and reads the prefix once, so that
+ * an etcd that is not there, or refuses these credentials, is known now.
+ * @throws InvalidArgumentError for a bad option; LeaseStoreUnavailableError when etcd did not
+ * answer within `timeoutMs`; LeaseStoreRefusedError when it refused (credentials, permissions, TLS).
+ */
 export async function etcdLocks(options: EtcdLocksOptions = {}): Promise<Locks> {
   const timeoutMs = checkStoreMs(options.timeoutMs ?? 3000, 'timeoutMs');
   const pollMs = options.pollMs === undefined ? undefined : checkStoreMs(options.pollMs, 'pollMs');
@@ -35,11 +41,21 @@ export async function etcdLocks(options: EtcdLocksOptions = {}): Promise<Locks> 
       option: 'prefix',
     });
   }
-  const client = new Etcd3({
-    hosts: [...(options.endpoints ?? ['http://127.0.0.1:2379'])],
-    dialTimeout: timeoutMs,
-  });
-  return new Locks(new EtcdBackend(client, prefix, timeoutMs, pollMs), {
+  const conn = new Connection(
+    {
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+      ...(options.auth ? { auth: options.auth } : {}),
+      ...(options.etcdOptions ? { etcdOptions: options.etcdOptions } : {}),
+    },
+    { hosts: parseEndpoints(options.endpoints), timeoutMs },
+  );
+  try {
+    await conn.call(`reading ${prefix}`, (o) => conn.client.get(prefix).options(o).exec());
+  } catch (error) {
+    conn.close();
+    throw error;
+  }
+  return new Locks(new EtcdBackend(conn, prefix, pollMs), {
     timeoutMs,
     ...(options as object),
   });
@@ -47,7 +63,6 @@ export async function etcdLocks(options: EtcdLocksOptions = {}): Promise<Locks> 
 
 /** One acquire's place: its lease and the key bound to it. */
 interface Place {
-  readonly lease: Lease;
   readonly leaseId: string;
   readonly key: string;
   readonly revision: string;
@@ -58,127 +73,153 @@ interface Place {
 
 class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
   readonly store = 'etcd';
-  readonly #client: Etcd3;
+  readonly #conn: Connection;
   readonly #prefix: string;
-  readonly #timeoutMs: number;
   readonly #pollMs: number | undefined;
 
-  constructor(client: Etcd3, prefix: string, timeoutMs: number, pollMs: number | undefined) {
+  constructor(conn: Connection, prefix: string, pollMs: number | undefined) {
     super();
-    this.#client = client;
+    this.#conn = conn;
     this.#prefix = prefix;
-    this.#timeoutMs = timeoutMs;
     this.#pollMs = pollMs;
   }
 
-  async #call<T>(what: string, fn: () => Promise<T>, ms = this.#timeoutMs): Promise<T> {
-    try {
-      return await bounded(ms, fn);
-    } catch (error) {
-      if (error instanceof IdsError) throw error;
-      if (error instanceof EtcdLeaseInvalidError) {
-        throw new LeaseLostError('etcd', 'lease-expired', `${what}: etcd no longer knows the lease`, {
-          cause: error,
-        });
-      }
-      const text = error instanceof Error ? error.message || error.name : String(error);
-      throw new LeaseStoreUnavailableError('etcd', `${what}: etcd is unavailable: ${text}`, { cause: error });
-    }
-  }
-
-  /** Puts this acquire's key under a fresh lease (once), then asks who is ahead of it. */
-  async take(name: string, token: string, ttlMs: number, _join: boolean): Promise<Taken | undefined> {
+  /**
+   * Puts this acquire's key under a fresh lease (once), reading the head of the line in the same
+   * transaction: an uncontended acquire is two requests (the grant, the transaction), as the etcd3
+   * client's own lock. Otherwise asks which key is just ahead, to watch it.
+   */
+  async take(
+    name: string,
+    token: string,
+    ttlMs: number,
+    _join: boolean,
+    budgetMs: number | undefined,
+  ): Promise<Taken | undefined> {
+    const conn = this.#conn;
+    const dir = `${this.#prefix}${name}/`;
     let place = this.places.get(token);
     if (place) {
       try {
         // A waiter's re-ask keeps its lease, and so its place, alive.
-        await this.#call('keeping a waiter alive', () => (place as Place).lease.keepaliveOnce());
+        await conn.keepalive(place.leaseId, budgetMs ?? conn.timeoutMs);
       } catch (error) {
         if (!(error instanceof LeaseLostError)) throw error;
         this.places.delete(token); // its key went with the lease: join again, at the back
         place = undefined;
       }
     }
-    place ??= await this.#join(name, token, ttlMs);
-    const dir = `${this.#prefix}${name}/`;
-    const ahead = await this.#call(`reading the line for ${JSON.stringify(name)}`, () =>
-      this.#client
-        .getAll()
-        .prefix(dir)
-        .maxCreateRevision(String(BigInt(place.revision) - 1n))
-        .sort('Create', 'Descend')
-        .limit(1)
-        .exec(),
+    if (!place) {
+      const joined = await this.#join(name, dir, token, ttlMs, budgetMs);
+      place = joined.place;
+      if (joined.first) return { fence: BigInt(place.revision), quarantineMs: 0 };
+    }
+    const revision = place.revision;
+    const ahead = await conn.call(
+      `reading the line for ${JSON.stringify(name)}`,
+      (o) =>
+        conn.client
+          .getAll()
+          .prefix(dir)
+          .maxCreateRevision(String(BigInt(revision) - 1n))
+          .sort('Create', 'Descend')
+          .limit(1)
+          .options(o)
+          .exec(),
+      budgetMs,
     );
     const first = ahead.kvs[0];
     if (first) {
       place.ahead = { key: first.key.toString(), revision: ahead.header.revision };
       return undefined;
     }
-    return { fence: BigInt(place.revision), quarantineMs: 0 };
+    return { fence: BigInt(revision), quarantineMs: 0 };
   }
 
-  async #join(name: string, token: string, ttlMs: number): Promise<Place> {
-    const lease = this.#client.lease(Math.ceil(ttlMs / 1000), { autoKeepAlive: false });
-    lease.on('lost', () => undefined);
-    const leaseId = await this.#call('granting a lease', () => lease.grant());
-    const key = `${this.#prefix}${name}/${BigInt(leaseId).toString(16)}`;
-    const put = await this.#call(`joining the line for ${JSON.stringify(name)}`, () =>
-      this.#client.put(key).value(token).lease(leaseId).exec(),
-    );
-    const place: Place = { lease, leaseId, key, revision: put.header.revision, ttlMs };
+  /** Grants the place's lease, then puts its key and reads the oldest key of `dir` in one transaction. */
+  async #join(
+    name: string,
+    dir: string,
+    token: string,
+    ttlMs: number,
+    budgetMs: number | undefined,
+  ): Promise<{ place: Place; first: boolean }> {
+    const conn = this.#conn;
+    const { id: leaseId } = await conn.grant(Math.ceil(ttlMs / 1000), budgetMs);
+    const key = `${dir}${BigInt(leaseId).toString(16)}`;
+    let txn: Awaited<ReturnType<ReturnType<typeof conn.client.if>['commit']>>;
+    try {
+      txn = await conn.call(
+        `joining the line for ${JSON.stringify(name)}`,
+        (o) =>
+          conn.client
+            // The key is new with its lease, so the comparison holds; the transaction needs one.
+            .if(key, 'Create', '==', 0)
+            .then(
+              conn.client.put(key).value(token).lease(leaseId),
+              conn.client.getAll().prefix(dir).sort('Create', 'Ascend').limit(1),
+            )
+            .options(o)
+            .commit(),
+        budgetMs,
+      );
+    } catch (error) {
+      // The put may have landed though its answer did not: revoking deletes the key with it.
+      await conn.revoke(leaseId).catch(() => undefined);
+      throw error;
+    }
+    if (!txn.succeeded) {
+      await conn.revoke(leaseId).catch(() => undefined);
+      throw new LeaseStoreRefusedError(
+        'etcd',
+        `joining the line for ${JSON.stringify(name)}: expected ${key} to be new with its lease, found it already made`,
+      );
+    }
+    const place: Place = { leaseId, key, revision: txn.header.revision, ttlMs };
     this.places.set(token, place);
-    return place;
+    const oldest = txn.responses[1]?.response_range?.kvs[0];
+    return { place, first: oldest?.key.toString() === key };
   }
 
   async extend(_name: string, token: string, _ttlMs: number, timeoutMs: number): Promise<void> {
     const place = this.places.get(token);
     if (!place) throw new LeaseLostError('etcd', 'released', 'the lock was released');
-    const reply = await this.#call('a lock keepalive', () => place.lease.keepaliveOnce(), timeoutMs);
-    if (Number(reply.TTL) <= 0) {
-      throw new LeaseLostError('etcd', 'lease-expired', `etcd says lease ${place.leaseId} no longer exists`);
-    }
+    await this.#conn.keepalive(place.leaseId, timeoutMs);
   }
 
   /** Revokes the holder's lease: etcd deletes its key, and the next in line sees the delete. */
   protected async closePlace(place: Place): Promise<void> {
-    await this.#call('revoking the lock lease', () => place.lease.revoke()).catch((error) => {
-      if (!(error instanceof LeaseLostError)) throw error;
-    });
+    await this.#conn.revoke(place.leaseId);
   }
 
-  /** Watches the key just ahead from the revision it was seen at: its delete is this waiter's turn. */
-  async turn(_name: string, token: string, _mark: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Watches the key just ahead from the revision it was seen at: its delete is this waiter's
+   * turn. Every listener added to `signal` (one signal for the whole wait) is removed before
+   * this returns, so a wait of many attempts does not pile them up.
+   */
+  async turn(_name: string, token: string, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     const place = this.places.get(token);
     const pollMs = this.#pollMs ?? Math.min(1000, Math.floor((place?.ttlMs ?? 3000) / 3));
-    if (!place?.ahead) {
-      // The attempt failed (etcd unreachable): ask again after a poll, not at once.
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(pollMs, 1000));
-        signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      return;
-    }
-    const { key, revision } = place.ahead;
-    let done = false;
+    const ahead = place?.ahead;
     let cancel = () => undefined as unknown;
+    let done = false;
     await new Promise<void>((resolve) => {
       const finish = () => {
         done = true;
         clearTimeout(timer);
+        signal.removeEventListener('abort', finish);
         cancel();
         resolve();
       };
-      const timer = setTimeout(finish, pollMs);
+      // Without a key ahead (the attempt failed: etcd unreachable), a poll only, at most 1 s.
+      const timer = setTimeout(finish, ahead ? pollMs : Math.min(pollMs, 1000));
       signal.addEventListener('abort', finish, { once: true });
-      this.#client
+      if (!ahead) return;
+      this.#conn.client
         .watch()
-        .key(key)
-        .startRevision(String(BigInt(revision) + 1n))
+        .key(ahead.key)
+        .startRevision(String(BigInt(ahead.revision) + 1n))
         .create()
         .then((watcher) => {
           cancel = () => watcher.cancel().catch(() => undefined);
@@ -190,6 +231,6 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
   }
 
   async close(): Promise<void> {
-    this.#client.close();
+    this.#conn.close();
   }
 }

@@ -3,6 +3,9 @@
 // refusing a write whose fence is older than one it has already accepted. These helpers keep
 // the last accepted fence beside the value and compare in the same atomic step.
 
+import { InvalidArgumentError } from '@ids/engine';
+import { checkInteger, invalidArgument, received } from '@ids/engine/internal';
+
 /** What fencedSet needs of a Redis client (ioredis's `eval` fits). */
 export interface EvalClient {
   /** EVAL: runs `script` with `numKeys` keys, then the arguments. */
@@ -36,6 +39,13 @@ return 1`;
  * `<key>:fence` (same hash tag as `key` when `key` has one). Resolves true when written, false
  * when refused: a holder that gets false has lost the lock and must stop. With `expiryMs`, the
  * value and its fence expire together.
+ *
+ * Everything is checked before anything is sent: the script compares fences as decimal digits,
+ * so a negative fence (`-1n`, which would pass as "newer" than 5 by its length) or a string
+ * (`"06"`, which would pass as newer than 5 and then refuse 6) would break the order; and Redis
+ * refuses a `PX` of 0 with a bare reply error.
+ * @throws InvalidArgumentError for a fence that is not a bigint of 0 or more, a key or value that
+ * is not a string, or an `expiryMs` that is not an integer from 1 to 2^53 - 1.
  */
 export async function fencedSet(
   client: EvalClient,
@@ -44,6 +54,25 @@ export async function fencedSet(
   value: string,
   expiryMs?: number,
 ): Promise<boolean> {
-  const expiry = expiryMs === undefined ? [] : [expiryMs];
+  if (typeof fence !== 'bigint' || fence < 0n) {
+    throw new InvalidArgumentError(
+      `expected a lock's fence, a bigint of 0 or more, received ${received(fence)}`,
+      {
+        option: 'fence',
+      },
+    );
+  }
+  for (const [option, text] of [
+    ['key', key],
+    ['value', value],
+  ] as const) {
+    if (typeof text !== 'string') {
+      throw new InvalidArgumentError(`expected a string, received ${received(text)}`, { option });
+    }
+  }
+  const expiry =
+    expiryMs === undefined
+      ? []
+      : [checkInteger(expiryMs, 'expiryMs', 1, Number.MAX_SAFE_INTEGER, invalidArgument, true)];
   return (await client.eval(FENCED_SET, 2, key, `${key}:fence`, fence.toString(), value, ...expiry)) === 1;
 }

@@ -3,11 +3,17 @@
 // and body; a retry gets the stored response; a retry while the first still runs gets 409; the
 // same key with another payload gets 422; a missing key where one is required gets 400. The
 // "in progress" state is a lock on the key, so a crashed first request frees the key within
-// the lock's TTL, and its records are written with the lock's fence, so a paused first request
-// cannot overwrite what a later one stored.
+// the lock's TTL.
+//
+// A lock alone cannot keep one answer per key: a request paused past its lease (GC, SIGSTOP, a
+// slow VM) wakes up after a retry took the key and ran. So every write and delete of a record
+// carries the fence of the lock that ran the work and is refused once a newer fence touched the
+// record (issue 34: a paused request's late write, and its late delete, each gave one key two
+// answers). A request whose write is refused answers with what the record holds instead of its
+// own result, so every answer a client can receive for one key carries the same body.
 import { createHash } from 'node:crypto';
 import { checkInteger, invalidArgument, TIMER_MAX_MS } from '@ids/engine/internal';
-import { type EvalClient, fencedSet } from './guard.js';
+import type { EvalClient } from './guard.js';
 import type { Locks } from './locks.js';
 
 /** A response to store and replay. */
@@ -21,7 +27,8 @@ export interface StoredResponse {
 /** What `run` answers: the response to send, and how it came about. */
 export interface IdempotentResponse extends StoredResponse {
   /**
-   * `executed` (this request did the work), `replayed` (a stored response), `in-progress` (409),
+   * `executed` (this request did the work and its response is the one stored for the key),
+   * `replayed` (the stored response), `in-progress` (409: another request holds the key),
    * `mismatch` (422: the key was used with another payload), `missing` (400: no key, or a
    * malformed one, where one is required).
    */
@@ -32,8 +39,6 @@ export interface IdempotentResponse extends StoredResponse {
 export interface RecordClient extends EvalClient {
   /** GET: the value, or null. */
   get(key: string): Promise<string | null>;
-  /** DEL: how many keys were deleted. */
-  del(key: string): Promise<number>;
 }
 
 /** How `idempotencyKeys` keeps its records; each option has a default. */
@@ -57,6 +62,32 @@ interface Record {
   readonly status?: number;
   readonly body?: string;
 }
+
+/**
+ * The one way a record changes: KEYS[1] the record, KEYS[2] the last fence that touched it;
+ * ARGV[1] the fence of the lock that ran the work, ARGV[2] what to do, ARGV[3] the record,
+ * ARGV[4] the expiry in ms (of both keys). Refused when a newer fence touched the record (fences
+ * compared as decimal strings, length then digits, as FENCED_SET does). `start` is also refused
+ * over a completed record: a paused earlier holder whose late `done` landed between this holder's
+ * lock and its start has answered, and this one must replay that answer, not run again. `drop`
+ * deletes the record but keeps the fence, so that an older holder still paused cannot write
+ * after it. Returns {1} done, or {0, the record or nothing} refused.
+ */
+const RECORD = `local function older(a, b)
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+local current = redis.call('GET', KEYS[1])
+local stored = redis.call('GET', KEYS[2])
+if stored and older(ARGV[1], stored) then return {0, current} end
+if ARGV[2] == 'start' and current and cjson.decode(current).state == 'done' then return {0, current} end
+if ARGV[2] == 'drop' then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[4])
+return {1}`;
 
 /** The longest key accepted (the draft leaves it to the server; Stripe takes 255). */
 const MAX_KEY = 255;
@@ -91,9 +122,30 @@ export function idempotencyKeys(client: RecordClient, locks: Locks, options: Ide
     body: JSON.stringify({ title: detail }),
   });
 
-  async function read(key: string): Promise<Record | undefined> {
-    const raw = await client.get(key);
-    return raw === null ? undefined : (JSON.parse(raw) as Record);
+  const parse = (raw: string | null | undefined): Record | undefined =>
+    raw === null || raw === undefined ? undefined : (JSON.parse(raw) as Record);
+
+  /**
+   * Changes the record under `fence`: undefined when done, else the record as it stands (what a
+   * newer holder, or a completed earlier one, left there).
+   */
+  async function change(
+    recordKey: string,
+    fence: bigint,
+    action: 'start' | 'done' | 'drop',
+    record?: Record,
+  ): Promise<{ readonly record: Record | undefined } | undefined> {
+    const reply = (await client.eval(
+      RECORD,
+      2,
+      recordKey,
+      `${recordKey}:fence`,
+      fence.toString(),
+      action,
+      record === undefined ? '' : JSON.stringify(record),
+      expiryMs,
+    )) as [number, string?];
+    return reply[0] === 1 ? undefined : { record: parse(reply[1]) };
   }
 
   /** The answer a record gives, or undefined when the work is still to do. */
@@ -108,12 +160,20 @@ export function idempotencyKeys(client: RecordClient, locks: Locks, options: Ide
     return undefined;
   }
 
+  const inProgress = () =>
+    problem(409, 'in-progress', 'a request with this Idempotency-Key is still being processed');
+
   return {
     /**
      * Runs `work` once per key: `key` is the Idempotency-Key header (undefined when absent),
      * `print` the payload's fingerprint. `work` gets the lock's signal: it aborts when the lock
-     * can no longer be trusted, and the work should stop then. When `work` throws, nothing is
-     * stored and the error is passed on: a retry runs again.
+     * can no longer be trusted, and the work should stop then. `executed` means this run's
+     * response is the one the key's record holds. A run that a newer request overtook (it was
+     * paused past the lock's lease and the newer one took the key) never answers with its own
+     * response: it answers with what the record holds, `replayed` or 409 `in-progress` (409 too
+     * when the record is empty, so that the retry runs again). When `work` throws, nothing is
+     * stored and the error is passed on, and a retry runs again; a run overtaken meanwhile
+     * answers with the record instead, when there is one.
      */
     async run(
       key: string | undefined,
@@ -130,27 +190,25 @@ export function idempotencyKeys(client: RecordClient, locks: Locks, options: Ide
       }
       const id = createHash('sha256').update(key).digest('hex');
       const recordKey = `${prefix}:${id}`;
-      const early = answer(await read(recordKey), print);
+      const early = answer(parse(await client.get(recordKey)), print);
       if (early) return early;
       const lock = await locks.tryAcquire(`${prefix}:${id}`, { ttlMs });
-      if (!lock) {
-        return (
-          answer(await read(recordKey), print) ??
-          problem(409, 'in-progress', 'a request with this Idempotency-Key is still being processed')
-        );
-      }
+      if (!lock) return answer(parse(await client.get(recordKey)), print) ?? inProgress();
       try {
-        // Another request may have completed between the first read and the lock.
-        const late = answer(await read(recordKey), print);
-        if (late) return late;
-        const started: Record = { state: 'in-progress', fingerprint: print };
-        await fencedSet(client, recordKey, lock.fence, JSON.stringify(started), expiryMs);
+        const fence = lock.fence;
+        // Refused: another request completed between the first read and the lock (replay it),
+        // or this one was paused past its lease before starting and a newer holder runs (409).
+        const refused = await change(recordKey, fence, 'start', { state: 'in-progress', fingerprint: print });
+        if (refused) return answer(refused.record, print) ?? inProgress();
         let response: StoredResponse;
         try {
           response = await work(lock.signal);
         } catch (failure) {
-          await client.del(recordKey);
-          throw failure;
+          // Nothing of this run is stored, so a retry runs again; but the record is only this
+          // run's to delete while no newer holder has touched it.
+          const kept = await change(recordKey, fence, 'drop');
+          if (kept === undefined || kept.record === undefined) throw failure;
+          return answer(kept.record, print) ?? inProgress();
         }
         const done: Record = {
           state: 'done',
@@ -158,8 +216,11 @@ export function idempotencyKeys(client: RecordClient, locks: Locks, options: Ide
           status: response.status,
           body: response.body,
         };
-        await fencedSet(client, recordKey, lock.fence, JSON.stringify(done), expiryMs);
-        return { ...response, outcome: 'executed' };
+        const lost = await change(recordKey, fence, 'done', done);
+        if (lost === undefined) return { ...response, outcome: 'executed' };
+        // A newer holder took the key while this run was paused: its answer (or its 409 while it
+        // still runs) is the key's one answer; this run's body is never sent.
+        return answer(lost.record, print) ?? inProgress();
       } finally {
         await lock.release();
       }

@@ -24,6 +24,9 @@ export {
   DEFAULT_TTL_MS,
   MAX_NAME_BYTES,
   MIN_TTL_MS,
+  NAME_REFUSED,
+  NAME_RESERVED,
   NAME_SEPARATOR,
+  nameRuleText,
+  type RefusedRange,
 } from './options.js';
-export { consumeToken, issueToken, type TokenClient, type TokenOptions } from './tokens.js';

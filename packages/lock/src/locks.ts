@@ -8,11 +8,17 @@ const PROCESS_TOKEN = randomBytes(12).toString('hex');
 let tokens = 0;
 const newToken = () => `${PROCESS_TOKEN}${(tokens++).toString(16).padStart(8, '0')}`;
 
+import { InvalidArgumentError } from '@ids/engine';
+import { errorText, received } from '@ids/engine/internal';
+import { LeaseStoreUnavailableError } from '@ids/machine-lease/errors';
 import { LeaseKeeper, type Scheduler, schedulerOf } from '@ids/machine-lease/internal';
 import type { LockBackend, Taken } from './backend.js';
 import { LockAbortedError, LockTimeoutError } from './errors.js';
 import { Lock } from './lock.js';
 import { type AcquireOptions, type CheckedAcquire, checkAcquire, checkName, leaseTiming } from './options.js';
+
+/** How long past its budget an attempt may run before it is given up (see `#attempt`). */
+const ATTEMPT_GRACE_MS = 100;
 
 /**
  * Named locks on one store. Waiting is FIFO and event-driven (the backend wakes the next in
@@ -38,8 +44,10 @@ export class Locks {
 
   /**
    * Waits for `name` (first come, first served) and holds it.
-   * @throws InvalidArgumentError for a bad name or option; LockTimeoutError after `waitMs`;
-   * LockAbortedError when `signal` aborts; the store's errors that waiting cannot fix.
+   * @throws InvalidArgumentError for a bad name or option; LockTimeoutError after `waitMs` when
+   * the lock was seen held; LeaseStoreUnavailableError after `waitMs` (or at once with
+   * `waitMs: 0`) when the store could not be reached at the last attempt; LockAbortedError when
+   * `signal` aborts; the store's errors that waiting cannot fix.
    */
   async acquire(name: string, options?: AcquireOptions): Promise<Lock> {
     const checked = checkAcquire(options);
@@ -48,13 +56,24 @@ export class Locks {
   }
 
   /** One attempt: the lock, or undefined when someone holds or waits for it. Same throws as acquire. */
-  tryAcquire(name: string, options?: Pick<AcquireOptions, 'ttlMs'>): Promise<Lock | undefined> {
-    const checked = checkAcquire({ ...(options?.ttlMs === undefined ? {} : { ttlMs: options.ttlMs }) });
+  async tryAcquire(name: string, options?: Pick<AcquireOptions, 'ttlMs'>): Promise<Lock | undefined> {
+    const checked = checkAcquire(options, ['ttlMs']);
     return this.#acquire(checkName(name), checked, false);
   }
 
-  /** Runs `fn` holding `name`, and releases it however `fn` ends. */
+  /**
+   * Runs `fn` holding `name`, and releases it however `fn` ends.
+   * @throws InvalidArgumentError when `fn` is not a function, before anything is sent.
+   */
   async withLock<T>(name: string, fn: (lock: Lock) => T | Promise<T>, options?: AcquireOptions): Promise<T> {
+    if (typeof fn !== 'function') {
+      throw new InvalidArgumentError(
+        `expected a function to run holding the lock, received ${received(fn)}`,
+        {
+          option: 'fn',
+        },
+      );
+    }
     const lock = await this.acquire(name, options);
     try {
       return await fn(lock);
@@ -95,29 +114,55 @@ export class Locks {
       return controller.signal;
     };
     if (wait && (o.waitMs !== undefined || signal)) waiting();
+    // The store's error at the last attempt, if it failed: a wait that ends then says the store
+    // was unreachable, never that someone held the lock.
+    let unreachable: unknown;
     try {
       for (;;) {
-        const mark = backend.mark(name);
         const sentAt = this.#scheduler.now();
+        // waitMs bounds the whole acquire, connecting included: an attempt gets what is left
+        // (waitMs 0 is one attempt, given the store's timeoutMs like tryAcquire).
+        const budgetMs =
+          o.waitMs === undefined || o.waitMs === 0 ? undefined : Math.max(1, o.waitMs - (sentAt - started));
         let taken: Taken | undefined;
         try {
-          taken = await backend.take(name, token, o.ttlMs, wait);
+          taken = await this.#attempt(name, token, o.ttlMs, wait, budgetMs);
+          unreachable = undefined;
         } catch (error) {
           // Waiters outlast a store that is restarting; a single attempt reports it.
           if (!wait || !backend.transient(error)) throw error;
+          unreachable = error;
         }
-        if (taken) return await this.#hold(name, token, o.ttlMs, taken, sentAt);
-        if (!wait) {
+        if (taken) {
+          const lock = await this.#hold(name, token, o.ttlMs, taken, sentAt);
+          if (lock) return lock;
+          // Taken, but answered too late to trust, and released: as if the store had not answered.
+          unreachable = new LeaseStoreUnavailableError(
+            backend.store,
+            `taking the lock ${JSON.stringify(name)}: the store's answer came after the lease's trust window (TTL minus a fifth, from the request) had passed; the lock was released, not handed out`,
+          );
+          if (!wait) throw unreachable;
+        } else if (!wait) {
           await backend.leave(name, token);
           return undefined;
         }
         if (o.waitMs === 0) timedOut = true;
-        if (!timedOut && !signal?.aborted) await backend.turn(name, token, mark, waiting());
-        if (timedOut) throw new LockTimeoutError(name, o.waitMs ?? 0);
+        if (!timedOut && !signal?.aborted) await backend.turn(name, token, waiting());
+        if (timedOut) {
+          if (unreachable === undefined) throw new LockTimeoutError(name, o.waitMs ?? 0);
+          throw new LeaseStoreUnavailableError(
+            backend.store,
+            `the lock ${JSON.stringify(name)} was not taken within waitMs = ${o.waitMs ?? 0} ms: expected the store to answer, received at the last attempt: ${errorText(unreachable)}`,
+            { cause: unreachable },
+          );
+        }
         if (signal?.aborted) throw this.#aborted(name, signal);
       }
     } catch (error) {
-      await backend.leave(name, token).catch(() => undefined);
+      const leaving = backend.leave(name, token).catch(() => undefined);
+      // A store that did not answer the last attempt would make the leave wait out timeoutMs
+      // past waitMs: it goes on in the background (the place expires by its TTL anyway).
+      if (unreachable === undefined) await leaving;
       throw error;
     } finally {
       cancelTimer();
@@ -126,10 +171,59 @@ export class Locks {
   }
 
   /**
-   * Starts the keeper, trusted from when the winning attempt was sent, and waits out a
-   * quarantine the store asked for before handing the lock out.
+   * One take, ended within `budgetMs` (plus a little, so that the backend's own bound, with its
+   * better message, fires first) whatever the backend does: a store can spend its timeoutMs on
+   * each of several requests of one attempt. A take that succeeds after it was given up is
+   * released at once, so no lock is left held by nobody.
    */
-  async #hold(name: string, token: string, ttlMs: number, taken: Taken, sentAt: number): Promise<Lock> {
+  #attempt(
+    name: string,
+    token: string,
+    ttlMs: number,
+    join: boolean,
+    budgetMs: number | undefined,
+  ): Promise<Taken | undefined> {
+    const backend = this.#backend;
+    const taking = backend.take(name, token, ttlMs, join, budgetMs);
+    if (budgetMs === undefined) return taking;
+    return new Promise<Taken | undefined>((resolve, reject) => {
+      let over = false;
+      const cancel = this.#scheduler.setTimer(() => {
+        over = true;
+        reject(
+          new LeaseStoreUnavailableError(
+            backend.store,
+            `taking the lock ${JSON.stringify(name)}: no answer within what was left of waitMs (${budgetMs} ms)`,
+          ),
+        );
+      }, budgetMs + ATTEMPT_GRACE_MS);
+      taking.then(
+        (taken) => {
+          cancel();
+          if (!over) resolve(taken);
+          else if (taken) backend.release(name, token).catch(() => undefined);
+        },
+        (error: unknown) => {
+          cancel();
+          if (!over) reject(error);
+        },
+      );
+    });
+  }
+
+  /**
+   * Starts the keeper, trusted from when the winning attempt was sent, and waits out a
+   * quarantine the store asked for before handing the lock out. Fails closed: a take whose
+   * answer came after the trust window (a store or a process too busy) fences the keeper at its
+   * start, and such a lock is released and never handed out (undefined).
+   */
+  async #hold(
+    name: string,
+    token: string,
+    ttlMs: number,
+    taken: Taken,
+    sentAt: number,
+  ): Promise<Lock | undefined> {
     const backend = this.#backend;
     let onLost: (reason: unknown) => void = () => undefined;
     const keeper = new LeaseKeeper(
@@ -157,6 +251,10 @@ export class Locks {
         await lock.release().catch(() => undefined);
         throw reason;
       }
+    }
+    if (!keeper.check()) {
+      await lock.release().catch(() => undefined);
+      return undefined;
     }
     return lock;
   }

@@ -3,15 +3,16 @@
 import { IdsError, InvalidArgumentError } from '@ids/engine';
 import {
   LeaseLostError,
-  LeaseStoreRefusedError,
   LeaseStoreUnavailableError,
   openRedisClient,
+  parseRedisUrl,
 } from '@ids/machine-redis';
+import { redisFailure } from '@ids/machine-redis/internal';
 import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
-import { EXTEND, LEAVE, RELEASE, TAKE } from './redis-scripts.js';
+import { EXTEND, LEAVE, type LuaScript, RELEASE, TAKE } from './redis-scripts.js';
 
 /** Where the locks live when no prefix is given. */
 export const DEFAULT_LOCK_PREFIX = 'ids:lock';
@@ -42,17 +43,25 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
       { option: 'prefix' },
     );
   }
-  const client = await openRedisClient(options.url ?? 'redis://127.0.0.1:6379', {
-    // A keepalive that cannot be sent now must fail now, so that the holder fences at once.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: timeoutMs,
-    connectTimeout: timeoutMs,
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-  });
+  const url = options.url ?? 'redis://127.0.0.1:6379';
+  const where = `connecting to Redis at ${new URL(parseRedisUrl(url).url).host}`;
+  // Connecting is bounded too: a Redis that is not listening is LeaseStoreUnavailableError
+  // within timeoutMs, not ioredis's bare "Connection is closed." (nor a wait for its retries).
+  const client = await withinMs(
+    timeoutMs,
+    where,
+    openRedisClient(url, {
+      // A keepalive that cannot be sent now must fail now, so that the holder fences at once.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: timeoutMs,
+      connectTimeout: timeoutMs,
+      retryStrategy: (times) => Math.min(times * 100, 1000),
+    }),
+  );
   const backend = new RedisBackend(client, prefix, pollMs);
   try {
-    await backend.subscribe();
+    await withinMs(timeoutMs, `${where} (subscribing to releases, loading the scripts)`, backend.open());
   } catch (error) {
     await backend.close();
     throw error;
@@ -60,12 +69,31 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
   return new Locks(backend, { timeoutMs, ...(options as object) });
 }
 
-/** The client with the scripts defined on it. */
-type Scripted = Redis & {
-  [command in 'idsLockTake' | 'idsLockExtend' | 'idsLockRelease' | 'idsLockLeave']: (
-    ...args: (string | number)[]
-  ) => Promise<unknown>;
-};
+/**
+ * A failure of ioredis as machine-redis's one rule sorts it (refused: credentials, permissions,
+ * TLS, a reply error; else unavailable), for every call, connecting included, so no bare ioredis
+ * error reaches the user.
+ */
+function redisError(what: string, error: unknown): Error {
+  return error instanceof IdsError ? error : redisFailure(what, error, 'Redis');
+}
+
+/** `promise`, or LeaseStoreUnavailableError once `ms` have passed without it settling. */
+async function withinMs<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } catch (error) {
+    throw redisError(what, error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** One waiter blocked in `turn`. */
 interface Waiter {
@@ -79,13 +107,12 @@ interface Waiter {
  */
 class RedisBackend implements LockBackend {
   readonly store = 'redis';
-  readonly #client: Scripted;
+  readonly #client: Redis;
   readonly #subscriber: Redis;
   readonly #base: string;
   readonly #channel: string;
+  readonly #epoch: string;
   readonly #pollMs: number;
-  /** Per name: how many "the lock is free, anyone may ask" messages came. */
-  readonly #freed = new Map<string, number>();
   /** Tokens a release named as next in line, not yet seen by their waiter. */
   readonly #called = new Set<string>();
   readonly #waiters = new Map<string, Set<Waiter>>();
@@ -93,15 +120,10 @@ class RedisBackend implements LockBackend {
   readonly #joined = new Set<string>();
 
   constructor(client: Redis, prefix: string, pollMs: number) {
-    // EVALSHA with EVAL as the fallback (ioredis's defineCommand): the scripts are sent whole
-    // only once per connection, and again after a restarted Redis answers NOSCRIPT.
-    client.defineCommand('idsLockTake', { numberOfKeys: 5, lua: TAKE });
-    client.defineCommand('idsLockExtend', { numberOfKeys: 1, lua: EXTEND });
-    client.defineCommand('idsLockRelease', { numberOfKeys: 4, lua: RELEASE });
-    client.defineCommand('idsLockLeave', { numberOfKeys: 4, lua: LEAVE });
-    this.#client = client as Scripted;
+    this.#client = client;
     this.#base = `{${prefix}}`;
     this.#channel = `${this.#base}:released`;
+    this.#epoch = `${this.#base}:epoch`;
     this.#pollMs = pollMs;
     // Subscriptions queue while reconnecting and are renewed after (ioredis's autoResubscribe).
     this.#subscriber = client.duplicate({ enableOfflineQueue: true, commandTimeout: undefined });
@@ -109,29 +131,45 @@ class RedisBackend implements LockBackend {
     this.#subscriber.on('message', (_channel: string, message: string) => this.#onRelease(message));
   }
 
-  async subscribe(): Promise<void> {
-    await this.#subscriber.subscribe(this.#channel);
+  /** Subscribes to releases and loads the scripts, so that every call is an EVALSHA. */
+  async open(): Promise<void> {
+    await Promise.all([
+      this.#subscriber.subscribe(this.#channel),
+      ...[TAKE, EXTEND, RELEASE, LEAVE].map((s) =>
+        this.#client.script('LOAD', s.lua).catch((error: unknown) => {
+          // A user whose ACL allows EVALSHA and EVAL but not SCRIPT (NOPERM) still has working
+          // locks: each script is then sent whole at its first NOSCRIPT (see #run).
+          if (!(error instanceof Error && error.name === 'ReplyError')) throw error;
+        }),
+      ),
+    ]);
   }
 
-  #keys(name: string): string[] {
+  /**
+   * Runs a script by its SHA1; sends it whole only when Redis answers NOSCRIPT (it restarted, or
+   * its script cache was flushed). Not ioredis's defineCommand, which wraps each call in a
+   * command subclass and a second promise: about 6 µs more CPU per call, measured.
+   */
+  #run(script: LuaScript, args: (string | number)[]): Promise<unknown> {
+    return this.#client.evalsha(script.sha, script.keys, ...args).catch((error: unknown) => {
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+      return this.#client.eval(script.lua, script.keys, ...args);
+    });
+  }
+
+  /** The keys of `name` the scripts take, in their order (see redis-scripts.ts): held, fence, queue, alive. */
+  #keys(name: string): [string, string, string, string] {
     const b = this.#base;
-    return [
-      `${b}:held:${name}`,
-      `${b}:fence:${name}`,
-      `${b}:queue:${name}`,
-      `${b}:alive:${name}`,
-      `${b}:epoch`,
-    ];
+    return [`${b}:held:${name}`, `${b}:fence:${name}`, `${b}:queue:${name}`, `${b}:alive:${name}`];
   }
 
   #onRelease(message: string): void {
     const at = message.lastIndexOf('/');
     const name = message.slice(0, at);
     const next = message.slice(at + 1);
-    if (next === '') this.#freed.set(name, (this.#freed.get(name) ?? 0) + 1);
-    else this.#called.add(next);
+    this.#called.add(next);
     for (const waiter of this.#waiters.get(name) ?? []) {
-      if (next === '' || next === waiter.token) waiter.wake();
+      if (next === waiter.token) waiter.wake();
     }
   }
 
@@ -139,45 +177,46 @@ class RedisBackend implements LockBackend {
     try {
       return await fn();
     } catch (error) {
-      if (error instanceof IdsError) throw error;
-      if (error instanceof Error && error.name === 'ReplyError') {
-        throw new LeaseStoreRefusedError('redis', `${what}: Redis answered with an error: ${error.message}`, {
-          cause: error,
-        });
-      }
-      const text = error instanceof Error ? error.message : String(error);
-      throw new LeaseStoreUnavailableError('redis', `${what}: Redis is unavailable: ${text}`, {
-        cause: error,
-      });
+      throw redisError(what, error);
     }
   }
 
-  async take(name: string, token: string, ttlMs: number, join: boolean): Promise<Taken | undefined> {
-    const nowUs = BigInt(Date.now()) * 1000n;
-    const reply = (await this.#call(`taking the lock ${JSON.stringify(name)}`, () =>
-      this.#client.idsLockTake(
-        ...this.#keys(name),
-        token,
-        ttlMs,
-        String(nowUs),
-        this.#pollMs * 5,
-        join ? '1' : '0',
-      ),
-    )) as [number, string?, number?];
+  async take(
+    name: string,
+    token: string,
+    ttlMs: number,
+    join: boolean,
+    budgetMs: number | undefined,
+  ): Promise<Taken | undefined> {
+    const what = `taking the lock ${JSON.stringify(name)}`;
+    const sent = this.#run(TAKE, [
+      ...this.#keys(name),
+      this.#epoch,
+      token,
+      ttlMs,
+      // The client's clock in µs, for a counter that starts again (see TAKE).
+      `${Date.now()}000`,
+      this.#pollMs * 5,
+      join ? '1' : '0',
+    ]);
+    const reply = (await this.#call(what, () =>
+      budgetMs === undefined ? sent : withinMs(budgetMs, what, sent),
+    )) as [number, (number | string)?, number?];
     this.#called.delete(token);
     if (reply[0] !== 1) {
       if (join) this.#joined.add(token);
       return undefined;
     }
     this.#joined.delete(token);
-    return { fence: BigInt(reply[1] as string), quarantineMs: Number(reply[2]) };
+    // An integer below 2^53, or its decimal digits past it (see TAKE).
+    return { fence: BigInt(reply[1] as number | string), quarantineMs: Number(reply[2]) };
   }
 
   async extend(name: string, token: string, ttlMs: number, timeoutMs: number): Promise<void> {
-    const [held] = this.#keys(name);
+    const held = `${this.#base}:held:${name}`;
     const done = await this.#call(`extending the lock ${JSON.stringify(name)}`, () =>
       Promise.race([
-        this.#client.idsLockExtend(held as string, token, ttlMs),
+        this.#run(EXTEND, [held, token, ttlMs]),
         new Promise((_, reject) =>
           setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref(),
         ),
@@ -194,7 +233,7 @@ class RedisBackend implements LockBackend {
 
   async release(name: string, token: string): Promise<void> {
     await this.#call(`releasing the lock ${JSON.stringify(name)}`, () =>
-      this.#client.idsLockRelease(...this.#keys(name).slice(0, 4), token, this.#channel, name),
+      this.#run(RELEASE, [...this.#keys(name), token, this.#channel, name]),
     );
   }
 
@@ -203,16 +242,12 @@ class RedisBackend implements LockBackend {
     // Only a token that joined has a place to give up (tryAcquire never joins).
     if (!this.#joined.delete(token)) return;
     await this.#call(`leaving the line for the lock ${JSON.stringify(name)}`, () =>
-      this.#client.idsLockLeave(...this.#keys(name).slice(0, 4), token, this.#channel, name),
+      this.#run(LEAVE, [...this.#keys(name), token, this.#channel, name]),
     );
   }
 
-  mark(name: string): number {
-    return this.#freed.get(name) ?? 0;
-  }
-
-  turn(name: string, token: string, mark: number, signal: AbortSignal): Promise<void> {
-    if (this.mark(name) !== mark || this.#called.has(token) || signal.aborted) return Promise.resolve();
+  turn(name: string, token: string, signal: AbortSignal): Promise<void> {
+    if (this.#called.has(token) || signal.aborted) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const waiters = this.#waiters.get(name) ?? new Set<Waiter>();
       this.#waiters.set(name, waiters);

@@ -17,6 +17,7 @@ import {
   isPath,
   LeaseLostError,
   parseConnectString,
+  type SessionOptions,
   ZkAnswer,
   ZkSession,
 } from '@ids/machine-zookeeper';
@@ -43,12 +44,13 @@ export interface ZookeeperLocksOptions {
 }
 
 /** How the backend opens a session: ZkSession.open, or a test's wrapper of it (the fault seam). */
-type Open = (
-  connect: ConnectString,
-  options: { sessionTimeoutMs: number; timeoutMs: number },
-) => Promise<ZkSession>;
+type Open = (connect: ConnectString, options: SessionOptions) => Promise<ZkSession>;
 
-/** Opens the locks on ZooKeeper (no session yet: each acquire opens its own). */
+/**
+ * Opens the locks on ZooKeeper (each acquire then opens a session of its own).
+ * @throws InvalidArgumentError for a bad option; LeaseStoreUnavailableError when no session was
+ * granted within `timeoutMs`; ZookeeperChrootError for a chroot that does not exist.
+ */
 export async function zookeeperLocks(options: ZookeeperLocksOptions = {}): Promise<Locks> {
   const timeoutMs = checkStoreMs(options.timeoutMs ?? 3000, 'timeoutMs');
   const pollMs = checkStoreMs(options.pollMs ?? 1000, 'pollMs');
@@ -64,6 +66,10 @@ export async function zookeeperLocks(options: ZookeeperLocksOptions = {}): Promi
   );
   // A test seam, like `scheduler`: wraps the session to inject faults.
   const open = (options as { openSession?: Open }).openSession ?? ((c, o) => ZkSession.open(c, o));
+  // One session opened and closed now, so that a ZooKeeper that is not there is known at once
+  // (LeaseStoreUnavailableError within timeoutMs), not at the first acquire, which would wait it out.
+  const probe = await open(connect, { sessionTimeoutMs: 10_000, timeoutMs });
+  await probe.close();
   return new Locks(new ZookeeperBackend(connect, prefix, timeoutMs, pollMs, open), {
     timeoutMs,
     ...(options as object),
@@ -105,15 +111,15 @@ class ZookeeperBackend extends PlacesBackend<Place> implements LockBackend {
     this.#open = open;
   }
 
-  async take(name: string, token: string, ttlMs: number, _join: boolean): Promise<Taken | undefined> {
+  async take(
+    name: string,
+    token: string,
+    ttlMs: number,
+    _join: boolean,
+    budgetMs: number | undefined,
+  ): Promise<Taken | undefined> {
+    // The name passed checkName, whose rule includes ZooKeeper's path rules: `dir` is a path.
     const dir = `${this.#prefix}/${name}`;
-    if (!isPath(dir)) {
-      // The names every store takes, but ZooKeeper refuses as a path segment: `.` and `..`.
-      throw new InvalidArgumentError(
-        `expected a name ZooKeeper takes as a path segment (not "." or ".."), received ${JSON.stringify(name)}`,
-        { option: 'name' },
-      );
-    }
     let place = this.places.get(token);
     if (place?.session.ended !== undefined) {
       // The session expired while waiting: its node went with it; join again, at the back.
@@ -121,13 +127,9 @@ class ZookeeperBackend extends PlacesBackend<Place> implements LockBackend {
       await place.session.close();
       place = undefined;
     }
-    place ??= await this.#session(token, ttlMs);
+    place ??= await this.#session(token, ttlMs, budgetMs);
     const { session } = place;
-    if (!this.#laidOut.has(dir)) {
-      // Looked up first: mkdirp writes once per segment even when the path is there.
-      if ((await session.exists(dir)) === undefined) await session.mkdirp(dir);
-      this.#laidOut.add(dir);
-    }
+    if (!this.#laidOut.has(dir)) await this.#layOut(session, dir);
     const stem = `lock-${token}-`;
     // The reads may be answered by a follower, but one that has applied this session's own
     // create (ZooKeeper keeps a session's reads after its writes): every node made before ours
@@ -143,7 +145,16 @@ class ZookeeperBackend extends PlacesBackend<Place> implements LockBackend {
       }
       if (place.node === undefined) {
         place.sent = true;
-        place.node = await session.create(`${dir}/${stem}`, '', 'ephemeral-sequential');
+        try {
+          place.node = await session.create(`${dir}/${stem}`, '', 'ephemeral-sequential');
+        } catch (error) {
+          // NO_NODE: the name's node (or the prefix) was deleted since it was made, by an
+          // operator tidying up empty nodes: make it again, and create once more.
+          if (!(error instanceof ZkAnswer && error.answer === 'NO_NODE')) throw error;
+          place.sent = false;
+          await this.#layOut(session, dir);
+          continue;
+        }
         children = await session.getChildren(dir);
       }
       if (place.czxid === undefined) {
@@ -179,12 +190,29 @@ class ZookeeperBackend extends PlacesBackend<Place> implements LockBackend {
   }
 
   /**
+   * Makes the name's node and its parents when missing. `#laidOut` only saves the look-up: a
+   * create that finds the node gone (NO_NODE) calls this again, so a deleted node is made anew.
+   */
+  async #layOut(session: ZkSession, dir: string): Promise<void> {
+    this.#laidOut.delete(dir);
+    // Looked up first: mkdirp writes once per segment even when the path is there.
+    if ((await session.exists(dir)) === undefined) await session.mkdirp(dir);
+    this.#laidOut.add(dir);
+  }
+
+  /**
    * A session for one acquire, with the lock's TTL as its timeout. The server grants a timeout
    * within its min and max: a longer one only keeps a dead holder's node a little longer, but a
    * shorter one would let the server delete the node while the holder still trusts it.
    */
-  async #session(token: string, ttlMs: number): Promise<Place> {
-    const session = await this.#open(this.#connect, { sessionTimeoutMs: ttlMs, timeoutMs: this.#timeoutMs });
+  async #session(token: string, ttlMs: number, budgetMs: number | undefined): Promise<Place> {
+    // Connecting within what is left of waitMs: the session's requests keep timeoutMs.
+    const connectMs = Math.min(this.#timeoutMs, budgetMs ?? this.#timeoutMs);
+    const session = await this.#open(this.#connect, {
+      sessionTimeoutMs: ttlMs,
+      timeoutMs: this.#timeoutMs,
+      connectMs,
+    });
     if (session.timeoutMs < ttlMs) {
       const granted = session.timeoutMs;
       await session.close();
@@ -224,7 +252,7 @@ class ZookeeperBackend extends PlacesBackend<Place> implements LockBackend {
   }
 
   /** Waits for the node just ahead to go (its watch), for a poll at most; at once on `signal`. */
-  async turn(_name: string, token: string, _mark: number, signal: AbortSignal): Promise<void> {
+  async turn(_name: string, token: string, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     const gone = this.places.get(token)?.ahead?.gone;
     await new Promise<void>((resolve) => {

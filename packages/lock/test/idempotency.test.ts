@@ -1,26 +1,12 @@
-// Idempotency on a real Redis: the seed's consume-first tokens, and Idempotency-Key records.
+// Idempotency-Key records on a real Redis.
 import { describe, expect, it } from 'vitest';
-import { consumeToken, fingerprint, idempotencyKeys, issueToken } from '../src/index.js';
+import { fingerprint, idempotencyKeys } from '../src/index.js';
 import { redisLocks } from '../src/redis.js';
-import { cleanupAfterEach, failure, redisForSuite, uniqueName } from './helpers.js';
+import { cleanupAfterEach, redisForSuite, uniqueName } from './helpers.js';
 
 describe('idempotency on Redis', () => {
   const suite = redisForSuite();
   const cleanup = cleanupAfterEach();
-
-  it('tokens: the first consume does the work, every repeat is refused', async () => {
-    const prefix = uniqueName('token');
-    const token = await issueToken(suite.admin, { prefix });
-    const consumed = await Promise.all(
-      Array.from({ length: 50 }, () => consumeToken(suite.admin, token, { prefix })),
-    );
-    expect(consumed.filter(Boolean)).toHaveLength(1);
-    expect(await consumeToken(suite.admin, 'f'.repeat(32), { prefix })).toBe(false);
-    expect(await failure(consumeToken(suite.admin, 'not a token', { prefix }))).toMatchObject({
-      code: 'ERR_IDS_INVALID_ARGUMENT',
-      message: expect.stringMatching(/expected 32 lowercase hex digits, received "not a token"/),
-    });
-  });
 
   async function keys(extra: object = {}) {
     const prefix = uniqueName('idem');
@@ -73,6 +59,63 @@ describe('idempotency on Redis', () => {
     // No key where one is required: 400.
     expect(await idem.run(undefined, print, work)).toMatchObject({ status: 400, outcome: 'missing' });
     expect(executions).toBe(1);
+  });
+
+  it('a request that takes the key just as an earlier holder stores its answer replays that answer, it does not run', async () => {
+    // The interleaving a pause makes: A's lock is gone from Redis (here deleted, as its lease
+    // running out would) while A still works; B takes the key with a newer fence; A's answer is
+    // stored before B starts. B's start is refused over the completed record, so B replays A's
+    // answer rather than overwriting it with its own (two answers for one key).
+    const prefix = uniqueName('idem');
+    await suite.admin.set(`{${prefix}}:epoch`, '0');
+    const locks = await redisLocks({ url: suite.server.url, prefix });
+    cleanup.push(() => locks.close());
+    const options = { prefix: `${prefix}:records`, ttlMs: 5000 };
+    const a = idempotencyKeys(suite.admin, locks, options);
+    let acquired: () => void = () => undefined;
+    const bHolds = new Promise<void>((resolve) => {
+      acquired = resolve;
+    });
+    let go: () => void = () => undefined;
+    const bMayStart = new Promise<void>((resolve) => {
+      go = resolve;
+    });
+    // B's locks: the same, but B pauses right after taking the key.
+    const paused = Object.create(locks) as typeof locks;
+    paused.tryAcquire = async (name, o) => {
+      const lock = await locks.tryAcquire(name, o);
+      acquired();
+      await bMayStart;
+      return lock;
+    };
+    const b = idempotencyKeys(suite.admin, paused, options);
+    let finishA: () => void = () => undefined;
+    const aFinishes = new Promise<void>((resolve) => {
+      finishA = resolve;
+    });
+    let aStarted: () => void = () => undefined;
+    const aWorks = new Promise<void>((resolve) => {
+      aStarted = resolve;
+    });
+    const first = a.run('k', 'p', async () => {
+      aStarted();
+      await aFinishes;
+      return { status: 200, body: 'A' };
+    });
+    await aWorks;
+    const [held] = await suite.admin.keys(`{${prefix}}:held:*`);
+    await suite.admin.del(held as string);
+    let bRan = false;
+    const second = b.run('k', 'p', async () => {
+      bRan = true;
+      return { status: 200, body: 'B' };
+    });
+    await bHolds;
+    finishA();
+    expect(await first).toEqual({ status: 200, body: 'A', outcome: 'executed' });
+    go();
+    expect(await second).toEqual({ status: 200, body: 'A', outcome: 'replayed' });
+    expect(bRan).toBe(false);
   });
 
   it('the record expires after expiryMs (Redis keeps the time), and work that throws stores nothing', async () => {

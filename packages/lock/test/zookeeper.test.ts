@@ -178,6 +178,31 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
     }
   });
 
+  it('a lock node (or the prefix) deleted by an operator is made again at the next acquire', async () => {
+    const prefix = fresh('heal');
+    const locks = await open(prefix);
+    try {
+      const first = await locks.acquire('ops', { waitMs: WAIT_MS });
+      const fence = first.fence;
+      await first.release();
+      // An operator tidies up the empty node of the name, as `deleteall` of old names would.
+      await zk.admin.remove(`${prefix}/ops`, -1);
+      const second = await locks.acquire('ops', { waitMs: WAIT_MS });
+      expect(second.fence).toBeGreaterThan(fence);
+      expect(await line(`${prefix}/ops`)).toHaveLength(1);
+      const secondFence = second.fence;
+      await second.release();
+      // The whole prefix, too.
+      await zk.admin.remove(`${prefix}/ops`, -1);
+      await zk.admin.remove(prefix, -1);
+      const third = await locks.acquire('ops', { waitMs: WAIT_MS });
+      expect(third.fence).toBeGreaterThan(secondFence);
+      await third.release();
+    } finally {
+      await locks.close();
+    }
+  });
+
   it('a ttlMs above what the server grants, and a name that is no path segment, are refused', async () => {
     const locks = await open(fresh('ttl'));
     try {
@@ -191,6 +216,31 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
         code: 'ERR_IDS_INVALID_ARGUMENT',
         option: 'ttlMs',
       });
+    } finally {
+      await locks.close();
+    }
+  });
+});
+
+// Issue 33 item 4: zookeeperLocks reads `connect` with machine-zookeeper's parser and dials
+// through its ZkSession; a bracketed IPv6 server was dialled as host `[` there too.
+describe.skipIf(!hasZookeeper())('locks on a ZooKeeper listening on ::1 only', () => {
+  const zk6 = serverForSuite(() => startZookeeper({ host: '::1', allowExternal: false }));
+
+  it('[::1]:<port>: a lock is taken, refused to a second taker while held, and taken again once released', async () => {
+    expect(zk6.server.connect).toMatch(/^\[::1\]:\d+$/);
+    const locks = await zookeeperLocks({ connect: zk6.server.connect, prefix: `/${uniqueName('ipv6')}` });
+    try {
+      // One attempt: a server the client cannot reach fails it within timeoutMs (acquire would
+      // go on trying).
+      const first = await locks.tryAcquire('orders:42');
+      if (first === undefined) throw new Error('expected the lock, it was refused');
+      const fence = first.fence;
+      expect(await locks.tryAcquire('orders:42')).toBeUndefined();
+      await first.release();
+      const second = await locks.acquire('orders:42');
+      expect(second.fence).toBeGreaterThan(fence);
+      await second.release();
     } finally {
       await locks.close();
     }

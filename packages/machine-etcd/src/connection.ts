@@ -49,13 +49,15 @@ class NoAnswer extends Error {}
  * into LeaseStoreUnavailableError (waiting may help) and LeaseStoreRefusedError (it will not).
  */
 export class Connection {
+  /** The etcd3 client: made here from the options, or the user's own (`client`). */
   readonly client: Etcd3;
   readonly #owned: boolean;
   readonly #where: string;
+  /** The longest any call may take, in ms (`timeoutMs` of the options). */
   readonly timeoutMs: number;
   #closed = false;
 
-  constructor(options: EtcdOptions, settings: CheckedEtcdOptions) {
+  constructor(options: EtcdOptions, settings: Pick<CheckedEtcdOptions, 'hosts' | 'timeoutMs'>) {
     this.timeoutMs = settings.timeoutMs;
     if (options.client) {
       this.client = options.client;
@@ -100,6 +102,12 @@ export class Connection {
     }
   }
 
+  /**
+   * The one rule of this store: a failure of a call that took at most `ms`, as
+   * LeaseStoreUnavailableError (no answer, nothing listening, the circuit breaker open: waiting
+   * may help), LeaseLostError (the lease is gone) or LeaseStoreRefusedError (TLS, credentials,
+   * permissions, anything else etcd answered: waiting will not help).
+   */
   translate(what: string, raw: unknown, ms: number): Error {
     if (raw instanceof LeaseLostError || raw instanceof LeaseStoreUnavailableError) return raw;
     if (raw instanceof StoreTimeout) {

@@ -103,6 +103,10 @@ function parseEndpoint(raw: string, option: string): URL {
   return url;
 }
 
+/**
+ * The `endpoints` option (or ETCD_ENDPOINTS when it is undefined) as `http(s)://host:port` URLs.
+ * @throws InvalidArgumentError for a URL that is not http(s)://host:port, or a mix of http and https.
+ */
 export function parseEndpoints(value: unknown, env: NodeJS.ProcessEnv = process.env): string[] {
   let option = 'endpoints';
   let list: unknown[];

@@ -1,41 +1,27 @@
-// Against one real etcd server: the check, claims, the recorded time, release, dense and full
-// fields, garbage under the prefix, and an etcd that cannot be reached.
+// Against one real etcd server, what is etcd's own: the check, the key and lease of a claim, the
+// requests a dense field takes, garbage under the prefix, a lease revoked by an operator, and an
+// etcd that cannot be reached. What every lease store keeps is the contract (contract.test.ts).
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
-import {
-  checkGeneratorOptions,
-  FakeClock,
-  IdGenerator,
-  MachineIdLostError,
-  MachineIdRejectedError,
-  resolveMachineId,
-  tickStartMs,
-} from '@ids/engine';
-import { tickOf } from '@ids/engine/internal';
+import { MachineIdRejectedError, resolveMachineId } from '@ids/engine';
 import { freePort } from '@ids/test-services';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeScheduler } from '../../machine-lease/test/fake-scheduler.js';
 import {
   etcdCheckMachineId,
-  LeaseBitsMismatchError,
   LeaseCorruptClaimError,
   LeaseLostError,
-  LeaseSpaceFullError,
   LeaseStoreUnavailableError,
-  LeaseTimeAheadError,
 } from '../src/index.js';
 import {
   aborted,
   adminClient,
   claim,
   etcdForSuite,
-  expectFullField,
   failure,
   freshPrefix,
   generatorOn,
   layoutWith,
-  twoHundredClaims,
   until,
 } from './helpers.js';
 
@@ -139,47 +125,14 @@ describe('etcdCheckMachineId', () => {
 });
 
 describe('etcdMachineId', () => {
-  it('claims a free ID, keeps it past the TTL, generates under it, and frees it at once on close', async () => {
+  it('the claim is <prefix>/<id>, bound to the lease it reports; release revokes the lease rather than leave it to expire', async () => {
     const prefix = freshPrefix('claim');
-    const layout = layoutWith(10);
-    const held = await claim(layout, {
-      endpoints: suite.server.endpoints,
-      prefix,
-      ...fast,
-    });
-    expect(held.machineId).toBeGreaterThanOrEqual(0);
-    expect(held.machineId).toBeLessThan(1024);
+    const held = await claim(layoutWith(10), { endpoints: suite.server.endpoints, prefix, ...fast });
     expect(held.key).toBe(`${prefix}/${held.machineId}`);
     expect(await leaseOf(held.key)).toBe(held.leaseId);
-    const gen = generatorOn(layout, held);
-    const first = await gen.nextIds(100);
-    await new Promise((resolve) => setTimeout(resolve, 3000)); // 1.5 TTLs
-    expect(held.signal.aborted).toBe(false);
-    expect(await leaseOf(held.key)).toBe(held.leaseId);
-    const later = await gen.nextId();
-    expect(gen.decompose(later).machine).toBe(held.machineId);
-    expect(later).toBeGreaterThan(first.at(-1)!);
-    await gen.close();
-    expect(await suite.admin.get(held.key).string()).toBeNull();
+    await held.release();
     const ttl = await suite.admin.leaseClient.leaseTimeToLive({ ID: held.leaseId, keys: false });
-    expect(Number(ttl.TTL)).toBe(-1); // revoked, not waiting to expire
-    // The time reached stays for the next holder.
-    const recorded = Number(await suite.admin.get(`${prefix}/time/${held.machineId}`).string());
-    expect(recorded).toBeGreaterThanOrEqual(tickStartMs(layout, gen.decompose(later).time + 1) - 1);
-  });
-
-  it('200 concurrent claimers (each with its own client) get 200 distinct IDs of a 256-ID field', async () => {
-    const prefix = freshPrefix('many');
-    // A 60 s TTL: 200 clients starting at once on a busy 2-core machine took longer than the
-    // default 10 s lease can be trusted (8 s) before their keepalives got through (4 busy
-    // loops, load 25). Fencing is not what this test is about; the claims are released.
-    await twoHundredClaims(
-      (layout) =>
-        claim(layout, { endpoints: suite.server.endpoints, prefix, timeoutMs: 20_000, ttlSeconds: 60 }),
-      async () =>
-        (await suite.admin.getAll().prefix(`${prefix}/`).keys()).filter((k) => !k.includes('/time/')).length,
-    );
-    expect(await suite.admin.getAll().prefix(`${prefix}/`).count()).toBe(0);
+    expect(Number(ttl.TTL)).toBe(-1);
   });
 
   it('a nearly full field takes a listing, not thousands of probes: the last of 1,024 IDs in a few requests', async () => {
@@ -234,14 +187,6 @@ describe('etcdMachineId', () => {
     }
   });
 
-  it('a full field: LeaseSpaceFullError saying so', async () => {
-    const prefix = freshPrefix('full');
-    await expectFullField(
-      (layout) => claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast }),
-      LeaseSpaceFullError,
-    );
-  });
-
   it('garbage under the prefix (a value, a key name, a recorded time): LeaseCorruptClaimError naming the key', async () => {
     const layout = layoutWith(1);
     const valueGarbage = freshPrefix('garbage-value');
@@ -277,113 +222,6 @@ describe('etcdMachineId', () => {
     );
     // Nothing is left claimed after a failed claim.
     expect(await suite.admin.get(`${timeGarbage}/0`).string()).toBeNull();
-  });
-
-  it('a claim under the prefix wider than the field: LeaseBitsMismatchError', async () => {
-    const prefix = freshPrefix('wider');
-    for (const id of [0, 1, 2, 3]) await suite.admin.put(`${prefix}/${id}`).value(identity());
-    await suite.admin.put(`${prefix}/5000`).value(identity());
-    const error = await failure(
-      claim(layoutWith(2), { endpoints: suite.server.endpoints, prefix, probes: 0 }),
-    );
-    expect(error.cause).toBeInstanceOf(LeaseBitsMismatchError);
-    expect((error.cause as Error).message).toMatch(
-      /machine ID 5000, which does not fit a 2-bit machine field/,
-    );
-  });
-
-  it('records the time reached; the next holder of the ID issues nothing at or before it', async () => {
-    const prefix = freshPrefix('record');
-    const layout = layoutWith(0); // one ID: the next holder gets the same one
-    const ahead = new FakeClock(Date.now() + 3_600_000); // the first holder's clock is an hour ahead
-    const first = await claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast });
-    const gen1 = new IdGenerator(checkGeneratorOptions({ layout, machineId: first, clock: ahead }));
-    const last = (await gen1.nextIds(1000)).at(-1)!;
-    await gen1.close();
-    const lastTick = gen1.decompose(last).time;
-
-    // With a true clock, an hour behind the recorded time: refuses rather than reissue (the
-    // claim gives up past maxNotBeforeWaitMs, the TTL plus a minute by default).
-    const second = await failure(claim(layout, { endpoints: suite.server.endpoints, prefix, ...fast }));
-    expect(second.cause).toBeInstanceOf(LeaseTimeAheadError);
-
-    // A holder whose clock is just behind waits for the recorded tick to pass (on its injected
-    // clock), then continues above it.
-    const behind = new FakeClock(tickStartMs(layout, lastTick) - 5);
-    const scheduler = new FakeScheduler();
-    scheduler.wallStartMs = behind.now();
-    let noticed: () => void = () => undefined;
-    const said = new Promise<void>((resolve) => {
-      noticed = resolve;
-    });
-    const pending = claim(layout, {
-      endpoints: suite.server.endpoints,
-      prefix,
-      ...fast,
-      scheduler,
-      onError: () => noticed(),
-    } as Parameters<typeof claim>[1]);
-    await said;
-    await scheduler.advance(tickStartMs(layout, lastTick + 1) - behind.now());
-    const third = await pending;
-    expect(third.machineId).toBe(0);
-    expect(third.notBefore).toBe(tickStartMs(layout, lastTick + 1) - 1);
-    const gen3 = new IdGenerator(checkGeneratorOptions({ layout, machineId: third, clock: behind }));
-    const next = await gen3.nextId();
-    expect(gen3.decompose(next).time).toBe(lastTick + 1);
-    expect(next).toBeGreaterThan(last);
-    expect(tickOf(layout, behind.now())).toBe(lastTick + 1);
-    await gen3.close();
-  });
-
-  it('an operator deleting the claim key fences the generator, which then resumes under a new claim', async () => {
-    const { prefix, held, gen } = await fastGenerator('deleted', 4);
-    const before = await gen.nextId();
-    await suite.admin.delete().key(held.key);
-    await aborted(held.signal);
-    expect((held.signal.reason as LeaseLostError).kind).toBe('key-lost');
-    const refused = await failure(gen.nextId());
-    expect(refused).toBeInstanceOf(MachineIdLostError);
-    expect((refused as Error).message).toMatch(/no longer held: etcd: the claim .* was deleted/);
-    let after = 0n;
-    await until(
-      async () => {
-        after = await gen.nextId().catch(() => 0n);
-        return after > 0n;
-      },
-      5000,
-      'the generator to resume',
-    );
-    expect(after).toBeGreaterThan(before);
-    const now = gen.machine;
-    expect(await suite.admin.get(`${prefix}/${now}`).string()).not.toBeNull();
-    await gen.close();
-    expect(await suite.admin.getAll().prefix(`${prefix}/`).keys()).toEqual(
-      expect.not.arrayContaining([`${prefix}/${now}`]),
-    );
-  });
-
-  it('a thread that never yields (a nextIdSync loop) is fenced at the deadline all the same', async () => {
-    const { gen } = await fastGenerator('busy', 10);
-    const start = performance.now();
-    // No keepalive can be sent or confirmed from here on: the event loop is never free.
-    let issued = 0;
-    let error: unknown;
-    try {
-      while (performance.now() - start < 4000) {
-        gen.nextIdSync();
-        issued++;
-      }
-    } catch (e) {
-      error = e;
-    }
-    const stoppedAfter = performance.now() - start;
-    expect(error).toBeInstanceOf(MachineIdLostError);
-    expect((error as Error).message).toMatch(/no keepalive confirmed for \d+ ms/);
-    // The lease was granted or last confirmed before the loop began: TTL - margin at most.
-    expect(stoppedAfter).toBeLessThan(2000 - 500 + 20);
-    expect(issued).toBeGreaterThan(1000);
-    await gen.close();
   });
 
   it('a lease revoked behind its back: fenced at the next keepalive, then resumes', async () => {

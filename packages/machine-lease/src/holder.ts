@@ -77,6 +77,12 @@ export interface LeasedClaim extends MachineIdClaim {
 
 const never = new Promise<never>(() => undefined);
 
+/** Whether `lease` stopped being trusted by time or an unanswered keepalive, not by a refusal: it may still live. */
+function lapsed(lease: Lease): boolean {
+  const kind = lease.keeper.lost?.kind;
+  return kind === 'keepalive-failed' || kind === 'deadline';
+}
+
 /** Whether renewing should retry after `error` (unreachable, lost, full) rather than give up. */
 function isTransient(error: unknown): boolean {
   return (
@@ -135,16 +141,24 @@ export class Holder {
       });
       const waitMs = this.#waitBeforeIssuing(id, attempt);
       if (waitMs > 0) await this.#pause(waitMs);
-      this.#stillValid(lease);
+      if (this.#released) throw this.#releasedError();
       if (id !== this.#id) {
         this.#id = id;
         this.#recorded = -1;
         this.#written = -1;
       }
+      if (!lease.keeper.check() && lapsed(lease)) {
+        // The claim took longer than the trust window (a store or a process too busy to confirm
+        // a keepalive meanwhile), but nobody refused it: confirm the lease now rather than fail
+        // a claim that is most likely still ours.
+        const confirmed = await this.#confirm(lease, attempt.notBefore);
+        if (confirmed) return confirmed;
+      }
       return this.#issue(lease, attempt.notBefore, attempt.revision);
     } catch (error) {
-      lease.keeper.stop();
-      if (this.#lease === lease) this.#lease = undefined;
+      // The lease granted here, or the one confirming it (same ID, new keeper), goes.
+      for (const held of [lease, this.#lease]) held?.keeper.stop();
+      if (this.#lease?.id === lease.id) this.#lease = undefined;
       await this.#store.revoke(lease.id).catch(() => undefined);
       throw error;
     }
@@ -345,33 +359,45 @@ export class Holder {
     }
   }
 
+  /**
+   * After the trust in `old` lapsed with nobody refusing it: a keepalive, then a check that the
+   * claim of #id still carries the lease. Confirmed, the claim is handed out on a new keeper
+   * trusted from that keepalive's sending (a recorded time `stored` from the store, if the
+   * caller read one); undefined when the claim no longer carries the lease.
+   * @throws LeaseLostError when the store says the lease is gone, or when the confirmation came
+   * too late to trust (the keepalive and the check took longer than the trust window);
+   * whatever the store throws when it could not be asked.
+   */
+  async #confirm(old: Lease, stored: number | undefined): Promise<LeasedClaim | undefined> {
+    const sentAt = this.#scheduler.now();
+    await this.#store.keepalive(old.id, this.#settings.timeoutMs);
+    const held = await this.#store.holds(old.id, this.#id);
+    if (this.#released) throw this.#releasedError();
+    if (!held) return undefined;
+    const lease = keepLease(
+      this.#store,
+      this.#settings,
+      this.#scheduler,
+      old.id,
+      old.keeper.ttlMs,
+      sentAt,
+      (l, reason) => this.#onLost(l, reason),
+    );
+    this.#keep(lease);
+    return this.#issue(lease, stored, held.revision);
+  }
+
   async #recoverOnce(): Promise<LeasedClaim | undefined> {
     const old = this.#lease;
-    const kind = old?.keeper.lost?.kind;
-    if (old && (kind === 'keepalive-failed' || kind === 'deadline')) {
+    if (old && lapsed(old)) {
       // The lease may have outlived our trust in it: if the store confirms it and the claim
       // still carries it, nobody else can have the ID, and we keep it.
-      const sentAt = this.#scheduler.now();
       try {
-        await this.#store.keepalive(old.id, this.#settings.timeoutMs);
-        const held = await this.#store.holds(old.id, this.#id);
-        if (this.#released) return undefined;
-        if (held) {
-          const lease = keepLease(
-            this.#store,
-            this.#settings,
-            this.#scheduler,
-            old.id,
-            old.keeper.ttlMs,
-            sentAt,
-            (l, reason) => this.#onLost(l, reason),
-          );
-          this.#keep(lease);
-          // Throws (LeaseLostError, below) when the confirmation came too late to trust: the
-          // keepalive and the check took longer than the trust window. Then start over.
-          return this.#issue(lease, undefined, held.revision);
-        }
+        const confirmed = await this.#confirm(old, undefined);
+        if (confirmed) return confirmed;
       } catch (error) {
+        if (this.#released) return undefined;
+        // Gone, or confirmed too late to trust: start over with a new lease.
         if (!(error instanceof LeaseLostError)) throw error;
       }
     }

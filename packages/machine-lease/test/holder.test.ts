@@ -30,6 +30,8 @@ interface Issued {
 class Issuer {
   readonly ids: Issued[] = [];
   readonly violations: string[] = [];
+  /** Why each claim attempt failed. */
+  readonly refusals: unknown[] = [];
   /** Scheduler times at which the generator refused to issue. */
   readonly refusedAt: number[] = [];
   client: MemoryLeaseClient | undefined;
@@ -69,7 +71,8 @@ class Issuer {
         );
         this.#claiming = false;
       },
-      () => {
+      (error: unknown) => {
+        this.refusals.push(error);
         this.#claiming = false;
       },
     );
@@ -235,6 +238,27 @@ describe('the claim a holder hands out', () => {
     a.client!.answerDelayMs = 0;
     await world.run(3000);
     expect(issuedBetween(a, world.scheduler.now() - 1000, world.scheduler.now())).toBeGreaterThan(0);
+    expect(world.violations()).toEqual([]);
+  });
+
+  it('whose lease lapsed while it was being made (a slow grant, nobody refusing) is confirmed, not failed', async () => {
+    const world = new World();
+    // The grant's answer comes 1,900 ms late and the create's 600 ms: the claim is made 2,500 ms
+    // after the grant was sent, past the 2,400 ms window. Everything else answers in 200 ms.
+    const client = world.server.client(TIMEOUT_MS);
+    client.delays.set('grant', 1900);
+    client.delays.set('tryCreate', 600);
+    client.answerDelayMs = 200;
+    const a = new Issuer(world);
+    a.client = client;
+    world.issuers.push(a);
+    a.start();
+    await world.run(3500);
+    expect(a.refusals).toEqual([]);
+    expect(a.generator, 'claimed without a second grant').toBeDefined();
+    expect(client.sent.filter((op) => op === 'grant')).toHaveLength(1);
+    expect(client.sent).toContain('holds');
+    expect(a.ids.length).toBeGreaterThan(0);
     expect(world.violations()).toEqual([]);
   });
 });

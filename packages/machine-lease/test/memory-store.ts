@@ -3,7 +3,7 @@
 // state several holders share; each holder talks to it through its own MemoryLeaseClient, whose
 // answers a test can slow down or cut off, as a congested or dead link would.
 import { LeaseLostError, LeaseStoreUnavailableError } from '../src/errors.js';
-import type { Attempt, Granted, LeaseStore } from '../src/store.js';
+import type { Attempt, Granted, LeaseStore, Watch } from '../src/store.js';
 import type { FakeScheduler } from './fake-scheduler.js';
 
 interface LeaseState {
@@ -19,11 +19,58 @@ export class MemoryLeaseServer {
   readonly #claims = new Map<number, string>();
   /** Recorded times outlive their claims, as they do in the real stores. */
   readonly #times = new Map<number, number>();
+  /** Who is told when an operator deletes a claim, by machine ID. */
+  readonly #watchers = new Map<number, Set<(what: string) => void>>();
   #next = 0;
   #revision = 0;
+  /**
+   * Set for a store that may have forgotten claims (Redis without persistence): a claim of an
+   * ID with no recorded time is held, but the holder is told to wait one TTL before issuing.
+   */
+  forgetful = false;
 
   constructor(scheduler: FakeScheduler) {
     this.scheduler = scheduler;
+  }
+
+  /** Every ID with a claim now, in order. */
+  claimed(): number[] {
+    this.#expire();
+    return [...this.#claims.keys()].sort((a, b) => a - b);
+  }
+
+  /** An operator deletes the claim of `id`: its watchers hear of it. */
+  drop(id: number): void {
+    this.#claims.delete(id);
+    for (const lost of this.#watchers.get(id) ?? []) lost('deleted');
+  }
+
+  /** Claims of `ids` by a holder outside the test, on a lease that never expires. */
+  plant(ids: readonly number[]): void {
+    const lease = `foreign-${this.#next++}`;
+    this.#leases.set(lease, { ttlMs: 0, expiresAt: Number.POSITIVE_INFINITY });
+    for (const id of ids) this.#claims.set(id, lease);
+  }
+
+  /** The time recorded for `id`, if any. */
+  recorded(id: number): number | undefined {
+    return this.#times.get(id);
+  }
+
+  /** Records `timeMs` for `id` as an earlier holder did. */
+  seedTime(id: number, timeMs: number): void {
+    this.#times.set(id, timeMs);
+  }
+
+  watch(id: number, lost: (what: string) => void): Watch {
+    const watchers = this.#watchers.get(id) ?? new Set();
+    this.#watchers.set(id, watchers);
+    watchers.add(lost);
+    return {
+      cancel: async () => {
+        watchers.delete(lost);
+      },
+    };
   }
 
   /** A client with its own link to this server (timeouts, delays). */
@@ -88,7 +135,15 @@ export class MemoryLeaseServer {
     const holder = this.#claims.get(id);
     if (holder !== undefined && holder !== leaseId) return { held: false };
     this.#claims.set(id, leaseId);
-    return { held: true, notBefore: this.#times.get(id), revision: String(++this.#revision) };
+    const notBefore = this.#times.get(id);
+    const revision = String(++this.#revision);
+    if (notBefore === undefined && this.forgetful) {
+      // As Redis does: the unknown past is closed by a record one TTL ahead, and waited out.
+      const ttlMs = this.#live(leaseId).ttlMs;
+      this.#times.set(id, this.scheduler.wallNow() + ttlMs);
+      return { held: true, notBefore: this.#times.get(id), quarantineMs: ttlMs, revision };
+    }
+    return { held: true, notBefore, revision };
   }
 
   listTaken(): Set<number> {
@@ -118,10 +173,14 @@ export class MemoryLeaseClient implements LeaseStore {
   readonly where = 'memory:';
   /** How long an answer takes to come back, in ms. */
   answerDelayMs = 0;
+  /** Per operation (`grant`, `keepalive`, ...): how long its answers take, over answerDelayMs. */
+  readonly delays = new Map<string, number>();
   /** While true, nothing reaches the server and nothing comes back. */
   down = false;
   /** Every request sent, by operation name, in order. */
   readonly sent: string[] = [];
+  /** The scheduler time each request of `sent` went out at. */
+  readonly sentAt: number[] = [];
   /** Every lease granted through this client. */
   readonly granted = new Set<string>();
   readonly #server: MemoryLeaseServer;
@@ -137,8 +196,9 @@ export class MemoryLeaseClient implements LeaseStore {
   }
 
   #call<T>(op: string, act: () => T, timeoutMs = this.#timeoutMs): Promise<T> {
-    this.sent.push(op);
     const scheduler = this.#server.scheduler;
+    this.sent.push(op);
+    this.sentAt.push(scheduler.now());
     const timedOut = () =>
       new LeaseStoreUnavailableError('memory', `${op}: no answer within ${timeoutMs} ms`);
     if (this.down) {
@@ -150,7 +210,7 @@ export class MemoryLeaseClient implements LeaseStore {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const delay = this.answerDelayMs;
+    const delay = this.delays.get(op) ?? this.answerDelayMs;
     return new Promise((resolve, reject) => {
       if (delay > timeoutMs) {
         scheduler.setTimer(() => reject(timedOut()), timeoutMs);
@@ -186,6 +246,9 @@ export class MemoryLeaseClient implements LeaseStore {
   }
   holds(leaseId: string, id: number): Promise<{ readonly revision: string } | undefined> {
     return this.#call('holds', () => this.#server.holds(leaseId, id));
+  }
+  watch(_leaseId: string, id: number, _revision: string, lost: (what: string) => void): Watch {
+    return this.#server.watch(id, lost);
   }
   close(): void {}
 }

@@ -22,6 +22,37 @@ function isReply(error: unknown): boolean {
 }
 
 /**
+ * The rule of this store, for a failure that is not a timeout: refused credentials, permissions
+ * or TLS, and any reply error (the server answered), are LeaseStoreRefusedError; anything else
+ * (nothing listening, a connection closed) is LeaseStoreUnavailableError. `where` names the
+ * server in the message (`Redis at host:port`). Shared by the claims and the locks.
+ */
+export function redisFailure(what: string, raw: unknown, where: string): Error {
+  if (raw instanceof LeaseStoreUnavailableError || raw instanceof LeaseStoreRefusedError) return raw;
+  if (isPermanent(raw)) {
+    const tls =
+      TLS_CODES.test(String((raw as { code?: unknown }).code ?? '')) || /certificate/i.test(errorText(raw));
+    return new LeaseStoreRefusedError(
+      'redis',
+      `${what}: ${where} refused${tls ? ' the TLS connection' : ''}: ${errorText(raw)}`,
+      { cause: raw },
+    );
+  }
+  if (isReply(raw)) {
+    return new LeaseStoreRefusedError(
+      'redis',
+      `${what}: ${where} answered with an error: ${errorText(raw)}`,
+      {
+        cause: raw,
+      },
+    );
+  }
+  return new LeaseStoreUnavailableError('redis', `${what}: ${where} is unavailable: ${errorText(raw)}`, {
+    cause: raw,
+  });
+}
+
+/**
  * One ioredis client plus the rules for talking to it: every call bounded by `timeoutMs`, and
  * its failures sorted into LeaseStoreUnavailableError (waiting may help) and LeaseStoreRefusedError (it
  * will not). A client made here queues nothing while disconnected and retries nothing: a
@@ -161,31 +192,7 @@ export class Connection {
         },
       );
     }
-    if (isPermanent(raw)) {
-      const tls =
-        TLS_CODES.test(String((raw as { code?: unknown }).code ?? '')) || /certificate/i.test(errorText(raw));
-      return new LeaseStoreRefusedError(
-        'redis',
-        `${what}: ${this.#where} refused${tls ? ' the TLS connection' : ''}: ${errorText(raw)}`,
-        { cause: raw },
-      );
-    }
-    if (isReply(raw)) {
-      return new LeaseStoreRefusedError(
-        'redis',
-        `${what}: ${this.#where} answered with an error: ${errorText(raw)}`,
-        {
-          cause: raw,
-        },
-      );
-    }
-    return new LeaseStoreUnavailableError(
-      'redis',
-      `${what}: ${this.#where} is unavailable: ${errorText(raw)}`,
-      {
-        cause: raw,
-      },
-    );
+    return redisFailure(what, raw, this.#where);
   }
 
   /** Closes the client if we made it (at once: nothing of ours is left to send). */

@@ -73,6 +73,8 @@ export interface SessionOptions {
   readonly sessionTimeoutMs: number;
   /** The longest the connect, and then each request, may take, in ms. */
   readonly timeoutMs: number;
+  /** The longest the connect may take, in ms, when less than `timeoutMs` (a caller's own deadline). Default `timeoutMs`. */
+  readonly connectMs?: number;
 }
 
 const MODES: Record<NodeKind, number> = {
@@ -127,6 +129,21 @@ function abandon(client: zk.Client): void {
   manager.socket?.destroy();
 }
 
+/**
+ * Makes the client dial the servers as parseConnectString read them. The library splits each
+ * server on every `:` and dials the first piece, so `[::1]:2181` became host `[` (nothing
+ * listening) and an IPv6 server could not be reached at all. Its list of `{ host, port }` is
+ * what it hands `net.connect`; the same servers go in, shuffled as the library shuffles them
+ * (each client of an ensemble then starts at a different server). The count is unchanged, so
+ * the library's connect timeout per server (session timeout / servers) stays what it computed.
+ */
+function dialEndpoints(client: zk.Client, where: ConnectString): void {
+  client.connectionManager.servers = where.endpoints
+    .map(({ host, port }) => ({ host, port, order: Math.random() }))
+    .sort((a, b) => a.order - b.order)
+    .map(({ host, port }) => ({ host, port }));
+}
+
 /** Closes a client the right way for its state (see `abandon`). */
 function shut(client: zk.Client): void {
   if (client.connectionManager.state === CONNECTED) client.close();
@@ -179,9 +196,11 @@ export class ZkSession {
       spinDelay: 200,
       retries: 0,
     });
+    dialEndpoints(client, where);
     const session = new ZkSession(client, where, options.timeoutMs);
+    const connectMs = Math.min(options.timeoutMs, options.connectMs ?? options.timeoutMs);
     try {
-      await bounded(options.timeoutMs, async () => {
+      await bounded(connectMs, async () => {
         const connected = new Promise<void>((resolve) => client.once('connected', () => resolve()));
         client.connect();
         await connected;
@@ -191,7 +210,7 @@ export class ZkSession {
       throw error instanceof StoreTimeout
         ? new LeaseStoreUnavailableError(
             STORE,
-            `no ZooKeeper session from ${where.servers.join(',')} within ${options.timeoutMs} ms (nothing listening, or no quorum)`,
+            `no ZooKeeper session from ${where.servers.join(',')} within ${connectMs} ms (nothing listening, or no quorum)`,
           )
         : error;
     }

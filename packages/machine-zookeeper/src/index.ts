@@ -31,7 +31,7 @@ export {
   ZkAnswer,
   ZkSession,
 } from './client.js';
-export { type ConnectString, isPath, parseConnectString } from './connect-string.js';
+export { type ConnectString, isPath, parseConnectString, type ZkEndpoint } from './connect-string.js';
 export { ZookeeperChrootError, ZookeeperLeafWorkerError } from './errors.js';
 export { type LeafWorker, type LeafWorkerOptions, leafForeverPath, readLeafWorker } from './leaf.js';
 export {

@@ -76,10 +76,11 @@ export class ZookeeperStore implements LeaseStore {
     try {
       if (!this.#laidOut) {
         // Looked up first: mkdirp tries a create for every segment, a write each, even when
-        // the path is there (the common case, paid by every claimer of a fleet).
-        for (const path of [this.paths.claims, this.paths.times]) {
-          if ((await session.exists(path)) === undefined) await session.mkdirp(path);
-        }
+        // the path is there (the common case, paid by every claimer of a fleet). Both lookups
+        // go out together: one round trip, not two.
+        const paths = [this.paths.claims, this.paths.times];
+        const found = await Promise.all(paths.map((path) => session.exists(path)));
+        for (const [i, path] of paths.entries()) if (found[i] === undefined) await session.mkdirp(path);
         this.#laidOut = true;
       }
     } catch (error) {
@@ -141,8 +142,9 @@ export class ZookeeperStore implements LeaseStore {
       // Ours: the create was retried after its answer was lost.
       if (found.stat.owner !== session.id) return { held: false };
     }
-    const time = await session.getData(this.paths.time(id));
-    const claim = await session.exists(path);
+    // Both reads go out together, after the create on the same session (which orders them
+    // behind it): one round trip, not two.
+    const [time, claim] = await Promise.all([session.getData(this.paths.time(id)), session.exists(path)]);
     if (!claim || claim.owner !== session.id) {
       throw new LeaseLostError(STORE, 'key-lost', `the claim ${path} was deleted while it was being made`);
     }

@@ -28,9 +28,11 @@ declare module 'node-zookeeper-client' {
     remove(path: string, version: number): Transaction;
     commit(callback: (error: ZkException | null, results: unknown) => void): void;
   }
-  /** Internal to the library; client.ts touches it only to abandon a connection (see `abandon`). */
+  /** Internal to the library; client.ts touches it to set the servers dialled (see `dialEndpoints`) and to abandon a connection (see `abandon`). */
   export interface ConnectionManager {
     state: number;
+    /** The servers it dials in turn, each passed to `net.connect` as is (see `dialEndpoints`). */
+    servers: { host: string; port: number }[];
     socket?: { destroy(): void };
     connect(): void;
     setState(state: number): void;

@@ -2,17 +2,35 @@
 // refuses before dialling, what it reports when the server is absent or the session ends, and
 // the operations the store is built on.
 import { InvalidArgumentError } from '@ids/engine';
-import { freePort, hasZookeeper, TcpProxy } from '@ids/test-services';
+import {
+  fourLetters,
+  freePort,
+  hasZookeeper,
+  serverForSuite,
+  startZookeeper,
+  TcpProxy,
+} from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import {
   LeaseLostError,
   LeaseStoreRefusedError,
   LeaseStoreUnavailableError,
+  parseConnectString,
   ZkAnswer,
   ZkSession,
   ZookeeperChrootError,
 } from '../src/index.js';
-import { cleanupAfterEach, failure, freshPath, until, WAIT_MS, zookeeperForSuite } from './helpers.js';
+import {
+  claim,
+  cleanupAfterEach,
+  FAST_LEASE,
+  failure,
+  freshPath,
+  layoutWith,
+  until,
+  WAIT_MS,
+  zookeeperForSuite,
+} from './helpers.js';
 
 const open = (connect: string, sessionTimeoutMs = 30_000) =>
   ZkSession.open(connect, { sessionTimeoutMs, timeoutMs: 10_000 });
@@ -29,11 +47,30 @@ describe('connect strings', () => {
     ['127.0.0.1:2181/', /the chroot must be/],
     ['127.0.0.1:2181/a//b', /the chroot must be/],
     ['', /expected host:port/],
+    ['[::1]', /the port must be 1 to 65535/],
+    ['::1:2181', /has no valid host/],
+    ['[::g]:2181', /has no valid host/],
+    ['[127.0.0.1]:2181', /has no valid host/],
   ])('%j is InvalidArgumentError before anything is dialled', async (connect, message) => {
     const error = await failure(open(connect));
     expect(error).toBeInstanceOf(InvalidArgumentError);
     expect((error as InvalidArgumentError).option).toBe('connect');
     expect(error.message).toMatch(message);
+  });
+
+  // Issue 33 item 4: the library splits each server on every colon, so `[::1]:2181` was dialled
+  // as host `[`; the servers are read here, once, and dialled as read.
+  it('a bracketed IPv6 server is dialled as its address, alone or in a list, with or without a chroot', () => {
+    expect(parseConnectString('[::1]:2181').endpoints).toEqual([{ host: '::1', port: 2181 }]);
+    const list = parseConnectString('[::1]:2181,127.0.0.1:2182,[fd00::a:2]:2183,zk-1.local:2184/apps/ids');
+    expect(list.endpoints).toEqual([
+      { host: '::1', port: 2181 },
+      { host: '127.0.0.1', port: 2182 },
+      { host: 'fd00::a:2', port: 2183 },
+      { host: 'zk-1.local', port: 2184 },
+    ]);
+    expect(list.servers).toEqual(['[::1]:2181', '127.0.0.1:2182', '[fd00::a:2]:2183', 'zk-1.local:2184']);
+    expect(list.chroot).toBe('/apps/ids');
   });
 
   it('a port nothing listens on is LeaseStoreUnavailableError once the connect timeout passes', async () => {
@@ -193,5 +230,37 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     expect(after).toBeInstanceOf(LeaseLostError);
     expect((after as LeaseLostError).kind).toBe('lease-expired');
     expect(await suite.admin.getChildren(base)).toEqual([]);
+  });
+});
+
+// Issue 33 item 4: `[::1]:<port>` passed validation and then failed with "nothing listening",
+// although ZooKeeper answered there. This server listens on ::1 only (clientPortAddress), so
+// only a client that dials the IPv6 address reaches it.
+describe.skipIf(!hasZookeeper())('a ZooKeeper listening on ::1 only', () => {
+  // Never ZOOKEEPER_CONNECT's server: this one must listen on ::1.
+  const suite = serverForSuite(() => startZookeeper({ host: '::1', allowExternal: false }));
+
+  it('a session, a claim and its release through [::1]:<port>, and through a list whose other server is down', async () => {
+    expect(suite.server.connect).toMatch(/^\[::1\]:\d+$/);
+    expect(await fourLetters(suite.server.port, 'ruok', 1000, '::1')).toBe('imok');
+    expect(await fourLetters(suite.server.port, 'ruok', 1000, '127.0.0.1')).toBe('');
+    const session = await open(suite.server.connect);
+    cleanup.push(() => session.close());
+    const path = freshPath('ipv6');
+    await session.mkdirp(path);
+    await session.create(`${path}/n`, 'v6');
+    expect((await session.getData(`${path}/n`))?.data).toBe('v6');
+
+    // The client shuffles the list: whichever it dials first, the closed port is refused and
+    // passed over for the server.
+    const closed = await freePort();
+    const held = await claim(layoutWith(4), {
+      connect: `[::1]:${closed},${suite.server.connect}`,
+      path,
+      ...FAST_LEASE,
+    });
+    expect((await session.exists(`${path}/claims/${held.machineId}`))?.owner).toBe(held.leaseId);
+    await held.release();
+    expect(await session.exists(`${path}/claims/${held.machineId}`)).toBeUndefined();
   });
 });

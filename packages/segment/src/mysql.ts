@@ -3,7 +3,7 @@
 // and the ticket table on several ID servers with step/offset (auto_increment_increment and
 // _offset), the plan of servers checked. mysql2 is imported inside the factory, so importing
 // @ids/segment does not load it.
-import { InvalidArgumentError } from '@ids/engine';
+import { IdsError, InvalidArgumentError } from '@ids/engine';
 import { checkInteger, errorText, importOptional, received } from '@ids/engine/internal';
 import {
   StepOffsetPlanError,
@@ -23,6 +23,7 @@ import {
   storedMaxId,
   tagExists,
 } from './store.js';
+import { parseConnectionString, receivedUrl } from './url.js';
 
 /** One connection of a pool, as mysql2's promise API has it. */
 export interface MysqlConnection {
@@ -55,7 +56,11 @@ export interface StepOffsetPlan {
 
 /** How `mysqlStore` reaches MySQL (or MariaDB) and which scheme it runs. */
 export interface MysqlStoreOptions {
-  /** A `mysql://user:password@host:port/database` URL; the store opens a mysql2 pool and ends it on `close()`. */
+  /**
+   * A `mysql://user:password@host:port/database` URL; the store opens a mysql2 pool and ends it
+   * on `close()`. One that does not parse, has a port outside 1 to 65535 or names no database is
+   * InvalidArgumentError, its password masked.
+   */
   readonly connectionString?: string;
   /** Your own mysql2 promise pool: used as is, never ended. */
   readonly client?: MysqlPool;
@@ -79,6 +84,9 @@ export interface MysqlSegmentStore extends SegmentStore {
   /** The pool this store uses; `close()` ends it only if the store opened it. */
   readonly mysql: MysqlPool;
 }
+
+/** What `connectionString` must be, for messages. */
+const MYSQL_URL = 'a mysql://user:password@host:port/database URL';
 
 /** How long a statement may take by default, in ms (a stopped server must not hang a caller). */
 export const STATEMENT_TIMEOUT_MS = 5000;
@@ -137,11 +145,34 @@ async function retryDeadlocks<T>(where: string, what: string, attempt: () => Pro
 const MISCONFIGURED: Record<number, string> = {
   1044: 'the user may not use this database',
   1045: 'the server refused the user or password',
+  1046: "the connection names no database (mysql://.../<database>, or the pool's `database`)",
   1049: 'the server has no such database',
 };
 
-/** A failed statement, typed: a misconfiguration, a missing table, or left as is (the store unavailable). */
+/**
+ * Whether the server answered: its error packet carries MySQL's error number, 1000 or more. A
+ * connection refused or reset is the socket's error, whose errno is negative (-111), and a
+ * timeout has none.
+ */
+function serverAnswered(error: unknown): boolean {
+  const errno = errnoOf(error);
+  return errno !== undefined && errno > 0;
+}
+
+/**
+ * A failed statement, typed: a misconfiguration, a missing table, a server that did not answer
+ * (StoreUnavailableError), or left as is (an answer such as a deadlock, which callers retry).
+ */
 function typedMysqlError(error: unknown, where: string): unknown {
+  if (error instanceof IdsError) return error;
+  if (!serverAnswered(error)) {
+    return new StoreUnavailableError(
+      `${where}: expected the MySQL server to answer, received ${errorText(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
   const errno = errnoOf(error);
   if (errno !== undefined && errno in MISCONFIGURED) {
     return new InvalidArgumentError(
@@ -191,7 +222,7 @@ export async function onConnection<T>(
     try {
       return (await statement)[0];
     } catch (error) {
-      if (errnoOf(error) === undefined) broken = true;
+      if (!serverAnswered(error)) broken = true;
       throw typedMysqlError(error, where);
     }
   };
@@ -324,7 +355,7 @@ export async function mysqlStore(options: MysqlStoreOptions): Promise<MysqlSegme
   const { connectionString, client } = options ?? {};
   if ((connectionString === undefined) === (client === undefined)) {
     throw new InvalidArgumentError(
-      `mysqlStore: expected exactly one of connectionString and client, received ${received(connectionString)} and ${received(client)}`,
+      `mysqlStore: expected exactly one of connectionString and client, received ${receivedUrl(connectionString)} and ${received(client)}`,
     );
   }
   const scheme = options.scheme ?? (options.stepOffset === undefined ? 'leaf' : 'ticket');
@@ -349,9 +380,12 @@ export async function mysqlStore(options: MysqlStoreOptions): Promise<MysqlSegme
     }
     pool = client;
   } else {
-    if (typeof connectionString !== 'string' || !/^mysql:\/\//.test(connectionString)) {
+    const url = parseConnectionString(connectionString, /^mysql:\/\//, MYSQL_URL);
+    // Without a database every statement fails with "no database selected" (1046): refused here.
+    if (!/^\/[^/]+$/.test(url.pathname)) {
       throw new InvalidArgumentError(
-        `connectionString: expected a mysql:// URL, received ${received(connectionString)}`,
+        `expected ${MYSQL_URL}, received ${receivedUrl(connectionString)}: it names ${url.pathname.length > 1 ? 'a path, not a database' : 'no database'}`,
+        { option: 'connectionString' },
       );
     }
     const maxConnections = checkInteger(options.maxConnections ?? 4, 'maxConnections', 1, 1000);
@@ -360,15 +394,30 @@ export async function mysqlStore(options: MysqlStoreOptions): Promise<MysqlSegme
       () => import('mysql2/promise'),
       'a mysql:// segment store',
     );
-    const own = createPool({
-      uri: connectionString,
-      connectionLimit: maxConnections,
-      connectTimeout: timeoutMs,
-      // BIGINT columns as strings: exact past 2^53 (the statements cast to text as well, for a
-      // pool given without these settings).
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-    });
+    let own: ReturnType<typeof createPool>;
+    try {
+      own = createPool({
+        uri: url.href,
+        connectionLimit: maxConnections,
+        connectTimeout: timeoutMs,
+        // BIGINT columns as strings: exact past 2^53 (the statements cast to text as well, for a
+        // pool given without these settings).
+        supportBigNumbers: true,
+        bigNumberStrings: true,
+      });
+    } catch (error) {
+      // mysql2 reads the URL's query as options (ssl, charset, ...) and throws on one it cannot
+      // use. Its message names the option; the password is masked in it all the same, and the
+      // error is not kept as the cause (see url.ts).
+      let message = errorText(error);
+      for (const secret of [url.password, decodeURIComponent(url.password)]) {
+        if (secret !== '') message = message.split(secret).join('***');
+      }
+      throw new InvalidArgumentError(
+        `expected ${MYSQL_URL} whose query options mysql2 takes, received ${receivedUrl(connectionString)}: ${message}`,
+        { option: 'connectionString' },
+      );
+    }
     // A server that goes away makes idle connections emit 'error'; unhandled, that would end
     // the process. The next statement fails instead, and Segments reports it once both
     // buffers are empty.
@@ -530,6 +579,45 @@ function checkServer(row: Record<string, unknown> | undefined, plan: StepOffsetP
   }
 }
 
+/** The plan row written on first use must be `plan`: else StepOffsetPlanError. */
+function checkRecordedPlan(
+  recorded: Record<string, unknown> | undefined,
+  plan: StepOffsetPlan,
+  table: string,
+): void {
+  if (Number(recorded?.servers) !== plan.servers || Number(recorded?.server_offset) !== plan.offset) {
+    throw new StepOffsetPlanError(
+      `mysql ticket table ${table}: this database was first used as server ${String(recorded?.server_offset)} of ${String(recorded?.servers)} (table ${PLAN_TABLE}); expected the same plan, received server ${plan.offset} of ${plan.servers}. Changing the number of servers collides with IDs already issued unless every server's counter is first moved past the highest ID of all; then update the plan row`,
+    );
+  }
+}
+
+/**
+ * Checks `plan` against the server's auto_increment settings and the plan recorded in its
+ * database, if any, by reads alone. Run before the store's first write (the ticket table, the
+ * plan row): a refused first use leaves the database as it was, so the server's correct plan
+ * is then taken, where a plan row written before the refusal would have refused it.
+ */
+async function checkPlanUnwritten(run: Run, table: string, plan: StepOffsetPlan): Promise<void> {
+  const where = `mysql ticket table ${table}`;
+  checkServer(
+    rowsOf(
+      await run('SELECT @@auto_increment_increment AS increment, @@auto_increment_offset AS server_offset'),
+    )[0],
+    plan,
+    where,
+  );
+  const planned = rowsOf(
+    await run(
+      'SELECT 1 AS found FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+      [PLAN_TABLE],
+    ),
+  );
+  if (planned.length === 0) return;
+  const recorded = rowsOf(await run(`SELECT servers, server_offset FROM ${PLAN_TABLE} WHERE id = 1`))[0];
+  if (recorded !== undefined) checkRecordedPlan(recorded, plan, table);
+}
+
 /**
  * Creates a tag in the ticket table: a row whose seq_id is `after`, so the table's counter
  * (which InnoDB moves past an explicit id) hands the tag `after + 1` or more. When the table
@@ -609,33 +697,29 @@ function ticketStore(
         `mysql ticket table ${table}`,
       );
       if (!plan) return;
-      // The plan is written to the database on first use; later, a server whose settings
-      // (or whose store's plan) differ from it is refused: adding a server means a new plan.
+      // The plan is written to the database on first use, once checked; later, a server whose
+      // settings (or whose store's plan) differ from it is refused: adding a server means a new
+      // plan. Read again after the write: of two first uses at once with different plans, the
+      // one whose row did not land is refused here.
+      await checkPlanUnwritten(run, table, plan);
       await run.text(planTable);
       await run(
         `INSERT INTO ${PLAN_TABLE} (id, servers, server_offset) VALUES (1, ?, ?) ON DUPLICATE KEY UPDATE id = id`,
         [plan.servers, plan.offset],
       );
-      const recorded = rowsOf(await run(`SELECT servers, server_offset FROM ${PLAN_TABLE} WHERE id = 1`))[0];
-      if (Number(recorded?.servers) !== plan.servers || Number(recorded?.server_offset) !== plan.offset) {
-        throw new StepOffsetPlanError(
-          `mysql ticket table ${table}: this database was first used as server ${String(recorded?.server_offset)} of ${String(recorded?.servers)} (table ${PLAN_TABLE}); expected the same plan, received server ${plan.offset} of ${plan.servers}. Changing the number of servers collides with IDs already issued unless every server's counter is first moved past the highest ID of all; then update the plan row`,
-        );
-      }
-      checkServer(
-        rowsOf(
-          await run(
-            'SELECT @@auto_increment_increment AS increment, @@auto_increment_offset AS server_offset',
-          ),
-        )[0],
+      checkRecordedPlan(
+        rowsOf(await run(`SELECT servers, server_offset FROM ${PLAN_TABLE} WHERE id = 1`))[0],
         plan,
-        `mysql ticket table ${table}`,
+        table,
       );
     }),
   );
   return {
     async create(tag, after) {
-      await onConnection(pool, timeoutMs, where(tag), false, (run) => run.text(ticketTable(table)));
+      await onConnection(pool, timeoutMs, where(tag), false, async (run) => {
+        if (plan) await checkPlanUnwritten(run, table, plan);
+        await run.text(ticketTable(table));
+      });
       await verify();
       await onConnection(pool, timeoutMs, where(tag), false, (run) =>
         registerTicketTag(run, table, tag, after, where(tag)),

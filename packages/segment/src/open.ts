@@ -1,9 +1,9 @@
 import { InvalidArgumentError } from '@ids/engine';
-import { received } from '@ids/engine/internal';
 import { mysqlStore } from './mysql.js';
 import { pgliteStore, postgresStore } from './postgres.js';
 import { redisStore } from './redis.js';
 import type { SegmentStore } from './store.js';
+import { receivedUrl } from './url.js';
 
 /**
  * A store from one string, for services and command lines: `postgres://...` (PostgreSQL),
@@ -22,6 +22,6 @@ export async function openSegmentStore(location: string): Promise<SegmentStore> 
     if (location.startsWith('pglite:')) return pgliteStore({ dataDir: location.slice('pglite:'.length) });
   }
   throw new InvalidArgumentError(
-    `store: expected postgres://..., mysql://..., redis://..., pglite: or pglite:<directory>, received ${received(location)}`,
+    `store: expected postgres://..., mysql://..., redis://..., pglite: or pglite:<directory>, received ${receivedUrl(location)}`,
   );
 }

@@ -2,13 +2,17 @@
 // importing @ids/segment loads neither pg nor the PGlite WASM until a store is made.
 import { join, resolve } from 'node:path';
 import { InvalidArgumentError } from '@ids/engine';
-import { importOptional, received } from '@ids/engine/internal';
+import { errorText, importOptional, received } from '@ids/engine/internal';
 import { lockFile } from '@ids/machine-file';
 import { type SqlClient, type SqlSegmentStore, type SqlStoreOptions, sqlSegmentStore } from './sql.js';
+import { receivedUrl } from './url.js';
 
 /** How `postgresStore` reaches PostgreSQL. */
 export interface PostgresStoreOptions extends SqlStoreOptions {
-  /** A `postgres://` URL; the store opens a `pg` pool and closes it on `close()`. */
+  /**
+   * A `postgres://` URL; the store opens a `pg` pool and closes it on `close()`. One that does
+   * not parse (a port outside 1 to 65535, say) is InvalidArgumentError, its password masked.
+   */
   readonly connectionString?: string;
   /** Your own `pg` Pool or Client (anything with `query`): used as is, never closed. */
   readonly client?: SqlClient;
@@ -29,7 +33,7 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<SqlS
   const { connectionString, client } = options ?? {};
   if ((connectionString === undefined) === (client === undefined)) {
     throw new InvalidArgumentError(
-      `postgresStore: expected exactly one of connectionString and client, received ${received(connectionString)} and ${received(client)}`,
+      `postgresStore: expected exactly one of connectionString and client, received ${receivedUrl(connectionString)} and ${received(client)}`,
     );
   }
   if (client !== undefined) {
@@ -39,12 +43,25 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<SqlS
     return sqlSegmentStore(client, 'postgres', options);
   }
   if (typeof connectionString !== 'string' || !/^postgres(ql)?:\/\//.test(connectionString)) {
-    throw new InvalidArgumentError(
-      `connectionString: expected a postgres:// URL, received ${received(connectionString)}`,
-    );
+    throw new InvalidArgumentError(`expected a postgres:// URL, received ${receivedUrl(connectionString)}`, {
+      option: 'connectionString',
+    });
   }
   const timeoutMs = options.timeoutMs ?? 5000;
   const { default: pg } = await importOptional('pg', () => import('pg'), 'a postgres:// segment store');
+  // The pool reads the URL only when it first connects, so a port past 65535 failed createTag
+  // with a TypeError. A client reads it in its constructor, with pg's own parser (which takes
+  // more than a WHATWG URL: host lists, an empty host with ?host=/socket): made here and never
+  // connected, it refuses the string up front. pg masks the string in its error; the message
+  // is kept without the error all the same (see url.ts).
+  try {
+    new pg.Client({ connectionString });
+  } catch (error) {
+    throw new InvalidArgumentError(
+      `expected a postgres:// URL pg can read, received ${receivedUrl(connectionString)}: ${errorText(error)}`,
+      { option: 'connectionString' },
+    );
+  }
   const pool = new pg.Pool({
     connectionString,
     max: options.maxConnections ?? 4,

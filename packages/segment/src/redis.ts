@@ -50,6 +50,30 @@ end
 return {held}`;
 
 /**
+ * Runs a script, with every failure that is no reply of the server's (a client that is not
+ * connected, a connection closed, a command timed out) rejected as StoreUnavailableError, the
+ * client's error its cause: where a store's client cannot reach Redis, createTag and allocate
+ * said so with ioredis's own errors ("Stream isn't writeable ..."). A reply (ReplyError) passes
+ * unchanged, for the caller to read.
+ */
+async function evalAnswered(
+  redis: RedisClient,
+  where: string,
+  script: string,
+  key: string,
+  arg: string | number,
+): Promise<unknown> {
+  try {
+    return await redis.eval(script, 1, key, arg);
+  } catch (error) {
+    if ((error as { name?: unknown } | null)?.name === 'ReplyError') throw error;
+    throw new StoreUnavailableError(`${where}: expected Redis to answer, received ${errorText(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
  * A segment store on Redis: each tag is a key advanced with INCRBY (the design's Redis INCR, in
  * segments). Redis without persistence forgets the keys on restart: the store then answers
  * UnknownTagError, never 1 again, until an operator creates the tag again above the highest ID
@@ -110,17 +134,17 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
     ...checkedOperations({
       async create(tag, after) {
         const where = `tag ${JSON.stringify(tag)} in redis key ${prefix}${tag}`;
-        const answer = await redis.eval(CREATE, 1, prefix + tag, after.toString());
+        const answer = await evalAnswered(redis, where, CREATE, prefix + tag, after.toString());
         if (Array.isArray(answer)) throw tagExists(where, storedMaxId(answer[0], where), after);
       },
       async take(tag, step) {
         const where = `tag ${JSON.stringify(tag)} in redis key ${prefix}${tag}`;
         let value: unknown;
         try {
-          value = await redis.eval(ALLOCATE, 1, prefix + tag, step);
+          value = await evalAnswered(redis, where, ALLOCATE, prefix + tag, step);
         } catch (error) {
           const reason = errorText(error);
-          if (/not an integer|overflow/i.test(reason)) {
+          if (!(error instanceof StoreUnavailableError) && /not an integer|overflow/i.test(reason)) {
             throw new StoreCorruptError(
               `${where}: expected an integer from 0 with room for the step; Redis refused: ${reason}`,
               { cause: error },

@@ -1,6 +1,6 @@
-import { InvalidArgumentError } from '@ids/engine';
+import { IdsError, InvalidArgumentError } from '@ids/engine';
 import { errorText, received } from '@ids/engine/internal';
-import { StoreCorruptError, TagExistsError, UnknownTagError } from './errors.js';
+import { StoreCorruptError, StoreUnavailableError, TagExistsError, UnknownTagError } from './errors.js';
 import { checkStep } from './step.js';
 import {
   checkedOperations,
@@ -81,6 +81,34 @@ export async function createQuietly(sql: SqlClient, statement: string): Promise<
   }
 }
 
+/**
+ * The client with every failure that is no answer of the server's (a connection refused, reset
+ * or timed out, a closed pool) rejected as StoreUnavailableError, the driver's error its cause:
+ * a store's callers get one error to act on whichever entry point met it, where they got the
+ * socket's own error from createTag and allocate. An answer (an error with a SQLSTATE and a
+ * severity, from pg and PGlite alike) and this package's own errors pass unchanged.
+ */
+function answering(client: SqlClient, kind: string): SqlClient {
+  return {
+    async query(text, values) {
+      try {
+        return await client.query(text, values);
+      } catch (error) {
+        const severity = (error as { severity?: unknown } | null)?.severity;
+        if (error instanceof IdsError || (sqlState(error) !== undefined && typeof severity === 'string')) {
+          throw error;
+        }
+        throw new StoreUnavailableError(
+          `${kind}: expected the server to answer, received ${errorText(error)}`,
+          {
+            cause: error,
+          },
+        );
+      }
+    },
+  };
+}
+
 // Values the store holds that no arithmetic can use: 22P02 invalid text, 22003 out of range
 // (max_id + step past 2^63 - 1), 42883 no `+` for the column's type (a text max_id).
 const CORRUPT = new Set(['22P02', '22003', '42883', '42804']);
@@ -105,12 +133,15 @@ function firstRow(rows: unknown[]): Record<string, unknown> | undefined {
  * @throws InvalidArgumentError for a bad table name or sequence scheme.
  */
 export function sqlSegmentStore(
-  sql: SqlClient,
+  client: SqlClient,
   kind: string,
   options: SqlStoreOptions = {},
   close: () => Promise<void> = async () => {},
 ): SqlSegmentStore {
-  if (options.sequence !== undefined) return sequenceStore(sql, kind, checkScheme(options.sequence), close);
+  const sql = answering(client, kind);
+  if (options.sequence !== undefined) {
+    return { ...sequenceStore(sql, kind, checkScheme(options.sequence), close), sql: client };
+  }
   const table = checkIdentifier(options.table ?? 'leaf_alloc', 'table');
   let ready: Promise<void> | undefined;
   const ensureTable = () => {
@@ -129,7 +160,7 @@ export function sqlSegmentStore(
   };
   return {
     kind,
-    sql,
+    sql: client,
     ...checkedOperations({
       async create(tag, after, step) {
         const where = `tag ${JSON.stringify(tag)} in ${kind} table ${table}`;
@@ -203,11 +234,10 @@ function sequenceStore(
   kind: string,
   { databases, index, blockSize }: SequenceScheme,
   close: () => Promise<void>,
-): SqlSegmentStore {
+): Omit<SqlSegmentStore, 'sql'> {
   const block = BigInt(blockSize);
   return {
     kind: `${kind} sequence`,
-    sql,
     ...checkedOperations({
       async create(tag, after) {
         // The first block of this database that lies wholly above `after`.

@@ -9,6 +9,8 @@ const DRAW = new URL('./fixtures/draw.mjs', import.meta.url).pathname;
 export interface DrawReport {
   count: number;
   errors: Record<string, number>;
+  /** The first message seen for each code in `errors`. */
+  messages: Record<string, string>;
   lastError?: string;
   remaining: string;
   roundTrips: number;

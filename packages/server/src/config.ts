@@ -81,6 +81,11 @@ const FLAGS = {
     env: 'IDS_TOKEN_TTL_SECONDS',
     help: 'default token TTL in seconds (default 3600)',
   },
+  'idempotency-lock-ttl': {
+    type: 'string',
+    env: 'IDS_IDEMPOTENCY_LOCK_TTL_MS',
+    help: "lease in ms of an Idempotency-Key's lock while its batch runs, 100-3600000 (default 5000)",
+  },
   'auth-token-file': {
     type: 'string',
     env: 'IDS_AUTH_TOKEN_FILE',
@@ -300,6 +305,7 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
     segmentStore: get('segment-store')?.value,
     segmentTags: splitList(get('segment-tags')?.value),
     tokenTtlSeconds: num('token-ttl'),
+    idempotencyLockTtlMs: num('idempotency-lock-ttl'),
     authToken,
     allowUnauthenticated: env.IDS_ALLOW_UNAUTHENTICATED === '1' || env.IDS_ALLOW_UNAUTHENTICATED === 'true',
     rateLimit: num('rate-limit'),

@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import { IdsError } from '@ids/engine';
 import { HttpError, quote } from './errors.js';
 import type { RequestEvent } from './events.js';
+import { refuseIdempotencyKey } from './idempotency.js';
 import type { ServerMetrics } from './metrics.js';
 import { type MatchedRoute, type RouteReply, type RouteRequest, Router, type ServerRoute } from './router.js';
 
@@ -338,6 +339,7 @@ export function createHandler(routes: readonly ServerRoute[], metrics: ServerMet
         }
       }
       const query = parseQuery(matched, mark < 0 ? '' : target.slice(mark + 1));
+      refuseIdempotencyKey(route, req);
       const request: RouteRequest = { req, params, query };
       const draining = drainBody(req, guards.maxBodyBytes);
       if (draining === undefined) run(res, t0, route, request);

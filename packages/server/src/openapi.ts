@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 description of the routes, served at /openapi.json. The tests validate it with
 // an OpenAPI validator and check real responses against its schemas, so it cannot drift.
-import { pathParameterNames, type ServerRoute } from './router.js';
+import { pathParameterNames, refusesIdempotencyKey, type ServerRoute } from './router.js';
 
 /** A JSON media type of `schema`. */
 export const json = (schema: unknown) => ({ 'application/json': { schema } });
@@ -133,17 +133,25 @@ function operationOf(route: ServerRoute): Record<string, unknown> {
     ...implicit,
     ...declared.map((p) => (p.in === 'path' ? { ...p, required: true } : { required: false, ...p })),
   ];
+  const responses: Record<string, unknown> = {
+    '400': badQuery,
+    ...(route.auth === false ? {} : { '401': unauthorized }),
+    ...(route.limited === false ? {} : { '429': rateLimited }),
+    ...route.responses,
+  };
+  if (refusesIdempotencyKey(route)) {
+    const bad = responses['400'] as { description: string };
+    responses['400'] = {
+      ...bad,
+      description: `${bad.description} An Idempotency-Key header (ERR_IDEMPOTENCY_NOT_SUPPORTED: only GET /ids honours one).`,
+    };
+  }
   return {
     operationId: route.operationId,
     summary: route.summary,
     ...(route.auth === false ? { security: [] } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
-    responses: {
-      '400': badQuery,
-      ...(route.auth === false ? {} : { '401': unauthorized }),
-      ...(route.limited === false ? {} : { '429': rateLimited }),
-      ...route.responses,
-    },
+    responses,
   };
 }
 

@@ -87,6 +87,13 @@ class Slot implements PoolSlot {
 const POLL_TAIL_UP_TO_UNIT_MS = 2;
 
 /**
+ * How many IDs a batch with a signal takes between two looks at it: 16 ticks of Sonyflake
+ * (160 ms), one ms of a Twitter layout. Small enough to stop well within a lock's lease, large
+ * enough that a batch of 100,000 is 25 turns of the queue.
+ */
+const ISSUE_CHUNK = 4096;
+
+/**
  * What the generators' `sleepSync` throws: the server's thread never blocks. `issueOne` tries
  * `nextIdSync()` first, which sleeps only when the tick is used up (and takes no slot before it
  * would sleep); this makes it give way to `nextId()`, which waits with a timer. It never leaves
@@ -190,12 +197,26 @@ export class MachinePool {
   /**
    * `count` IDs from one generator, increasing: the held generator with the fewest IDs pending
    * (round robin among equals).
+   * With `signal`, the batch is taken in chunks of ISSUE_CHUNK and stops between two when it
+   * aborts, rejecting with its reason: an Idempotency-Key's batch whose lock was lost would
+   * otherwise go on taking up to 100,000 IDs that will never be answered.
    * @throws HttpError 503 `ERR_NOT_READY` when no generator holds its machine ID; the
-   * generator's errors (ClockMovedBackwardsError, MachineIdLostError, ...) as they are.
+   * generator's errors (ClockMovedBackwardsError, MachineIdLostError, ...) as they are; the
+   * signal's reason.
    */
-  async issue(count: number): Promise<bigint[]> {
+  async issue(count: number, signal?: AbortSignal): Promise<bigint[]> {
+    signal?.throwIfAborted();
     const slot = this.#pick();
-    return count === 1 ? [await this.#waitFor(slot, 1)] : this.#waitFor(slot, count);
+    if (count === 1) return [await this.#waitFor(slot, 1)];
+    if (!signal || count <= ISSUE_CHUNK) return this.#waitFor(slot, count);
+    // One generator throughout, so the chunks follow each other and the batch stays increasing;
+    // other requests may take IDs between two chunks.
+    const ids: bigint[] = [];
+    for (let left = count; left > 0; left -= ISSUE_CHUNK) {
+      for (const id of await this.#waitFor(slot, Math.min(left, ISSUE_CHUNK))) ids.push(id);
+      if (left > ISSUE_CHUNK) signal.throwIfAborted();
+    }
+    return ids;
   }
 
   /**

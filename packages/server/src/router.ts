@@ -81,6 +81,14 @@ export interface ServerRoute {
   readonly auth?: boolean;
   /** Whether the per-client rate limit (when configured) applies. Default true. */
   readonly limited?: boolean;
+  /**
+   * Whether every request takes new values (IDs, tokens). Such a route refuses an
+   * Idempotency-Key header with 400 `ERR_IDEMPOTENCY_NOT_SUPPORTED` before it runs, unless it
+   * declares that header among its `parameters` (it honours the key): a key silently ignored
+   * would let a retry take new values, which is what a client sends the key to prevent.
+   * Default false (a read: the same request answers the same, key or not).
+   */
+  readonly issues?: boolean;
   /** Answers the request; throws HttpError for a bad one. */
   handle(request: RouteRequest): RouteReply | Promise<RouteReply>;
   /**
@@ -117,6 +125,20 @@ export interface MatchedRoute {
 export interface RouteMatch {
   readonly matched: MatchedRoute;
   readonly params: RouteParams;
+}
+
+/** The header a client sends to make a retry safe (lower case, as Node gives headers). */
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+/**
+ * Whether a route refuses an Idempotency-Key header: it issues (`issues`) and does not declare
+ * the header among its parameters, so it could not honour the key.
+ */
+export function refusesIdempotencyKey(route: ServerRoute): boolean {
+  return (
+    route.issues === true &&
+    !(route.parameters ?? []).some((p) => p.in === 'header' && p.name.toLowerCase() === IDEMPOTENCY_HEADER)
+  );
 }
 
 /** The params of a path without parameters. */

@@ -143,9 +143,12 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
         '400': error('Bad query.'),
         '503': error('No generator can issue now (claim fenced, clock behind, shutting down).'),
       },
-      checkHead: ({ query }) => void formatOf(query),
-      handle({ query }) {
-        const format = formatOf(query);
+      issues: true,
+      checkHead(request) {
+        formatOf(request.query);
+      },
+      handle(request) {
+        const format = formatOf(request.query);
         // Answered at once when the generator can issue now, the usual case.
         const id = pool.issueOne();
         return typeof id === 'bigint' ? idReply(id, format) : id.then((later) => idReply(later, format));
@@ -157,6 +160,7 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
       operationId: 'getIds',
       summary: 'N new IDs from one generator, increasing.',
       parameters: [countParameter(maxCount), formatParameter, idempotencyParameter],
+      issues: true,
       responses: {
         '200': {
           description:
@@ -167,7 +171,7 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
         '409': error('A request with this Idempotency-Key is still running.'),
         '422': error('This Idempotency-Key was used with another request (method, path, query or body).'),
         '503': error(
-          'No generator can issue now, or the Redis of the Idempotency-Key records is unavailable.',
+          "No generator can issue now, the Redis of the Idempotency-Key records is unavailable, or the key's batch lost its lock (the server was paused past the lease) and stored nothing.",
         ),
       },
       checkHead({ query }) {
@@ -179,9 +183,10 @@ export function serviceRoutes(parts: ServiceParts): ServerRoute[] {
         const count = countOf(query, maxCount);
         const format = formatOf(query);
         const key = idempotencyKeyOf(request, parts.idempotency, parts.idempotencyUnavailable);
-        const issue = async () => ({ ids: encodeAll(await pool.issue(count), format) });
-        if (key === undefined) return { json: await issue() };
-        return (parts.idempotency as IdempotencyStore).run(request, key, issue);
+        if (key === undefined) return { json: { ids: encodeAll(await pool.issue(count), format) } };
+        return (parts.idempotency as IdempotencyStore).run(request, key, async (signal) => ({
+          ids: encodeAll(await pool.issue(count, signal), format),
+        }));
       },
     },
     {
@@ -292,6 +297,7 @@ function tokenRoutes(parts: ServiceParts, tokens: TokenStore): ServerRoute[] {
       path: '/tokens',
       operationId: 'issueToken',
       summary: 'A new idempotency token (an ID), stored in Redis with a TTL.',
+      issues: true,
       parameters: [
         {
           name: 'ttl',

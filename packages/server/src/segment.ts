@@ -234,6 +234,7 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       path: '/api/segment/get/{tag}',
       operationId: 'getSegmentId',
       summary: "The tag's next segment ID (Leaf's segment mode).",
+      issues: true,
       parameters: [tagParameter],
       responses: {
         '200': {
@@ -256,6 +257,7 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       path: '/api/segment/ids/{tag}',
       operationId: 'getSegmentIds',
       summary: "The tag's next N segment IDs, increasing.",
+      issues: true,
       parameters: [tagParameter, countParameter(options.maxCount)],
       responses: {
         '200': {

@@ -10,7 +10,7 @@ import packageJson from '../package.json';
 import { ServerConfigError } from './errors.js';
 import type { ServerEvent } from './events.js';
 import { answerClientError, createHandler } from './http.js';
-import { type IdempotencyStore, redisIdempotency } from './idempotency.js';
+import { IDEMPOTENCY_LOCK_TTL_MS, type IdempotencyStore, redisIdempotency } from './idempotency.js';
 import { layoutNamed } from './layouts.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
 import { openapiDocument } from './openapi.js';
@@ -110,6 +110,11 @@ export interface IdServerOptions {
   /** Default TTL of a token, in seconds. Default DEFAULT_TOKEN_TTL_SECONDS. */
   readonly tokenTtlSeconds?: number;
   /**
+   * The lease of an Idempotency-Key's lock while its batch runs, in ms: 100 (@ids/lock's
+   * shortest lease) to 3,600,000. Default IDEMPOTENCY_LOCK_TTL_MS (5,000).
+   */
+  readonly idempotencyLockTtlMs?: number;
+  /**
    * The generators' clock, also the rate limit's and the drain's (tests inject a FakeClock).
    * Default: the wall clock.
    */
@@ -197,6 +202,8 @@ export interface CheckedOptions {
   readonly authToken: string | undefined;
   /** How long a shutdown drains, in ms. */
   readonly drainMs: number;
+  /** The lease of an Idempotency-Key's lock, in ms. */
+  readonly idempotencyLockTtlMs: number;
 }
 
 /**
@@ -233,6 +240,12 @@ export function checkServerOptions(options: IdServerOptions): CheckedOptions {
   const limit = options.rateLimit ?? (loopback ? 0 : DEFAULT_PUBLIC_RATE_LIMIT);
   whole(limit, 'rateLimit', 0, 10_000_000);
   const drainMs = whole(options.drainMs ?? 0, 'drainMs', 0, MAX_DRAIN_MS);
+  const idempotencyLockTtlMs = whole(
+    options.idempotencyLockTtlMs ?? IDEMPOTENCY_LOCK_TTL_MS,
+    'idempotencyLockTtlMs',
+    100,
+    3_600_000,
+  );
   return {
     host,
     port,
@@ -242,6 +255,7 @@ export function checkServerOptions(options: IdServerOptions): CheckedOptions {
     rateLimit: limit === 0 ? undefined : limit,
     authToken: token,
     drainMs,
+    idempotencyLockTtlMs,
   };
 }
 
@@ -298,7 +312,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
     if (options.redisUrl) {
       tokens = await redisTokenStore(options.redisUrl);
       try {
-        idempotency = await redisIdempotency(options.redisUrl);
+        idempotency = await redisIdempotency(options.redisUrl, checked.idempotencyLockTtlMs);
       } catch (error) {
         // Tokens alone do not need @ids/lock: without it the server starts, and a request with
         // the header is refused with what to install.

@@ -1,17 +1,20 @@
 // deploy/Dockerfile is read instruction by instruction and checked for what the image promises
-// (two stages, a non-root user, a health check on readiness, signals straight to node, only the
-// server's tarballs installed, sources that exist), its HEALTHCHECK command is run against a
-// real server, and the image is built with buildah (or a running Docker engine) where one is on
-// the machine together with the base image: a build never pulls, so without the base image
-// stored locally that test is skipped and says why.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// (two stages on Node 24, a non-root user, a health check on readiness at the port the server
+// listens on, signals straight to node, sources that exist), its install script is run without a
+// container for each choice of stores (the third-party packages from its lockfile, offline), its
+// HEALTHCHECK command is run against real servers, and the image is built with buildah (or a
+// running Docker engine) where one is on the machine together with the base image: a build never
+// pulls, so without the base image stored locally that test is skipped and says why.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startBin } from './helpers.js';
 
 const ROOT = join(__dirname, '..', '..', '..');
-const DOCKERFILE = join(__dirname, '..', 'deploy', 'Dockerfile');
+const DEPLOY = join(__dirname, '..', 'deploy');
+const DOCKERFILE = join(DEPLOY, 'Dockerfile');
 
 interface Instruction {
   keyword: string;
@@ -102,12 +105,15 @@ const runtime = stages.at(-1) ?? [];
 const only = (stage: Instruction[], keyword: string) => stage.filter((i) => i.keyword === keyword);
 
 describe('deploy/Dockerfile, as written', () => {
-  it('has a named build stage and a runtime stage, both on a slim Node 20+ base', () => {
+  it('has a named build stage and a runtime stage, both on a slim Node 24 base, refusing Node before 22', () => {
     expect(stages.length).toBe(2);
     const nodeVersion = only(preamble, 'ARG')
       .map((i) => /^NODE_VERSION=(\d+)$/.exec(i.args)?.[1])
       .find(Boolean);
-    expect(Number(nodeVersion)).toBeGreaterThanOrEqual(20);
+    // Node 24 is the active LTS; 20 reached its end of life on 2026-04-30.
+    expect(nodeVersion).toBe('24');
+    const guard = only(runtime, 'RUN').find((i) => i.args.includes('process.versions.node'));
+    expect(guard?.args).toMatch(/major < 22/);
     for (const stage of stages) {
       expect(stage[0]?.args).toMatch(/^node:\$\{NODE_VERSION\}-[a-z]+-slim AS [a-z]+$/);
     }
@@ -137,31 +143,31 @@ describe('deploy/Dockerfile, as written', () => {
     expect(ignored.filter((pattern) => needed.includes(pattern.replace(/^\*\*\//, '')))).toEqual([]);
   });
 
-  it('installs exactly the tarballs of @ids/server and the @ids packages it depends on or takes as peers, transitively, and the clients of the stores', () => {
-    const graph = workspaceDependencies();
-    const needed = new Set<string>();
-    const visit = (name: string) => {
-      if (needed.has(name)) return;
-      needed.add(name);
-      for (const dep of graph.get(name)?.ids ?? []) visit(dep);
-    };
-    visit('@ids/server');
-    const install = only(runtime, 'RUN').find((i) => i.args.includes('npm install'));
-    expect(install, 'a RUN with npm install in the runtime stage').toBeDefined();
-    const installed = [...(install?.args ?? '').matchAll(/\.\/ids-([a-z-]+)-\*\.tgz/g)].map(
-      (match) => `@ids/${match[1]}`,
+  it('installs from the lockfile: package.json and package-lock.json copied, npm ci, no registry named', () => {
+    const copied = only(runtime, 'COPY')
+      .filter((i) => !i.flags.has('from'))
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    expect(copied).toEqual(
+      expect.arrayContaining([
+        'packages/server/deploy/runtime/package.json',
+        'packages/server/deploy/runtime/package-lock.json',
+      ]),
     );
-    expect(installed.sort()).toEqual([...needed].sort());
-    // The stores' clients that no installed @ids package depends on are named with a range.
-    const bundled = new Set([...needed].flatMap((name) => graph.get(name)?.own ?? []));
-    const clients = new Set(
-      [...needed].flatMap((name) => graph.get(name)?.clients ?? []).filter((dep) => !bundled.has(dep)),
-    );
-    const named = [...(install?.args ?? '').matchAll(/'((?:@[a-z-]+\/)?[a-z0-9.-]+)@[^']+'/g)].map(
-      (match) => match[1],
-    );
-    expect(named.sort()).toEqual([...clients].sort());
-    expect(install?.args).toMatch(/--omit=dev/);
+    const install = only(runtime, 'RUN').find((i) => i.args.includes('install-runtime.sh'));
+    expect(install?.args).toMatch(/install-runtime\.sh \/tmp\/packed \/app "\$STORES"/);
+    expect(only(runtime, 'ARG').map((i) => i.args)).toContain('STORES=""');
+    const script = readFileSync(join(DEPLOY, 'install-runtime.sh'), 'utf8');
+    expect(script).toMatch(/^npm ci \$flags$/m);
+    expect(script).toMatch(/^npm install --no-save --offline /m);
+    const manifest = JSON.parse(readFileSync(join(DEPLOY, 'runtime', 'package.json'), 'utf8'));
+    const lock = JSON.parse(readFileSync(join(DEPLOY, 'runtime', 'package-lock.json'), 'utf8'));
+    // In step with package.json, so npm ci accepts it; every version pinned.
+    expect(lock.packages[''].dependencies).toEqual(manifest.dependencies);
+    expect(lock.packages[''].optionalDependencies).toEqual(manifest.optionalDependencies);
+    for (const version of Object.values({ ...manifest.dependencies, ...manifest.optionalDependencies }))
+      expect(version).toMatch(/^\d+\.\d+\.\d+$/);
+    // Written with omit-lockfile-registry-resolved: npm fetches from whatever registry it is set to.
+    expect(JSON.stringify(lock)).not.toMatch(/"resolved"/);
   });
 
   it('runs as a non-root user, listens on every interface on 8080, and hands SIGTERM to node', () => {
@@ -186,20 +192,23 @@ describe('deploy/Dockerfile, as written', () => {
     }
   });
 
-  it('has a HEALTHCHECK in exec form on /health/ready, run by node', () => {
+  it('has a HEALTHCHECK in exec form, run by node: healthcheck.mjs, copied into /app', () => {
     const checks = only(runtime, 'HEALTHCHECK');
     expect(checks.length).toBe(1);
     const argv = execForm((checks[0]?.args ?? '').replace(/^CMD\s+/, ''));
-    expect(argv?.slice(0, 2)).toEqual(['node', '-e']);
-    expect(argv?.[2]).toContain('/health/ready');
+    expect(argv).toEqual(['node', '/app/healthcheck.mjs']);
+    expect(readFileSync(join(DEPLOY, 'healthcheck.mjs'), 'utf8')).toContain('/health/ready');
   });
 });
 
-describe('its HEALTHCHECK command against a real server', () => {
-  const argv = execForm((only(runtime, 'HEALTHCHECK')[0]?.args ?? '').replace(/^CMD\s+/, '')) ?? [];
-  /** Runs the check as the container would: node, with the image's PORT. */
-  const check = (port: number) =>
-    spawnSync(process.execPath, argv.slice(1), { env: { PORT: String(port) }, encoding: 'utf8' }).status;
+describe('its HEALTHCHECK command against real servers', () => {
+  const script = join(DEPLOY, 'healthcheck.mjs');
+  /** Runs the check as the container would, pointed at the server's process instead of PID 1. */
+  const check = (pid: number, env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, [script], {
+      env: { PATH: process.env.PATH ?? '', IDS_HEALTHCHECK_PID: String(pid), ...env },
+      encoding: 'utf8',
+    }).status;
 
   it('passes while ready, fails once draining and once stopped', async () => {
     const run = await startBin({
@@ -209,18 +218,164 @@ describe('its HEALTHCHECK command against a real server', () => {
     });
     let stopped = false;
     try {
-      expect(check(run.port)).toBe(0);
+      const pid = run.child.pid!;
+      expect(check(pid)).toBe(0);
       run.child.kill('SIGTERM');
       // The drain answers 503 on readiness at once; wait for that answer, not for a time.
       while ((await call(run.url, 'GET', '/health/ready')).status !== 503) {}
-      expect(check(run.port)).toBe(1);
+      expect(check(pid)).toBe(1);
       // A second signal ends the drain.
       expect(await run.stop('SIGTERM')).toBe(0);
       stopped = true;
-      expect(check(run.port)).toBe(1);
+      expect(check(pid)).toBe(1);
     } finally {
       if (!stopped) await run.stop('SIGKILL');
     }
+  });
+
+  it('follows the port however it was set: PORT, --port N, --port=N (the flag wins over PORT), 0', async () => {
+    const free = async () => {
+      const probe = await startBin({ IDS_MACHINE_ID_SOURCE: 'explicit', IDS_MACHINE_ID: '1' });
+      const port = probe.port;
+      await probe.stop();
+      return port;
+    };
+    for (const how of ['env', 'flag', 'flag=']) {
+      const port = await free();
+      const args = how === 'flag' ? ['--port', String(port)] : how === 'flag=' ? [`--port=${port}`] : [];
+      // PORT says 1 when the flag sets the port: the old check, which read PORT, failed there.
+      const env = {
+        IDS_MACHINE_ID_SOURCE: 'explicit',
+        IDS_MACHINE_ID: '2',
+        PORT: how === 'env' ? String(port) : '1',
+      };
+      const run = await startBin(env, args);
+      try {
+        expect(run.port, how).toBe(port);
+        // The check's own PORT is the image's 8080, as in the container.
+        expect(check(run.child.pid!, { PORT: '8080' }), how).toBe(0);
+      } finally {
+        await run.stop('SIGKILL');
+      }
+    }
+  });
+});
+
+/** The @ids packages each package needs to run: its dependencies (not its optional peers). */
+function runtimeClosure(names: readonly string[]): string[] {
+  const graph = workspaceDependencies();
+  const needed = new Set<string>();
+  const visit = (name: string) => {
+    if (needed.has(name)) return;
+    needed.add(name);
+    for (const dep of graph.get(name)?.own ?? []) if (dep.startsWith('@ids/')) visit(dep);
+  };
+  for (const name of names) visit(name);
+  return [...needed].sort();
+}
+
+/** Runs a command to its end without blocking the event loop. */
+function exec(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) {
+  return new Promise<{ status: number | null; out: string }>((resolve) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.on('close', (status) => resolve({ status, out }));
+  });
+}
+
+describe('install-runtime.sh, the install of the image without a container', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'ids-image-install-'));
+  const packed = join(scratch, 'packed');
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  beforeAll(async () => {
+    // pnpm pack as scripts/pack.mjs does (npm test has built every package already).
+    const pnpm = spawnSync('pnpm', ['--version']).status === 0 ? ['pnpm'] : ['corepack', 'pnpm'];
+    for (const entry of readdirSync(join(ROOT, 'packages'))) {
+      const dir = join(ROOT, 'packages', entry);
+      if (!existsSync(join(dir, 'package.json'))) continue;
+      if (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).private) continue;
+      const packedOne = await exec(pnpm[0]!, [...pnpm.slice(1), 'pack', '--pack-destination', packed], dir);
+      if (packedOne.status !== 0) throw new Error(`pnpm pack in ${dir}: ${packedOne.out}`);
+    }
+  }, 300_000);
+
+  const STORE_PACKAGES: Record<string, string[]> = {
+    '': [],
+    pglite: ['@ids/segment'],
+    'pglite postgres mysql redis etcd zookeeper': [
+      '@ids/segment',
+      '@ids/machine-redis',
+      '@ids/lock',
+      '@ids/machine-etcd',
+      '@ids/machine-zookeeper',
+    ],
+  };
+  const CLIENTS: Record<string, string[]> = {
+    '': [],
+    pglite: ['@electric-sql/pglite'],
+    'pglite postgres mysql redis etcd zookeeper': [
+      '@electric-sql/pglite',
+      'etcd3',
+      'ioredis',
+      'mysql2',
+      'node-zookeeper-client',
+      'pg',
+    ],
+  };
+
+  it.each(Object.keys(STORE_PACKAGES))(
+    'STORES="%s": the server and exactly those stores, third-party packages from the lock only',
+    async (stores) => {
+      const app = join(scratch, `app-${stores.replace(/\W+/g, '-') || 'none'}`);
+      cpSync(join(DEPLOY, 'runtime'), app, { recursive: true });
+      const env = {
+        ...process.env,
+        // npm's cache may hold the locked versions; what it lacks comes from the registry it is set to.
+        npm_config_prefer_offline: 'true',
+        npm_config_fetch_retries: '1',
+        npm_config_fetch_retry_mintimeout: '1000',
+        npm_config_fetch_retry_maxtimeout: '5000',
+      };
+      const result = await exec('sh', [join(DEPLOY, 'install-runtime.sh'), packed, app, stores], app, env);
+      expect(result.status, result.out).toBe(0);
+      const modules = join(app, 'node_modules');
+      const ids = readdirSync(join(modules, '@ids')).map((name) => `@ids/${name}`);
+      expect(ids.sort()).toEqual(runtimeClosure(['@ids/server', ...STORE_PACKAGES[stores]!]));
+      const clients = ['@electric-sql/pglite', 'etcd3', 'ioredis', 'mysql2', 'node-zookeeper-client', 'pg'];
+      expect(clients.filter((client) => existsSync(join(modules, client)))).toEqual(CLIENTS[stores]);
+      // Each installed third-party package at the lock's version.
+      const lock = JSON.parse(readFileSync(join(DEPLOY, 'runtime', 'package-lock.json'), 'utf8'));
+      for (const [path, entry] of Object.entries<{ version?: string }>(lock.packages)) {
+        if (!path || !existsSync(join(app, path, 'package.json'))) continue;
+        expect(JSON.parse(readFileSync(join(app, path, 'package.json'), 'utf8')).version, path).toBe(
+          entry.version,
+        );
+      }
+      const help = spawnSync(process.execPath, [join(modules, '.bin', 'ids-server'), '--help'], {
+        encoding: 'utf8',
+      });
+      expect(help.status, help.stderr).toBe(0);
+      const du = spawnSync('du', ['-sk', modules], { encoding: 'utf8' }).stdout;
+      console.log(`STORES="${stores}": node_modules ${(Number(du.split('\t')[0]) / 1024).toFixed(1)} MB`);
+    },
+    300_000,
+  );
+
+  it('refuses a store it does not know, naming the ones it does', async () => {
+    const app = join(scratch, 'app-unknown');
+    cpSync(join(DEPLOY, 'runtime'), app, { recursive: true });
+    const result = await exec('sh', [join(DEPLOY, 'install-runtime.sh'), packed, app, 'mongodb'], app);
+    expect(result.status).toBe(2);
+    expect(result.out).toContain(
+      'STORES: unknown store "mongodb"; expected any of: pglite postgres mysql redis etcd zookeeper',
+    );
   });
 });
 

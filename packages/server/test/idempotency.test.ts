@@ -2,7 +2,16 @@
 // batch gets the IDs of its first try, never new ones.
 import { hasRedis, serverForSuite, startRedis } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BinRun, call, expectError, matchesSpec, type Reply, scratch, startBin } from './helpers.js';
+import {
+  type BinRun,
+  call,
+  expectError,
+  matchesSpec,
+  type Reply,
+  runBin,
+  scratch,
+  startBin,
+} from './helpers.js';
 
 /** IDs issued so far by the server, summed over its slots (ids_issued_total). */
 async function issued(url: string): Promise<number> {
@@ -103,6 +112,43 @@ describe.skipIf(!hasRedis())('Idempotency-Key on GET /ids, with the server on Re
     expect((await batch('format=hex&count=3', 'order-2')).json.ids).toEqual(first.json.ids);
   });
 
+  it('GET /id with an Idempotency-Key is 400, not an ID: only GET /ids honours the key', async () => {
+    const before = await issued(run.url);
+    const headers = { 'idempotency-key': 'order-5' };
+    const reply = await call(run.url, 'GET', '/id', { headers });
+    matchesSpec(doc, 'GET', '/id', reply);
+    // Before, the header was ignored: a retry with the key took a new ID.
+    expectError(
+      reply,
+      400,
+      'ERR_IDEMPOTENCY_NOT_SUPPORTED',
+      /^expected no Idempotency-Key header on GET \/id, received one: only GET \/ids honours it/,
+    );
+    const head = await call(run.url, 'HEAD', '/id', { headers });
+    expect(head.status).toBe(400);
+    expect((await issued(run.url)) - before).toBe(0);
+    expect((await call(run.url, 'GET', '/id')).status).toBe(200);
+  });
+
+  it('POST /tokens with an Idempotency-Key is 400 and takes no token: a retry would make a new one', async () => {
+    const before = await issued(run.url);
+    const reply = await call(run.url, 'POST', '/tokens', { headers: { 'idempotency-key': 'order-6' } });
+    matchesSpec(doc, 'POST', '/tokens', reply);
+    // Before, the header was ignored: each retry made (and stored) a new token.
+    expectError(
+      reply,
+      400,
+      'ERR_IDEMPOTENCY_NOT_SUPPORTED',
+      /^expected no Idempotency-Key header on POST \/tokens/,
+    );
+    expect((await issued(run.url)) - before).toBe(0);
+    expect((await call(run.url, 'POST', '/tokens')).status).toBe(201);
+    // Reads answer the same with or without a key: not refused.
+    expect(
+      (await call(run.url, 'GET', '/layout', { headers: { 'idempotency-key': 'order-6' } })).status,
+    ).toBe(200);
+  });
+
   it('a malformed key is 400, and no IDs are taken for it', async () => {
     const before = await issued(run.url);
     expectError(await batch('count=2', ''), 400, 'ERR_INVALID_IDEMPOTENCY_KEY', /received an empty one/);
@@ -136,5 +182,19 @@ describe('Idempotency-Key on a server without Redis', () => {
     const plain = await call(run.url, 'GET', '/ids?count=2');
     expect(plain.status).toBe(200);
     expect(plain.json.ids).toHaveLength(2);
+    // GET /id never honours the key, Redis or not.
+    expectError(
+      await call(run.url, 'GET', '/id', { headers: { 'idempotency-key': 'order-1' } }),
+      400,
+      'ERR_IDEMPOTENCY_NOT_SUPPORTED',
+    );
+  });
+
+  it("refuses a lock lease for the key outside @ids/lock's range, before starting", async () => {
+    const refused = await runBin({ IDS_CLAIM_DIR: scratch(), IDS_IDEMPOTENCY_LOCK_TTL_MS: '50' });
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(
+      /idempotencyLockTtlMs: expected an integer from 100 to 3,?600,?000, received 50/,
+    );
   });
 });

@@ -99,6 +99,30 @@ describe('segment routes on PGlite (a temporary directory)', () => {
     expectError(await call(run.url, 'POST', '/api/segment/get/orders'), 405, 'ERR_METHOD_NOT_ALLOWED');
   });
 
+  it('an Idempotency-Key on a segment route is 400 before any ID is drawn: the routes cannot honour one', async () => {
+    const headers = { 'idempotency-key': 'order-9' };
+    const next = BigInt((await checked(run, doc, '/api/segment/get/invoices')).json.id);
+    for (const path of ['/api/segment/get/invoices', '/api/segment/ids/invoices?count=5']) {
+      const reply = await call(run.url, 'GET', path, { headers });
+      matchesSpec(
+        doc,
+        'GET',
+        path.startsWith('/api/segment/get/') ? '/api/segment/get/{tag}' : '/api/segment/ids/{tag}',
+        reply,
+      );
+      // Before, the key was ignored: each retry drew new IDs.
+      expectError(
+        reply,
+        400,
+        'ERR_IDEMPOTENCY_NOT_SUPPORTED',
+        /^expected no Idempotency-Key header on GET \/api\/segment\//,
+      );
+    }
+    expect(doc.paths['/api/segment/ids/{tag}'].get.responses['400'].description).toMatch(/Idempotency-Key/);
+    // Nothing was drawn for the refused requests: the tag continues at the next ID.
+    expect((await checked(run, doc, '/api/segment/get/invoices')).json).toEqual({ id: String(next + 1n) });
+  });
+
   it('after a restart on the same directory, a tag continues above every ID issued', async () => {
     const before = BigInt((await call(run.url, 'GET', '/api/segment/get/orders')).json.id);
     expect(await run.stop()).toBe(0);

@@ -16,9 +16,9 @@ import { type ProxyMode, TcpProxy } from './proxy.js';
 
 /** One ZooKeeper server process: a standalone server, or a member of an ensemble. */
 export interface ZookeeperServer {
-  /** `127.0.0.1:<port>`: the connect string of this server alone. */
+  /** `127.0.0.1:<port>` (`[::1]:<port>` with `host: '::1'`): the connect string of this server alone. */
   readonly connect: string;
-  /** Its client port on 127.0.0.1. */
+  /** Its client port on the loopback address it was started on. */
   readonly port: number;
   /** Its `myid` in an ensemble (1 for a standalone server). */
   readonly myid: number;
@@ -52,7 +52,7 @@ export interface ZookeeperStandalone extends ZookeeperServer {
 
 /** A ZooKeeper ensemble on loopback. */
 export interface ZookeeperEnsemble {
-  /** `127.0.0.1:<p1>,127.0.0.1:<p2>,…`: every member's client port. */
+  /** `127.0.0.1:<p1>,127.0.0.1:<p2>,…` (`[::1]:<p1>,…` with `host: '::1'`): every member's client port. */
   readonly connect: string;
   /** The members, `myid` 1 to n in order. */
   readonly members: readonly ZookeeperServer[];
@@ -74,6 +74,12 @@ export interface ZookeeperEnsemble {
 
 /** How `startZookeeper` / `startZookeeperEnsemble` start servers; every option has a default. */
 export interface StartZookeeperOptions {
+  /**
+   * The loopback address the client port binds (zoo.cfg's clientPortAddress): `::1` serves
+   * clients over IPv6 only, for the connect strings that name a bracketed address. Peer ports
+   * stay on 127.0.0.1. Default 127.0.0.1.
+   */
+  readonly host?: '127.0.0.1' | '::1';
   /** Where ZooKeeper is installed (holds bin/zkServer.sh). Default: ZOOKEEPER_HOME, else /usr/share/zookeeper. */
   readonly home?: string;
   /** zoo.cfg's tickTime in ms: the unit of session timeouts and of an ensemble's liveness checks. Default 200. */
@@ -115,9 +121,14 @@ function zookeeperHome(options: StartZookeeperOptions = {}): string {
  * Sends a four-letter command and resolves with the whole reply ('' when nothing answers). The
  * server closes the connection after answering; there is no `nc` on the image, hence a socket.
  */
-export function fourLetters(port: number, command: string, timeoutMs = 2000): Promise<string> {
+export function fourLetters(
+  port: number,
+  command: string,
+  timeoutMs = 2000,
+  host: '127.0.0.1' | '::1' = '127.0.0.1',
+): Promise<string> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = connect({ host, port });
     let reply = '';
     const done = () => {
       socket.destroy();
@@ -134,9 +145,13 @@ export function fourLetters(port: number, command: string, timeoutMs = 2000): Pr
 }
 
 /** The `Mode:` line of `srvr`: only a server that serves clients (has a quorum) prints one. */
-async function modeOf(port: number): Promise<string | undefined> {
-  return /^Mode: (\w+)/m.exec(await fourLetters(port, 'srvr'))?.[1];
+async function modeOf(port: number, host?: '127.0.0.1' | '::1'): Promise<string | undefined> {
+  return /^Mode: (\w+)/m.exec(await fourLetters(port, 'srvr', undefined, host))?.[1];
 }
+
+/** `host:port` as a connect string spells it: an IPv6 address in brackets. */
+const hostPort = (options: StartZookeeperOptions, port: number) =>
+  options.host === '::1' ? `[::1]:${port}` : `127.0.0.1:${port}`;
 
 interface MemberPorts {
   readonly myid: number;
@@ -193,7 +208,7 @@ function serverProcess(
 
   return {
     get connect() {
-      return `127.0.0.1:${clientPort()}`;
+      return hostPort(options, clientPort());
     },
     get port() {
       return clientPort();
@@ -220,7 +235,7 @@ function serverProcess(
     resume: () => {
       child?.kill('SIGCONT');
     },
-    mode: () => (isRunning() ? modeOf(clientPort()) : Promise.resolve(undefined)),
+    mode: () => (isRunning() ? modeOf(clientPort(), options.host) : Promise.resolve(undefined)),
     log: () => output(),
   };
 }
@@ -232,10 +247,10 @@ function commonConfig(options: StartZookeeperOptions, dir: string, clientPort: n
     `tickTime=${tick}`,
     `dataDir=${dir}`,
     `clientPort=${clientPort}`,
-    'clientPortAddress=127.0.0.1',
+    `clientPortAddress=${options.host ?? '127.0.0.1'}`,
     'admin.enableServer=false',
     '4lw.commands.whitelist=ruok,srvr',
-    // Every test client dials from 127.0.0.1; the default of 60 connections per address is too few.
+    // Every test client dials from the one loopback address; the default of 60 connections per address is too few.
     'maxClientCnxns=0',
     `minSessionTimeout=${options.minSessionTimeoutMs ?? 2 * tick}`,
     `maxSessionTimeout=${options.maxSessionTimeoutMs ?? 120_000}`,
@@ -265,7 +280,7 @@ export async function startZookeeper(options: StartZookeeperOptions = {}): Promi
     // Serving, not `imok`: a standalone server answers `ruok` 0.3 to 1.2 s (4 busy loops here)
     // before it takes sessions, and a test's first session opened in that gap waited on the
     // client's reconnects (once past a 10 s timeout in CI). `srvr` prints a mode only once it serves.
-    async (p) => (await modeOf(p)) !== undefined,
+    async (p) => (await modeOf(p, options.host)) !== undefined,
   );
   // Later starts (a restart) use the same port: another process may take it meanwhile, which
   // such a start then reports.
@@ -346,11 +361,11 @@ async function startEnsembleOnce(options: StartEnsembleOptions): Promise<Zookeep
       () =>
         `${[...commonConfig(options, dir, own.client), 'reconfigEnabled=false', ...servers].join('\n')}\n`,
       // `imok` means the JVM runs, not that it serves: the ensemble waits for a quorum below.
-      async (p) => (await fourLetters(p, 'ruok', 500)) === 'imok',
+      async (p) => (await fourLetters(p, 'ruok', 500, options.host)) === 'imok',
     );
   });
   const ensemble: ZookeeperEnsemble = {
-    connect: ports.map((p) => `127.0.0.1:${p.client}`).join(','),
+    connect: ports.map((p) => hostPort(options, p.client)).join(','),
     members,
     async leader(timeoutMs = options.readyTimeoutMs ?? 90_000) {
       // Right after a change the members may still report the old roles, or none while they

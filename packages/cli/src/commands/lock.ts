@@ -4,28 +4,50 @@ import { parseCommandLine, parseCount } from '../args.js';
 import { type Command, commandHelp } from '../command.js';
 import { UsageError } from '../errors.js';
 
-// @ids/lock (with ioredis or etcd3) is an optional peer of the CLI: only this command uses it.
+type Locks = import('@ids/lock').Locks;
+
+// @ids/lock (with its Redis, etcd or ZooKeeper store package) is an optional peer of the CLI: only this command uses it.
 const loadLock = <T>(load: () => Promise<T>) => importOptional('@ids/lock', load, '`ids lock`');
 
-/** Opens the locks on the store `--store` names: redis:// or rediss:// for Redis, http(s):// endpoints for etcd. */
-async function openLocks(store: string) {
-  if (/^rediss?:\/\//.test(store)) {
-    const { redisLocks } = await loadLock(() => import('@ids/lock/redis'));
-    return redisLocks({ url: store });
+/**
+ * The stores `--store` takes, one line each: which strings, and how to open the locks there.
+ * Each opens within its timeoutMs (3 s): a store that is not listening is
+ * ERR_IDS_LEASE_STORE_UNAVAILABLE then, on one line naming the store, not a wait.
+ */
+const STORES: readonly { scheme: RegExp; open: (store: string) => Promise<Locks> }[] = [
+  {
+    scheme: /^rediss?:\/\//,
+    open: async (store) => (await loadLock(() => import('@ids/lock/redis'))).redisLocks({ url: store }),
+  },
+  {
+    scheme: /^https?:\/\//,
+    open: async (store) =>
+      (await loadLock(() => import('@ids/lock/etcd'))).etcdLocks({ endpoints: store.split(',') }),
+  },
+  {
+    scheme: /^zookeeper:\/\//,
+    open: async (store) =>
+      (await loadLock(() => import('@ids/lock/zookeeper'))).zookeeperLocks({
+        connect: store.slice('zookeeper://'.length),
+      }),
+  },
+];
+
+/** Opens the locks on the store `--store` names. */
+function openLocks(store: string): Promise<Locks> {
+  const entry = STORES.find((s) => s.scheme.test(store));
+  if (!entry) {
+    throw new UsageError(
+      `--store: expected redis://..., rediss://..., etcd endpoints http://host:port[,...] or zookeeper://host:port[,...][/chroot], received ${JSON.stringify(store)}`,
+    );
   }
-  if (/^https?:\/\//.test(store)) {
-    const { etcdLocks } = await loadLock(() => import('@ids/lock/etcd'));
-    return etcdLocks({ endpoints: store.split(',') });
-  }
-  throw new UsageError(
-    `--store: expected redis://..., rediss://... or etcd endpoints http://host:port[,...], received ${JSON.stringify(store)}`,
-  );
+  return entry.open(store);
 }
 
 /** `ids lock`: holds a named lock while a command runs, like flock(1), with the fence in its environment. */
 export const lock: Command = {
   name: 'lock',
-  summary: 'run a command while holding a named lock (Redis or etcd), its fence in IDS_LOCK_FENCE',
+  summary: 'run a command while holding a named lock (Redis, etcd or ZooKeeper), its fence in IDS_LOCK_FENCE',
   help: commandHelp(`Usage: ids lock [options] NAME -- COMMAND [ARGS...]
 
 Waits for the lock NAME (first come, first served), runs COMMAND with IDS_LOCK_NAME and
@@ -36,8 +58,10 @@ lock stop being trusted while the command runs (the store unreachable for most o
 command gets SIGTERM and ids lock exits 1.
 
 Options:
-      --store WHERE     redis://... or rediss://... (Redis), or http://host:port[,...] (etcd)
-                        (default: IDS_LOCK_STORE, else redis://127.0.0.1:6379)
+      --store WHERE     redis://... or rediss://... (Redis), http://host:port[,...] (etcd),
+                        or zookeeper://host:port[,...][/chroot] (ZooKeeper)
+                        (default: IDS_LOCK_STORE, else redis://127.0.0.1:6379); a store
+                        that does not answer within 3 s: exit 1, ERR_IDS_LEASE_STORE_UNAVAILABLE
       --ttl MS          the lock's lease in ms, 100 to 2147483647 (default 10000)
       --wait MS         give up after MS ms of waiting, exit 1 (default: wait as long as it takes)
   -n, --nonblock        do not wait: exit 1 at once if the lock is held

@@ -37,7 +37,11 @@ function bitBars(rows: readonly Row[]): HTMLElement {
                 style: `width:${(f.bits / 64) * 100}%`,
                 title: `${f.name}: ${f.bits} bits`,
               },
-              f.bits >= 6 ? `${f.name} ${f.bits}` : String(f.bits),
+              h('span', {
+                class: 'seg-label',
+                'data-full': `${f.name} ${f.bits}`,
+                'data-short': String(f.bits),
+              }),
             ),
           ),
         ),
@@ -166,6 +170,23 @@ function figures(rows: readonly Row[]): HTMLElement {
       }),
     ),
   );
+}
+
+/**
+ * Gives each bit-bar segment the longest label that fits it: "sequence 8", else "8", else none
+ * (its title and the legend beside the bar name every field). A segment is as wide as its bits,
+ * so on a narrow screen a name would otherwise be cut off mid-word. Measured on screen: a hidden
+ * view has no widths, so this runs when the comparison is shown and when the window resizes.
+ */
+export function fitBarLabels(): void {
+  if (byId('compare').hidden) return;
+  for (const label of byId('bars').querySelectorAll<HTMLElement>('.seg-label')) {
+    const seg = label.parentElement!;
+    for (const text of [label.dataset.full!, label.dataset.short!, '']) {
+      label.textContent = text;
+      if (label.scrollWidth <= seg.clientWidth) break;
+    }
+  }
 }
 
 /** Draws the comparison of `layouts` as of `nowMs`. */

@@ -182,6 +182,34 @@ export function inputMessage(parsed: Parsed): string {
   return parts.join(' ');
 }
 
+/**
+ * IDs to try on an empty page, each in the layout it came from: a Sonyflake ID (tick 29463504567
+ * of 10 ms, 2024-01-02T03:04:05.670Z, sequence 5, machine 0x1234) and a tweet's ID (2022-10-28,
+ * datacenter 10, worker 10). Read as Sonyflake, the second shows the warning naming Twitter.
+ */
+export const EXAMPLE_IDS = [
+  { id: '494315580237877812', what: 'a Sonyflake ID' },
+  { id: '1585841080431321088', what: 'a Twitter ID' },
+] as const;
+
+/** What the results show before anything is pasted: example IDs, each a button that inspects it. */
+function emptyState(): HTMLElement {
+  return h(
+    'p',
+    { class: 'examples' },
+    'Nothing pasted yet. Try an example: ',
+    ...EXAMPLE_IDS.flatMap(({ id, what }, i) => [
+      i > 0 ? ' or ' : '',
+      h(
+        'button',
+        { type: 'button', class: 'example', 'data-example': id, 'aria-label': `${what}, ${id}` },
+        id,
+      ),
+      ` (${what.replace(/^an? /, '')})`,
+    ]),
+  );
+}
+
 /** Draws the results of one parse. */
 export function renderInspect(
   parsed: Parsed,
@@ -195,5 +223,6 @@ export function renderInspect(
     'has-error',
     parsed.items.some((item) => !('id' in item)) || parsed.total > MAX_SHOWN,
   );
-  replace(byId('results'), ...parsed.items.map((item, i) => card(item, i, chosen, all, nowMs)));
+  if (parsed.total === 0) replace(byId('results'), emptyState());
+  else replace(byId('results'), ...parsed.items.map((item, i) => card(item, i, chosen, all, nowMs)));
 }

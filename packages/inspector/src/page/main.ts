@@ -1,6 +1,6 @@
 // The page's entry: wires the controls to the two views and redraws on every change. Work per
 // change is bounded (see parse-input.ts), so typing or pasting never freezes the page.
-import { renderCompare } from './compare-view.js';
+import { fitBarLabels, renderCompare } from './compare-view.js';
 import { fillCustomForm, readCustomForm } from './custom.js';
 import { byId } from './dom.js';
 import { renderInspect } from './inspect-view.js';
@@ -58,8 +58,12 @@ function updateCustom(): void {
 // The comparison is drawn when it is on screen (and redrawn on a change while it is), so that
 // loading the page draws only the view it opens with.
 function drawCompare(): void {
-  if (!byId('compare').hidden) renderCompare(layouts(), Date.now());
+  if (byId('compare').hidden) return;
+  renderCompare(layouts(), Date.now());
+  fitBarLabels();
 }
+// A label fits its segment or not depending on the width: measured again when that changes.
+addEventListener('resize', fitBarLabels);
 
 // Typing redraws after a short pause rather than on every key: a paste is one input event anyway.
 let pending: ReturnType<typeof setTimeout> | undefined;
@@ -75,6 +79,15 @@ byId('inspect-form').addEventListener('submit', (event) => {
   inspect();
 });
 byId('custom').addEventListener('input', updateCustom);
+// An example ID of the empty state goes into the box as if pasted, and is inspected at once.
+byId('results').addEventListener('click', (event) => {
+  const example = (event.target as Element).closest<HTMLElement>('button[data-example]');
+  if (!example) return;
+  input.value = example.dataset.example!;
+  clearTimeout(pending);
+  inspect();
+  input.focus();
+});
 
 // Tabs: arrow keys move between them (the WAI-ARIA tabs pattern); the hash keeps the view.
 const tabs = [byId<HTMLButtonElement>('tab-inspect'), byId<HTMLButtonElement>('tab-compare')];
@@ -88,6 +101,7 @@ function select(tab: HTMLButtonElement, user: boolean): void {
     byId(t.getAttribute('aria-controls')!).hidden = !selected;
   }
   drawCompare();
+  fitBarLabels();
   if (!user) return;
   tab.focus();
   // Left alone at load: a new fragment there would move where the first Tab press starts.

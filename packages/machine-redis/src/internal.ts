@@ -1,0 +1,4 @@
+// @ids/machine-redis/internal: the one rule of this store for sorting a failure into "unavailable"
+// (waiting may help) or "refused" (it will not), for the other packages of @ids that talk to
+// Redis (@ids/lock). Not API: it may change in any release.
+export { redisFailure } from './connection.js';
