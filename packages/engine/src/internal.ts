@@ -14,6 +14,13 @@ export {
   warnError,
 } from './check.js';
 export { checkClock, type SleepOptions, sleep, sleepSync } from './clock.js';
+export {
+  HELP_WIDTH,
+  joinNegativeValues,
+  type OptionSpec,
+  optionErrorText,
+  wrapWords,
+} from './command-line.js';
 export { received } from './errors.js';
 export { type LayoutIdFunctions, layoutIdFunctions, toMs } from './id.js';
 export { checkFieldBits, defineCheckedFields, layoutShape, maxTimeBits, tickOf } from './layout.js';

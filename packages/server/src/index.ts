@@ -3,9 +3,11 @@
 export { type ServeIo, serve } from './command.js';
 export {
   type LogFormat,
+  type LogLevel,
+  type LogSettings,
   type ParsedCommandLine,
   parseServerArgs,
-  readLogFormat,
+  readLogSettings,
   serverHelp,
 } from './config.js';
 export { HttpError, ServerConfigError, TokenStoreError } from './errors.js';

@@ -37,7 +37,7 @@ function openLocks(store: string): Promise<Locks> {
 /** `ids lock`: holds a named lock while a command runs, like flock(1), with the fence in its environment. */
 export const lock: Command = {
   name: 'lock',
-  summary: 'run a command while holding a named lock (Redis, etcd or ZooKeeper), its fence in IDS_LOCK_FENCE',
+  summary: 'run a command holding a named lock (Redis, etcd, ZooKeeper); fence: IDS_LOCK_FENCE',
   help: commandHelp(`Usage: ids lock [options] NAME -- COMMAND [ARGS...]
 
 Waits for the lock NAME (first come, first served), runs COMMAND with IDS_LOCK_NAME and
