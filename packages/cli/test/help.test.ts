@@ -3,7 +3,7 @@
 // kept here, so a new command or flag without docs fails.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SEGMENT_STORE_CLIENTS } from '@ids/engine/internal';
+import { STORES } from '@ids/engine/internal';
 import { serverHelp } from '@ids/server';
 import { describe, expect, it } from 'vitest';
 import { serveHelp } from '../src/commands/serve.js';
@@ -136,13 +136,20 @@ describe('help screens', async () => {
 });
 
 describe('the stores each help names', () => {
-  // The one table of segment stores (engine's SEGMENT_STORE_CLIENTS): every command that takes a
+  // The one table of stores (engine's STORES): every command that takes a
   // segment store names each of them in its help.
-  const schemes = SEGMENT_STORE_CLIENTS.map((entry) => /^an? (\S+) segment store$/.exec(entry.use)?.[1]);
+  const schemes = STORES.filter((store) => 'segment' in store).map((store) => store.prefix);
 
   it.each([['segment'], ['generate'], ['serve']])('ids %s --help names every segment store', async (name) => {
     const { stdout } = await ids([name, '--help']);
     expect(schemes.filter((scheme) => scheme === undefined || !stdout.includes(scheme))).toEqual([]);
+  });
+
+  it('ids lock --help names every lock store of the table', async () => {
+    const { stdout } = await ids(['lock', '--help']);
+    const prefixes = STORES.filter((store) => 'lock' in store).map((store) => store.prefix);
+    expect(prefixes).toContain('zookeeper://');
+    expect(prefixes.filter((prefix) => !stdout.includes(prefix))).toEqual([]);
   });
 
   it('ids machine-id --help and the host-claim note name the stores an ID can be claimed in', async () => {
