@@ -1,13 +1,8 @@
 // @ids/lock/redis: the locks on Redis. Loaded only by those who use Redis (ioredis and
 // @ids/machine-redis are optional peers of @ids/lock).
 import { IdsError, InvalidArgumentError } from '@ids/engine';
-import {
-  LeaseLostError,
-  LeaseStoreUnavailableError,
-  openRedisClient,
-  parseRedisUrl,
-} from '@ids/machine-redis';
-import { redisFailure } from '@ids/machine-redis/internal';
+import { LeaseLostError, LeaseStoreUnavailableError } from '@ids/machine-redis';
+import { openRedisClient, parseRedisUrl, redisFailure } from '@ids/machine-redis/internal';
 import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
 import { Locks } from './locks.js';
