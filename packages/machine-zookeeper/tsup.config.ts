@@ -1,3 +1,3 @@
 import { packageConfig } from '../../tsup.config.base';
 
-export default packageConfig(['src/index.ts']);
+export default packageConfig(['src/index.ts', 'src/internal.ts']);
