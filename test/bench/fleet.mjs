@@ -183,8 +183,20 @@ const split = (count, parts) =>
 
 /** Requests the server has handled so far, by its own counter. */
 const counters = {
-  /** @param {{ admin: Redis }} s */
-  redis: async (s) => Number(/total_commands_processed:(\d+)/.exec(await s.admin.info('stats'))?.[1]),
+  /**
+   * Requests a client sent: the scripts run (every keepalive, claim, record and release is one
+   * script). INFO's total_commands_processed would also count each command a script runs.
+   * @param {{ admin: Redis }} s
+   */
+  redis: async (s) => {
+    let total = 0;
+    for (const [, name, calls] of (await s.admin.info('commandstats')).matchAll(
+      /cmdstat_(\w+):calls=(\d+)/g,
+    )) {
+      if (/^(eval|evalsha|evalsha_ro|eval_ro|fcall)$/.test(name)) total += Number(calls);
+    }
+    return total;
+  },
   /** Every gRPC message etcd received: keepalives (one per stream message) and unary calls. */
   etcd: async (s) => {
     const text = await (await fetch(`${s.target}/metrics`)).text();
@@ -305,6 +317,9 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
 
     nodes = Array.from({ length: CHILDREN }, () => new Node(config));
     await Promise.all(nodes.map((n) => n.ready));
+    // What the processes weigh with no holder: taken off the holders' memory per 1,000.
+    const baseRssKb = usage(nodes.map((n) => n.proc.pid)).rssKb;
+    out.fleetBaseRssMb = baseRssKb / 1024;
 
     const issued = new Set();
     let duplicates = 0;
@@ -376,7 +391,7 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
         serverCpu: (b.server.cpuTicks - a.server.cpuTicks) / TICKS / seconds,
         serverRssMb: b.server.rssKb / 1024,
         fleetCpuPer1000: (b.fleet.cpuTicks - a.fleet.cpuTicks) / TICKS / seconds / (held.size / 1000),
-        fleetRssMbPer1000: b.fleet.rssKb / 1024 / (held.size / 1000),
+        fleetRssMbPer1000: (b.fleet.rssKb - baseRssKb) / 1024 / (held.size / 1000),
       };
     };
     // Let the claims' keepalive timers spread out (they start at each claim) before measuring.
@@ -495,9 +510,18 @@ function tables(run) {
       rows.push([
         s,
         `steady state, ${label}`,
-        `${fmt.int(m.opsPerSecond)} store requests/s (${(m.opsPerSecond / r.live).toFixed(3)} per holder); server CPU ${(m.serverCpu * 100).toFixed(0)}% of a core, RSS ${fmt.int(m.serverRssMb)} MiB; holders per 1,000: CPU ${(m.fleetCpuPer1000 * 100).toFixed(1)}% of a core, RSS ${fmt.int(m.fleetRssMbPer1000)} MiB`,
+        `${fmt.int(m.opsPerSecond)} store requests/s (${(m.opsPerSecond / r.live).toFixed(3)} per holder); server CPU ${(m.serverCpu * 100).toFixed(0)}% of a core, RSS ${fmt.int(m.serverRssMb)} MiB; holders per 1,000: CPU ${(m.fleetCpuPer1000 * 100).toFixed(1)}% of a core, RSS ${fmt.int(m.fleetRssMbPer1000)} MiB above the ${CHILDREN} bare processes' ${fmt.int(r.fleetBaseRssMb)} MiB`,
       ]);
     }
+    // The capacity model (README, "Fleet capacity"): a holder sends a keepalive every
+    // (TTL - TTL/5) / 3, so 3.75 / TTL a second, one request each.
+    const model = 3.75 / run.options.ttlSeconds;
+    const measured = r.idle.opsPerSecond / r.live;
+    rows.push([
+      s,
+      'model: keepalive requests per holder per second',
+      `3.75 / TTL = ${model.toFixed(3)}; measured idle ${measured.toFixed(3)} (${(((measured - model) / model) * 100).toFixed(1)}%)`,
+    ]);
     for (const x of r.restart) {
       rows.push([
         s,
