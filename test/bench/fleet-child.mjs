@@ -43,7 +43,7 @@ async function claimOne(retryFullMs) {
         bitsMachineId: config.bits,
         onError: (error) => {
           lateErrors++;
-          firstLateError ||= String(error?.message ?? error);
+          firstLateError ||= String(/** @type {any} */ (error)?.message ?? error);
         },
       });
       const id = await generator.nextId();
@@ -72,7 +72,7 @@ const handlers = {
           next++;
           try {
             claims.push(await claimOne(retryFullMs));
-          } catch (error) {
+          } catch (/** @type {any} */ error) {
             errors.push(`${error?.name}: ${error?.cause?.message ?? error?.message}`);
           }
         }
@@ -86,7 +86,7 @@ const handlers = {
     try {
       await claimOne(0);
       return { name: 'none (claimed!)', ms: performance.now() - t0 };
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       return {
         name: error?.cause?.name ?? error?.name,
         message: error?.cause?.message,
@@ -115,13 +115,16 @@ const handlers = {
   },
 };
 
-process.on('message', async (message) => {
+/** @type {Record<string, (args: any) => Promise<unknown>>} */
+const commands = handlers;
+const send = (/** @type {object} */ message) => process.send?.(message);
+process.on('message', async (/** @type {any} */ message) => {
   const { seq, cmd, args } = message;
   try {
-    process.send({ seq, ok: true, value: await handlers[cmd](args ?? {}) });
-  } catch (error) {
-    process.send({ seq, ok: false, error: String(error?.stack ?? error) });
+    send({ seq, ok: true, value: await commands[cmd]?.(args ?? {}) });
+  } catch (/** @type {any} */ error) {
+    send({ seq, ok: false, error: String(error?.stack ?? error) });
   }
 });
 process.on('disconnect', () => process.exit(0));
-process.send({ ready: true });
+send({ ready: true });

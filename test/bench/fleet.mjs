@@ -31,6 +31,8 @@ const CONCURRENCY = 4;
 const TICKS = 100; // USER_HZ on Linux: /proc/PID/stat's CPU times are in these
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Progress on stderr: a big run takes minutes per store. */
+const progress = (...what) => console.error(`fleet ${new Date().toISOString().slice(11, 19)}`, ...what);
 
 /** @param {string[]} argv */
 export function fleetArgs(argv) {
@@ -144,7 +146,7 @@ class Node {
         reject(error);
         for (const { reject: fail } of this.pending.values()) fail(error);
       });
-      this.proc.on('message', (message) => {
+      this.proc.on('message', (/** @type {any} */ message) => {
         if (message.ready) return resolve(undefined);
         const waiting = this.pending.get(message.seq);
         this.pending.delete(message.seq);
@@ -193,7 +195,7 @@ const counters = {
     for (const [, name, calls] of (await s.admin.info('commandstats')).matchAll(
       /cmdstat_(\w+):calls=(\d+)/g,
     )) {
-      if (/^(eval|evalsha|evalsha_ro|eval_ro|fcall)$/.test(name)) total += Number(calls);
+      if (/^(eval|evalsha|evalsha_ro|eval_ro|fcall)$/.test(name ?? '')) total += Number(calls ?? 0);
     }
     return total;
   },
@@ -225,7 +227,7 @@ async function startStore(kind, holders) {
   if (kind === 'etcd') {
     const server = await startEtcd();
     const target = server.endpoints[0];
-    const pid = pidByCommandLine(server.members[0].dataDir);
+    const pid = pidByCommandLine(server.members[0]?.dataDir ?? server.endpoints[0] ?? '');
     return { server, target, pids: () => (pid ? [pid] : []), stop: () => server.stop() };
   }
   // A session holds about 1 KiB of the server's heap with its connection's buffers; 96 MiB (the
@@ -264,7 +266,7 @@ async function zkCapacity(connect, { sessions = 8, depth = 8, seconds = 4 } = {}
     ),
   );
   const path = '/ids-fleet-capacity';
-  await clients[0].mkdirp(path);
+  await clients[0]?.mkdirp(path);
   const kinds = {
     'multi [check] (the keepalive)': (c) => c.multi([{ op: 'check', path, version: -1 }]),
     'setData (a write)': (c, i) => c.setData(path, String(i), -1),
@@ -303,13 +305,14 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
   const config = { store: kind, target: store.target, prefix, bits, ttlSeconds };
   /** @type {Node[]} */
   let nodes = [];
+  /** @type {Record<string, any>} */
   const out = { store: kind, holders, bits, field, errors: [] };
   try {
     if (kind === 'redis') {
       // Recorded times seeded, as in a fleet that has run before: a first claim of an ID whose
       // past Redis does not know waits one TTL on purpose (see the machine-redis README).
       const seeded = String(Date.now() - 60_000);
-      const pipeline = store.admin.pipeline();
+      const pipeline = /** @type {Redis} */ (store.admin).pipeline();
       for (let id = 0; id < field; id++) pipeline.set(`{${prefix}}:time:${id}`, seeded);
       await pipeline.exec();
     }
@@ -349,7 +352,7 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
       const shares = split(bound - before, nodes.length);
       const answers = await Promise.all(
         nodes.map((n, i) =>
-          shares[i] > 0
+          (shares[i] ?? 0) > 0
             ? n.call('claim', { count: shares[i], concurrency: CONCURRENCY })
             : { claims: [], errors: [] },
         ),
@@ -366,9 +369,10 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
       before = bound;
     }
     out.fillSeconds = (performance.now() - fill0) / 1000;
+    progress(kind, `filled in ${out.fillSeconds.toFixed(1)} s`);
     out.live = held.size;
 
-    if (holders === field) out.overfull = await nodes[0].call('overfull');
+    if (holders === field) out.overfull = await nodes[0]?.call('overfull');
 
     // Steady state: keepalives only, then with every holder issuing (recording its time).
     const sample = async () => ({
@@ -397,7 +401,9 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
     // Let the claims' keepalive timers spread out (they start at each claim) before measuring.
     await sleep(Math.min(5, ttlSeconds) * 1000);
     out.idle = await measure(false);
+    progress(kind, 'idle window measured');
     out.issuing = await measure(true);
+    progress(kind, 'issuing window measured');
 
     // Rolling restart of a tenth of the fleet: one node stopped gracefully, one SIGKILLed, each
     // replaced at once by a node claiming as many, while the rest keep issuing.
@@ -414,7 +420,7 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
       [0, 'graceful'],
       [1, 'killed'],
     ])) {
-      const old = nodes[index];
+      const old = /** @type {Node} */ (nodes[index]);
       let count = 0;
       for (const node of held.values()) if (node === old) count++;
       let stoppedAt;
@@ -445,6 +451,7 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
         failed: answer.errors.length,
         ...pcts(answer.claims.map((c) => c.at - stoppedAt)),
       });
+      progress(kind, `restart: ${how} node replaced`);
     }
     churning = false;
     await churn;
@@ -471,9 +478,9 @@ export async function runFleet(options) {
     .join(' ');
   const results = [];
   for (const kind of options.stores) {
-    const startLoad = loadavg()[0].toFixed(2);
+    const startLoad = (loadavg()[0] ?? 0).toFixed(2);
     const result = await runStore(kind, options);
-    results.push({ ...result, loadAtStart: startLoad, loadAtEnd: loadavg()[0].toFixed(2) });
+    results.push({ ...result, loadAtStart: startLoad, loadAtEnd: (loadavg()[0] ?? 0).toFixed(2) });
   }
   return { load, cores: cpus().length, options, results };
 }
