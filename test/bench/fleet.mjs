@@ -477,10 +477,13 @@ export async function runFleet(options) {
     .map((l) => l.toFixed(2))
     .join(' ');
   const results = [];
+  const run = () => ({ load, cores: cpus().length, options, results });
   for (const kind of options.stores) {
     const startLoad = (loadavg()[0] ?? 0).toFixed(2);
     const result = await runStore(kind, options);
     results.push({ ...result, loadAtStart: startLoad, loadAtEnd: (loadavg()[0] ?? 0).toFixed(2) });
+    // Each store's figures as soon as they are in: a later store that stalls loses none of them.
+    progress(`${kind} done:\n${tables({ ...run(), results: results.slice(-1) })}`);
   }
   return { load, cores: cpus().length, options, results };
 }
