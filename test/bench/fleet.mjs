@@ -18,7 +18,7 @@ import { fork } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { ZkSession } from '@ids/machine-zookeeper';
+import { ZkSession } from '@ids/machine-zookeeper/internal';
 import { fourLetters, startEtcd, startRedis, startZookeeper } from '@ids/test-services';
 import { Redis } from 'ioredis';
 import { fmt, formatTable } from './lib/measure.mjs';

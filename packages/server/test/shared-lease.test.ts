@@ -3,7 +3,8 @@
 // (ZooKeeper), as issue 36 asks; each server's own count is read, not the process's.
 import { etcdMachineId } from '@ids/machine-etcd';
 import { redisMachineId } from '@ids/machine-redis';
-import { ZkSession, zookeeperMachineId } from '@ids/machine-zookeeper';
+import { zookeeperMachineId } from '@ids/machine-zookeeper';
+import { ZkSession } from '@ids/machine-zookeeper/internal';
 import {
   fourLetters,
   hasEtcd,
