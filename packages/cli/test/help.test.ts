@@ -3,6 +3,7 @@
 // kept here, so a new command or flag without docs fails.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FUTURE_SLACK_MS, NEAR_EPOCH_MS } from '@ids/engine';
 import { STORES } from '@ids/engine/internal';
 import { serverHelp } from '@ids/server';
 import { describe, expect, it } from 'vitest';
@@ -132,6 +133,19 @@ describe('help screens', async () => {
   it.each(all)('%s --help: every flag is in the README', (name, help) => {
     const text = name === 'ids serve' || name === 'ids-server' ? SERVER_README : CLI_README;
     expect(flagsOf(help).filter((flag) => !mentions(text, flag))).toEqual([]);
+  });
+});
+
+describe('ids decompose --help states the plausibility rule the engine applies', () => {
+  it('a day after the epoch (NEAR_EPOCH_MS) and a minute from now (FUTURE_SLACK_MS)', async () => {
+    // The text once said "between their epoch and a minute from now", while the engine refuses a
+    // reading closer to the epoch than NEAR_EPOCH_MS: the help must say what the code does.
+    expect(NEAR_EPOCH_MS).toBe(86_400_000);
+    expect(FUTURE_SLACK_MS).toBe(60_000);
+    const { stdout } = await ids(['decompose', '--help']);
+    expect(stdout.replace(/\s+/g, ' ')).toContain(
+      'at least a day after their epoch and at most a minute from now',
+    );
   });
 });
 
