@@ -24,29 +24,28 @@ describe('what the Redis backend keeps per waiter', () => {
   }
 
   /** `holder` holds `name`; `waiter` queues for it and is handed it when `holder` releases. */
-  async function handOff(holder: Locks, waiter: Locks, name: string): Promise<void> {
+  async function handOff(prefix: string, holder: Locks, waiter: Locks, name: string): Promise<void> {
     const first = await holder.acquire(name, { ttlMs: 10_000 });
     const second = waiter.acquire(name, { ttlMs: 10_000, waitMs: 30_000 });
     // The waiter stands in line before the holder lets go.
-    while (!(await redis.admin.exists(`{${holderPrefix}}:queue:${name}`))) {
+    while (!(await redis.admin.exists(`{${prefix}}:queue:${name}`))) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     await first.release();
     await (await second).release();
   }
-  let holderPrefix = '';
 
   it('hearing 30 hand-offs between other processes, a process keeps nothing for them', async () => {
-    holderPrefix = uniqueName('kept');
-    const others = [await open(holderPrefix), await open(holderPrefix)] as const;
+    const prefix = uniqueName('kept');
+    const others = [await open(prefix), await open(prefix)] as const;
     let backend: { kept(): number } | undefined;
-    const listener = await open(holderPrefix, (b) => {
+    const listener = await open(prefix, (b) => {
       backend = b;
     });
-    for (let i = 0; i < 30; i++) await handOff(others[0], others[1], 'busy');
+    for (let i = 0; i < 30; i++) await handOff(prefix, others[0], others[1], 'busy');
     // The listener's own hand-off comes after every message above on its subscriber connection
     // (a channel's messages arrive in order), so by its end every one of them was heard.
-    await handOff(others[0], listener, 'own');
+    await handOff(prefix, others[0], listener, 'own');
     expect(backend?.kept()).toBe(0);
   });
 });
