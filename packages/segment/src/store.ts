@@ -68,7 +68,12 @@ export function checkAfter(after: unknown): bigint {
  * its pattern and text from here. A tag becomes part of a Redis key or a sequence name, hence
  * the narrow alphabet.
  */
-export const TAG_RULE: { readonly pattern: RegExp; readonly text: string } = {
+export const TAG_RULE: {
+  /** What a tag must match (the server's OpenAPI tag parameter takes its source). */
+  readonly pattern: RegExp;
+  /** The rule in words, for messages and documents. */
+  readonly text: string;
+} = {
   pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/,
   text: '1 to 64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit',
 };
