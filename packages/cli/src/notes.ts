@@ -2,6 +2,7 @@
 // machine ID is, and how long a run will take. Never on stdout, which carries only results.
 // Prefixed `ids generate: note:` as every line of a command is (`ids decompose: note:`).
 import type { Layout } from '@ids/engine';
+import { autoStepTable } from '@ids/machine-file';
 import type { Io } from './io.js';
 import { duration } from './progress.js';
 import { int } from './table.js';
@@ -14,8 +15,16 @@ import { int } from './table.js';
 export function noteHostClaim(io: Io, step: string, machineId: number): void {
   if (!/host.?claim/i.test(step)) return;
   io.stderr.write(
-    `ids generate: note: machine ID ${machineId} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own with --machine-id N or IDS_MACHINE_ID=N, or claim one in Redis (IDS_REDIS_URL) or ZooKeeper (IDS_ZOOKEEPER_CONNECT)\n`,
+    `ids generate: note: machine ID ${machineId} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own with --machine-id N or IDS_MACHINE_ID=N, or claim one in a store: ${storesConfigured()}\n`,
   );
+}
+
+/** The stores of the chain and the variables that configure them: `Redis (IDS_REDIS_URL) or ...`. */
+function storesConfigured(): string {
+  const stores = autoStepTable()
+    .filter((row) => row.env)
+    .map((row) => `${row.title.replace(/ claim$/, '')} (${row.env?.join(' or ')})`);
+  return stores.length > 1 ? `${stores.slice(0, -1).join(', ')} or ${stores.at(-1)}` : stores.join('');
 }
 
 /** The most IDs per second one machine ID can issue in a layout (2^sequence bits per tick). */

@@ -25,8 +25,16 @@ export { received } from './errors.js';
 export { type LayoutIdFunctions, layoutIdFunctions, toMs } from './id.js';
 export { checkFieldBits, defineCheckedFields, layoutShape, maxTimeBits, tickOf } from './layout.js';
 export { acceptMachineId, afterValue, idOf, type ResolveMode, releaseQuietly } from './machine.js';
+export {
+  envMachineIds,
+  MACHINE_ID_ENV,
+  type MachineIdLimits,
+  parseMachineIds,
+} from './machine-env.js';
 export { importOptional } from './optional.js';
 export {
+  type MachineIdStore,
+  machineIdStores,
   STORES,
   type StoreEntry,
   type StoreFeature,

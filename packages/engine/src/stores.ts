@@ -2,7 +2,9 @@
 // and what each feature needs to use it. @ids/segment opens segment stores from it, the CLI's
 // `ids lock` opens locks from it, and the CLI and the server name the packages a store needs
 // from it. A store is one entry here plus, for each feature it serves, one opener in that
-// feature's package (a typed record over these names, so an opener cannot be forgotten).
+// feature's package (a typed record over these names, so an opener cannot be forgotten). A
+// store's `machineId` makes it a step of @ids/machine-file's `auto` chain, which the library, the
+// CLI and the server all run: nothing else is written per store for machine IDs.
 
 /** One store of the table. */
 export interface StoreEntry {
@@ -18,6 +20,26 @@ export interface StoreEntry {
   readonly segment?: string;
   /** The package the locks here need beside @ids/lock; absent: no locks here. */
   readonly lock?: string;
+  /** How the store holds machine IDs, as a step of the `auto` chain; absent: no machine IDs here. */
+  readonly machineId?: MachineIdStore;
+}
+
+/**
+ * A store as a step of the `auto` chain: in the chain only where it is configured (one of `env`
+ * set, or a flag of the CLI or server giving it), loaded only when the step runs, and then the
+ * package's `provider` function called with where the store is as its `option`.
+ */
+export interface MachineIdStore {
+  /** The step's title in a trail: `Redis claim`. */
+  readonly title: string;
+  /** The variables that say where the store is, the first one set winning. */
+  readonly env: readonly string[];
+  /** The package that claims machine IDs there, an optional peer of whoever runs the chain. */
+  readonly package: string;
+  /** Its function that makes a provider: `(options) => MachineIdProvider`. */
+  readonly provider: string;
+  /** The option of that function that takes where the store is, as text. */
+  readonly option: string;
 }
 
 /** The stores, one line each. */
@@ -37,6 +59,13 @@ export const STORES = [
     prefix: 'redis://',
     segment: '@ids/machine-redis',
     lock: '@ids/machine-redis',
+    machineId: {
+      title: 'Redis claim',
+      env: ['IDS_MACHINE_ID_REDIS_URL', 'IDS_REDIS_URL'],
+      package: '@ids/machine-redis',
+      provider: 'redisMachineId',
+      option: 'url',
+    },
   },
   {
     name: 'pglite',
@@ -51,6 +80,13 @@ export const STORES = [
     form: 'http://host:port[,...]',
     prefix: 'http://',
     lock: '@ids/machine-etcd',
+    machineId: {
+      title: 'etcd claim',
+      env: ['IDS_ETCD_ENDPOINTS'],
+      package: '@ids/machine-etcd',
+      provider: 'etcdMachineId',
+      option: 'endpoints',
+    },
   },
   {
     name: 'zookeeper',
@@ -58,8 +94,22 @@ export const STORES = [
     form: 'zookeeper://host:port[,...][/chroot]',
     prefix: 'zookeeper://',
     lock: '@ids/machine-zookeeper',
+    machineId: {
+      title: 'ZooKeeper claim',
+      env: ['IDS_ZOOKEEPER_CONNECT'],
+      package: '@ids/machine-zookeeper',
+      provider: 'zookeeperMachineId',
+      option: 'connect',
+    },
   },
 ] as const satisfies readonly StoreEntry[];
+
+/** The stores that hold machine IDs, in the table's order (the order of their steps in the chain). */
+export function machineIdStores(): (StoreEntry & { readonly machineId: MachineIdStore })[] {
+  return STORES.filter((store: StoreEntry) => store.machineId !== undefined) as (StoreEntry & {
+    readonly machineId: MachineIdStore;
+  })[];
+}
 
 /** A feature that stores serve. */
 export type StoreFeature = 'segment' | 'lock';

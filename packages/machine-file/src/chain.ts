@@ -1,6 +1,6 @@
 // The `auto` chain: a list of named providers tried in order until one gives a machine ID,
 // with a trail of what each did. The chain knows nothing of any particular source; the steps
-// (steps.ts, a store's step, or a caller's own) do. It is itself a provider, the one the
+// (the table of steps.ts, or a caller's own) do. It is itself a provider, the one the
 // library's `machineId: 'auto'`, the CLI and the server all run.
 import {
   IdsError,
@@ -183,7 +183,10 @@ function runChain(options: AutoMachineIdOptions, bits: number): AutoMachineId | 
  * `autoSteps(options)`) in order until one gives an ID:
  *
  * 1. `explicit`: the `machineId` option, else `IDS_MACHINE_ID`;
- * 2. the `stores` given (a Redis or etcd the caller is configured with);
+ * 2. the stores configured, in this order: `redis` (IDS_MACHINE_ID_REDIS_URL, else
+ *    IDS_REDIS_URL), `etcd` (IDS_ETCD_ENDPOINTS, comma-separated), `zookeeper`
+ *    (IDS_ZOOKEEPER_CONNECT), or a flag of the caller's (`storeFlags`): a claim in that store,
+ *    its package (@ids/machine-redis, -etcd, -zookeeper) imported only then;
  * 3. `kubernetes-ordinal`: in Kubernetes (KUBERNETES_SERVICE_HOST set), a StatefulSet pod's
  *    ordinal (IDS_POD_INDEX, else the number ending HOSTNAME, of the set IDS_STATEFULSET names
  *    when set) plus IDS_ORDINAL_OFFSET;
@@ -205,8 +208,9 @@ function runChain(options: AutoMachineIdOptions, bits: number): AutoMachineId | 
  * opt-in name; AutoMachineIdError with the trail and, as `cause`, the typed error that stopped
  * the chain: InvalidMachineIdError for a bad explicit ID (never skipped over),
  * HeldFileInUseError when another process of this host holds a derived ID, an opted-in source's
- * error (never a silent fallback), or the host claim's errors (ClaimDirError, FileWriteError,
- * NoFreeMachineIdError).
+ * error (never a silent fallback), a configured store's error (LeaseStoreUnavailableError and
+ * its family, MissingPackageError when its package is not installed), or the host claim's errors
+ * (ClaimDirError, FileWriteError, NoFreeMachineIdError).
  */
 export function autoMachineId(options: AutoMachineIdOptions = {}): MachineIdProvider {
   return ({ bits, note }) => {

@@ -44,4 +44,12 @@ export {
 } from './lock.js';
 export { FOREIGN_CLAIM_GRACE_MS, type ProcessTable, systemProcesses } from './process.js';
 export type { ClaimRecord } from './record.js';
-export { type AutoStepsOptions, autoSteps, type ExplicitStepOptions, explicitStep } from './steps.js';
+export {
+  type AutoStepRow,
+  type AutoStepsOptions,
+  autoSteps,
+  autoStepTable,
+  type ExplicitStepOptions,
+  explicitStep,
+} from './steps.js';
+export type { StoreFlag, StoreStepsOptions } from './store-steps.js';

@@ -1,15 +1,18 @@
-// The built-in steps of the `auto` chain, each a named provider (the engine's
-// NamedMachineIdProvider), in the order `autoSteps` lists them. A later source (etcd, Redis) is
-// one more named provider in the list, passed as a store, not an edit to the chain.
+// The `auto` chain's table of steps, in the order the chain tries them: the explicit ID, the
+// stores configured (one row per store of the engine's store table, see store-steps.ts), then
+// what the host says (Kubernetes ordinal, EC2, private IPv4, unique-local IPv6) and the host
+// claim. Each step is a named provider (the engine's NamedMachineIdProvider); the library's
+// `machineId: 'auto'`, the CLI and the server all run this one table, and ids-server's named
+// sources are the chain restricted to one of its rows.
 import {
   InvalidArgumentError,
-  InvalidMachineIdError,
   type MachineIdClaim,
   type MachineIdContext,
+  type MachineIdProvider,
   type NamedMachineIdProvider,
   NoMachineIdHereError,
 } from '@ids/engine';
-import { errorText, received, releaseQuietly } from '@ids/engine/internal';
+import { envMachineIds, errorText, parseMachineIds, received, releaseQuietly } from '@ids/engine/internal';
 import {
   type AddressChoice,
   type AddressOptions,
@@ -27,9 +30,70 @@ import {
 } from '@ids/machine-ip';
 import { claimHostMachineId, type HostClaim, type HostClaimOptions } from './claim.js';
 import { defaultClaimDir, type Env } from './dirs.js';
+import { type StoreStepsOptions, storeRows, storeSteps } from './store-steps.js';
 
-/** What the built-in steps work from; every option has a default, so `{}` is the usual call. */
-export interface AutoStepsOptions {
+/** One row of the chain's table. */
+export interface AutoStepRow {
+  /** The step's name, in a trail, in IDS_AUTO_OPT_IN, and as an ids-server source: `private-ip`. */
+  readonly name: string;
+  /** Its name for a person: `private IPv4`. */
+  readonly title: string;
+  /** What it gives, in a line: for a list of the steps (ids-server's `--help`). */
+  readonly summary: string;
+  /** Run only when named in IDS_AUTO_OPT_IN (or `optIn`). */
+  readonly optIn?: boolean;
+  /** A store's row: the variables that put it in the chain, the first one set giving where it is. */
+  readonly env?: readonly string[];
+  /** A store's row: the package that claims there, imported only when the step runs. */
+  readonly package?: string;
+}
+
+/** The rows after the stores: what the host says, then the host claim. */
+const HOST_ROWS: readonly AutoStepRow[] = [
+  {
+    name: 'kubernetes-ordinal',
+    title: 'Kubernetes ordinal',
+    summary: "in Kubernetes, a StatefulSet pod's ordinal plus IDS_ORDINAL_OFFSET, held as a host claim",
+  },
+  {
+    name: 'ec2',
+    title: 'EC2 metadata',
+    summary: "the instance's private IPv4 from IMDSv2, Go's rule, held as a host claim (opt-in)",
+    optIn: true,
+  },
+  {
+    name: 'private-ip',
+    title: 'private IPv4',
+    summary: "Go's rule: the low bits of the host's private IPv4 address, held as a host claim",
+  },
+  {
+    name: 'ipv6-ula',
+    title: 'unique-local IPv6',
+    summary: 'the interface identifier of an fc00::/7 address, held as a host claim (opt-in)',
+    optIn: true,
+  },
+  {
+    name: 'host-claim',
+    title: 'host claim',
+    summary: 'the lowest machine ID no live process of this host holds in the claim directory',
+  },
+];
+
+/**
+ * The chain's table: every step it can have, in order, whether configured here or not (a
+ * store's step is in a chain only where one of its variables is set, or a flag gives it).
+ */
+export function autoStepTable(): AutoStepRow[] {
+  const explicit = {
+    name: 'explicit',
+    title: 'explicit ID',
+    summary: 'the machineId option, else IDS_MACHINE_ID',
+  };
+  return [explicit, ...storeRows(), ...HOST_ROWS];
+}
+
+/** What the steps work from; every option has a default, so `{}` is the usual call. */
+export interface AutoStepsOptions extends StoreStepsOptions {
   /** An explicit machine ID; wins over everything. Default: IDS_MACHINE_ID from `env`, else none. */
   readonly machineId?: number;
   /** Where IDS_* variables, HOSTNAME and KUBERNETES_SERVICE_HOST are read. Default: process.env. */
@@ -54,23 +118,6 @@ export interface AutoStepsOptions {
   readonly guardPrivateIp?: boolean;
   /** Options of the host claims (directory, clock, range, seams). `dir` defaults to `defaultClaimDir(env)`. */
   readonly claim?: HostClaimOptions;
-  /**
-   * Steps for the stores the caller is configured with (Redis, etcd), run after the explicit ID
-   * and before anything derived from the host, so a fleet on a store never mixes in a
-   * host-derived ID. Default none.
-   */
-  readonly stores?: readonly NamedMachineIdProvider[];
-}
-
-// Digits only: Number() would also take "1e3", "0x10" and " 7 ".
-function parseId(raw: string | number, from: string, max: number): number {
-  const id = typeof raw === 'number' ? raw : /^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isInteger(id) || id < 0 || id > max) {
-    throw new InvalidMachineIdError(
-      `${from}: expected an integer from 0 to ${max}, received ${received(raw)}`,
-    );
-  }
-  return id;
 }
 
 const skip = (detail: string): never => {
@@ -95,7 +142,7 @@ export function explicitStep({ name, value }: ExplicitStepOptions): NamedMachine
     title: name,
     provider: ({ bits, note }) => {
       if (value === undefined) return skip('not given');
-      const id = parseId(value, name, 2 ** bits - 1);
+      const [id] = parseMachineIds(value, name, { max: 2 ** bits - 1 }) as [number];
       note?.(`machine ID ${value} from ${name}`);
       return id;
     },
@@ -126,8 +173,10 @@ function readDigits(env: Env, name: string): number | undefined {
 const on = (choice: AddressChoice) => `on ${choice.interface}: ${choice.why}`;
 
 /**
- * The built-in steps, in order: `explicit` (the machineId option, else IDS_MACHINE_ID), the
- * `stores` given, `kubernetes-ordinal` (in Kubernetes, a StatefulSet pod's ordinal), `ec2`
+ * The chain's steps for these options, in the table's order: `explicit` (the machineId option,
+ * else IDS_MACHINE_ID), the stores configured (`redis`: IDS_MACHINE_ID_REDIS_URL or
+ * IDS_REDIS_URL; `etcd`: IDS_ETCD_ENDPOINTS; `zookeeper`: IDS_ZOOKEEPER_CONNECT; or
+ * `storeFlags`), `kubernetes-ordinal` (in Kubernetes, a StatefulSet pod's ordinal), `ec2`
  * (opt-in: the instance's private IPv4 from IMDSv2), `private-ip` (Go's rule), `ipv6-ula`
  * (opt-in: a unique-local IPv6 address), `host-claim` (the lowest ID free among this host's
  * processes). IDs derived from the host are held as a host claim of exactly that ID (see `guard`).
@@ -168,48 +217,37 @@ export function autoSteps(options: AutoStepsOptions = {}): NamedMachineIdProvide
     return noted(claim, note, () => `${from}; held on this host: ${claim.describe()}`);
   };
 
-  const explicit: NamedMachineIdProvider = {
-    name: 'explicit',
-    title: 'explicit ID',
-    provider: ({ bits, note }) => {
-      const max = 2 ** bits - 1;
-      if (options.machineId !== undefined) {
-        const id = parseId(options.machineId, 'the machineId option', max);
-        note?.(`machine ID ${id} from the machineId option`);
-        return id;
-      }
-      const raw = env.IDS_MACHINE_ID;
-      if (raw === undefined || raw.trim() === '')
-        return skip('no machineId option, and IDS_MACHINE_ID is not set');
-      const id = parseId(raw, 'IDS_MACHINE_ID', max);
-      note?.(`machine ID ${id} from IDS_MACHINE_ID`);
-      return id;
-    },
+  const explicit: MachineIdProvider = ({ bits, note }) => {
+    const max = 2 ** bits - 1;
+    if (options.machineId !== undefined) {
+      const [id] = parseMachineIds(options.machineId, 'the machineId option', { max });
+      note?.(`machine ID ${id} from the machineId option`);
+      return id as number;
+    }
+    const [id] = envMachineIds(env, { max }) ?? skip('no machineId option, and IDS_MACHINE_ID is not set');
+    note?.(`machine ID ${id} from IDS_MACHINE_ID`);
+    return id as number;
   };
 
-  const kubernetes: NamedMachineIdProvider = {
-    name: 'kubernetes-ordinal',
-    title: 'Kubernetes ordinal',
-    provider: (context) => {
-      if (!env.KUBERNETES_SERVICE_HOST) return skip('not in Kubernetes: KUBERNETES_SERVICE_HOST is not set');
-      const offset =
-        options.ordinalOffset === undefined
-          ? checkOffset(readDigits(env, 'IDS_ORDINAL_OFFSET') ?? 0, 'IDS_ORDINAL_OFFSET')
-          : checkOffset(options.ordinalOffset, 'ordinalOffset');
-      let ordinal: ReturnType<typeof podOrdinal>;
-      try {
-        ordinal = podOrdinal({ env });
-      } catch (error) {
-        // A Deployment's or DaemonSet's pod has no ordinal: go on, saying why. A pod index or a
-        // StatefulSet name the user set must be right.
-        if (error instanceof NoPodOrdinalError && !env.IDS_POD_INDEX && !env.IDS_STATEFULSET)
-          return skip(errorText(error));
-        throw error;
-      }
-      const id = kubernetesOrdinalMachineId({ env, offset })({ bits: context.bits }) as number;
-      const from = `machine ID ${id}: ordinal ${ordinal.ordinal} from the ${ordinal.from}, plus offset ${offset}`;
-      return hold(context, id, from, guard);
-    },
+  const kubernetes: MachineIdProvider = (context) => {
+    if (!env.KUBERNETES_SERVICE_HOST) return skip('not in Kubernetes: KUBERNETES_SERVICE_HOST is not set');
+    const offset =
+      options.ordinalOffset === undefined
+        ? checkOffset(readDigits(env, 'IDS_ORDINAL_OFFSET') ?? 0, 'IDS_ORDINAL_OFFSET')
+        : checkOffset(options.ordinalOffset, 'ordinalOffset');
+    let ordinal: ReturnType<typeof podOrdinal>;
+    try {
+      ordinal = podOrdinal({ env });
+    } catch (error) {
+      // A Deployment's or DaemonSet's pod has no ordinal: go on, saying why. A pod index or a
+      // StatefulSet name the user set must be right.
+      if (error instanceof NoPodOrdinalError && !env.IDS_POD_INDEX && !env.IDS_STATEFULSET)
+        return skip(errorText(error));
+      throw error;
+    }
+    const id = kubernetesOrdinalMachineId({ env, offset })({ bits: context.bits }) as number;
+    const from = `machine ID ${id}: ordinal ${ordinal.ordinal} from the ${ordinal.from}, plus offset ${offset}`;
+    return hold(context, id, from, guard);
   };
 
   const ec2Settings = (): Ec2Options => {
@@ -218,63 +256,58 @@ export function autoSteps(options: AutoStepsOptions = {}): NamedMachineIdProvide
     return { ...(timeoutMs !== undefined && { timeoutMs }), ...(endpoint !== undefined && { endpoint }) };
   };
 
-  const ec2: NamedMachineIdProvider = {
-    name: 'ec2',
-    title: 'EC2 metadata',
-    optIn: true,
-    provider: async (context) => {
-      const settings = ec2Settings();
-      const address = await ec2PrivateIPv4(settings);
-      const id = ipv4MachineId(address, context.bits);
-      const from = `machine ID ${id} from ${address}, the instance's private IPv4 (IMDSv2 at ${settings.endpoint ?? EC2_METADATA_ENDPOINT}; Go's rule)`;
-      return hold(context, id, from, guard);
-    },
+  const ec2: MachineIdProvider = async (context) => {
+    const settings = ec2Settings();
+    const address = await ec2PrivateIPv4(settings);
+    const id = ipv4MachineId(address, context.bits);
+    const from = `machine ID ${id} from ${address}, the instance's private IPv4 (IMDSv2 at ${settings.endpoint ?? EC2_METADATA_ENDPOINT}; Go's rule)`;
+    return hold(context, id, from, guard);
   };
 
-  const privateIp: NamedMachineIdProvider = {
-    name: 'private-ip',
-    title: 'private IPv4',
-    provider: (context) => {
-      let choice: AddressChoice;
-      let id: number;
-      try {
-        choice = choosePrivateIPv4(addressOptions);
-        id = ipv4MachineId(choice.address, context.bits);
-      } catch (error) {
-        // No usable private address (or one too wide for the field): the next step may still give one.
-        throw new NoMachineIdHereError(errorText(error), 'failed', { cause: error });
-      }
-      const from = `machine ID ${id} from ${choice.address} (third octet * 256 + fourth, Go's rule) ${on(choice)}`;
-      return hold(context, id, from, options.guardPrivateIp ?? guard);
-    },
+  const privateIp: MachineIdProvider = (context) => {
+    let choice: AddressChoice;
+    let id: number;
+    try {
+      choice = choosePrivateIPv4(addressOptions);
+      id = ipv4MachineId(choice.address, context.bits);
+    } catch (error) {
+      // No usable private address (or one too wide for the field): the next step may still give one.
+      throw new NoMachineIdHereError(errorText(error), 'failed', { cause: error });
+    }
+    const from = `machine ID ${id} from ${choice.address} (third octet * 256 + fourth, Go's rule) ${on(choice)}`;
+    return hold(context, id, from, options.guardPrivateIp ?? guard);
   };
 
-  const ipv6: NamedMachineIdProvider = {
-    name: 'ipv6-ula',
-    title: 'unique-local IPv6',
-    optIn: true,
-    provider: (context) => {
-      const choice = chooseUniqueLocalIpv6(addressOptions);
-      const id = ipv6MachineId(choice.address, context.bits);
-      const from = `machine ID ${id} from ${choice.address} (its interface identifier) ${on(choice)}`;
-      return hold(context, id, from, guard);
-    },
+  const ipv6: MachineIdProvider = (context) => {
+    const choice = chooseUniqueLocalIpv6(addressOptions);
+    const id = ipv6MachineId(choice.address, context.bits);
+    const from = `machine ID ${id} from ${choice.address} (its interface identifier) ${on(choice)}`;
+    return hold(context, id, from, guard);
   };
 
-  const hostClaimStep: NamedMachineIdProvider = {
-    name: 'host-claim',
-    title: 'host claim',
-    provider: ({ bits, note }) => {
-      const claimSettings = claimOptions();
-      const claim = claimHostMachineId(bits, claimSettings);
-      return noted(
-        claim,
-        note,
-        () =>
-          `machine ID ${claim.machineId}, unique among the processes of this host using ${claimSettings.dir}: ${claim.describe()}`,
-      );
-    },
+  const hostClaimStep: MachineIdProvider = ({ bits, note }) => {
+    const claimSettings = claimOptions();
+    const claim = claimHostMachineId(bits, claimSettings);
+    return noted(
+      claim,
+      note,
+      () =>
+        `machine ID ${claim.machineId}, unique among the processes of this host using ${claimSettings.dir}: ${claim.describe()}`,
+    );
   };
 
-  return [explicit, ...(options.stores ?? []), kubernetes, ec2, privateIp, ipv6, hostClaimStep];
+  const providers: Readonly<Record<string, MachineIdProvider>> = {
+    explicit,
+    'kubernetes-ordinal': kubernetes,
+    ec2,
+    'private-ip': privateIp,
+    'ipv6-ula': ipv6,
+    'host-claim': hostClaimStep,
+  };
+  const stores = storeSteps(options);
+  return autoStepTable().flatMap(({ name, title, optIn, env: configuredBy }): NamedMachineIdProvider[] =>
+    configuredBy
+      ? stores.filter((step) => step.name === name)
+      : [{ name, title, ...(optIn && { optIn }), provider: providers[name] as MachineIdProvider }],
+  );
 }

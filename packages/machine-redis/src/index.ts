@@ -7,7 +7,6 @@ export { type LeasedClaim, type LeasedMachineIdProvider, RecordedTimeWait } from
 // The lease errors are one family across stores (`store: 'redis'` here): the very classes
 // of @ids/machine-lease, which every store package re-exports.
 export * from '@ids/machine-lease/errors';
-export { type RedisAutoStepOptions, redisAutoStep } from './auto-step.js';
 export {
   DEFAULT_CHECK_KEY,
   type RedisCheckOptions,

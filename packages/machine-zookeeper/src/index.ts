@@ -8,7 +8,6 @@ export { type LeasedClaim, type LeasedMachineIdProvider, RecordedTimeWait } from
 // The lease errors are one family across stores (`store: 'zookeeper'` here): the very classes
 // of @ids/machine-lease, which every store package re-exports.
 export * from '@ids/machine-lease/errors';
-export { type ZookeeperAutoStepOptions, zookeeperAutoStep } from './auto-step.js';
 export {
   DEFAULT_CHECK_PATH,
   type ZookeeperCheckOptions,

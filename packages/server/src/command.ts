@@ -1,6 +1,7 @@
 // What `ids-server` and `ids serve` run: configure, start, log where, wait for a signal, drain
 // and shut down gracefully, and answer with the exit code.
-import { MissingPackageError } from '@ids/engine';
+import { InvalidArgumentError, InvalidMachineIdError, MissingPackageError } from '@ids/engine';
+import { AutoMachineIdError } from '@ids/machine-file';
 import packageJson from '../package.json';
 import { parseServerArgs, readLogSettings, serverHelp } from './config.js';
 import { ServerConfigError } from './errors.js';
@@ -8,6 +9,20 @@ import type { ServerEvent } from './events.js';
 import { createLog, errorFields, type ServerLog } from './log.js';
 import { DEFAULT_DRAIN_MS, type IdServerOptions } from './options.js';
 import { startIdServer } from './start.js';
+
+/**
+ * A failure of what was configured, exit 2: a bad flag or variable, a value the machine-ID chain
+ * refused (IDS_MACHINE_ID, a store's address), or a store configured without its package
+ * installed.
+ */
+function isConfiguration(error: unknown): boolean {
+  const typed = (e: unknown) =>
+    e instanceof ServerConfigError ||
+    e instanceof MissingPackageError ||
+    e instanceof InvalidMachineIdError ||
+    e instanceof InvalidArgumentError;
+  return typed(error) || (error instanceof AutoMachineIdError && typed(error.cause));
+}
 
 /** Where `serve` reads and writes; the defaults are the process's. */
 export interface ServeIo {
@@ -72,8 +87,7 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
       ...io.extra,
     });
   } catch (error) {
-    // A store configured without its package installed is the configuration's fault too.
-    const code = error instanceof ServerConfigError || error instanceof MissingPackageError ? 2 : 1;
+    const code = isConfiguration(error) ? 2 : 1;
     const { msg, fields } = errorFields(error);
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
     log.error(cause ? `${msg} (${cause})` : msg, {

@@ -9,11 +9,12 @@ import {
   joinNegativeValues,
   type OptionSpec,
   optionErrorText,
+  parseMachineIds,
   wrapWords,
 } from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
 import { DEFAULT_DRAIN_MS, type IdServerOptions } from './options.js';
-import { machineIdList, machineIdSources, splitList } from './sources.js';
+import { machineIdSources, splitList } from './sources.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -277,7 +278,7 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
   logFormatOf(get('log-format'));
   logLevelOf(get('log-level'));
   const ids = get('machine-id');
-  const machineIds = ids ? (machineIdList(ids.value, ids.what) ?? []) : undefined;
+  const machineIds = ids?.value.trim() ? parseMachineIds(ids.value, ids.what, { count: 'any' }) : undefined;
   let authToken = env.IDS_AUTH_TOKEN || undefined;
   const tokenFile = get('auth-token-file');
   if (tokenFile) {

@@ -2,17 +2,9 @@
 // predict: IDS_MACHINE_ID when the environment sets it, else Go's rule (the private IPv4
 // address). The `auto` chain, which can end in a host claim (unique on this host only), is
 // never the default: it runs only when asked for by name.
-import {
-  AsyncSettingError,
-  InvalidMachineIdError,
-  type MachineIdProvider,
-  type MachineIdSource,
-} from '@ids/engine';
-import { importOptional, received } from '@ids/engine/internal';
+import { AsyncSettingError, type MachineIdProvider, type MachineIdSource } from '@ids/engine';
+import { envMachineIds, importOptional, MACHINE_ID_ENV } from '@ids/engine/internal';
 import { type InterfaceSource, privateIpMachineId } from '@ids/machine-ip';
-
-/** The environment variable the default machine ID reads first. */
-export const MACHINE_ID_ENV = 'IDS_MACHINE_ID';
 
 function hint(bits: number): string {
   return `set ${MACHINE_ID_ENV}=N or pass { machineId: N } (N from 0 to ${2 ** bits - 1}), or pass { machineId: 'auto' } to fall back to a host claim (@ids/machine-file; unique on this host only)`;
@@ -31,29 +23,22 @@ export function defaultMachineIdSource(
   env: Readonly<Record<string, string | undefined>> = process.env,
   interfaces?: InterfaceSource,
 ): MachineIdSource {
-  const raw = env[MACHINE_ID_ENV];
-  if (raw === undefined || raw.trim() === '') {
-    return privateIpMachineId(interfaces ? { hint: hint(bits), interfaces } : { hint: hint(bits) });
-  }
-  const text = raw.trim();
-  const id = /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(id <= 2 ** bits - 1)) {
-    throw new InvalidMachineIdError(
-      `${MACHINE_ID_ENV}: expected a decimal integer from 0 to ${2 ** bits - 1} (${bits} machine bits), received ${received(raw)}`,
-    );
-  }
-  return id;
+  const [id] = envMachineIds(env, { max: 2 ** bits - 1 }) ?? [];
+  if (id !== undefined) return id;
+  return privateIpMachineId(interfaces ? { hint: hint(bits), interfaces } : { hint: hint(bits) });
 }
 
 /**
- * `machineId: 'auto'`: @ids/machine-file's `auto` chain, the same provider the `ids` CLI and
- * `ids-server` run (IDS_MACHINE_ID, a StatefulSet ordinal, EC2 metadata and a unique-local IPv6
- * address when opted in with IDS_AUTO_OPT_IN, the private IPv4 address held as a host claim,
- * then a host claim), for `Sonyflake.create`, which runs every step, asynchronous ones too. A
- * host claim is announced with a process warning (code IDS_HOST_CLAIM), since it is unique on
- * this host only.
+ * `machineId: 'auto'`: @ids/machine-file's `auto` chain, the same provider with the same steps
+ * for the same variables as the `ids` CLI and `ids-server` (IDS_MACHINE_ID; a claim in the
+ * store configured: IDS_REDIS_URL, IDS_ETCD_ENDPOINTS or IDS_ZOOKEEPER_CONNECT, its package
+ * imported only then; a StatefulSet ordinal, EC2 metadata and a unique-local IPv6 address when
+ * opted in with IDS_AUTO_OPT_IN, the private IPv4 address held as a host claim, then a host
+ * claim), for `Sonyflake.create`, which runs every step, asynchronous ones too. A host claim is
+ * announced with a process warning (code IDS_HOST_CLAIM), since it is unique on this host only.
  *
- * @throws MissingPackageError when @ids/machine-file is not installed.
+ * @throws MissingPackageError when @ids/machine-file is not installed (a configured store's
+ * package missing is the chain's AutoMachineIdError, with MissingPackageError as its cause).
  */
 export async function autoMachineIdSource(): Promise<MachineIdProvider> {
   // An optional peer, loaded only when 'auto' is asked for.

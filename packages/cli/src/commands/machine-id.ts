@@ -1,7 +1,20 @@
+import { autoStepTable } from '@ids/machine-file';
 import { parseCommandLine } from '../args.js';
 import { type Command, commandHelp, LAYOUT_HELP, machineIdFor, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { parseLayout } from '../layouts.js';
+
+/** The help's lines for the stores of the chain, from its table: a store is one entry there. */
+function storeLines(): string {
+  const stores = autoStepTable().filter((row) => row.env);
+  return `${stores
+    .map(
+      (row) =>
+        `  ${row.title.padEnd(19)} with ${row.env?.join(' or ')} set: an ID claimed there (${row.package})`,
+    )
+    .join('\n')}
+                      (--zookeeper gives ZooKeeper's); a store that fails stops the choice`;
+}
 
 export const machineId: Command = {
   name: 'machine-id',
@@ -11,9 +24,7 @@ export const machineId: Command = {
 Prints the machine ID \`ids generate\` would use. The steps, in order:
   --machine-id        the flag
   explicit ID         the IDS_MACHINE_ID environment variable
-  Redis claim         with IDS_REDIS_URL set: an ID claimed in that Redis (@ids/machine-redis)
-  ZooKeeper claim     with --zookeeper or IDS_ZOOKEEPER_CONNECT: an ID held by a ZooKeeper
-                      session (@ids/machine-zookeeper); a store that fails stops the choice
+${storeLines()}
   Kubernetes ordinal  in Kubernetes (KUBERNETES_SERVICE_HOST set), a StatefulSet pod's ordinal
                       (IDS_POD_INDEX, else the number ending HOSTNAME) plus IDS_ORDINAL_OFFSET;
                       a name ending like a random pod suffix (node-agent-24657, a DaemonSet's
