@@ -4,13 +4,17 @@
 // source and shows that everything reading the table takes the new entry: for a layout, the
 // snowflake `preset` setting (its type, its error message), the `ids` CLI and the `ids-server`
 // run as processes on the copy, and the inspector page built from it and opened in Chromium;
-// for an encoding, the encoders and auto-detection.
-import { type ChildProcess, spawn } from 'node:child_process';
+// for an encoding, the encoders and auto-detection; for a store's machine-ID step, the `auto`
+// chain of the CLI, the server and the library.
+import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
+import { freePort } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildPage } from '../packages/inspector/src/build/page.js';
 import { launch, type PageServer, servePage } from '../packages/inspector/test/browser.js';
+import { applicationResolution } from './lib/application-resolution.js';
 import { engineSwapArgs } from './lib/engine-swap.js';
+import { listening } from './lib/listening.js';
 import { type ChangedCopy, copyWithOneFileChanged } from './lib/one-file-change.js';
 import { describeRun, root, run } from './lib/workspace.js';
 
@@ -160,25 +164,6 @@ describe('a new named layout', () => {
   });
 });
 
-/** The URL ids-server prints once it listens. @throws when it exits first. */
-function listening(child: ChildProcess): Promise<string> {
-  let out = '';
-  let err = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    err += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('close', (code) =>
-      reject(new Error(`ids-server exited with ${code} before listening: ${out}${err}`)),
-    );
-  });
-}
-
 describe('a new encoding', () => {
   const copy = copyWithOneFileChanged(join(root, 'packages', 'engine'), 'encodings.ts', (text) =>
     edit(
@@ -270,5 +255,76 @@ describe('a changed store-table entry', () => {
     )) as typeof import('../packages/segment/src/open.js');
     await expect(segment.openSegmentStore('mongodb://x')).rejects.toThrow(/redis:\/\/HOST:PORT, pglite:/);
     vi.doUnmock('@ids/engine/internal');
+  });
+});
+
+describe("a changed store-table entry's machine-ID step", () => {
+  // The Redis entry's variables, changed in the engine's one table of stores: the `auto` chain of
+  // the CLI, the server and the library (Sonyflake.create) all put the Redis step in where the
+  // new variable is set, and none where only the old one is.
+  const copy = copyWithOneFileChanged(join(root, 'packages', 'engine'), 'stores.ts', (text) =>
+    edit(text, "env: ['IDS_MACHINE_ID_REDIS_URL', 'IDS_REDIS_URL'],", "env: ['IDS_FIXTURE_REDIS_URL'],"),
+  );
+  copies.push(copy);
+  let onCopy: string[];
+  let redisUrl: string;
+  /** A run on the copy of the engine, in an environment of only the user's non-IDS variables and `env`. */
+  const onCopyRun = (args: string[], env: Record<string, string>) =>
+    run(process.execPath, [...onCopy, ...args], {
+      cwd: root,
+      env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('IDS_'))),
+        IDS_CLAIM_DIR: `${copy.index}.claims`,
+        ...env,
+      },
+    });
+  const ids = (args: string[], env: Record<string, string>) =>
+    onCopyRun([join(root, 'packages', 'cli', 'bin', 'ids.js'), ...args], env);
+  const server = (env: Record<string, string>) =>
+    onCopyRun([join(root, 'packages', 'server', 'dist', 'bin.js')], { HOST: '127.0.0.1', PORT: '0', ...env });
+  const library = (env: Record<string, string>) =>
+    onCopyRun([...applicationResolution(), join(root, 'test', 'fixtures', 'auto-library.mjs')], env);
+  // Where the step fails at once, so a run that has the step shows it: nothing listens there.
+  const failed =
+    /Redis claim: failed - could not claim a machine ID in Redis at redis:\/\/127\.0\.0\.1:\d+ \(IDS_FIXTURE_REDIS_URL\)/;
+
+  beforeAll(async () => {
+    onCopy = await engineSwapArgs(copy.index);
+    redisUrl = `redis://127.0.0.1:${await freePort()}`;
+  });
+
+  it('is one file', () => {
+    expect(copy.changed).toEqual(['stores.ts']);
+  });
+
+  it('is followed by ids machine-id and ids generate: the step comes with the new variable, not the old', async () => {
+    const explain = await ids(['machine-id', '--explain'], { IDS_FIXTURE_REDIS_URL: redisUrl });
+    expect(explain.status, describeRun('ids machine-id', explain)).toBe(1);
+    expect(explain.stderr).toMatch(failed);
+    const generate = await ids(['generate'], { IDS_FIXTURE_REDIS_URL: redisUrl });
+    expect(generate.status, describeRun('ids generate', generate)).toBe(1);
+    expect(generate.stderr).toMatch(failed);
+    const old = await ids(['machine-id', '--json'], { IDS_REDIS_URL: redisUrl });
+    expect(old.status, describeRun('ids machine-id', old)).toBe(0);
+    expect(JSON.parse(old.stdout).trail.map((s: { step: string }) => s.step)).not.toContain('redis');
+    const help = await ids(['machine-id', '--help'], {});
+    expect(help.stdout).toContain('Redis claim         with IDS_FIXTURE_REDIS_URL set');
+  });
+
+  it('is followed by ids-server: its auto chain and its redis source', async () => {
+    const auto = await server({ IDS_FIXTURE_REDIS_URL: redisUrl });
+    expect(auto.status, describeRun('ids-server', auto)).toBe(1);
+    expect(auto.stderr).toMatch(failed);
+    const named = await server({ IDS_MACHINE_ID_SOURCE: 'redis', IDS_REDIS_URL: redisUrl });
+    expect(named.status, describeRun('ids-server', named)).toBe(2);
+    expect(named.stderr).toMatch(
+      /machine-id-source redis: expected where the store is \(IDS_FIXTURE_REDIS_URL\)/,
+    );
+  });
+
+  it("is followed by the library's Sonyflake.create({ machineId: 'auto' })", async () => {
+    const made = await library({ IDS_FIXTURE_REDIS_URL: redisUrl });
+    expect(made.status, describeRun('the library', made)).not.toBe(0);
+    expect(made.stderr).toMatch(failed);
   });
 });

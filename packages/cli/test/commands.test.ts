@@ -35,7 +35,7 @@ describe('generate: what it says besides the IDs', () => {
     expect(result.code).toBe(0);
     expect(lines(result.stdout)).toHaveLength(2);
     expect(result.stderr).toBe(
-      'ids generate: note: machine ID 0 is a host claim: unique on this host only. For IDs unique across hosts, give each host its own with --machine-id N or IDS_MACHINE_ID=N, or claim one in Redis (IDS_REDIS_URL) or ZooKeeper (IDS_ZOOKEEPER_CONNECT)\n',
+      'ids generate: note: machine ID 0 is a host claim: unique on this host only. For IDs unique across hosts, give each host its own with --machine-id N or IDS_MACHINE_ID=N, or claim one in a store: Redis (IDS_MACHINE_ID_REDIS_URL or IDS_REDIS_URL), etcd (IDS_ETCD_ENDPOINTS) or ZooKeeper (IDS_ZOOKEEPER_CONNECT)\n',
     );
     // An ID given by the user, or Go's private-IPv4 rule, gets no note.
     expect((await ids(['generate', '-n', '2', '-m', '3'])).stderr).toBe('');

@@ -166,13 +166,16 @@ describe('the stores each help names', () => {
     expect(prefixes.filter((prefix) => !stdout.includes(prefix))).toEqual([]);
   });
 
-  it('ids machine-id --help and the host-claim note name the stores an ID can be claimed in', async () => {
+  it('ids machine-id --help and the host-claim note name every machine-ID store of the table and its variables', async () => {
     const { stdout } = await ids(['machine-id', '--help']);
-    for (const store of ['Redis', 'ZooKeeper']) expect(stdout).toContain(store);
+    const stores = STORES.flatMap((store) => ('machineId' in store ? [store.machineId] : []));
+    expect(stores.map((store) => store.title)).toEqual(['Redis claim', 'etcd claim', 'ZooKeeper claim']);
     const { stderr } = await ids(['generate']);
-    expect(stderr).toMatch(
-      /^ids generate: note: .*Redis \(IDS_REDIS_URL\) or ZooKeeper \(IDS_ZOOKEEPER_CONNECT\)\n$/,
-    );
+    for (const store of stores) {
+      expect(stdout).toContain(`  ${store.title.padEnd(20)}with ${store.env.join(' or ')} set`);
+      expect(stdout).toContain(store.package);
+      expect(stderr).toContain(`${store.title.replace(/ claim$/, '')} (${store.env.join(' or ')})`);
+    }
   });
 });
 

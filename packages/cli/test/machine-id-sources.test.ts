@@ -241,7 +241,9 @@ describe.skipIf(!hasRedis())('ids machine-id with IDS_REDIS_URL', () => {
   it('an IDS_REDIS_URL whose database is not a number is a mistake in what was typed: exit 2', async () => {
     const result = await ids(['machine-id'], { IDS_REDIS_URL: 'redis://127.0.0.1:1/abc' });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/ERR_IDS_INVALID_ARGUMENT: url: the database of .* received "abc"/);
+    expect(result.stderr).toMatch(
+      /ERR_IDS_INVALID_ARGUMENT: IDS_REDIS_URL: the database of .* received "abc"/,
+    );
   });
 });
 
@@ -256,7 +258,7 @@ describe.skipIf(!hasZookeeper())('ids machine-id with a ZooKeeper', () => {
       /^machine ID \d+ for the sonyflake layout \(16 machine bits\), from ZooKeeper claim/,
     );
     expect(result.stdout).toMatch(
-      / {4}2\. explicit ID: skipped - .*\n {4}3\. ZooKeeper claim: used - claimed machine ID \d+ in ZooKeeper at 127\.0\.0\.1:\d+ \(node \/ids\/machine-id\/claims\/\d+\)/,
+      / {4}2\. explicit ID: skipped - .*\n {4}3\. ZooKeeper claim: used - claimed machine ID \d+ in ZooKeeper at 127\.0\.0\.1:\d+ \(key \/ids\/machine-id\/claims\/\d+\)/,
     );
   }, 30_000);
 
@@ -274,7 +276,7 @@ describe.skipIf(!hasZookeeper())('ids machine-id with a ZooKeeper', () => {
     expect(result.stderr).toMatch(/ERR_IDS_AUTO_MACHINE_ID/);
     expect(result.stderr).toMatch(
       new RegExp(
-        `3\\. ZooKeeper claim: failed - could not claim a machine ID in ZooKeeper at 127\\.0\\.0\\.1:${port}: zookeeper: no ZooKeeper session`,
+        `3\\. ZooKeeper claim: failed - could not claim a machine ID in ZooKeeper at 127\\.0\\.0\\.1:${port} \\(--zookeeper\\): zookeeper: no ZooKeeper session`,
       ),
     );
     expect(result.stderr).not.toMatch(/host claim: used/);
@@ -296,6 +298,6 @@ describe.skipIf(!hasZookeeper())('ids machine-id with a ZooKeeper', () => {
   it('an IDS_ZOOKEEPER_CONNECT that is not host:port is a mistake in what was typed (exit 2)', async () => {
     const result = await ids(['machine-id'], { IDS_ZOOKEEPER_CONNECT: 'zk1' });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/ERR_IDS_INVALID_ARGUMENT: connect: expected host:port/);
+    expect(result.stderr).toMatch(/ERR_IDS_INVALID_ARGUMENT: IDS_ZOOKEEPER_CONNECT: expected host:port/);
   });
 });

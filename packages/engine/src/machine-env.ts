@@ -16,7 +16,7 @@ export interface MachineIdLimits {
 
 /**
  * Machine IDs written as text: decimal digits only (Number() would also take "1e3", "0x10" and
- * " 7 "), comma-separated when more than one is wanted, spaces around commas allowed. A number
+ * " 7 "), comma-separated when more than one is wanted, spaces around the commas allowed. A number
  * (an option given in code) is checked against the same limits.
  * @throws InvalidMachineIdError naming `from` (a flag or variable), with what was expected and
  * what was received.
@@ -32,9 +32,10 @@ export function parseMachineIds(
     count === 1
       ? `an integer${range}`
       : `${count === 'any' ? '' : `${count} `}machine IDs${range}, comma-separated`;
-  const parts = typeof value === 'string' && count !== 1 ? value.split(',') : [value];
+  // Spaces around a list's commas are layout; one ID is taken exactly as typed.
+  const parts = typeof value === 'string' && count !== 1 ? value.split(',').map((p) => p.trim()) : [value];
   const ids = parts.map((part) =>
-    typeof part === 'number' ? part : /^\d{1,10}$/.test(part.trim()) ? Number(part) : Number.NaN,
+    typeof part === 'number' ? part : /^\d{1,10}$/.test(part) ? Number(part) : Number.NaN,
   );
   const fits = (id: number) => Number.isInteger(id) && (max === undefined || id <= max);
   if ((count !== 'any' && ids.length !== count) || !ids.every(fits)) {

@@ -11,17 +11,17 @@ import { DEFAULT_DRAIN_MS, type IdServerOptions } from './options.js';
 import { startIdServer } from './start.js';
 
 /**
- * A failure of what was configured, exit 2: a bad flag or variable, a value the machine-ID chain
- * refused (IDS_MACHINE_ID, a store's address), or a store configured without its package
- * installed.
+ * A failure of what was configured (exit 2), as it is reported: a bad flag or variable, a store
+ * configured without its package installed, or a value the machine-ID chain refused
+ * (IDS_MACHINE_ID, a store's address), reported as that typed error rather than the chain's
+ * wrapper, as `ids` reports it. Undefined for any other failure.
  */
-function isConfiguration(error: unknown): boolean {
-  const typed = (e: unknown) =>
-    e instanceof ServerConfigError ||
-    e instanceof MissingPackageError ||
-    e instanceof InvalidMachineIdError ||
-    e instanceof InvalidArgumentError;
-  return typed(error) || (error instanceof AutoMachineIdError && typed(error.cause));
+function configurationError(error: unknown): Error | undefined {
+  const typed = (e: unknown): e is Error =>
+    e instanceof ServerConfigError || e instanceof MissingPackageError || e instanceof InvalidMachineIdError;
+  if (typed(error)) return error;
+  const cause = error instanceof AutoMachineIdError ? error.cause : undefined;
+  return typed(cause) || cause instanceof InvalidArgumentError ? cause : undefined;
 }
 
 /** Where `serve` reads and writes; the defaults are the process's. */
@@ -87,9 +87,12 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
       ...io.extra,
     });
   } catch (error) {
-    const code = isConfiguration(error) ? 2 : 1;
-    const { msg, fields } = errorFields(error);
-    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
+    const configuration = configurationError(error);
+    const code = configuration ? 2 : 1;
+    const failure = configuration ?? error;
+    const { msg, fields } = errorFields(failure);
+    const cause =
+      failure instanceof Error && failure.cause instanceof Error ? failure.cause.message : undefined;
     log.error(cause ? `${msg} (${cause})` : msg, {
       event: 'not-started',
       ...fields,

@@ -19,7 +19,6 @@ import {
   autoStepTable,
   type Env,
   explicitStep,
-  type StoreFlag,
 } from '@ids/machine-file';
 import type { InterfaceSource } from '@ids/machine-ip';
 import { ServerConfigError } from './errors.js';
@@ -38,7 +37,9 @@ export interface MachineIdSourceSettings {
   readonly claimDir: string | undefined;
   /** etcd endpoints (`--etcd`), when given; else IDS_ETCD_ENDPOINTS. */
   readonly etcdEndpoints: readonly string[] | undefined;
-  /** The Redis of machine IDs (`--machine-id-redis`, else `--redis`), when given; else IDS_MACHINE_ID_REDIS_URL or IDS_REDIS_URL. */
+  /** The Redis of machine IDs (`--machine-id-redis`), when given; else IDS_MACHINE_ID_REDIS_URL. */
+  readonly machineIdRedisUrl?: string | undefined;
+  /** The server's Redis (`--redis`), when given; else IDS_REDIS_URL. */
   readonly redisUrl?: string | undefined;
   /** The ZooKeeper (`--zookeeper`), when given; else IDS_ZOOKEEPER_CONNECT. */
   readonly zookeeperConnect?: string | undefined;
@@ -75,19 +76,26 @@ const onePerHost = (count: number) =>
     `machines: the private IPv4 address gives one machine ID, and ${count} were asked for; use --machine-id-source host-claim or a store, or --machine-id with ${count} IDs`,
   );
 
-/** The chain's options from the server's: its flags for the stores, and one lease for a pool of several generators. */
+/**
+ * The chain's options from the server's. The server's flags for the stores are their variables
+ * spelled as flags (`--etcd` is IDS_ETCD_ENDPOINTS): given, they are set in the chain's
+ * environment under those variables, so the store table alone decides which store a variable
+ * configures, as it does for the library and the CLI.
+ */
 function chainOptions(settings: MachineIdSourceSettings): AutoMachineIdOptions {
-  const flag = (value: string | undefined, name: string): StoreFlag | undefined =>
-    value === undefined ? undefined : { value, flag: name };
+  const flags: Record<string, string | undefined> = {
+    IDS_ETCD_ENDPOINTS: settings.etcdEndpoints?.join(','),
+    IDS_MACHINE_ID_REDIS_URL: settings.machineIdRedisUrl,
+    IDS_REDIS_URL: settings.redisUrl,
+    IDS_ZOOKEEPER_CONNECT: settings.zookeeperConnect,
+  };
   return {
-    env: settings.env,
+    env: {
+      ...settings.env,
+      ...Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined)),
+    },
     ...(settings.interfaces && { interfaces: settings.interfaces }),
     ...(settings.claimDir && { claim: { dir: settings.claimDir } }),
-    storeFlags: {
-      etcd: flag(settings.etcdEndpoints?.join(','), '--etcd'),
-      redis: flag(settings.redisUrl, '--machine-id-redis'),
-      zookeeper: flag(settings.zookeeperConnect, '--zookeeper'),
-    },
     ...(settings.leaseTtlSeconds !== undefined && { ttlSeconds: settings.leaseTtlSeconds }),
     // Several generators share one lease (one connection, one keepalive, on ZooKeeper one
     // session), fenced together; one generator alone has its own.
@@ -107,7 +115,7 @@ function stepsOf(name: string, settings: MachineIdSourceSettings, options: AutoM
   // Only a store's step can be missing: its store is not configured.
   const row = autoStepTable().find((r) => r.name === name);
   throw new ServerConfigError(
-    `machine-id-source ${name}: expected where the store is (${row?.env?.join(' or ')}, or its flag), received none`,
+    `machine-id-source ${name}: expected where the store is (${row?.env?.join(' or ')}), received none`,
   );
 }
 

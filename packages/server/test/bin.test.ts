@@ -318,7 +318,7 @@ describe('ids-server configuration', () => {
     [{ IDS_LAYOUT: 'uuid' }, /layout: expected one of sonyflake, .*, received "uuid"/],
     [{ IDS_MACHINES: '0' }, /machines: expected an integer from 1 to 64, received 0/],
     [{ IDS_MACHINE_ID_SOURCE: 'consul' }, /machine-id-source: expected one of auto, .*, received "consul"/],
-    [{ IDS_MACHINE_ID: '1,x' }, /IDS_MACHINE_ID: expected machine IDs as whole numbers/],
+    [{ IDS_MACHINE_ID: '1,x' }, /IDS_MACHINE_ID: expected machine IDs, comma-separated, received "1,x"/],
     [{ IDS_MACHINE_ID: '1', IDS_MACHINES: '2' }, /machine-id: expected 2 machine IDs .*, received 1/],
     [{ IDS_MACHINE_ID: '70000' }, /expected integers from 0 to 65535 .*, received 70000/],
     [{ IDS_AUTH_TOKEN: 'short' }, /auth token: expected at least 16 characters/],

@@ -36,7 +36,7 @@ describe.skipIf(!hasEtcd())('ids-server --machine-id-source etcd', () => {
       const ready = await call(run.url, 'GET', '/health/ready');
       expect(ready.status).toBe(200);
       machines.push(...ready.json.machines.map((m: { machineId: number }) => m.machineId));
-      expect(run.out()).toMatch(/held through an etcd lease/);
+      expect(run.out()).toMatch(/claimed machine ID \d+ in etcd at http:\/\/127\.0\.0\.1:\d+ \(key /);
       ids.push(...(await call(run.url, 'GET', '/ids?count=500')).json.ids);
     }
     expect(new Set(machines).size).toBe(4);

@@ -37,7 +37,9 @@ describe.skipIf(!hasRedis())('ids-server --machine-id-source redis', () => {
       const ready = await call(run.url, 'GET', '/health/ready');
       expect(ready.status, ready.text).toBe(200);
       machines.push(ready.json.machines.map((m: { machineId: number }) => m.machineId));
-      expect(run.out().match(/held through a Redis key with a TTL/g)).toHaveLength(2);
+      expect(
+        run.out().match(/slot \d: claimed machine ID \d+ in Redis at redis:\/\/127\.0\.0\.1:\d+ /g),
+      ).toHaveLength(2);
       // Only the source uses this Redis: no token routes.
       expect((await call(run.url, 'POST', '/tokens')).status).toBe(404);
     }
@@ -103,7 +105,7 @@ describe.skipIf(!hasRedis())('ids-server --machine-id-source redis', () => {
     const bad = await runBin({ IDS_CLAIM_DIR: scratch() }, ['--machine-id-source', 'redis']);
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(
-      /expected a Redis URL \(--machine-id-redis, --redis or IDS_REDIS_URL\), received none/,
+      /machine-id-source redis: expected where the store is \(IDS_MACHINE_ID_REDIS_URL or IDS_REDIS_URL\), received none/,
     );
     const ttl = await runBin({ IDS_CLAIM_DIR: scratch(), IDS_MACHINE_ID_REDIS_URL: redis.server.url }, [
       '--machine-id-source',

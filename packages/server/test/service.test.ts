@@ -344,7 +344,7 @@ describe('machine IDs from the environment', () => {
       await server.shutdown();
     }
     await expect(start({ env: { IDS_MACHINE_ID: '1e3' } })).rejects.toThrow(
-      /IDS_MACHINE_ID: expected machine IDs as whole numbers, comma-separated, received "1e3"/,
+      /IDS_MACHINE_ID: expected an integer from 0 to 65535, received "1e3"/,
     );
   });
 });

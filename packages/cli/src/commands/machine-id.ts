@@ -1,3 +1,4 @@
+import { HELP_WIDTH, wrapWords } from '@ids/engine/internal';
 import { autoStepTable } from '@ids/machine-file';
 import { parseCommandLine } from '../args.js';
 import { type Command, commandHelp, LAYOUT_HELP, machineIdFor, OPTIONS } from '../command.js';
@@ -6,14 +7,16 @@ import { parseLayout } from '../layouts.js';
 
 /** The help's lines for the stores of the chain, from its table: a store is one entry there. */
 function storeLines(): string {
-  const stores = autoStepTable().filter((row) => row.env);
-  return `${stores
-    .map(
-      (row) =>
-        `  ${row.title.padEnd(19)} with ${row.env?.join(' or ')} set: an ID claimed there (${row.package})`,
-    )
-    .join('\n')}
-                      (--zookeeper gives ZooKeeper's); a store that fails stops the choice`;
+  const column = ' '.repeat(22);
+  return autoStepTable()
+    .filter((row) => row.env)
+    .map((row) => {
+      const text = `with ${row.env?.join(' or ')} set: an ID claimed there (${row.package})`;
+      const [first, ...more] = wrapWords(text, HELP_WIDTH - column.length);
+      return [`  ${row.title.padEnd(20)}${first}`, ...more.map((line) => column + line)].join('\n');
+    })
+    .concat(`${column}(ZooKeeper's also by --zookeeper); a store that fails stops the choice`)
+    .join('\n');
 }
 
 export const machineId: Command = {
