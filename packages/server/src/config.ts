@@ -49,23 +49,27 @@ const FLAGS = {
   'machine-id-redis': {
     type: 'string',
     env: 'IDS_MACHINE_ID_REDIS_URL',
-    help: 'Redis URL of the redis source (default: --redis / IDS_REDIS_URL)',
+    help: 'Redis URL of machine IDs (default: --redis / IDS_REDIS_URL)',
   },
   'machine-id-ttl': {
     type: 'string',
     env: 'IDS_MACHINE_ID_TTL_SECONDS',
-    help: "TTL in seconds of the redis and zookeeper sources' claims (default 10)",
+    help: "TTL in seconds of the stores' machine-ID claims (default 10)",
   },
-  etcd: { type: 'string', env: 'IDS_ETCD_ENDPOINTS', help: 'etcd endpoints, comma-separated (etcd source)' },
+  etcd: {
+    type: 'string',
+    env: 'IDS_ETCD_ENDPOINTS',
+    help: 'etcd endpoints, comma-separated: machine IDs held in etcd',
+  },
   zookeeper: {
     type: 'string',
     env: 'IDS_ZOOKEEPER_CONNECT',
-    help: 'ZooKeeper connect string host:port[,host:port...][/chroot] (zookeeper source)',
+    help: 'ZooKeeper connect string host:port[,host:port...][/chroot]: machine IDs held there',
   },
   redis: {
     type: 'string',
     env: 'IDS_REDIS_URL',
-    help: 'Redis URL for idempotency tokens (/tokens) and Idempotency-Key on GET /ids',
+    help: 'Redis URL for tokens (/tokens), Idempotency-Key on GET /ids, and machine IDs',
   },
   'segment-store': {
     type: 'string',
