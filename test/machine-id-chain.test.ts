@@ -9,11 +9,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { ZkSession } from '@ids/machine-zookeeper/internal';
 import { hasEtcd, hasRedis, hasZookeeper, startEtcd, startRedis, startZookeeper } from '@ids/test-services';
+import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, tempDir } from './helpers.js';
 import { applicationResolution } from './lib/application-resolution.js';
-import { listening } from './lib/listening.js';
+import { listening, printed } from './lib/listening.js';
 import { describeRun, root, run } from './lib/workspace.js';
 
 /** A store server started for the tests, as the chain's environment names it. */
@@ -25,24 +26,12 @@ interface StoreUnderTest {
   stop(): Promise<void>;
 }
 
-/** The claim keys under etcd's default prefix, through its JSON gateway: `/ids/machine-id/<id>`. */
-async function etcdClaims(endpoint: string): Promise<number[]> {
-  const b64 = (text: string) => Buffer.from(text).toString('base64');
-  const res = await fetch(`${endpoint}/v3/kv/range`, {
-    method: 'POST',
-    body: JSON.stringify({
-      key: b64('/ids/machine-id/'),
-      range_end: b64('/ids/machine-id0'),
-      keys_only: true,
-    }),
-  });
-  const body = (await res.json()) as { kvs?: { key: string }[] };
-  return (body.kvs ?? [])
-    .map((kv) => /^\/ids\/machine-id\/(\d+)$/.exec(Buffer.from(kv.key, 'base64').toString())?.[1])
-    .filter((id) => id !== undefined)
-    .map(Number)
+/** The machine IDs of the claim keys under a prefix of keys `<prefix><id>`, in increasing order. */
+const idsOf = (keys: readonly string[], prefix: string) =>
+  keys
+    .filter((key) => key.startsWith(prefix) && /^\d+$/.test(key.slice(prefix.length)))
+    .map((key) => Number(key.slice(prefix.length)))
     .sort((a, b) => a - b);
-}
 
 const STORES: readonly {
   readonly name: string;
@@ -56,10 +45,15 @@ const STORES: readonly {
     has: hasEtcd,
     async start() {
       const cluster = await startEtcd();
+      const client = new Etcd3({ hosts: cluster.endpoints });
       return {
         env: { IDS_ETCD_ENDPOINTS: cluster.endpoints.join(',') },
-        claims: () => etcdClaims(cluster.endpoints[0] as string),
-        stop: () => cluster.stop(),
+        claims: async () =>
+          idsOf(await client.getAll().prefix('/ids/machine-id/').keys(), '/ids/machine-id/'),
+        async stop() {
+          client.close();
+          await cluster.stop();
+        },
       };
     },
   },
@@ -72,14 +66,7 @@ const STORES: readonly {
       const client = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
       return {
         env: { IDS_REDIS_URL: server.url },
-        async claims() {
-          const keys = await client.keys('{ids:machine-id}:*');
-          return keys
-            .map((key) => /^\{ids:machine-id\}:(\d+)$/.exec(key)?.[1])
-            .filter((id) => id !== undefined)
-            .map(Number)
-            .sort((a, b) => a - b);
-        },
+        claims: async () => idsOf(await client.keys('{ids:machine-id}:*'), '{ids:machine-id}:'),
         async stop() {
           client.disconnect();
           await server.close();
@@ -115,22 +102,6 @@ const userEnv = Object.fromEntries(
     ([name]) => !name.startsWith('IDS_') && name !== 'KUBERNETES_SERVICE_HOST',
   ),
 );
-
-/** The first line a process prints on stdout. @throws when it exits first. */
-function firstLine(child: ChildProcess): Promise<string> {
-  let out = '';
-  let err = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    err += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
-    });
-    child.once('close', (code) => reject(new Error(`exited with ${code} before a line: ${out}${err}`)));
-  });
-}
 
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => {
@@ -180,7 +151,7 @@ for (const store of STORES) {
           stdio: ['pipe', 'pipe', 'pipe'],
         });
         children.push(library);
-        const made = JSON.parse(await firstLine(library)) as {
+        const made = JSON.parse((await printed(library, /^(.*)\n/))[1] as string) as {
           machineId: number;
           id: string;
           warnings: string[];

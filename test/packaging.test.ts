@@ -558,6 +558,37 @@ describe('installed from the tarballs into a scratch project outside the workspa
     }
   });
 
+  it("the auto chain imports a configured store's package by name from the project, from ESM and from CJS", async () => {
+    // @ids/machine-file does not depend on the store packages: it imports the one configured by
+    // name, and finds it where the application installed it. A value only the store's own check
+    // refuses shows the package was loaded (not installed would be MissingPackageError).
+    const env = {
+      IDS_REDIS_URL: 'redis://127.0.0.1:1/abc',
+      IDS_ETCD_ENDPOINTS: 'ftp://127.0.0.1:1',
+      IDS_ZOOKEEPER_CONNECT: 'zk1',
+    };
+    const body = `const seen = [];
+for (const [name, value] of Object.entries(${JSON.stringify(env)})) {
+  try {
+    await autoMachineId({ env: { [name]: value } })({ bits: 16 });
+  } catch (error) {
+    seen.push([error.cause?.name, error.cause?.option]);
+  }
+}
+console.log(JSON.stringify(seen));`;
+    const programs = {
+      esm: ['--input-type=module', '-e', `import { autoMachineId } from '@ids/machine-file';\n${body}`],
+      cjs: ['-e', `const { autoMachineId } = require('@ids/machine-file');\n(async () => {\n${body}\n})();`],
+    };
+    for (const [mode, args] of Object.entries(programs)) {
+      const result = await run(process.execPath, args, { cwd: project });
+      expect(result.status, describeRun(`the ${mode} program`, result)).toBe(0);
+      expect(JSON.parse(result.stdout), mode).toEqual(
+        Object.keys(env).map((name) => ['InvalidArgumentError', name]),
+      );
+    }
+  });
+
   it('runs the engine generator from ESM and from CJS', () => {
     for (const mode of ['esm', 'cjs'] as const) {
       const smoke = probes[mode]['@ids/engine']?.smoke.IdGenerator;

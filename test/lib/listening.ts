@@ -1,8 +1,9 @@
-// For the tests that run ids-server as a process: the URL it prints once it listens.
+// For the tests that run a program as a process and wait for what it prints: ids-server's URL
+// once it listens, a fixture's first line.
 import type { ChildProcess } from 'node:child_process';
 
-/** The URL ids-server prints once it listens. @throws when it exits first. */
-export function listening(child: ChildProcess): Promise<string> {
+/** The first match of `pattern` in what `child` prints on stdout. @throws when it exits first. */
+export function printed(child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> {
   let out = '';
   let err = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -11,11 +12,16 @@ export function listening(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1] as string);
+      const match = pattern.exec(out);
+      if (match) resolve(match);
     });
     child.once('close', (code) =>
-      reject(new Error(`ids-server exited with ${code} before listening: ${out}${err}`)),
+      reject(new Error(`exited with ${code} before printing ${pattern}: ${out}${err}`)),
     );
   });
+}
+
+/** The URL ids-server prints once it listens. @throws when it exits first. */
+export async function listening(child: ChildProcess): Promise<string> {
+  return (await printed(child, /listening on (http:\/\/\S+)/))[1] as string;
 }
