@@ -107,8 +107,10 @@ async function made(
     }) as MachineIdProvider;
   } catch (error) {
     // The store's own check names its option (`connect: expected host:port`); the user typed a
-    // flag or a variable.
-    if (error instanceof InvalidArgumentError && error.option === machineId.option) {
+    // flag or a variable. Known by its code, not its class: from this package's CommonJS build
+    // the store package is imported as ES modules, with the engine's classes of that build.
+    const { code, option } = error as { code?: unknown; option?: unknown };
+    if (error instanceof Error && code === 'ERR_IDS_INVALID_ARGUMENT' && option === machineId.option) {
       throw new InvalidArgumentError(error.message.slice(`${machineId.option}: `.length), {
         option: where.from,
         cause: error,
