@@ -41,7 +41,7 @@ it("machineId: 'auto' without IDS_MACHINE_ID holds a host claim (announced) or t
     );
     if (hostClaim) {
       expect(hostClaim.message).toBe(
-        `machine ID ${sonyflake.machine} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own ID (IDS_MACHINE_ID=N, or a lease from @ids/machine-etcd)`,
+        `machine ID ${sonyflake.machine} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own ID (IDS_MACHINE_ID=N), or claim one in a store (set IDS_MACHINE_ID_REDIS_URL, IDS_REDIS_URL, IDS_ETCD_ENDPOINTS, IDS_ZOOKEEPER_CONNECT)`,
       );
     }
     await sonyflake.close();

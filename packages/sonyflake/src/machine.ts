@@ -42,7 +42,7 @@ export function defaultMachineIdSource(
  */
 export async function autoMachineIdSource(): Promise<MachineIdProvider> {
   // An optional peer, loaded only when 'auto' is asked for.
-  const { autoMachineId } = await importOptional(
+  const { autoMachineId, autoStepTable } = await importOptional(
     '@ids/machine-file',
     () => import('@ids/machine-file'),
     "machineId: 'auto'",
@@ -50,8 +50,12 @@ export async function autoMachineIdSource(): Promise<MachineIdProvider> {
   return autoMachineId({
     onChosen: (auto) => {
       if (auto.step !== 'host-claim') return;
+      // The chain's store rows name the variables that put a store's step in it.
+      const stores = autoStepTable()
+        .flatMap((row) => row.env ?? [])
+        .join(', ');
       process.emitWarning(
-        `machine ID ${auto.id} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own ID (${MACHINE_ID_ENV}=N, or a lease from @ids/machine-etcd)`,
+        `machine ID ${auto.id} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own ID (${MACHINE_ID_ENV}=N), or claim one in a store (set ${stores})`,
         { code: 'IDS_HOST_CLAIM' },
       );
     },
