@@ -19,4 +19,5 @@ export { type LayoutIdFunctions, layoutIdFunctions, toMs } from './id.js';
 export { checkFieldBits, defineCheckedFields, layoutShape, maxTimeBits, tickOf } from './layout.js';
 export { acceptMachineId, afterValue, idOf, type ResolveMode, releaseQuietly } from './machine.js';
 export { importOptional, SEGMENT_STORE_CLIENTS, segmentStoreNeeds } from './optional.js';
+export { type MachineIdRequest, type Preset, type PresetClass, presetClass } from './preset.js';
 export { type LongTimeoutOptions, setLongTimeout, TIMER_MAX_MS, type TimerHost } from './timer.js';
