@@ -55,7 +55,7 @@ function constructedErrors(files: readonly string[]): Map<string, string[]> {
   const found = new Map<string, string[]>();
   for (const file of files) {
     for (const [, name] of readFileSync(join(root, file), 'utf8').matchAll(/\bnew (\w+Error)\(/g)) {
-      if (name === 'Error' || name in globalThis) continue; // TypeError and the like are the platform's
+      if (name === undefined || name in globalThis) continue; // TypeError and the like are the platform's
       found.set(name!, [...new Set([...(found.get(name!) ?? []), file])]);
     }
   }
