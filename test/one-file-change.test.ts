@@ -96,7 +96,10 @@ describe('a new named layout', () => {
       expect.objectContaining({ name: 'fixture', epoch: new Date(EPOCH).toISOString() }),
     );
     const help = await ids('decompose', '--help');
-    expect(help.stdout).toMatch(/\bfixture, sonyflake, sonyflake-v2, twitter, discord, snowflake\b/);
+    // Help wraps at 100 columns: the list may be split over lines.
+    expect(help.stdout.replace(/\s+/g, ' ')).toMatch(
+      /\bfixture, sonyflake, sonyflake-v2, twitter, discord, snowflake\b/,
+    );
     // A generator of it: a Snowflake of the preset, in the built @ids/snowflake.
     const generate = await ids('generate', '--json', '--layout', 'fixture', '--machine-id', '7');
     expect(generate.status, describeRun('ids generate', generate)).toBe(0);
@@ -106,7 +109,9 @@ describe('a new named layout', () => {
   it('is a layout of ids-server: --layout takes it, GET /layout describes it, GET /id issues its IDs', async () => {
     const server = join(root, 'packages', 'server', 'dist', 'bin.js');
     const help = await run(process.execPath, [...onCopy, server, '--help'], { cwd: root });
-    expect(help.stdout).toContain('fixture, sonyflake, sonyflake-v2, twitter, discord, snowflake');
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+      'fixture, sonyflake, sonyflake-v2, twitter, discord, snowflake',
+    );
     const child = spawn(process.execPath, [...onCopy, server, '--layout', 'fixture', '--machine-id', '7'], {
       cwd: root,
       env: { ...process.env, HOST: '127.0.0.1', PORT: '0', IDS_DRAIN_MS: '0' },
@@ -212,5 +217,59 @@ describe('a new encoding', () => {
       candidates = (error as InstanceType<typeof engine.AmbiguousIdError>).candidates;
     }
     expect(candidates).toContainEqual({ id, encoding: 'base36upper' });
+  });
+});
+
+describe('a changed store-table entry', () => {
+  // The Redis entry is read by segment stores and by locks: its form, changed in the engine's one
+  // table of store strings, shows in every message that lists what a store string may be.
+  const copy = copyWithOneFileChanged(join(root, 'packages', 'engine'), 'stores.ts', (text) =>
+    edit(text, "form: 'redis://...',", "form: 'redis://HOST:PORT',"),
+  );
+  copies.push(copy);
+  let onCopy: string[];
+  const bin = (pkg: string, file: string, ...args: string[]) =>
+    run(process.execPath, [...onCopy, join(root, 'packages', pkg, ...file.split('/')), ...args], {
+      cwd: root,
+      env: { ...process.env, IDS_CLAIM_DIR: `${copy.index}.claims` },
+    });
+
+  beforeAll(async () => {
+    onCopy = await engineSwapArgs(copy.index);
+  });
+
+  it('is one file', () => {
+    expect(copy.changed).toEqual(['stores.ts']);
+  });
+
+  it('is followed by ids generate --scheme segment, ids lock and ids-server --segment-store', async () => {
+    const generate = await bin(
+      'cli',
+      'bin/ids.js',
+      'generate',
+      '--scheme',
+      'segment',
+      '--store',
+      'mongodb://x',
+    );
+    expect(generate.stderr, describeRun('ids generate', generate)).toMatch(
+      /mysql:\/\/\.\.\., redis:\/\/HOST:PORT, pglite:/,
+    );
+    const lock = await bin('cli', 'bin/ids.js', 'lock', '--store', 'ftp://x', 'n', '--', 'true');
+    expect(lock.stderr, describeRun('ids lock', lock)).toMatch(
+      /--store: expected redis:\/\/HOST:PORT, http:/,
+    );
+    const server = await bin('server', 'dist/bin.js', '--segment-store', 'mongodb://x');
+    expect(server.status, describeRun('ids-server', server)).toBe(2);
+    expect(server.stderr).toMatch(/segment-store: .*redis:\/\/HOST:PORT, pglite:/);
+  });
+
+  it('is followed by openSegmentStore in the library', async () => {
+    vi.doMock('@ids/engine/internal', () => import(join(dirname(copy.index), 'internal.ts')));
+    const segment = (await import(
+      '../packages/segment/src/open.js'
+    )) as typeof import('../packages/segment/src/open.js');
+    await expect(segment.openSegmentStore('mongodb://x')).rejects.toThrow(/redis:\/\/HOST:PORT, pglite:/);
+    vi.doUnmock('@ids/engine/internal');
   });
 });

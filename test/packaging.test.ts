@@ -673,14 +673,19 @@ describe('light installs: only the packages asked for and what they need', () =>
     expect(ids.stdout.trim()).toMatch(/^\d+$/);
     // The server and the stores are optional peers: each command that needs one names it.
     const serve = await run(join(dir, 'node_modules', '.bin', 'ids'), ['serve', '--port', '0'], { cwd: dir });
-    expect(serve.status, describeRun('ids serve', serve)).toBe(1);
+    // Exit 2, as ids-server exits for a package it lacks: one code per condition.
+    expect(serve.status, describeRun('ids serve', serve)).toBe(2);
     expect(serve.stderr).toContain('ERR_IDS_MISSING_PACKAGE: install @ids/server to use `ids serve`');
+    // Its help needs no package: it says what the command is and what to install.
+    const help = await run(join(dir, 'node_modules', '.bin', 'ids'), ['serve', '--help'], { cwd: dir });
+    expect(help.status, describeRun('ids serve --help', help)).toBe(0);
+    expect(help.stdout).toContain('@ids/server is not installed here: install it');
     const segment = await run(
       join(dir, 'node_modules', '.bin', 'ids'),
       ['generate', '--scheme', 'segment', '--store', 'redis://127.0.0.1:1'],
       { cwd: dir },
     );
-    expect(segment.status, describeRun('ids generate --scheme segment', segment)).toBe(1);
+    expect(segment.status, describeRun('ids generate --scheme segment', segment)).toBe(2);
     expect(segment.stderr).toContain(
       'ERR_IDS_MISSING_PACKAGE: install @ids/segment (and @ids/machine-redis) to use a redis:// segment store',
     );
@@ -697,7 +702,7 @@ describe('light installs: only the packages asked for and what they need', () =>
       ['--port', '0', '--machine-id', '1', '--segment-store', 'redis://127.0.0.1:1'],
       { cwd: dir },
     );
-    expect(server.status, describeRun('ids-server', server)).not.toBe(0);
+    expect(server.status, describeRun('ids-server', server)).toBe(2);
     expect(server.stderr).toContain(
       'install @ids/segment (and @ids/machine-redis) to use a redis:// segment store',
     );

@@ -5,11 +5,13 @@ import { benchCli } from './cli.mjs';
 import { benchColdStart } from './cold-start.mjs';
 import { benchConcurrency } from './concurrency.mjs';
 import { benchEtcd } from './etcd.mjs';
+import { benchFleet } from './fleet.mjs';
 import { benchIdServer } from './id-server.mjs';
 import { benchLock } from './lock.mjs';
 import { benchRedis } from './redis.mjs';
 import { benchSegment } from './segment.mjs';
 import { benchServer } from './server.mjs';
+import { benchSharedLease } from './shared-lease.mjs';
 import { benchSnowflake } from './snowflake.mjs';
 import { benchSonyflake } from './sonyflake.mjs';
 import { benchThreads } from './threads.mjs';
@@ -27,8 +29,10 @@ const suites = {
   'id-server': benchIdServer,
   segment: benchSegment,
   server: benchServer,
+  'shared-lease': benchSharedLease,
   'cold-start': benchColdStart,
   cli: benchCli,
+  fleet: benchFleet,
 };
 
 // `--loops N`: N busy loops take the CPU for the whole run, as the stress check's do, for
@@ -40,7 +44,9 @@ if (!Number.isInteger(loops) || loops < 0 || loops > 64) {
   console.error(`--loops: expected a whole number of busy loops from 0 to 64, received ${args[loopsAt + 1]}`);
   process.exit(2);
 }
-const wanted = args.filter((arg, i) => !arg.startsWith('-') && !(loopsAt !== -1 && i === loopsAt + 1));
+// Flags that take a value (the fleet simulator reads its own from the command line).
+const valued = new Set(['--loops', '--holders', '--ttl', '--window', '--stores']);
+const wanted = args.filter((arg, i) => !arg.startsWith('-') && !valued.has(args[i - 1] ?? ''));
 const unknown = wanted.filter((name) => !(name in suites));
 if (unknown.length > 0) {
   console.error(

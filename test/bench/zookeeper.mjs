@@ -9,7 +9,8 @@
 import { cpus, loadavg } from 'node:os';
 import { etcdMachineId } from '@ids/machine-etcd';
 import { redisMachineId } from '@ids/machine-redis';
-import { ZkSession, zookeeperMachineId } from '@ids/machine-zookeeper';
+import { zookeeperMachineId } from '@ids/machine-zookeeper';
+import { ZkSession } from '@ids/machine-zookeeper/internal';
 import { startEtcd, startRedis, startZookeeper } from '@ids/test-services';
 import { Redis } from 'ioredis';
 import { claimLatencies, fmt, formatTable } from './lib/measure.mjs';

@@ -1,29 +1,24 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { closestName, errorText } from '@ids/engine/internal';
+import { joinNegativeValues, type OptionSpec, optionErrorText } from '@ids/engine/internal';
 import { UsageError } from './errors.js';
 import { int } from './table.js';
 
 /**
- * Parses a command's arguments with node:util parseArgs in strict mode, and turns its errors into
- * one short UsageError line. Node's own messages go on about '--' after their first sentence; the
- * first is the point. An unknown option names the command's nearest one (`--cont`: did you mean
- * --count?).
+ * Parses a command's arguments with node:util parseArgs in strict mode. Its errors become one
+ * UsageError line in the project's words (engine's optionErrorText: what was expected, what was
+ * received, the nearest option for a mistyped one), and a negative number given to an option
+ * reaches that option's own check (`-n -1`: --count: expected a whole number ...) instead of
+ * parseArgs' "argument is ambiguous".
  */
 export function parseCommandLine<const T extends Omit<ParseArgsConfig, 'strict'>>(
   config: T,
 ): ReturnType<typeof parseArgs<T & { strict: true }>> {
+  const options = { ...config.options, help: { type: 'boolean', short: 'h' } } as Record<string, OptionSpec>;
   try {
-    return parseArgs({ ...config, strict: true });
+    const args = joinNegativeValues(config.args ?? [], options);
+    return parseArgs({ ...config, args, strict: true }) as ReturnType<typeof parseArgs<T & { strict: true }>>;
   } catch (error) {
-    const first = errorText(error).split('. ')[0]!.replace(/\.$/, '');
-    const unknown = (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
-    const typed = unknown ? /'([^']+)'/.exec(first)?.[1] : undefined;
-    const known = Object.entries(config.options ?? {}).flatMap(([name, option]) => [
-      `--${name}`,
-      ...(option.short ? [`-${option.short}`] : []),
-    ]);
-    const near = typed === undefined ? undefined : closestName(typed, [...known, '--help', '-h']);
-    throw new UsageError(near ? `${first}; did you mean ${near}?` : first);
+    throw new UsageError(optionErrorText(error, options), { cause: error });
   }
 }
 

@@ -1,4 +1,5 @@
 import { ENCODING_NAMES, ENCODINGS, type EncodingName, type Layout } from '@ids/engine';
+import { HELP_WIDTH, wrapWords } from '@ids/engine/internal';
 import type { AutoMachineId } from '@ids/machine-file';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
@@ -51,19 +52,29 @@ export function parseFormat(text: string): EncodingName {
   return text as EncodingName;
 }
 
-/** A list inside an option's help: aligned columns, indented by four. */
-const sublist = (rows: readonly (readonly string[])[]) =>
-  columns(rows)
+/**
+ * A list inside an option's help: two aligned columns, indented by four, each description cut to
+ * end within HELP_WIDTH, its further lines starting under it.
+ */
+const sublist = (rows: readonly (readonly [string, string])[]) => {
+  const at = 4 + Math.max(...rows.map(([name]) => name.length)) + 2;
+  const wrapped = rows.flatMap(([name, text]) =>
+    wrapWords(text, HELP_WIDTH - at).map((line, i) => [i === 0 ? name : '', line]),
+  );
+  return columns(wrapped)
     .trimEnd()
     .split('\n')
     .map((line) => `    ${line}`)
     .join('\n');
+};
 
 export const LAYOUT_HELP = `  -l, --layout SPEC     the layout, one of:\n${sublist(LAYOUT_SPEC_HELP)}`;
 
-export const FORMAT_HELP = `  -f, --format NAME     one of:\n${sublist(ENCODING_NAMES.map((n) => [n, ENCODINGS[n].description]))}`;
+export const FORMAT_HELP = `  -f, --format NAME     one of:\n${sublist(ENCODING_NAMES.map((n) => [n, ENCODINGS[n].description] as const))}`;
 
-export const EXIT_HELP = 'Exit codes: 0 done, 1 failed while running, 2 a mistake in the command line.';
+/** The exit codes as every help ends with them; ids-server's help words the same three (README table). */
+export const EXIT_HELP =
+  'Exit codes: 0 done, 1 failed while running, 2 a mistake in the command line or a package it\nneeds not installed.';
 
 /** A command's `--help` text: `usage` (its usage line, description and options) with the lines every command ends with. */
 export function commandHelp(usage: string): string {

@@ -5,6 +5,7 @@ import {
   InvalidIdError,
   InvalidLayoutError,
   InvalidMachineIdError,
+  MissingPackageError,
   StartTimeAheadError,
 } from '@ids/engine';
 import { errorText } from '@ids/engine/internal';
@@ -25,13 +26,19 @@ export class OutputError extends IdsError {
 export const EXIT_OK = 0;
 /** Exit code 1: the command line was fine but running it failed (no machine ID could be chosen, say). */
 export const EXIT_FAILURE = 1;
-/** Exit code 2: a mistake in what was typed (unknown option, malformed ID, layout or machine ID). */
+/**
+ * Exit code 2: what was asked cannot run as typed and configured: a mistake in the command line
+ * (unknown option, malformed ID, layout or machine ID), or an optional package it needs not
+ * installed. `ids-server` answers both with 2 too.
+ */
 export const EXIT_USAGE = 2;
 
 // In the command, these can only come from values the user typed (IDs, layout specs with their
-// bits, unit and epoch, machine IDs, formats, options): they are usage errors. Anything else
-// failed while running.
+// bits, unit and epoch, machine IDs, formats, options), or from a store or command asked for
+// whose package is not installed (as ids-server counts it: the configuration's fault). Retrying
+// cannot help; anything else failed while running.
 const USER_INPUT_ERRORS = [
+  MissingPackageError,
   UsageError,
   InvalidIdError,
   AmbiguousIdError,

@@ -5,4 +5,4 @@ export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeOf, UsageError } from './err
 export type { Io } from './io.js';
 export { type CliLayout, DEFAULT_COMPARISON, parseLayout } from './layouts.js';
 export { chooseMachineId, type MachineIdOptions } from './machine-id.js';
-export { COMMANDS, run } from './run.js';
+export { COMMANDS, type CommandEntry, run } from './run.js';

@@ -97,10 +97,19 @@ export function guardOutput(stdout: Writable, stderr: Writable): (code: number) 
   stdout.on('error', () => undefined);
   return (code) => {
     const failure = failureOf(stdout);
-    if (!failure || code !== 0) return code;
-    stderr.write(errorLine('', outputError(failure)));
-    return 1;
+    return !failure || code !== 0 ? code : reportOutputFailure(failure, stderr);
   };
+}
+
+/**
+ * The exit code after stdout failed with `error`: 0 when its reader left (EPIPE), else 1 with the
+ * one ERR_IDS_OUTPUT line on stderr. For a write whose callback holds the error (`ids
+ * --version`): a file stream's `errored` is cleared once it has emitted the error.
+ */
+export function reportOutputFailure(error: Error, stderr: Writable): number {
+  if ((error as NodeJS.ErrnoException).code === 'EPIPE') return 0;
+  stderr.write(errorLine('', outputError(error)));
+  return 1;
 }
 
 /**

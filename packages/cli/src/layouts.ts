@@ -64,15 +64,17 @@ const KEYS = {
 } as const;
 
 /** What --layout takes, as rows of the form and what it means (for the options' help). */
-export const LAYOUT_SPEC_HELP = [
+export const LAYOUT_SPEC_HELP: readonly (readonly [string, string])[] = [
   [
     'NAME',
     `${LAYOUT_NAMES.join(', ')} (${Object.values<NamedLayout>(NAMED_LAYOUTS)
       .flatMap((entry) => (entry.aliases ?? []).map((alias) => `${alias} = ${entry.name}`))
       .join(', ')})`,
   ],
-  ['sonyflake:seq=B,machine=B,unit=MS,epoch=DATE', 'Sonyflake settings (Go names: BitsSequence,'],
-  ['', 'BitsMachineID, TimeUnit, StartTime)'],
+  [
+    'sonyflake:seq=B,machine=B,unit=MS,epoch=DATE',
+    'Sonyflake settings (Go names: BitsSequence, BitsMachineID, TimeUnit, StartTime)',
+  ],
   ['snowflake:node=B,step=B,epoch=DATE', 'bwmarrin-style node/step bits (node + step <= 22)'],
   ['DATE', 'YYYY-MM-DD, an ISO instant, or Unix ms; omitted keys take the defaults'],
 ];

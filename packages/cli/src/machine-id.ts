@@ -97,6 +97,10 @@ export async function chooseMachineId(options: MachineIdOptions): Promise<AutoMa
   const chain: AutoMachineIdOptions = {
     env,
     ...(options.interfaces && { interfaces: options.interfaces }),
+    // A run of `ids` only issues IDs and writes them: the generator's verify() renews a host
+    // claim before an ID once its record is near, so a renewal thread (whose start costs more
+    // CPU than `ids generate` itself, test/bench/cli.mjs) would guard against nothing here.
+    claim: { renewalThread: false },
     stores,
   };
   let chosen: AutoMachineId | undefined;

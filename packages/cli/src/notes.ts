@@ -1,5 +1,6 @@
 // One-line notes on stderr that tell a user what the output alone does not: how unique the
 // machine ID is, and how long a run will take. Never on stdout, which carries only results.
+// Prefixed `ids generate: note:` as every line of a command is (`ids decompose: note:`).
 import type { Layout } from '@ids/engine';
 import type { Io } from './io.js';
 import { duration } from './progress.js';
@@ -13,7 +14,7 @@ import { int } from './table.js';
 export function noteHostClaim(io: Io, step: string, machineId: number): void {
   if (!/host.?claim/i.test(step)) return;
   io.stderr.write(
-    `ids: machine ID ${machineId} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own with --machine-id N or IDS_MACHINE_ID=N (or lease one from @ids/machine-etcd)\n`,
+    `ids generate: note: machine ID ${machineId} is a host claim: unique on this host only. For IDs unique across hosts, give each host its own with --machine-id N or IDS_MACHINE_ID=N, or claim one in Redis (IDS_REDIS_URL) or ZooKeeper (IDS_ZOOKEEPER_CONNECT)\n`,
   );
 }
 
@@ -28,6 +29,6 @@ export function noteDuration(io: Io, count: number, layout: Layout, label: strin
   const seconds = count / ceiling;
   if (seconds < 1) return;
   io.stderr.write(
-    `ids: ${int(count)} IDs take at least ${duration(seconds)} at the ${label} layout's ceiling of ${int(ceiling)} IDs/s per machine ID\n`,
+    `ids generate: note: ${int(count)} IDs take at least ${duration(seconds)} at the ${label} layout's ceiling of ${int(ceiling)} IDs/s per machine ID\n`,
   );
 }

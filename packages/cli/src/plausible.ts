@@ -1,8 +1,9 @@
 // How `ids decompose` reads text it was not told how to read, and what it says about it on
 // stderr. Both rules are the engine's, shared with the inspector page: text is an ID only in the
 // --format encoding or one its form leaves no doubt about (recognizeId), and a reading is
-// plausible when its time lies between the layout's epoch and a minute from now
-// (implausibility, plausibleLayouts). An ID does not say which layout made it: without --layout
+// plausible when its time lies at least a day after the layout's epoch (NEAR_EPOCH_MS: a time
+// closer to the epoch is more likely a word or a small number than an ID) and at most a minute
+// from now (FUTURE_SLACK_MS) (implausibility, plausibleLayouts). An ID does not say which layout made it: without --layout
 // the default is used, and the other named layouts that date the ID plausibly are named.
 import {
   AmbiguousIdError,

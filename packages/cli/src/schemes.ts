@@ -4,7 +4,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Layout, LayoutSpec } from '@ids/engine';
-import { importOptional, segmentStoreNeeds } from '@ids/engine/internal';
+import { importOptional, STORES, type StoreEntry, segmentStoreNeeds } from '@ids/engine/internal';
 import { compareLayouts } from '@ids/engine/read';
 import { UsageError } from './errors.js';
 import { type Io, print } from './io.js';
@@ -37,8 +37,10 @@ export interface SchemeComparison {
   readonly fitsSignedInt64: boolean;
 }
 
-/** The stores `--scheme segment` draws from, as the segment column names them (one per store string). */
-export const SEGMENT_STORES = ['PGlite', 'PostgreSQL', 'MySQL', 'Redis'] as const;
+/** The stores `--scheme segment` draws from, as the segment column names them: the store table's. */
+export const SEGMENT_STORES: readonly string[] = STORES.filter((store: StoreEntry) => store.segment).map(
+  (store) => store.title,
+);
 
 /**
  * UUIDv4 and UUIDv7 (RFC 9562), ULID, and Leaf-segment: the schemes `ids generate --scheme` makes

@@ -35,7 +35,7 @@ describe('generate: what it says besides the IDs', () => {
     expect(result.code).toBe(0);
     expect(lines(result.stdout)).toHaveLength(2);
     expect(result.stderr).toBe(
-      'ids: machine ID 0 is a host claim: unique on this host only. For IDs unique across hosts, give each host its own with --machine-id N or IDS_MACHINE_ID=N (or lease one from @ids/machine-etcd)\n',
+      'ids generate: note: machine ID 0 is a host claim: unique on this host only. For IDs unique across hosts, give each host its own with --machine-id N or IDS_MACHINE_ID=N, or claim one in Redis (IDS_REDIS_URL) or ZooKeeper (IDS_ZOOKEEPER_CONNECT)\n',
     );
     // An ID given by the user, or Go's private-IPv4 rule, gets no note.
     expect((await ids(['generate', '-n', '2', '-m', '3'])).stderr).toBe('');
@@ -45,7 +45,7 @@ describe('generate: what it says besides the IDs', () => {
     const result = await ids(['generate', '-n', '60000', '-m', '3', '--no-progress']);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(
-      "ids: 60,000 IDs take at least 2s at the sonyflake layout's ceiling of 25,600 IDs/s per machine ID\n",
+      "ids generate: note: 60,000 IDs take at least 2s at the sonyflake layout's ceiling of 25,600 IDs/s per machine ID\n",
     );
     expect((await ids(['generate', '-n', '60000', '-m', '3', '-l', 'twitter'])).stderr).toBe('');
   });
@@ -189,12 +189,12 @@ describe('help and usage', () => {
     [['--verison'], 'ids: error ERR_IDS_USAGE: unknown option "--verison"; did you mean --version?'],
     [
       ['generate', '--cont', '3'],
-      "ids generate: error ERR_IDS_USAGE: Unknown option '--cont'; did you mean --count?",
+      'ids generate: error ERR_IDS_USAGE: unknown option "--cont"; did you mean --count? expected one of --count, --layout,',
     ],
-    [['generate', '--schem', 'ulid'], "Unknown option '--schem'; did you mean --scheme?"],
-    [['compare', '--scheme'], "Unknown option '--scheme'; did you mean --schemes?"],
-    [['machine-id', '--explian'], "Unknown option '--explian'; did you mean --explain?"],
-    [['decompose', '--jsno', '1'], "Unknown option '--jsno'; did you mean --json?"],
+    [['generate', '--schem', 'ulid'], 'unknown option "--schem"; did you mean --scheme?'],
+    [['compare', '--scheme'], 'unknown option "--scheme"; did you mean --schemes?'],
+    [['machine-id', '--explian'], 'unknown option "--explian"; did you mean --explain?'],
+    [['decompose', '--jsno', '1'], 'unknown option "--jsno"; did you mean --json?'],
   ])('%j suggests the nearest name, exit 2', async (args, text) => {
     const result = await ids(args);
     expect([result.code, result.stdout]).toEqual([2, '']);
@@ -220,10 +220,34 @@ describe('help and usage', () => {
     [['help', 'frob'], /no command "frob"/],
     [
       ['generate', '--frob'],
-      /^ids generate: error ERR_IDS_USAGE: Unknown option '--frob' \(see ids generate --help\)\n$/,
+      /^ids generate: error ERR_IDS_USAGE: unknown option "--frob"; expected one of --count, .*, --help \(see ids generate --help\)\n$/,
     ],
-    [['generate', 'extra'], /^ids generate: error ERR_IDS_USAGE: Unexpected argument 'extra'/],
-    [['generate', '-n'], /^ids generate: error ERR_IDS_USAGE: Option '-n, --count <value>' argument missing/],
+    [
+      ['generate', 'extra'],
+      /^ids generate: error ERR_IDS_USAGE: expected options only, received the argument "extra"/,
+    ],
+    [['generate', '-n'], /^ids generate: error ERR_IDS_USAGE: --count: expected a value, received nothing/],
+    [
+      ['generate', '--json=yes'],
+      /^ids generate: error ERR_IDS_USAGE: --json: expected no value \(it is a switch\), received one/,
+    ],
+    [
+      ['generate', '--layout', '--json'],
+      /--layout: expected a value, received the option that follows it \(write --layout=VALUE/,
+    ],
+    // A negative number reaches the option's own check, not parseArgs' "argument is ambiguous".
+    [
+      ['generate', '-n', '-1'],
+      /^ids generate: error ERR_IDS_USAGE: --count: expected a whole number from 1 to 1,000,000,000, received "-1"/,
+    ],
+    [
+      ['generate', '--count', '-5'],
+      /--count: expected a whole number from 1 to 1,000,000,000, received "-5"/,
+    ],
+    [
+      ['generate', '--machine-id', '-1'],
+      /^ids generate: error ERR_IDS_MACHINE_ID: --machine-id: expected an integer from 0 to 65535, received "-1"/,
+    ],
     [['generate', '-n', '0'], /--count: expected a whole number from 1 to 1,000,000,000, received "0"/],
     [['generate', '-n', '1.5e3'], /received "1.5e3"/],
     [['generate', '-n', '2e9'], /from 1 to 1,000,000,000, received "2e9"/],
@@ -249,7 +273,10 @@ describe('help and usage', () => {
       ['generate', '-l', 'twitter', '-m', '1024'],
       /error ERR_IDS_MACHINE_ID: --machine-id: expected an integer from 0 to 1023/,
     ],
-    [['machine-id', '-m', '-1'], /argument is ambiguous|expected an integer/],
+    [
+      ['machine-id', '-m', '-1'],
+      /^ids machine-id: error ERR_IDS_MACHINE_ID: --machine-id: expected an integer from 0 to 65535, received "-1"/,
+    ],
     [['decompose'], /expected at least one ID/],
     [
       ['decompose', 'abc'],

@@ -3,8 +3,11 @@
 // kept here, so a new command or flag without docs fails.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FUTURE_SLACK_MS, NEAR_EPOCH_MS } from '@ids/engine/read';
+import { STORES } from '@ids/engine/internal';
 import { serverHelp } from '@ids/server';
 import { describe, expect, it } from 'vitest';
+import { serveHelp } from '../src/commands/serve.js';
 import { ids } from './helpers.js';
 
 const readme = (pkg: string) => readFileSync(join(__dirname, '..', '..', pkg, 'README.md'), 'utf8');
@@ -111,6 +114,16 @@ describe('help screens', async () => {
     expect(misaligned(help)).toEqual([]);
   });
 
+  // Two help screens side by side on one terminal, or one in a split pane.
+  it.each(all)('%s --help: no line is wider than 100 columns', (_, help) => {
+    expect(help.split('\n').filter((line) => line.length > 100)).toEqual([]);
+  });
+
+  it.each(all)('%s --help: the exit codes, worded alike', (_, help) => {
+    // A missing optional package is exit 2 from both commands, and both helps say so.
+    expect(help.replace(/\s+/g, ' ')).toMatch(/Exit codes: 0 [^.]*, 2 [^.]*not installed\. $/);
+  });
+
   it.each([...screens].filter(([name]) => name !== 'ids'))('%s is in the CLI README', (name) => {
     expect(mentions(CLI_README, name), name).toBe(true);
   });
@@ -120,6 +133,60 @@ describe('help screens', async () => {
   it.each(all)('%s --help: every flag is in the README', (name, help) => {
     const text = name === 'ids serve' || name === 'ids-server' ? SERVER_README : CLI_README;
     expect(flagsOf(help).filter((flag) => !mentions(text, flag))).toEqual([]);
+  });
+});
+
+describe('ids decompose --help states the plausibility rule the engine applies', () => {
+  it('a day after the epoch (NEAR_EPOCH_MS) and a minute from now (FUTURE_SLACK_MS)', async () => {
+    // The text once said "between their epoch and a minute from now", while the engine refuses a
+    // reading closer to the epoch than NEAR_EPOCH_MS: the help must say what the code does.
+    expect(NEAR_EPOCH_MS).toBe(86_400_000);
+    expect(FUTURE_SLACK_MS).toBe(60_000);
+    const { stdout } = await ids(['decompose', '--help']);
+    expect(stdout.replace(/\s+/g, ' ')).toContain(
+      'at least a day after their epoch and at most a minute from now',
+    );
+  });
+});
+
+describe('the stores each help names', () => {
+  // The one table of stores (engine's STORES): every command that takes a
+  // segment store names each of them in its help.
+  const schemes = STORES.filter((store) => 'segment' in store).map((store) => store.prefix);
+
+  it.each([['segment'], ['generate'], ['serve']])('ids %s --help names every segment store', async (name) => {
+    const { stdout } = await ids([name, '--help']);
+    expect(schemes.filter((scheme) => scheme === undefined || !stdout.includes(scheme))).toEqual([]);
+  });
+
+  it('ids lock --help names every lock store of the table', async () => {
+    const { stdout } = await ids(['lock', '--help']);
+    const prefixes = STORES.filter((store) => 'lock' in store).map((store) => store.prefix);
+    expect(prefixes).toContain('zookeeper://');
+    expect(prefixes.filter((prefix) => !stdout.includes(prefix))).toEqual([]);
+  });
+
+  it('ids machine-id --help and the host-claim note name the stores an ID can be claimed in', async () => {
+    const { stdout } = await ids(['machine-id', '--help']);
+    for (const store of ['Redis', 'ZooKeeper']) expect(stdout).toContain(store);
+    const { stderr } = await ids(['generate']);
+    expect(stderr).toMatch(
+      /^ids generate: note: .*Redis \(IDS_REDIS_URL\) or ZooKeeper \(IDS_ZOOKEEPER_CONNECT\)\n$/,
+    );
+  });
+});
+
+describe('ids serve --help without @ids/server', () => {
+  it('is the command and what to install, exit 0: help never needs the package it describes', async () => {
+    const missing = Object.assign(new Error("Cannot find package '@ids/server' imported from /x.js"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
+    const help = await serveHelp(() => Promise.reject(missing));
+    expect(help).toMatch(/^Usage: ids serve \[options\]\n/);
+    expect(help).toContain('@ids/server is not installed here: install it');
+    expect(misaligned(help)).toEqual([]);
+    // Any other failure to load it is not hidden behind a help text.
+    await expect(serveHelp(() => Promise.reject(new Error('broken')))).rejects.toThrow('broken');
   });
 });
 

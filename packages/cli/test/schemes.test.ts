@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidLayoutError, NAMED_LAYOUTS } from '@ids/engine';
-import { SEGMENT_STORE_CLIENTS } from '@ids/engine/internal';
+import { STORES, type StoreEntry } from '@ids/engine/internal';
 import { hasMariadb, hasRedis, serverForSuite, startMariadb, startRedis } from '@ids/test-services';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compareSchemes, NON_LAYOUT_SCHEMES, SCHEMES, SEGMENT_STORES, schemeTable } from '../src/schemes.js';
@@ -196,21 +196,22 @@ describe('the scheme table', () => {
     expect(Object.isFrozen(NON_LAYOUT_SCHEMES)).toBe(true);
   });
 
-  it('names every store a segment store string can open: PGlite, PostgreSQL, MySQL and Redis', () => {
+  it('names every store a segment store string can open: PostgreSQL, MySQL, Redis and PGlite', () => {
     const segment = NON_LAYOUT_SCHEMES.find((s) => s.name === 'segment')!;
     expect(segment.coordination).toBe(
-      'a store (PGlite, PostgreSQL, MySQL, Redis) once per segment of `step` IDs',
+      'a store (PostgreSQL, MySQL, Redis, PGlite) once per segment of `step` IDs',
     );
-    // One store per kind of store string: a store added to the strings must be named here too.
-    expect(SEGMENT_STORE_CLIENTS).toHaveLength(SEGMENT_STORES.length);
+    // The names come from the store table: each string that opens a segment store has its store named.
     for (const where of [
       'pglite:/tmp/x',
       'postgres://127.0.0.1/ids',
       'mysql://127.0.0.1/ids',
       'redis://127.0.0.1',
     ]) {
-      expect(SEGMENT_STORE_CLIENTS.some((store) => store.scheme.test(where))).toBe(true);
+      const store = STORES.find((entry: StoreEntry) => entry.segment && entry.scheme.test(where));
+      expect(SEGMENT_STORES).toContain(store?.title);
     }
+    expect(SEGMENT_STORES).toHaveLength(4);
   });
 
   it('validates layouts as compareLayouts does', () => {

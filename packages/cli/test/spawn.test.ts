@@ -121,7 +121,7 @@ describe('the ids executable', () => {
     expect(result.stdout.trim().split('\n')).toHaveLength(2);
     // Only the up-front note of how long the whole count would take; no error.
     expect(result.stderr).toBe(
-      "ids: 50,000,000 IDs take at least 12s at the twitter layout's ceiling of 4,096,000 IDs/s per machine ID\n",
+      "ids generate: note: 50,000,000 IDs take at least 12s at the twitter layout's ceiling of 4,096,000 IDs/s per machine ID\n",
     );
   });
 

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { InvalidMachineIdError } from '@ids/engine';
+import { InvalidMachineIdError, MissingPackageError } from '@ids/engine';
 import { AutoMachineIdError } from '@ids/machine-file';
 import { describe, expect, it } from 'vitest';
 import { TRAIL_TO_HOST_CLAIM } from '../../machine-file/test/helpers.js';
@@ -91,6 +91,13 @@ describe('exit codes', () => {
     expect(exitCodeOf(new InvalidMachineIdError('x'))).toBe(EXIT_USAGE);
     expect(exitCodeOf(new AutoMachineIdError('x', []))).toBe(EXIT_FAILURE);
     expect(exitCodeOf(new Error('bug'))).toBe(EXIT_FAILURE);
+  });
+
+  // ids-server exits 2 for the same (a store configured without its package: its configuration
+  // cannot work), so both commands give one code per condition (the README's table).
+  it('2 for an optional package that is not installed', () => {
+    const missing = new MissingPackageError('install @ids/server to use `ids serve`', ['@ids/server']);
+    expect(exitCodeOf(missing)).toBe(EXIT_USAGE);
   });
 });
 

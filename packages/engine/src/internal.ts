@@ -14,10 +14,26 @@ export {
   warnError,
 } from './check.js';
 export { checkClock, type SleepOptions, sleep, sleepSync } from './clock.js';
+export {
+  HELP_WIDTH,
+  joinNegativeValues,
+  type OptionSpec,
+  optionErrorText,
+  wrapWords,
+} from './command-line.js';
 export { received } from './errors.js';
 export { type LayoutIdFunctions, layoutIdFunctions, toMs } from './id.js';
 export { checkFieldBits, defineCheckedFields, layoutShape, maxTimeBits, tickOf } from './layout.js';
 export { acceptMachineId, afterValue, idOf, type ResolveMode, releaseQuietly } from './machine.js';
-export { importOptional, SEGMENT_STORE_CLIENTS, segmentStoreNeeds } from './optional.js';
+export { importOptional } from './optional.js';
 export { type MachineIdRequest, type Preset, type PresetClass, presetClass } from './preset.js';
+export {
+  STORES,
+  type StoreEntry,
+  type StoreFeature,
+  type StoreName,
+  segmentStoreNeeds,
+  storeFor,
+  storeForms,
+} from './stores.js';
 export { type LongTimeoutOptions, setLongTimeout, TIMER_MAX_MS, type TimerHost } from './timer.js';

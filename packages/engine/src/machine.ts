@@ -17,10 +17,16 @@ export interface MachineIdContext {
   /**
    * Set by a chain of providers (machine-file's `auto`): the provider says here, in a sentence,
    * how it chose its ID, for the chain's trail (`--explain`). A chain run as a provider notes the
-   * sentence of the step it used, then its trail on the following lines. Other callers leave it
-   * out.
+   * sentence of the step it used, then its trail on the following lines, and passes the trail
+   * as data too (`trail`: each step tried, what it did and why), for a log that keeps it as
+   * fields. Other callers leave it out.
    */
-  readonly note?: ((detail: string) => void) | undefined;
+  readonly note?:
+    | ((
+        detail: string,
+        trail?: readonly { readonly step: string; readonly outcome: string; readonly detail: string }[],
+      ) => void)
+    | undefined;
 }
 
 /**

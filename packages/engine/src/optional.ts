@@ -37,30 +37,3 @@ function isMissing(error: unknown, pkg: string): boolean {
     new RegExp(`'${pkg.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(/[^']*)?'`).test(message)
   );
 }
-
-/**
- * The client package each segment store string needs, one line per store, shared by @ids/segment
- * (which loads it) and the server and CLI (which name it when @ids/segment itself is missing).
- */
-export const SEGMENT_STORE_CLIENTS: readonly {
-  /** Which store strings this line is for. */
-  scheme: RegExp;
-  /** The package the store needs beside @ids/segment. */
-  client: string;
-  /** How messages name the store, e.g. "a postgres:// segment store". */
-  use: string;
-}[] = [
-  { scheme: /^postgres(ql)?:\/\//, client: 'pg', use: 'a postgres:// segment store' },
-  { scheme: /^rediss?:\/\//, client: '@ids/machine-redis', use: 'a redis:// segment store' },
-  { scheme: /^(pglite|memory):/, client: '@electric-sql/pglite', use: 'a pglite: segment store' },
-  { scheme: /^mysql:\/\//, client: 'mysql2', use: 'a mysql:// segment store' },
-];
-
-/**
- * What to name when @ids/segment is missing for the store string `where`: the store's client
- * too (it is an optional peer of @ids/segment), and the store's wording.
- */
-export function segmentStoreNeeds(where: string): { use: string; also: string[] } {
-  const store = SEGMENT_STORE_CLIENTS.find((entry) => entry.scheme.test(where));
-  return store ? { use: store.use, also: [store.client] } : { use: 'a segment store', also: [] };
-}

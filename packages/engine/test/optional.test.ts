@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { IdsError, MissingPackageError } from '../src/errors.js';
-import { importOptional, segmentStoreNeeds } from '../src/optional.js';
+import { importOptional } from '../src/optional.js';
+import { segmentStoreNeeds } from '../src/stores.js';
 
 // Real imports of packages that are not installed, from ESM (import()) and from CommonJS
 // (require), as the published builds do them.

@@ -1,6 +1,10 @@
 // @ids/lock: named locks with fences on the @ids lease machinery, guards for the protected
 // resource, and idempotency keys. The stores are entry points of their own (`@ids/lock/redis`,
 // `@ids/lock/etcd`, `@ids/lock/zookeeper`), so that importing this one loads no client.
+
+// The lease errors a lock can throw (the store down or refusing, a lock lost) are the one family
+// of @ids/machine-lease, re-exported whole, so a lock user imports nothing from machine-ID packages.
+export * from '@ids/machine-lease/errors';
 export type { LockBackend, Taken } from './backend.js';
 export {
   FenceMismatchError,

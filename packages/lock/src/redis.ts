@@ -1,13 +1,8 @@
 // @ids/lock/redis: the locks on Redis. Loaded only by those who use Redis (ioredis and
 // @ids/machine-redis are optional peers of @ids/lock).
 import { IdsError, InvalidArgumentError } from '@ids/engine';
-import {
-  LeaseLostError,
-  LeaseStoreUnavailableError,
-  openRedisClient,
-  parseRedisUrl,
-} from '@ids/machine-redis';
-import { redisFailure } from '@ids/machine-redis/internal';
+import { LeaseLostError, LeaseStoreUnavailableError } from '@ids/machine-redis';
+import { openRedisClient, parseRedisUrl, redisFailure } from '@ids/machine-redis/internal';
 import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
 import { Locks } from './locks.js';
@@ -60,6 +55,8 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
     }),
   );
   const backend = new RedisBackend(client, prefix, pollMs);
+  // A test seam: sees the backend, to count what it keeps per waiter.
+  (options as { onBackend?: (b: RedisBackend) => void }).onBackend?.(backend);
   try {
     await withinMs(timeoutMs, `${where} (subscribing to releases, loading the scripts)`, backend.open());
   } catch (error) {
@@ -113,8 +110,14 @@ class RedisBackend implements LockBackend {
   readonly #channel: string;
   readonly #epoch: string;
   readonly #pollMs: number;
-  /** Tokens a release named as next in line, not yet seen by their waiter. */
+  /**
+   * Tokens of this process a release named as next in line, not yet seen by their waiter. Only
+   * this process's: every process hears every release, and a set of other processes' tokens
+   * would grow for as long as the process lives.
+   */
   readonly #called = new Set<string>();
+  /** Tokens of this process with a joining take on the wire (its release may come before its reply). */
+  readonly #asking = new Set<string>();
   readonly #waiters = new Map<string, Set<Waiter>>();
   /** Tokens of this process standing in a line. */
   readonly #joined = new Set<string>();
@@ -167,7 +170,7 @@ class RedisBackend implements LockBackend {
     const at = message.lastIndexOf('/');
     const name = message.slice(0, at);
     const next = message.slice(at + 1);
-    this.#called.add(next);
+    if (this.#joined.has(next) || this.#asking.has(next)) this.#called.add(next);
     for (const waiter of this.#waiters.get(name) ?? []) {
       if (next === waiter.token) waiter.wake();
     }
@@ -189,6 +192,7 @@ class RedisBackend implements LockBackend {
     budgetMs: number | undefined,
   ): Promise<Taken | undefined> {
     const what = `taking the lock ${JSON.stringify(name)}`;
+    if (join) this.#asking.add(token);
     const sent = this.#run(TAKE, [
       ...this.#keys(name),
       this.#epoch,
@@ -199,9 +203,14 @@ class RedisBackend implements LockBackend {
       this.#pollMs * 5,
       join ? '1' : '0',
     ]);
-    const reply = (await this.#call(what, () =>
-      budgetMs === undefined ? sent : withinMs(budgetMs, what, sent),
-    )) as [number, (number | string)?, number?];
+    let reply: [number, (number | string)?, number?];
+    try {
+      reply = (await this.#call(what, () =>
+        budgetMs === undefined ? sent : withinMs(budgetMs, what, sent),
+      )) as [number, (number | string)?, number?];
+    } finally {
+      this.#asking.delete(token);
+    }
     this.#called.delete(token);
     if (reply[0] !== 1) {
       if (join) this.#joined.add(token);
@@ -263,6 +272,11 @@ class RedisBackend implements LockBackend {
       const poll = setTimeout(done, this.#pollMs);
       signal.addEventListener('abort', done, { once: true });
     });
+  }
+
+  /** How many tokens this backend keeps for waiters (called, joined, asking): for a leak test. */
+  kept(): number {
+    return this.#called.size + this.#joined.size + this.#asking.size + this.#waiters.size;
   }
 
   transient(error: unknown): boolean {

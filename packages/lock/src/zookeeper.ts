@@ -11,16 +11,15 @@
 // cluster-wide and never reused, so a fence stays above every earlier one whatever happens to
 // the nodes.
 import { InvalidArgumentError } from '@ids/engine';
+import { DEFAULT_ZOOKEEPER_CONNECT, LeaseLostError } from '@ids/machine-zookeeper';
 import {
   type ConnectString,
-  DEFAULT_ZOOKEEPER_CONNECT,
   isPath,
-  LeaseLostError,
   parseConnectString,
   type SessionOptions,
   ZkAnswer,
   ZkSession,
-} from '@ids/machine-zookeeper';
+} from '@ids/machine-zookeeper/internal';
 import { type LockBackend, PlacesBackend, type Taken } from './backend.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';

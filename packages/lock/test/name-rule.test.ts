@@ -2,7 +2,7 @@
 // the README states it as the code declares it (nameRuleText() from NAME_REFUSED and friends).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ZkSession } from '@ids/machine-zookeeper';
+import { ZkSession } from '@ids/machine-zookeeper/internal';
 import { hasZookeeper, serverForSuite, startEtcd, startZookeeper } from '@ids/test-services';
 import { Etcd3 } from 'etcd3';
 import { describe, expect, it } from 'vitest';

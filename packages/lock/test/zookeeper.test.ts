@@ -1,9 +1,11 @@
 // The locks on a real ZooKeeper: N processes counting under the lock, fences that are czxids,
 // FIFO waits on the predecessor's delete, a holder SIGSTOPped past its session timeout, the
 // ends of a wait, and a create retried after its answer was lost.
-import { LeaseStoreUnavailableError, ZkSession } from '@ids/machine-zookeeper';
+
+import { ZkSession } from '@ids/machine-zookeeper/internal';
 import { hasZookeeper, serverForSuite, startZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
+import { LeaseStoreUnavailableError } from '../src/index.js';
 import { type ZookeeperLocksOptions, zookeeperLocks } from '../src/zookeeper.js';
 import { abortsAtDeadline, pausedHolderFenced, waitersServedInOrder } from './cases.js';
 import {

@@ -33,6 +33,14 @@ export interface EtcdMachineIdOptions extends EtcdOptions {
    * function: InvalidArgumentError.
    */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Every claim this provider makes while another of its claims is held goes under one etcd
+   * lease, kept alive by one keepalive, on one client (an `ids-server --machines 64` pays one
+   * lease, not 64). The claims are fenced together when the lease is lost, and each keeps its ID
+   * when it recovers; releasing one deletes its key, releasing the last revokes the lease.
+   * Default false: a lease per claim.
+   */
+  readonly shareLease?: boolean;
 }
 
 /**

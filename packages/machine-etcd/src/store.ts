@@ -123,6 +123,15 @@ export class EtcdStore implements LeaseStore {
     return reply.kvs[0]?.lease === leaseId ? { revision: reply.header.revision } : undefined;
   }
 
+  /** Deletes `<prefix>/<id>` only while it carries the lease: one claim of a shared lease leaving. */
+  async drop(leaseId: string, id: number): Promise<void> {
+    const client = this.#conn.client;
+    const key = this.keys.claim(id);
+    await this.#conn.call(`releasing ${key}`, (options) =>
+      client.if(key, 'Lease', '==', leaseId).then(client.delete().key(key)).options(options).commit(),
+    );
+  }
+
   /** Watches the claim key from the revision after `revision`: deleted or re-bound, it is not ours. */
   watch(leaseId: string, id: number, revision: string, lost: (what: string) => void): Watch {
     const watcher = this.#conn.client

@@ -212,7 +212,7 @@ export function autoMachineId(options: AutoMachineIdOptions = {}): MachineIdProv
   return ({ bits, note }) => {
     const report = (auto: AutoMachineId) => {
       // How it chose (the used step's own sentence), then the trail that led there.
-      note?.(`${auto.trail.at(-1)?.detail}\n${auto.explain()}`);
+      note?.(`${auto.trail.at(-1)?.detail}\n${auto.explain()}`, auto.trail);
       return auto.machineId;
     };
     const result = runChain(options, checkInteger(bits, 'bits', 0, 30));

@@ -2,8 +2,8 @@
 // options of its renewals, the sweep of what dead holders left beside it, and the renewals
 // themselves (on the renewal thread or this thread's timers, see renewal.ts), with a synchronous
 // renewal for `verify` and the loss of the file, which aborts the holder's signal.
-import { type Clock, wallClock } from '@ids/engine';
-import { checkClock, checkInteger, checkOnError } from '@ids/engine/internal';
+import { type Clock, InvalidArgumentError, wallClock } from '@ids/engine';
+import { checkClock, checkInteger, checkOnError, received } from '@ids/engine/internal';
 import { HeldFileLostError } from './errors.js';
 import { atExit, type ReleasedAtExit } from './exit.js';
 import { type FileSystem, nodeFileSystem, sweepTemps, writeTemp, writeTempSync } from './files.js';
@@ -27,6 +27,14 @@ export interface HeldFileOptions {
   readonly onError?: (error: unknown) => void;
   /** Release the claim or lock when the process exits normally. Default true. */
   readonly releaseOnExit?: boolean;
+  /**
+   * Renew on this package's renewal thread (with the wall clock and node:fs), so that a blocked
+   * event loop does not hold the renewals up. Default true. False renews from the holder's own
+   * timers, and `verify()` renews synchronously before an ID once the record is near: enough for
+   * a short-lived process that only issues IDs (the `ids` command), for which starting a worker
+   * thread costs more CPU than the rest of the run. A boolean, else InvalidArgumentError.
+   */
+  readonly renewalThread?: boolean;
   /** File system seam (tests inject faults). Default: node:fs. */
   readonly files?: FileSystem;
   /** Process table seam (tests inject dead or reused pids). Default: the running system's. */
@@ -67,6 +75,12 @@ export function checkHeldOptions(
   );
   const onError = checkOnError(options.onError);
   const files = options.files ?? nodeFileSystem;
+  const thread = options.renewalThread ?? true;
+  if (typeof thread !== 'boolean') {
+    throw new InvalidArgumentError(`expected true or false, received ${received(thread)}`, {
+      option: 'renewalThread',
+    });
+  }
   return {
     clock,
     intervalMs: interval,
@@ -75,7 +89,7 @@ export function checkHeldOptions(
     atExit: options.releaseOnExit ?? true,
     files,
     table: options.processes ?? systemProcesses,
-    onThread: clock === wallClock && files === nodeFileSystem,
+    onThread: thread && clock === wallClock && files === nodeFileSystem,
   };
 }
 

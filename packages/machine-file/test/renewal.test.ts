@@ -222,3 +222,36 @@ describe('a loss the renewal thread finds', () => {
     expect(JSON.parse(readFileSync(join(dir, `${claim.machineId}.claim`), 'utf8')).pid).toBe(556);
   }, 120_000);
 });
+
+describe('renewalThread: false', () => {
+  // A short-lived process that only issues IDs (the `ids` command) renews from its own thread:
+  // while that thread is blocked nothing renews, where the renewal thread would have.
+  const blockedRenewals = (renewalThread?: boolean) => {
+    const dir = tempDir();
+    const claim = claimHostMachineId(8, {
+      dir,
+      recordIntervalMs: 20,
+      recordAheadMs: 40,
+      releaseOnExit: false,
+      ...(renewalThread === undefined ? {} : { renewalThread }),
+    });
+    const recorded = () => JSON.parse(readFileSync(claim.path, 'utf8')).recordedMs as number;
+    const before = recorded();
+    const cell = new Int32Array(new SharedArrayBuffer(4));
+    Atomics.wait(cell, 0, 0, 400);
+    const after = recorded();
+    claim.release();
+    return after - before;
+  };
+
+  it('renews only from the holder thread: a blocked one renews nothing meanwhile, unlike the thread', () => {
+    expect(blockedRenewals(false)).toBe(0);
+    expect(blockedRenewals()).toBeGreaterThan(200);
+  });
+
+  it('is a boolean', () => {
+    expect(() => claimHostMachineId(8, { dir: tempDir(), renewalThread: 'no' as never })).toThrow(
+      /renewalThread: expected true or false, received "no" \(string\)/,
+    );
+  });
+});

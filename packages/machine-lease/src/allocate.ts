@@ -1,6 +1,9 @@
 import { LeaseBitsMismatchError, LeaseSpaceFullError } from './errors.js';
 import type { Attempt, LeaseStore } from './store.js';
 
+/** What claiming asks of a store. */
+export type ClaimingStore = Pick<LeaseStore, 'name' | 'where' | 'claimKey' | 'listTaken' | 'tryCreate'>;
+
 function randomBelow(n: number): number {
   return Math.floor(Math.random() * n);
 }
@@ -29,7 +32,7 @@ function* freeInRandomOrder(space: number, taken: Set<number>): Generator<number
  * Every ID with a claim in the store, refusing one that does not fit `bits`: another fleet with
  * a wider field shares the prefix, and claiming beside it would be claiming its IDs.
  */
-export async function listTaken(store: LeaseStore, bits: number): Promise<Set<number>> {
+export async function listTaken(store: ClaimingStore, bits: number): Promise<Set<number>> {
   const taken = await store.listTaken();
   for (const id of taken) {
     if (id >= 2 ** bits) {
@@ -66,7 +69,7 @@ export interface AllocateOptions {
  * @throws LeaseSpaceFullError when every ID is held.
  */
 export async function allocate(
-  store: LeaseStore,
+  store: ClaimingStore,
   leaseId: string,
   options: AllocateOptions,
 ): Promise<{ id: number; attempt: Attempt & { held: true } }> {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type MachineIdClaim } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import { allocate } from './allocate.js';
+import { allocate, type ClaimingStore } from './allocate.js';
 import {
   LeaseLostError,
   LeaseSpaceFullError,
@@ -9,6 +9,7 @@ import {
 } from './errors.js';
 import type { Scheduler } from './keeper.js';
 import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
+import type { SharedLease, SharedLossListener } from './shared.js';
 import type { Attempt, LeaseStore, Watch } from './store.js';
 
 /** What a holder needs beyond the lease timing: how to find and record an ID. */
@@ -116,37 +117,33 @@ export class Holder {
   #recovering: Promise<void> = Promise.resolve();
   #released: Promise<void> | undefined;
   #wake: () => void = () => undefined;
+  /** The lease this holder shares with the other claims of its process, when it does. */
+  readonly #shared: SharedLease | undefined;
+  /** How the shared lease tells this holder it was lost, and names it as a member. */
+  readonly #member: SharedLossListener = (l, reason) => this.#onLost(l, reason);
 
-  /** A holder of nothing yet: `acquire()` claims. The holder closes `store` on release. */
-  constructor(store: LeaseStore, settings: CheckedHolderOptions, scheduler: Scheduler) {
+  /**
+   * A holder of nothing yet: `acquire()` claims. Alone, the holder grants its own leases on
+   * `store` and closes it on release; with `shared`, it claims under that lease (whose store
+   * `store` must be), and the last member to leave closes it.
+   */
+  constructor(store: LeaseStore, settings: CheckedHolderOptions, scheduler: Scheduler, shared?: SharedLease) {
     this.#store = store;
     this.#settings = settings;
     this.#scheduler = scheduler;
+    this.#shared = shared;
+    shared?.join(this.#member);
   }
 
   /** Grants a lease, claims an ID under it (preferring `preferred`), and issues the claim. */
   async acquire(preferred?: number): Promise<LeasedClaim> {
+    if (this.#shared) return this.#acquireShared(this.#shared, preferred);
     const lease = await grantLease(this.#store, this.#settings, this.#scheduler, (l, reason) =>
       this.#onLost(l, reason),
     );
     this.#keep(lease);
     try {
-      this.#stillValid(lease);
-      const { id, attempt } = await allocate(this.#store, lease.id, {
-        bits: this.#settings.bits,
-        probes: this.#settings.probes,
-        preferred,
-        ...(this.#settings.only === undefined ? {} : { only: this.#settings.only }),
-        stillValid: () => this.#stillValid(lease),
-      });
-      const waitMs = this.#waitBeforeIssuing(id, attempt);
-      if (waitMs > 0) await this.#pause(waitMs);
-      if (this.#released) throw this.#releasedError();
-      if (id !== this.#id) {
-        this.#id = id;
-        this.#recorded = -1;
-        this.#written = -1;
-      }
+      const { attempt } = await this.#allocate(this.#store, lease, preferred);
       if (!lease.keeper.check() && lapsed(lease)) {
         // The claim took longer than the trust window (a store or a process too busy to confirm
         // a keepalive meanwhile), but nobody refused it: confirm the lease now rather than fail
@@ -162,6 +159,125 @@ export class Holder {
       await this.#store.revoke(lease.id).catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * Claims an ID under `lease` through `store` (the holder's, or one that keeps shared claims
+   * apart) and waits out what the store asks before issuing from it.
+   */
+  async #allocate(
+    store: ClaimingStore,
+    lease: Lease,
+    preferred: number | undefined,
+  ): Promise<{ id: number; attempt: Extract<Attempt, { held: true }> }> {
+    this.#stillValid(lease);
+    const got = await allocate(store, lease.id, {
+      bits: this.#settings.bits,
+      probes: this.#settings.probes,
+      preferred,
+      ...(this.#settings.only === undefined ? {} : { only: this.#settings.only }),
+      stillValid: () => this.#stillValid(lease),
+    });
+    const waitMs = this.#waitBeforeIssuing(got.id, got.attempt);
+    if (waitMs > 0) await this.#pause(waitMs);
+    if (this.#released) throw this.#releasedError();
+    if (got.id !== this.#id) {
+      this.#id = got.id;
+      this.#recorded = -1;
+      this.#written = -1;
+    }
+    return got;
+  }
+
+  /**
+   * `acquire` on a shared lease: the lease is the one trusted now (granted once for every
+   * member), the store asked through a view that counts IDs the other members have as taken.
+   * On failure the keys this attempt may have made are deleted; the lease stays for the others.
+   */
+  async #acquireShared(shared: SharedLease, preferred: number | undefined): Promise<LeasedClaim> {
+    const lease = await shared.obtain();
+    this.#lease = lease;
+    const member = this.#member;
+    const tried = new Set<number>();
+    const inner = this.#store;
+    const store: ClaimingStore = {
+      name: inner.name,
+      where: inner.where,
+      claimKey: (id) => inner.claimKey(id),
+      listTaken: () => inner.listTaken(),
+      tryCreate: async (leaseId, id) => {
+        if (!shared.bind(member, leaseId, id)) return { held: false };
+        tried.add(id);
+        const attempt = await inner.tryCreate(leaseId, id);
+        if (!attempt.held) await shared.unbind(member, leaseId, id);
+        return attempt;
+      },
+    };
+    try {
+      const got = await this.#allocate(store, lease, preferred);
+      if (!lease.keeper.check()) {
+        // Took longer than the trust window: confirm the shared lease, then this claim.
+        const confirmed = await this.#confirmShared(shared, lease, got.attempt.notBefore);
+        if (confirmed) return confirmed;
+      }
+      return this.#issue(lease, got.attempt.notBefore, got.attempt.revision);
+    } catch (error) {
+      for (const made of tried) await shared.drop(member, lease.id, made).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * After the claim issued on `old` (a shared lease) was fenced: the shared lease confirmed (one
+   * keepalive for every member, or none when another member's confirmed it and it is trusted
+   * now), then this claim checked to still carry it, and issued on the lease as confirmed.
+   * Undefined when the claim no longer carries it.
+   * @throws LeaseLostError when the lease is gone or replaced, or trusted no longer by the time
+   * the claim was checked; what the store throws when it could not be asked.
+   */
+  async #confirmShared(
+    shared: SharedLease,
+    old: Lease,
+    stored: number | undefined,
+  ): Promise<LeasedClaim | undefined> {
+    const lease = await shared.confirm(old);
+    this.#lease = lease;
+    const held = await this.#store.holds(lease.id, this.#id);
+    if (this.#released) throw this.#releasedError();
+    if (!held) return undefined;
+    return this.#issue(lease, stored, held.revision);
+  }
+
+  /** `#recoverOnce` on a shared lease: keep the ID when the lease and the claim are confirmed, else claim anew. */
+  async #recoverShared(shared: SharedLease): Promise<LeasedClaim | undefined> {
+    const old = this.#claimLease ?? this.#lease;
+    if (old && this.#id >= 0 && shared.isBound(this.#member, old.id, this.#id)) {
+      try {
+        const confirmed = await this.#confirmShared(shared, old, undefined);
+        if (confirmed) return confirmed;
+      } catch (error) {
+        if (this.#released) return undefined;
+        if (!(error instanceof LeaseLostError)) throw error;
+      }
+      // Not ours any more, or not confirmable: let the key go (only if it still carries the lease).
+      await shared.drop(this.#member, old.id, this.#id);
+    }
+    if (this.#released) return undefined;
+    return this.#acquireShared(shared, this.#id >= 0 ? this.#id : undefined);
+  }
+
+  /**
+   * One claim's key was deleted or re-bound while its lease is trusted. Alone, the lease is the
+   * claim's and is fenced; shared, only this claim is: the other claims keep their keys.
+   */
+  #keyLost(lease: Lease, reason: LeaseLostError): void {
+    if (!this.#shared) {
+      lease.keeper.fence(reason);
+      return;
+    }
+    if (this.#claimLease !== lease) return;
+    void this.#cancelWatch();
+    this.#controller?.abort(reason);
   }
 
   /**
@@ -259,7 +375,7 @@ export class Holder {
   #startWatch(lease: Lease, id: number, revision: string): void {
     const key = this.#store.claimKey(id);
     this.#watch = this.#store.watch?.(lease.id, id, revision, (what) =>
-      lease.keeper.fence(new LeaseLostError(this.#store.name, 'key-lost', `the claim ${key} was ${what}`)),
+      this.#keyLost(lease, new LeaseLostError(this.#store.name, 'key-lost', `the claim ${key} was ${what}`)),
     );
   }
 
@@ -296,7 +412,8 @@ export class Holder {
     const value = this.#recorded;
     if (value <= this.#written || lease.keeper.lost) return;
     if (!(await this.#store.writeTime(lease.id, id, value))) {
-      lease.keeper.fence(
+      this.#keyLost(
+        lease,
         new LeaseLostError(
           this.#store.name,
           'key-lost',
@@ -388,6 +505,7 @@ export class Holder {
   }
 
   async #recoverOnce(): Promise<LeasedClaim | undefined> {
+    if (this.#shared) return this.#recoverShared(this.#shared);
     const old = this.#lease;
     if (old && lapsed(old)) {
       // The lease may have outlived our trust in it: if the store confirms it and the claim
@@ -409,17 +527,27 @@ export class Holder {
     return this.acquire(this.#id >= 0 ? this.#id : undefined);
   }
 
+  /** Lets go of whatever the holder has (a claim being made included), as a claim's `release()` does. */
+  release(): Promise<void> {
+    return this.#release();
+  }
+
   #release(): Promise<void> {
     this.#released ??= (async () => {
       this.#wake();
       await this.#recovering;
       const lease = this.#lease;
       this.#lease = undefined;
-      lease?.keeper.stop();
+      // A shared lease's keeper serves the other members: the last one to leave stops it.
+      if (!this.#shared) lease?.keeper.stop();
       this.#controller?.abort(new LeaseLostError(this.#store.name, 'released', 'the claim was released'));
       // Records first: their writes are guarded by the lease that is about to go.
       await this.#writes;
       await this.#cancelWatch();
+      if (this.#shared) {
+        await this.#shared.leave(this.#member, this.#id);
+        return;
+      }
       let failure: unknown;
       if (lease) {
         try {

@@ -53,6 +53,14 @@ export interface HolderOptions {
    */
   readonly maxNotBeforeWaitMs?: number;
   /**
+   * Every claim this provider makes while another of its claims is held shares one lease, one
+   * store connection and one keepalive (on ZooKeeper one session), instead of one each: the
+   * cost of a process holding several machine IDs grows with processes, not IDs. The claims
+   * are fenced together when the lease is lost, and each recovers its own ID; releasing one
+   * deletes its key, releasing the last revokes the lease. Default false.
+   */
+  readonly shareLease?: boolean;
+  /**
    * Receives what a claim reports without failing: the notice (a RecordedTimeWait), once per
    * wait, that it waits for a recorded time. Default: a process warning.
    */

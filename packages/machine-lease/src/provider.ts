@@ -1,8 +1,10 @@
-import type { MachineIdContext } from '@ids/engine';
+import { InvalidArgumentError, type MachineIdContext } from '@ids/engine';
+import { received } from '@ids/engine/internal';
 import { LeaseBitsMismatchError } from './errors.js';
 import { Holder, type LeasedClaim } from './holder.js';
 import { schedulerOf } from './keeper.js';
 import { type CheckedLeaseOptions, type HolderOptions, holderOptions, integer } from './options.js';
+import { SharedLease } from './shared.js';
 import type { LeaseStore } from './store.js';
 
 /**
@@ -53,6 +55,13 @@ export function leasedMachineId(provider: {
   const scheduler = schedulerOf(options);
   const only = options.machineId;
   if (only !== undefined) integer(only, 'machineId', 0, 2 ** 30 - 1);
+  if (options.shareLease !== undefined && typeof options.shareLease !== 'boolean') {
+    throw new InvalidArgumentError(`expected true or false, received ${received(options.shareLease)}`, {
+      option: 'shareLease',
+    });
+  }
+  // The lease the claims share while one is held; after the last is released, a new one.
+  let shared: SharedLease | undefined;
   return async ({ bits }: MachineIdContext) => {
     if (lease.bits !== undefined && lease.bits !== bits) {
       throw new LeaseBitsMismatchError(
@@ -66,13 +75,31 @@ export function leasedMachineId(provider: {
         `machineId ${only} does not fit the generator's ${bits}-bit machine field (0 to ${2 ** bits - 1})`,
       );
     }
+    const settings = { ...lease, ...choices, bits, ...(only === undefined ? {} : { only }) };
+    if (options.shareLease) {
+      if (!shared || shared.closed) {
+        const opened = open();
+        if (!opened.drop) {
+          opened.close();
+          throw new InvalidArgumentError(
+            `expected a store that can delete one claim alone, received ${store}, which cannot: leave shareLease out`,
+            { option: 'shareLease' },
+          );
+        }
+        shared = new SharedLease(opened, lease, scheduler);
+      }
+      const holder = new Holder(shared.store, settings, scheduler, shared);
+      try {
+        return await holder.acquire();
+      } catch (error) {
+        // Leaves the lease; the last member out closes the store.
+        await holder.release().catch(() => undefined);
+        throw error;
+      }
+    }
     const opened = open();
     try {
-      const holder = new Holder(
-        opened,
-        { ...lease, ...choices, bits, ...(only === undefined ? {} : { only }) },
-        scheduler,
-      );
+      const holder = new Holder(opened, settings, scheduler);
       return await holder.acquire();
     } catch (error) {
       opened.close();

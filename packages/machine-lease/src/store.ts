@@ -90,6 +90,12 @@ export interface LeaseStore {
    * notifications leaves it out; its keepalive must then check the claim itself.
    */
   watch?(leaseId: string, id: number, revision: string, lost: (what: string) => void): Watch;
+  /**
+   * Optional: deletes the claim of `id` only while it still carries the lease, leaving the lease
+   * and its other claims alive. A store with it can carry several claims of one process on one
+   * lease (`shareLease`); one claim leaving deletes its key, the last one revokes.
+   */
+  drop?(leaseId: string, id: number): Promise<void>;
   /** Closes the connection if the store made it. */
   close(): void;
 }

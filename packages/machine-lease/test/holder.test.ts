@@ -8,16 +8,9 @@ import { checkGeneratorOptions, IdGenerator, type MachineIdClaim, resolveMachine
 import { describe, expect, it } from 'vitest';
 import { checkLeaseOptions } from '../src/options.js';
 import { leasedMachineId } from '../src/provider.js';
-import { FakeScheduler } from './fake-scheduler.js';
 import { testLayout } from './fixtures/lease-process.mjs';
-import { type MemoryLeaseClient, MemoryLeaseServer } from './memory-store.js';
-
-const TTL_S = 3;
-const MARGIN_MS = 600;
-const TIMEOUT_MS = 2000;
-/** TTL minus the margin: how long a confirmed keepalive is trusted from its sending. */
-const TRUST_MS = TTL_S * 1000 - MARGIN_MS;
-const STEP_MS = 5;
+import type { MemoryLeaseClient } from './memory-store.js';
+import { MARGIN_MS, MemoryWorld, TIMEOUT_MS, TRUST_MS, TTL_S, violation } from './memory-trust.js';
 
 const layout = testLayout(0);
 
@@ -78,6 +71,10 @@ class Issuer {
     );
   }
 
+  issued(): bigint[] {
+    return this.ids.map((x) => x.id);
+  }
+
   /** One call of nextIdSync, checked against the store at the instant it returns. */
   issue(): void {
     if (!this.generator) return;
@@ -91,48 +88,14 @@ class Issuer {
     const { server, scheduler } = this.#world;
     const at = scheduler.now();
     this.ids.push({ id, at });
-    const owner = server.owner(this.generator.machine);
-    const mine = owner !== undefined && this.client?.granted.has(owner);
-    const left = owner === undefined ? -1 : server.expiresAt(owner) - at;
-    if (!mine || left < MARGIN_MS) {
-      this.violations.push(
-        `ID ${id} at +${at - this.#world.start} ms: machine ${this.generator.machine} is ${owner === undefined ? 'held by nobody' : mine ? `ours with ${left} ms left` : `held by ${owner}`}`,
-      );
-    }
+    const wrong = violation(server, this.client, this.generator.machine, id, at, this.#world.start);
+    if (wrong) this.violations.push(wrong);
   }
 }
 
-class World {
-  readonly scheduler = new FakeScheduler(Date.UTC(2025, 0, 1));
-  readonly server = new MemoryLeaseServer(this.scheduler);
-  readonly start = this.scheduler.now();
-  readonly issuers: Issuer[] = [];
-
+class World extends MemoryWorld<Issuer> {
   issuer(): Issuer {
-    const issuer = new Issuer(this);
-    this.issuers.push(issuer);
-    issuer.start();
-    return issuer;
-  }
-
-  /** Runs `ms` of fake time in small steps; every issuer that has no claim retries, every one with a generator issues. */
-  async run(ms: number): Promise<void> {
-    for (let t = 0; t < ms; t += STEP_MS) {
-      await this.scheduler.advance(STEP_MS);
-      for (const issuer of this.issuers) {
-        issuer.start();
-        issuer.issue();
-      }
-    }
-  }
-
-  violations(): string[] {
-    return this.issuers.flatMap((issuer) => issuer.violations);
-  }
-
-  duplicates(): number {
-    const all = this.issuers.flatMap((issuer) => issuer.ids.map((x) => x.id));
-    return all.length - new Set(all).size;
+    return this.add(new Issuer(this));
   }
 }
 
@@ -251,8 +214,7 @@ describe('the claim a holder hands out', () => {
     client.answerDelayMs = 200;
     const a = new Issuer(world);
     a.client = client;
-    world.issuers.push(a);
-    a.start();
+    world.add(a);
     await world.run(3500);
     expect(a.refusals).toEqual([]);
     expect(a.generator, 'claimed without a second grant').toBeDefined();

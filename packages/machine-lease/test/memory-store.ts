@@ -160,6 +160,25 @@ export class MemoryLeaseServer {
   holds(leaseId: string, id: number): { revision: string } | undefined {
     return this.owner(id) === leaseId ? { revision: String(this.#revision) } : undefined;
   }
+
+  /** A holder gives up one claim of its lease (LeaseStore.drop). */
+  unclaim(leaseId: string, id: number): void {
+    if (this.owner(id) === leaseId) this.#claims.delete(id);
+  }
+
+  /** Leases alive now. */
+  liveLeases(): string[] {
+    this.#expire();
+    return [...this.#leases.keys()];
+  }
+
+  /**
+   * Deletes the claim of `id` whoever holds it, telling no watcher (an operator's hand seen
+   * only by the holder's next request, as on a store without a watch); `drop` tells them.
+   */
+  deleteClaim(id: number): void {
+    this.#claims.delete(id);
+  }
 }
 
 /**
@@ -250,5 +269,12 @@ export class MemoryLeaseClient implements LeaseStore {
   watch(_leaseId: string, id: number, _revision: string, lost: (what: string) => void): Watch {
     return this.#server.watch(id, lost);
   }
-  close(): void {}
+  drop(leaseId: string, id: number): Promise<void> {
+    return this.#call('drop', () => this.#server.unclaim(leaseId, id));
+  }
+  /** Whether the holder closed this client. */
+  closed = false;
+  close(): void {
+    this.closed = true;
+  }
 }

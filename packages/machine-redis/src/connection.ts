@@ -99,6 +99,9 @@ export class Connection {
     if (this.#owned) this.client.on('error', this.#onError);
   }
 
+  /** The first connect, waited for by every call made meanwhile. */
+  #connecting: Promise<void> | undefined;
+
   /** Resolves once the client is ready, within `ms`; rejects at once on refused credentials or TLS. */
   #ready(ms: number): Promise<void> {
     const client = this.client;
@@ -118,11 +121,13 @@ export class Connection {
         }),
       );
     }
-    return new Promise<void>((resolve, reject) => {
+    // One wait for every caller: a connection shared by the claims of a process (shareLease)
+    // has dozens of calls waiting on its first connect, and a pair of listeners each.
+    this.#connecting ??= new Promise<void>((resolve, reject) => {
       const done = (error?: unknown) => {
-        cancelTimer();
         client.off('ready', onReady);
         client.off('error', onError);
+        this.#connecting = undefined;
         if (error === undefined) resolve();
         else reject(error);
       };
@@ -133,10 +138,24 @@ export class Connection {
       const onError = (error: unknown) => {
         if (isPermanent(error)) done(error);
       };
-      const cancelTimer = setLongTimeout(() => done(new StoreTimeout()), ms);
       client.on('ready', onReady);
       client.on('error', onError);
       if (client.status === 'wait') (client as Redis).connect().catch(onError);
+    });
+    const connecting = this.#connecting;
+    // Each caller waits `ms` at most; the shared wait goes on for the others.
+    return new Promise<void>((resolve, reject) => {
+      const cancelTimer = setLongTimeout(() => reject(new StoreTimeout()), ms);
+      connecting.then(
+        () => {
+          cancelTimer();
+          resolve();
+        },
+        (error: unknown) => {
+          cancelTimer();
+          reject(error);
+        },
+      );
     });
   }
 

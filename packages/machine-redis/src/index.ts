@@ -26,4 +26,3 @@ export {
   type RedisConnectionOptions,
   type RedisLeaseOptions,
 } from './options.js';
-export { openRedisClient, parseRedisUrl, type RedisUrl } from './url.js';

@@ -27,12 +27,31 @@ if not t then
 end
 return {1, t}`;
 
-/** Compare-and-extend. KEYS: claim, index. ARGV: value, ttl ms, id. Returns 1 extended, 0 not ours. */
-export const EXTEND = `if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-${NOW}
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
-return 1`;
+/**
+ * Compare-and-extend of every claim of one token, in one script (one round trip per keepalive
+ * whatever the number of claims). KEYS: index, then the claims. ARGV: value, ttl ms, then the
+ * IDs in the order of their claims. Returns the IDs whose claim no longer carries the value;
+ * every other claim was extended.
+ */
+export const EXTEND_ALL = `${NOW}
+local lost = {}
+local expiry = now + tonumber(ARGV[2])
+local scored = {}
+for i = 2, #KEYS do
+  if redis.pcall('GET', KEYS[i]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    scored[#scored + 1] = expiry
+    scored[#scored + 1] = ARGV[i + 1]
+  else
+    lost[#lost + 1] = ARGV[i + 1]
+  end
+  -- The index in one ZADD per 500 claims, not one per claim (and within Lua's argument limit).
+  if #scored >= 1000 or (i == #KEYS and #scored > 0) then
+    redis.call('ZADD', KEYS[1], unpack(scored))
+    scored = {}
+  end
+end
+return lost`;
 
 /** Compare-and-delete. KEYS: claim, index. ARGV: value, id. Returns 1 deleted, 0 not ours. */
 export const DELETE = `if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then return 0 end

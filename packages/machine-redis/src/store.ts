@@ -1,9 +1,9 @@
 import type { Attempt, LeaseStore } from '@ids/machine-lease';
 import { LeaseCorruptClaimError, LeaseLostError } from '@ids/machine-lease/errors';
-import type { Granted } from '@ids/machine-lease/internal';
+import type { Granted, Watch } from '@ids/machine-lease/internal';
 import type { Connection } from './connection.js';
 import { Keys, newOwnerValue, parseOwner, parseTime } from './keys.js';
-import { CREATE, DELETE, EXTEND, LIST, WRITE_TIME } from './scripts.js';
+import { CREATE, DELETE, EXTEND_ALL, LIST, WRITE_TIME } from './scripts.js';
 
 /** A lease in Redis: a random token in the claim's value, and the keys that carry it. */
 interface TokenLease {
@@ -21,14 +21,16 @@ return 0`;
  * Redis as a LeaseStore. Redis has no leases: a "lease" here is a random token, and each claim
  * is a key `SET NX PX ttl` whose value carries it. A keepalive is a compare-and-extend of every
  * key carrying the token, a revoke a compare-and-delete, so a holder only ever extends or
- * deletes its own key. There is no watch: a keepalive that finds the key gone or re-taken
- * reports the lease lost, within one keepalive interval.
+ * deletes its own key. There is no notice from Redis: a keepalive that finds a key gone or
+ * re-taken reports that claim lost (see watch), within one keepalive interval.
  */
 export class RedisStore implements LeaseStore {
   readonly name = 'redis';
   readonly keys: Keys;
   readonly #conn: Connection;
   readonly #leases = new Map<string, TokenLease>();
+  /** Per token, who to tell when a keepalive finds a claim of it gone (see watch). */
+  readonly #watchers = new Map<string, Map<number, (what: string) => void>>();
 
   constructor(conn: Connection, prefix: string) {
     this.#conn = conn;
@@ -59,28 +61,76 @@ export class RedisStore implements LeaseStore {
 
   /**
    * Extends every key carrying the token by the TTL, from the moment the script runs (after we
-   * sent it, so the rule "alive until send time + TTL" holds). A claim still being created is
-   * waited for first: its `SET PX` may already have run, and extending only what we know of
-   * would confirm a deadline that key does not have. With no key yet there is nothing to keep.
+   * sent it, so the rule "alive until send time + TTL" holds), all in one script: a token
+   * carrying the claims of a whole process (`shareLease`) costs one command per keepalive. A
+   * claim still being created is waited for first: its `SET PX` may already have run, and
+   * extending only what we know of would confirm a deadline that key does not have. With no key
+   * yet there is nothing to keep. A claim found gone or re-taken is forgotten (so that the next
+   * keepalive confirms the others) and reported: the lease is lost, and each claim on it checks
+   * its own key before it issues again.
    */
   async keepalive(token: string, timeoutMs: number): Promise<void> {
     const lease = this.#lease(token);
     if (lease.creating.size > 0) await Promise.allSettled([...lease.creating]);
-    for (const id of lease.ids) {
-      const key = this.keys.claim(id);
-      const extended = await this.#conn.call(
-        `extending ${key}`,
-        (c) => c.eval(EXTEND, 2, key, this.keys.index, lease.value, lease.ttlMs, id),
-        timeoutMs,
-      );
-      if (extended !== 1) {
-        throw new LeaseLostError(
-          'redis',
-          'key-lost',
-          `the claim ${key} no longer carries this holder's token (it expired, was deleted, or Redis forgot it)`,
-        );
-      }
+    const ids = [...lease.ids];
+    if (ids.length === 0) return;
+    const keys = ids.map((id) => this.keys.claim(id));
+    const lost = (await this.#conn.call(
+      ids.length === 1 ? `extending ${keys[0]}` : `extending ${ids.length} claims of one holder`,
+      (c) => c.eval(EXTEND_ALL, keys.length + 1, this.keys.index, ...keys, lease.value, lease.ttlMs, ...ids),
+      timeoutMs,
+    )) as string[];
+    if (lost.length === 0) return;
+    const watchers = this.#watchers.get(token);
+    const told = lost.map((id) => watchers?.get(Number(id)));
+    for (const id of lost) lease.ids.delete(Number(id));
+    if (told.every((tell) => tell !== undefined)) {
+      // Each lost claim is told alone; the others were extended, and the lease with them.
+      for (const tell of told) tell?.('deleted, expired or taken by another holder (a keepalive found it)');
+      return;
     }
+    {
+      const named = lost.map((id) => this.keys.claim(Number(id))).join(', ');
+      throw new LeaseLostError(
+        'redis',
+        'key-lost',
+        `the claim${lost.length === 1 ? '' : 's'} ${named} no longer carr${lost.length === 1 ? 'ies' : 'y'} this holder's token (expired, deleted, or forgotten by Redis)`,
+      );
+    }
+  }
+
+  /**
+   * Redis sends no notice: the keepalive finds a claim gone and tells its watcher, so that a
+   * claim lost among several of one token fences that claim alone (a claim not watched yet
+   * fails the whole keepalive instead).
+   */
+  watch(token: string, id: number, _revision: string, lost: (what: string) => void): Watch {
+    let watchers = this.#watchers.get(token);
+    if (!watchers) {
+      watchers = new Map();
+      this.#watchers.set(token, watchers);
+    }
+    watchers.set(id, lost);
+    return {
+      cancel: async () => {
+        const current = this.#watchers.get(token);
+        if (current?.get(id) !== lost) return;
+        current.delete(id);
+        if (current.size === 0) this.#watchers.delete(token);
+      },
+    };
+  }
+
+  /** Deletes the claim of `id` if it still carries the token; the token's other claims stay. */
+  async drop(token: string, id: number): Promise<void> {
+    const lease = this.#leases.get(token);
+    if (!lease) return;
+    if (lease.creating.size > 0) await Promise.allSettled([...lease.creating]);
+    const key = this.keys.claim(id);
+    await this.#conn.call(`releasing ${key}`, (c) =>
+      c.eval(DELETE, 2, key, this.keys.index, lease.value, id),
+    );
+    lease.ids.delete(id);
   }
 
   /** Deletes every key still carrying the token (compare-and-delete). */

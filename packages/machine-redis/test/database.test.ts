@@ -5,13 +5,8 @@
 import { InvalidArgumentError } from '@ids/engine';
 import { hasRedis } from '@ids/test-services';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  openRedisClient,
-  parseRedisUrl,
-  RedisDatabaseError,
-  redisCheckMachineId,
-  redisMachineId,
-} from '../src/index.js';
+import { RedisDatabaseError, redisCheckMachineId, redisMachineId } from '../src/index.js';
+import { openRedisClient, parseRedisUrl } from '../src/internal.js';
 import { adminClient, failure, freshPrefix, redisForSuite } from './helpers.js';
 
 describe('the database of a redis:// URL, parsed', () => {

@@ -19,19 +19,6 @@ export {
   type ZookeeperMachineIdOptions,
   zookeeperMachineId,
 } from './claim.js';
-export {
-  type CheckOp,
-  type CreateOp,
-  type MultiOp,
-  type NodeKind,
-  type NodeStat,
-  type SessionOptions,
-  type SetOp,
-  type WatchEvent,
-  ZkAnswer,
-  ZkSession,
-} from './client.js';
-export { type ConnectString, isPath, parseConnectString, type ZkEndpoint } from './connect-string.js';
 export { ZookeeperChrootError, ZookeeperLeafWorkerError } from './errors.js';
 export { type LeafWorker, type LeafWorkerOptions, leafForeverPath, readLeafWorker } from './leaf.js';
 export {

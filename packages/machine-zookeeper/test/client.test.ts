@@ -15,11 +15,9 @@ import {
   LeaseLostError,
   LeaseStoreRefusedError,
   LeaseStoreUnavailableError,
-  parseConnectString,
-  ZkAnswer,
-  ZkSession,
   ZookeeperChrootError,
 } from '../src/index.js';
+import { parseConnectString, ZkAnswer, ZkSession } from '../src/internal.js';
 import {
   claim,
   cleanupAfterEach,

@@ -6,12 +6,8 @@ import {
   type ZookeeperStandalone,
 } from '@ids/test-services';
 import { HOLDER_TTL_S, type Issuer, spawnIssuer, uniqueName } from '../../machine-lease/test/kit.js';
-import {
-  type LeasedClaim,
-  ZkSession,
-  type ZookeeperMachineIdOptions,
-  zookeeperMachineId,
-} from '../src/index.js';
+import { type LeasedClaim, type ZookeeperMachineIdOptions, zookeeperMachineId } from '../src/index.js';
+import { ZkSession } from '../src/internal.js';
 
 // Everything the suites share with the other lease stores' tests.
 export * from '../../machine-lease/test/kit.js';

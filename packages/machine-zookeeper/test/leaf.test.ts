@@ -10,10 +10,10 @@ import {
   LeaseSpaceFullError,
   leafForeverPath,
   readLeafWorker,
-  type ZkSession,
   ZookeeperLeafWorkerError,
   zookeeperMachineId,
 } from '../src/index.js';
+import type { ZkSession } from '../src/internal.js';
 import {
   claim,
   FAST_LEASE,

@@ -15,15 +15,8 @@ export {
   TagExistsError,
   UnknownTagError,
 } from './errors.js';
-export {
-  type MysqlConnection,
-  type MysqlPool,
-  type MysqlSegmentStore,
-  type MysqlStoreOptions,
-  mysqlStore,
-  PLAN_TABLE,
-  type StepOffsetPlan,
-} from './mysql.js';
+export { type MysqlSegmentStore, type MysqlStoreOptions, mysqlStore } from './mysql.js';
+export type { MysqlConnection, MysqlPool } from './mysql-dialect.js';
 export { openSegmentStore } from './open.js';
 export {
   type PgliteStoreOptions,
@@ -32,6 +25,7 @@ export {
   postgresStore,
 } from './postgres.js';
 export { type RedisClient, type RedisStoreOptions, redisStore } from './redis.js';
+export { PLAN_TABLE, type StepOffsetPlan } from './schemes/step-offset.js';
 export {
   DEFAULT_PREFETCH_AT,
   DEFAULT_STEP,
@@ -41,7 +35,6 @@ export {
   type SegmentsStats,
 } from './segments.js';
 export {
-  type SequenceScheme,
   type SqlClient,
   type SqlSegmentStore,
   type SqlStoreOptions,
@@ -52,9 +45,9 @@ export {
   type CreateTagOptions,
   checkAfter,
   checkTag,
-  MAX_ID,
   type SegmentRange,
   type SegmentStore,
+  TAG_RULE,
 } from './store.js';
 export { SegmentTags, type SegmentTagsOptions } from './tags.js';
 export {

@@ -4,7 +4,13 @@ import { join, resolve } from 'node:path';
 import { InvalidArgumentError } from '@ids/engine';
 import { errorText, importOptional, received } from '@ids/engine/internal';
 import { lockFile } from '@ids/machine-file';
-import { type SqlClient, type SqlSegmentStore, type SqlStoreOptions, sqlSegmentStore } from './sql.js';
+import {
+  checkSqlStoreOptions,
+  type SqlClient,
+  type SqlSegmentStore,
+  type SqlStoreOptions,
+  sqlSegmentStore,
+} from './sql.js';
 import { receivedUrl } from './url.js';
 
 /** How `postgresStore` reaches PostgreSQL. */
@@ -27,7 +33,7 @@ export interface PostgresStoreOptions extends SqlStoreOptions {
  * your own pool. The table is created on the first `createTag`.
  *
  * @throws InvalidArgumentError when neither or both of connectionString and client are given,
- * or for a bad table name or sequence scheme.
+ * or for a bad table name; StepOffsetPlanError for a bad `stepOffset`.
  */
 export async function postgresStore(options: PostgresStoreOptions): Promise<SqlSegmentStore> {
   const { connectionString, client } = options ?? {};
@@ -36,6 +42,7 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<SqlS
       `postgresStore: expected exactly one of connectionString and client, received ${receivedUrl(connectionString)} and ${received(client)}`,
     );
   }
+  checkSqlStoreOptions(options);
   if (client !== undefined) {
     if (typeof client?.query !== 'function') {
       throw new InvalidArgumentError(`client: expected a pg Pool or Client, received ${received(client)}`);
@@ -95,12 +102,14 @@ export interface PgliteStoreOptions extends SqlStoreOptions {
  * A segment store on PGlite, the PostgreSQL engine compiled to WASM and run in this process:
  * the embedded default, no server to start. Same table and statement as `postgresStore`.
  *
- * @throws InvalidArgumentError for a bad dataDir, table name or sequence scheme; HeldFileInUseError
+ * @throws InvalidArgumentError for a bad dataDir or table name; StepOffsetPlanError for a bad
+ * `stepOffset`; HeldFileInUseError
  * (from @ids/machine-file, code ERR_IDS_HELD_FILE_IN_USE) when another store, in this process or
  * another, has the dataDir open; HeldFileCorruptError for an `ids.lock` this package did not
  * write; FileWriteError when the directory cannot be created or written.
  */
 export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<SqlSegmentStore> {
+  checkSqlStoreOptions(options);
   if (options.client !== undefined) {
     if (typeof options.client?.query !== 'function') {
       throw new InvalidArgumentError(

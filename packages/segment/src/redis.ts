@@ -105,7 +105,7 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
   } else {
     const { openRedisClient } = await importOptional(
       '@ids/machine-redis',
-      () => import('@ids/machine-redis'),
+      () => import('@ids/machine-redis/internal'),
       'a redis:// segment store',
     );
     const timeoutMs = options.timeoutMs ?? 5000;

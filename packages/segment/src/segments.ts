@@ -1,4 +1,4 @@
-import { type Clock, IdsError, InvalidArgumentError, wallClock } from '@ids/engine';
+import { type Clock, IdsError, InvalidArgumentError, MAX_ID, wallClock } from '@ids/engine';
 import { checkClock, checkInteger, errorText, received } from '@ids/engine/internal';
 import {
   BufferEmptyError,
@@ -16,7 +16,7 @@ import {
   STEP_LIMIT,
   type StepRule,
 } from './step.js';
-import { checkTag, MAX_ID, type SegmentRange, type SegmentStore } from './store.js';
+import { checkTag, type SegmentRange, type SegmentStore } from './store.js';
 
 /** The default first step: IDs per segment until the dynamic step changes it. */
 export const DEFAULT_STEP = 1000;

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '@ids/engine';
+import { InvalidArgumentError, MAX_ID } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { InvalidTagError, StoreCorruptError, TagExistsError } from './errors.js';
 import { checkStep, STEP_LIMIT } from './step.js';
@@ -50,9 +50,6 @@ export interface CreateTagOptions {
   readonly step?: number;
 }
 
-/** The largest ID: a signed 64-bit column's maximum. */
-export const MAX_ID = 2n ** 63n - 1n;
-
 /**
  * Checks `after` of createTag and returns it: a bigint from 0n to 2^63 - 2 (one ID must remain).
  * @throws InvalidArgumentError for anything else, never a rounded number.
@@ -66,18 +63,28 @@ export function checkAfter(after: unknown): bigint {
   return after;
 }
 
-const TAG = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/**
+ * What a tag may be, in one place: `checkTag` tests it, and the server's OpenAPI document takes
+ * its pattern and text from here. A tag becomes part of a Redis key or a sequence name, hence
+ * the narrow alphabet.
+ */
+export const TAG_RULE: {
+  /** What a tag must match (the server's OpenAPI tag parameter takes its source). */
+  readonly pattern: RegExp;
+  /** The rule in words, for messages and documents. */
+  readonly text: string;
+} = {
+  pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/,
+  text: '1 to 64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit',
+};
 
 /**
- * Checks a tag name and returns it: 1 to 64 of A-Z a-z 0-9 _ . -, starting with a letter or
- * digit (it becomes part of a key or a sequence name).
+ * Checks a tag name and returns it (see TAG_RULE).
  * @throws InvalidTagError for anything else.
  */
 export function checkTag(tag: unknown): string {
-  if (typeof tag !== 'string' || !TAG.test(tag)) {
-    throw new InvalidTagError(
-      `tag: expected 1 to 64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit, received ${received(tag)}`,
-    );
+  if (typeof tag !== 'string' || !TAG_RULE.pattern.test(tag)) {
+    throw new InvalidTagError(`tag: expected ${TAG_RULE.text}, received ${received(tag)}`);
   }
   return tag;
 }

@@ -6,7 +6,7 @@ import { InvalidArgumentError, type MachineIdProvider } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { keptMachineId } from '@ids/machine-file';
 import { MachineIdExhaustedError } from './errors.js';
-import { type MysqlPool, onConnection, STATEMENT_TIMEOUT_MS } from './mysql.js';
+import { type MysqlPool, mysqlDialect, STATEMENT_TIMEOUT_MS } from './mysql-dialect.js';
 import { checkIdentifier, createQuietly, type SqlClient } from './sql.js';
 import { storedMaxId } from './store.js';
 
@@ -126,8 +126,9 @@ export function mysqlMachineId(options: MysqlMachineIdOptions): MachineIdProvide
   const { mysql } = options;
   return assignedMachineId(options, async (table, host, address) => {
     const where = `mysql table ${table}`;
-    await onConnection(mysql, STATEMENT_TIMEOUT_MS, where, false, (run) =>
-      run.text(`CREATE TABLE IF NOT EXISTS \`${table}\` (
+    const db = mysqlDialect(mysql, STATEMENT_TIMEOUT_MS);
+    await db.session(where, (run) =>
+      run(`CREATE TABLE IF NOT EXISTS \`${table}\` (
         id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY,
         host varchar(255) NOT NULL,
         address varchar(64),
@@ -135,10 +136,9 @@ export function mysqlMachineId(options: MysqlMachineIdOptions): MachineIdProvide
       ) ENGINE=InnoDB`),
     );
     // LAST_INSERT_ID() belongs to the connection: both statements run on the same one.
-    return onConnection(mysql, STATEMENT_TIMEOUT_MS, where, false, async (run) => {
+    return db.session(where, async (run) => {
       await run(`INSERT INTO \`${table}\` (host, address) VALUES (?, ?)`, [host, address]);
-      const rows = (await run('SELECT CAST(LAST_INSERT_ID() AS CHAR) AS id')) as { id?: unknown }[];
-      return rows[0]?.id;
+      return (await run('SELECT CAST(LAST_INSERT_ID() AS CHAR) AS id')).rows[0]?.id;
     });
   });
 }

@@ -151,7 +151,7 @@ describe('a server that is not there (a closed loopback port): StoreUnavailableE
     await expectUnavailable(() =>
       postgresStore({
         connectionString: url,
-        sequence: { databases: 2, index: 0, blockSize: 10 },
+        stepOffset: { servers: 2, offset: 1, blockSize: 10 },
         timeoutMs: 2000,
       }),
     );

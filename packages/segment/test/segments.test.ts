@@ -1,11 +1,10 @@
 // Segments on the embedded PGlite store: the double buffer, the dynamic step on a fake clock,
 // a store that fails or is slow (faults injected by wrapping the real store), and bad input.
-import { FakeClock, InvalidArgumentError } from '@ids/engine';
+import { FakeClock, InvalidArgumentError, MAX_ID } from '@ids/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BufferEmptyError,
   InvalidTagError,
-  MAX_ID,
   nextStep,
   pgliteStore,
   type SegmentStore,
@@ -336,10 +335,10 @@ describe('bad input and bad stores', () => {
 });
 
 describe('the other SQL uses of the same PGlite', () => {
-  it('step/offset: blocks from a sequence INCREMENT BY 3 START 1 (database 1 of 3)', async () => {
+  it('step/offset: blocks from a sequence INCREMENT BY 3 START 1 (database 2 of 3)', async () => {
     const { sqlSegmentStore } = await import('../src/index.js');
     const shard = sqlSegmentStore(store.sql, 'pglite', {
-      sequence: { databases: 3, index: 1, blockSize: 10 },
+      stepOffset: { servers: 3, offset: 2, blockSize: 10 },
     });
     await shard.createTag('shard.one', { after: 0n });
     const segments = await Segments.create({ store: shard, tag: 'shard.one' });

@@ -2,7 +2,7 @@
 // the step/offset sequences across two databases (PostgreSQL) or servers (MySQL), Leaf's own
 // leaf_alloc table, and what each store holds that is corrupt.
 
-import { InvalidArgumentError } from '@ids/engine';
+import { InvalidArgumentError, MAX_ID } from '@ids/engine';
 import { RedisDatabaseError } from '@ids/machine-redis';
 import {
   freePort,
@@ -20,7 +20,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   InvalidTagError,
-  MAX_ID,
   mysqlStore,
   openSegmentStore,
   pgliteStore,
@@ -176,7 +175,7 @@ describe.skipIf(!hasPostgres())('PostgreSQL', () => {
     () =>
       postgresStore({
         connectionString: urlOf('shard0'),
-        sequence: { databases: 1, index: 0, blockSize: 10 },
+        stepOffset: { servers: 1, offset: 1, blockSize: 10 },
       }),
     false,
   );
@@ -184,7 +183,10 @@ describe.skipIf(!hasPostgres())('PostgreSQL', () => {
   it('step/offset: two databases, each a sequence INCREMENT BY 2, never overlap', async () => {
     const stores = await Promise.all(
       databases.map((db, index) =>
-        postgresStore({ connectionString: urlOf(db), sequence: { databases: 2, index, blockSize: 100 } }),
+        postgresStore({
+          connectionString: urlOf(db),
+          stepOffset: { servers: 2, offset: index + 1, blockSize: 100 },
+        }),
       ),
     );
     const all = await Promise.all(

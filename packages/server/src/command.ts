@@ -2,11 +2,12 @@
 // and shut down gracefully, and answer with the exit code.
 import { MissingPackageError } from '@ids/engine';
 import packageJson from '../package.json';
-import { parseServerArgs, readLogFormat, serverHelp } from './config.js';
+import { parseServerArgs, readLogSettings, serverHelp } from './config.js';
 import { ServerConfigError } from './errors.js';
 import type { ServerEvent } from './events.js';
 import { createLog, errorFields, type ServerLog } from './log.js';
-import { DEFAULT_DRAIN_MS, type IdServerOptions, startIdServer } from './start.js';
+import { DEFAULT_DRAIN_MS, type IdServerOptions } from './options.js';
+import { startIdServer } from './start.js';
 
 /** Where `serve` reads and writes; the defaults are the process's. */
 export interface ServeIo {
@@ -40,10 +41,9 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
   const out = io.stdout ?? process.stdout;
   const err = io.stderr ?? process.stderr;
   const command = io.command ?? 'ids-server';
-  let log = createLog('text', out, err, command);
+  const log = createLog(readLogSettings(args, env), out, err, command);
   let running: Awaited<ReturnType<typeof startIdServer>>;
   try {
-    log = createLog(readLogFormat(args, env), out, err, command);
     const parsed = parseServerArgs(args, env);
     if (parsed.help) {
       out.write(serverHelp(command));
@@ -56,7 +56,7 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
     // Background errors (a record not written, a renewal that failed) as one line each.
     const onError = (error: unknown) => {
       const { msg, fields } = errorFields(error);
-      log.error(msg, fields);
+      log.error(msg, { event: 'error', ...fields });
     };
     // The end of a drain is worth a line; without a drain, `shutting down` already said it.
     let drained = false;
@@ -76,30 +76,43 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
     const code = error instanceof ServerConfigError || error instanceof MissingPackageError ? 2 : 1;
     const { msg, fields } = errorFields(error);
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
-    log.error(cause ? `${msg} (${cause})` : msg, { ...fields, ...(cause ? { cause } : {}), exitCode: code });
+    log.error(cause ? `${msg} (${cause})` : msg, {
+      event: 'not-started',
+      ...fields,
+      ...(cause ? { cause } : {}),
+      exitCode: code,
+    });
     return code;
   }
   const slots = running.pool.slots;
   const machines = slots.map((slot) => slot.generator.machine);
   log.info(
     `listening on ${running.url} with machine ID${slots.length > 1 ? 's' : ''} ${machines.join(', ')}`,
-    { url: running.url, machineIds: machines },
+    { event: 'listening', url: running.url, machineIds: machines },
   );
   for (const slot of slots) {
-    // How the ID was chosen; from the `auto` chain, its trail follows, as `ids machine-id
-    // --explain` prints it.
-    const [how, ...trail] = slot.how.split('\n');
-    log.info(`  slot ${slot.index}: ${how}${trail.map((line) => `\n    ${line}`).join('')}`, {
-      slot: slot.index,
-      machineId: slot.generator.machine,
-    });
+    // How the ID was chosen. From the `auto` chain, its trail follows: as lines in text, as
+    // `ids machine-id --explain` prints it, and as the `step` and `trail` fields in JSON, whose
+    // message stays one sentence a collector can group by.
+    const [how, ...lines] = slot.how.split('\n');
+    log.info(
+      log.format === 'json'
+        ? `slot ${slot.index}: ${how}`
+        : `  slot ${slot.index}: ${how}${lines.map((line) => `\n    ${line}`).join('')}`,
+      {
+        event: 'machine-id',
+        slot: slot.index,
+        machineId: slot.generator.machine,
+        ...(slot.trail.length > 0 ? { step: slot.trail.at(-1)?.step, trail: slot.trail } : {}),
+      },
+    );
   }
   const { clean } = await new Promise<{ clean: boolean }>((resolve, reject) => {
     let first: string | undefined;
     const on = (signal: 'SIGTERM' | 'SIGINT') => () => {
       if (first === undefined) {
         first = signal;
-        log.info(`${signal}: shutting down`, { signal });
+        log.info(`${signal}: shutting down`, { event: 'shutting-down', signal });
         const done = () => {
           process.off('SIGTERM', term);
           process.off('SIGINT', int);
@@ -116,7 +129,7 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
         );
       } else {
         // An operator who does not want to wait: the drain (if still under way) ends now.
-        log.info(`${signal}: ending the drain`, { signal });
+        log.info(`${signal}: ending the drain`, { event: 'drain-cut', signal });
         void running.shutdown({ drain: false });
       }
     };
@@ -125,8 +138,8 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
     process.on('SIGTERM', term);
     process.on('SIGINT', int);
   });
-  if (clean) log.info('stopped', { clean });
-  else log.warn('stopped: the shutdown bound passed; connections were cut', { clean });
+  if (clean) log.info('stopped', { event: 'stopped', clean });
+  else log.warn('stopped: the shutdown bound passed; connections were cut', { event: 'stopped', clean });
   return clean ? 0 : 1;
 }
 

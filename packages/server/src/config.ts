@@ -4,10 +4,16 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LAYOUT_NAMES } from '@ids/engine';
-import { closestName, errorText } from '@ids/engine/internal';
+import {
+  HELP_WIDTH,
+  joinNegativeValues,
+  type OptionSpec,
+  optionErrorText,
+  wrapWords,
+} from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
+import { DEFAULT_DRAIN_MS, type IdServerOptions } from './options.js';
 import { machineIdList, machineIdSources, splitList } from './sources.js';
-import { DEFAULT_DRAIN_MS, type IdServerOptions } from './start.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -111,6 +117,11 @@ const FLAGS = {
     env: 'IDS_LOG_FORMAT',
     help: 'text (default) or json: one JSON object a line, with time and level',
   },
+  'log-level': {
+    type: 'string',
+    env: 'IDS_LOG_LEVEL',
+    help: 'the least level written: info (default), warn or error',
+  },
   'access-log': {
     type: 'boolean',
     env: 'IDS_ACCESS_LOG',
@@ -121,13 +132,27 @@ const FLAGS = {
 /** How `ids-server` writes its log lines. */
 export type LogFormat = 'text' | 'json';
 
+/** The levels of `ids-server`'s lines, least severe first: `--log-level` writes its own and those after it. */
+export const LOG_LEVELS = ['info', 'warn', 'error'] as const;
+
+/** A level of `ids-server`'s lines. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** How `ids-server` logs: the format of its lines and the least level it writes. */
+export interface LogSettings {
+  /** `text` (for a person) or `json` (one object a line). */
+  readonly format: LogFormat;
+  /** The least level written: `info` writes every line, `warn` leaves info out, `error` warnings too. */
+  readonly level: LogLevel;
+}
+
 /**
  * The `--help` text of `ids-server` (and `ids serve`, which passes its own name and its
  * command line's wording of the same exit codes).
  */
 export function serverHelp(
   command = 'ids-server',
-  exitCodes = 'Exit codes: 0 stopped cleanly, 1 failed or cut short, 2 bad configuration.',
+  exitCodes = 'Exit codes: 0 stopped cleanly, 1 failed or cut short, 2 bad flags or settings, or a\npackage they need not installed.',
 ): string {
   const options = [
     ...Object.entries(FLAGS).map(([name, flag]) => [`--${name}`, flag.env, flag.help]),
@@ -153,11 +178,20 @@ ${exitCodes}
 `;
 }
 
-/** Rows of cells as lines indented by two, each column as wide as its widest cell (so they line up). */
+/**
+ * Rows of cells as lines indented by two, each column as wide as its widest cell (so they line
+ * up), the last cell cut to end within HELP_WIDTH, its further lines starting under it.
+ */
 function aligned(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const at = 2 + widths.slice(0, -1).reduce((sum, width) => sum + width + 2, 0);
   return rows
-    .map((row) => `  ${row.map((cell, i) => cell.padEnd(i === row.length - 1 ? 0 : widths[i]!)).join('  ')}`)
+    .flatMap((row) => {
+      const head = row.slice(0, -1).map((cell, i) => cell.padEnd(widths[i]!));
+      return wrapWords(row.at(-1)!, HELP_WIDTH - at).map((text, i) =>
+        i === 0 ? `  ${[...head, text].join('  ')}` : `${' '.repeat(at)}${text}`,
+      );
+    })
     .join('\n');
 }
 
@@ -199,31 +233,22 @@ export type ParsedCommandLine =
  */
 export function parseServerArgs(args: readonly string[], env: Env = process.env): ParsedCommandLine {
   let values: Record<string, string | boolean | undefined>;
+  const flags: Record<string, OptionSpec> = {
+    ...Object.fromEntries(Object.entries(FLAGS).map(([name, flag]) => [name, { type: flag.type }])),
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
+  };
   try {
-    const options = Object.fromEntries(
-      Object.entries(FLAGS).map(([name, flag]) => [name, { type: flag.type }]),
-    );
+    // A negative number reaches the flag's own check (`--drain -1`: --drain: expected a whole
+    // number), and parseArgs' errors read as `ids`'s do (engine's optionErrorText).
     ({ values } = parseArgs({
-      args: [...args],
-      options: {
-        ...options,
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
+      args: joinNegativeValues(args, flags),
+      options: flags,
       allowPositionals: false,
       strict: true,
     }));
   } catch (error) {
-    // An unknown flag names the nearest known one (--prot: did you mean --port?).
-    const typed =
-      (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
-        ? /'([^']+)'/.exec(errorText(error))?.[1]
-        : undefined;
-    const flags = [...Object.keys(FLAGS), 'help', 'version'].map((name) => `--${name}`);
-    const near = typed === undefined ? undefined : closestName(typed, [...flags, '-h', '-v']);
-    // Node's message goes on about '--' after its first sentence; with a suggestion, that is the point.
-    const text = near ? `${errorText(error).split('. ')[0]}; did you mean ${near}?` : errorText(error);
-    throw new ServerConfigError(text);
+    throw new ServerConfigError(optionErrorText(error, flags));
   }
   if (values.help) return { help: true };
   if (values.version) return { help: false, version: true };
@@ -250,6 +275,7 @@ export function parseServerArgs(args: readonly string[], env: Env = process.env)
     );
   };
   logFormatOf(get('log-format'));
+  logLevelOf(get('log-level'));
   const ids = get('machine-id');
   const machineIds = ids ? (machineIdList(ids.value, ids.what) ?? []) : undefined;
   let authToken = env.IDS_AUTH_TOKEN || undefined;
@@ -300,20 +326,44 @@ function logFormatOf(got: { value: string; what: string } | undefined): LogForma
   throw new ServerConfigError(`${got?.what}: expected text or json, received ${JSON.stringify(value)}`);
 }
 
+function logLevelOf(got: { value: string; what: string } | undefined): LogLevel {
+  const value = got?.value.trim() ?? 'info';
+  if ((LOG_LEVELS as readonly string[]).includes(value)) return value as LogLevel;
+  throw new ServerConfigError(
+    `${got?.what}: expected ${LOG_LEVELS.slice(0, -1).join(', ')} or ${LOG_LEVELS.at(-1)}, received ${JSON.stringify(value)}`,
+  );
+}
+
 /**
- * The log format the command line asks for (`--log-format`, else IDS_LOG_FORMAT, else text),
- * read on its own so that even a command line `parseServerArgs` rejects is answered in it.
- * @throws ServerConfigError for a format other than text or json.
+ * How the command line asks to log: the format (`--log-format`, else IDS_LOG_FORMAT, else text)
+ * and the least level written (`--log-level`, else IDS_LOG_LEVEL, else info), read on their own
+ * so that even a command line `parseServerArgs` rejects is answered in that format. A format or
+ * level that cannot be read leaves the default in its place here; `parseServerArgs` refuses it.
  */
-export function readLogFormat(args: readonly string[], env: Env = process.env): LogFormat {
+export function readLogSettings(args: readonly string[], env: Env = process.env): LogSettings {
   const { values } = parseArgs({
-    args: [...args],
-    options: { 'log-format': { type: 'string' } },
+    args: joinNegativeValues(args, { 'log-format': { type: 'string' }, 'log-level': { type: 'string' } }),
+    options: { 'log-format': { type: 'string' }, 'log-level': { type: 'string' } },
     strict: false,
     allowPositionals: true,
   });
-  const flag = values['log-format'];
-  if (typeof flag === 'string') return logFormatOf({ value: flag, what: '--log-format' });
-  const variable = env.IDS_LOG_FORMAT;
-  return logFormatOf(variable ? { value: variable, what: 'IDS_LOG_FORMAT' } : undefined);
+  const read = <T>(name: 'log-format' | 'log-level', parse: (got: { value: string; what: string }) => T) => {
+    const flag = values[name];
+    const variable = env[FLAGS[name].env];
+    const got =
+      typeof flag === 'string'
+        ? { value: flag, what: `--${name}` }
+        : variable
+          ? { value: variable, what: FLAGS[name].env }
+          : undefined;
+    try {
+      return got === undefined ? undefined : parse(got);
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    format: read('log-format', logFormatOf) ?? 'text',
+    level: read('log-level', logLevelOf) ?? 'info',
+  };
 }

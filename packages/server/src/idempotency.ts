@@ -140,7 +140,7 @@ export async function redisIdempotency(
   const [{ idempotencyKeys, fingerprint }, { redisLocks }, { openRedisClient }] = await Promise.all([
     importOptional('@ids/lock', () => import('@ids/lock'), use),
     importOptional('@ids/lock', () => import('@ids/lock/redis'), use),
-    importOptional('@ids/machine-redis', () => import('@ids/machine-redis'), use, ['ioredis']),
+    importOptional('@ids/machine-redis', () => import('@ids/machine-redis/internal'), use, ['ioredis']),
   ]);
   const records = await openRedisClient(url, {
     enableOfflineQueue: false,

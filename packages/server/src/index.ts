@@ -3,9 +3,11 @@
 export { type ServeIo, serve } from './command.js';
 export {
   type LogFormat,
+  type LogLevel,
+  type LogSettings,
   type ParsedCommandLine,
   parseServerArgs,
-  readLogFormat,
+  readLogSettings,
   serverHelp,
 } from './config.js';
 export { HttpError, ServerConfigError, TokenStoreError } from './errors.js';
@@ -18,16 +20,6 @@ export type {
   ServerEvent,
 } from './events.js';
 export type { ServerMetrics } from './metrics.js';
-export { MachinePool, type PoolOptions, type PoolSlot, type SlotState } from './pool.js';
-export type {
-  RouteParameter,
-  RouteParams,
-  RouteReply,
-  RouteRequest,
-  ServerPlugin,
-  ServerRoute,
-} from './router.js';
-export { machineIdSources } from './sources.js';
 export {
   type CheckedOptions,
   checkServerOptions,
@@ -41,8 +33,18 @@ export {
   MAX_COUNT_LIMIT,
   MAX_DRAIN_MS,
   type RunningIdServer,
-  startIdServer,
-} from './start.js';
+} from './options.js';
+export { MachinePool, type PoolOptions, type PoolSlot, type SlotState } from './pool.js';
+export type {
+  RouteParameter,
+  RouteParams,
+  RouteReply,
+  RouteRequest,
+  ServerPlugin,
+  ServerRoute,
+} from './router.js';
+export { machineIdSources } from './sources.js';
+export { startIdServer } from './start.js';
 export {
   type ConsumeOutcome,
   DEFAULT_TOKEN_PREFIX,

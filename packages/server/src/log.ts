@@ -1,9 +1,10 @@
 // `ids-server`'s log lines. text: for a person at a terminal, as the command always printed
 // them (events on stdout, problems on stderr prefixed with the command's name). json: one object
 // a line with `time`, `level` and `msg` first, then the event's fields, for a log collector.
-// Both write info to stdout and warn/error to stderr.
+// Both write info to stdout and warn/error to stderr, and leave out the lines below the level
+// asked for (`--log-level`).
 import { errorText } from '@ids/engine/internal';
-import type { LogFormat } from './config.js';
+import { LOG_LEVELS, type LogFormat, type LogLevel, type LogSettings } from './config.js';
 
 /** Where a log writes. */
 export interface LogStream {
@@ -15,6 +16,8 @@ export type LogFields = Readonly<Record<string, unknown>>;
 
 /** The command's log. */
 export interface ServerLog {
+  /** The format of its lines. */
+  readonly format: LogFormat;
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
@@ -36,8 +39,14 @@ export function errorFields(error: unknown): { msg: string; fields: LogFields } 
   };
 }
 
-/** A log writing `format` lines; `command` prefixes text problems. */
-export function createLog(format: LogFormat, out: LogStream, err: LogStream, command: string): ServerLog {
+/** A log writing `format` lines of `level` and above; `command` prefixes text problems. */
+export function createLog(
+  { format, level }: LogSettings,
+  out: LogStream,
+  err: LogStream,
+  command: string,
+): ServerLog {
+  const least = LOG_LEVELS.indexOf(level);
   const line =
     format === 'json'
       ? (level: string, msg: string, fields?: LogFields) => {
@@ -47,9 +56,9 @@ export function createLog(format: LogFormat, out: LogStream, err: LogStream, com
           return `${JSON.stringify({ ...head, ...fields, ...head })}\n`;
         }
       : (level: string, msg: string) => (level === 'info' ? `${msg}\n` : `${command}: ${msg}\n`);
-  return {
-    info: (msg, fields) => out.write(line('info', msg, fields)),
-    warn: (msg, fields) => err.write(line('warn', msg, fields)),
-    error: (msg, fields) => err.write(line('error', msg, fields)),
-  };
+  const writer = (to: LogStream, at: LogLevel) =>
+    LOG_LEVELS.indexOf(at) < least
+      ? () => {}
+      : (msg: string, fields?: LogFields) => to.write(line(at, msg, fields));
+  return { format, info: writer(out, 'info'), warn: writer(err, 'warn'), error: writer(err, 'error') };
 }

@@ -55,6 +55,18 @@ export interface PoolSlot {
   readonly state: SlotState;
   /** How its machine ID was chosen: a sentence (from the `auto` chain, followed by its trail as numbered lines). */
   readonly how: string;
+  /** The `auto` chain's trail as data (each step tried, what it did and why); empty from another source. */
+  readonly trail: readonly MachineIdTrailEntry[];
+}
+
+/** One step of the `auto` chain's trail, as the chain notes it. */
+export interface MachineIdTrailEntry {
+  /** The step's name (`--machine-id`, `private-ip`, `host-claim`, ...). */
+  readonly step: string;
+  /** `used`, `skipped` or `failed`. */
+  readonly outcome: string;
+  /** Why, in a sentence. */
+  readonly detail: string;
 }
 
 class Slot implements PoolSlot {
@@ -62,6 +74,7 @@ class Slot implements PoolSlot {
   pending = 0;
   generator!: IdGenerator;
   how = '';
+  trail: readonly MachineIdTrailEntry[] = [];
   constructor(readonly index: number) {}
 }
 
@@ -142,6 +155,7 @@ export class MachinePool {
       for (const slot of pool.#slots) {
         const got = await pool.#acquire(slot.index);
         slot.how = got.how;
+        slot.trail = got.trail;
         const label = String(slot.index);
         slot.generator = new IdGenerator(
           checkGeneratorOptions({
@@ -291,15 +305,19 @@ export class MachinePool {
   }
 
   /** One machine ID from a generator's provider, and how it was chosen (what the provider noted: the `auto` chain notes its trail). */
-  async #acquire(index: number): Promise<{ machineId: number | MachineIdClaim; how: string }> {
+  async #acquire(
+    index: number,
+  ): Promise<{ machineId: number | MachineIdClaim; how: string; trail: readonly MachineIdTrailEntry[] }> {
     let how: string | undefined;
+    let trail: readonly MachineIdTrailEntry[] = [];
     const machineId = await this.#options.providers(index)({
       bits: this.layout.machineBits,
-      note: (detail) => {
+      note: (detail, steps) => {
         how = detail;
+        trail = steps ?? [];
       },
     });
-    return { machineId, how: how ?? `machine ID ${idOf(machineId)}` };
+    return { machineId, how: how ?? `machine ID ${idOf(machineId)}`, trail };
   }
 
   /**
@@ -367,6 +385,7 @@ export class MachinePool {
       try {
         const got = await this.#acquire(slot.index);
         slot.how = got.how;
+        slot.trail = got.trail;
         return isClaim(got.machineId) ? got.machineId : { machineId: got.machineId, release() {} };
       } catch (error) {
         this.#options.onError(error);

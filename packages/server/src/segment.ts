@@ -131,13 +131,13 @@ function asHttpError(error: unknown, tag?: string): unknown {
   return error;
 }
 
-/** The tag of a segment route's path. */
-const tagParameter: RouteParameter = {
+/** The tag of a segment route's path: @ids/segment's tag rule, taken from the package as loaded. */
+const tagParameter = (rule: { pattern: RegExp; text: string }): RouteParameter => ({
   name: 'tag',
   in: 'path',
-  description: 'The tag: 1-64 of A-Z a-z 0-9 _ . -, starting with a letter or digit.',
-  schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' },
-};
+  description: `The tag: ${rule.text}.`,
+  schema: { type: 'string', pattern: rule.pattern.source },
+});
 
 /** A segment ID in a JSON body. */
 const segmentId = {
@@ -167,7 +167,7 @@ const failures = {
  */
 export async function segmentPlugin(options: SegmentRoutesOptions): Promise<ServerPlugin> {
   const { use, also } = segmentStoreNeeds(options.store);
-  const { openSegmentStore, SegmentTags, checkTag } = await importOptional(
+  const { openSegmentStore, SegmentTags, checkTag, TAG_RULE } = await importOptional(
     '@ids/segment',
     () => import('@ids/segment'),
     use,
@@ -235,7 +235,7 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       operationId: 'getSegmentId',
       summary: "The tag's next segment ID (Leaf's segment mode).",
       issues: true,
-      parameters: [tagParameter],
+      parameters: [tagParameter(TAG_RULE)],
       responses: {
         '200': {
           description:
@@ -258,7 +258,7 @@ export async function segmentPlugin(options: SegmentRoutesOptions): Promise<Serv
       operationId: 'getSegmentIds',
       summary: "The tag's next N segment IDs, increasing.",
       issues: true,
-      parameters: [tagParameter, countParameter(options.maxCount)],
+      parameters: [tagParameter(TAG_RULE), countParameter(options.maxCount)],
       responses: {
         '200': {
           description: 'The IDs, increasing.',

@@ -101,8 +101,9 @@ const onePerHost = (count: number) =>
 
 /**
  * The providers of a store's source: the store package is loaded at the first call only (the
- * server's cold start does not pay for its client), then one provider serves the pool, each
- * generator holding a claim (and a connection) of its own, kept alive and fenced on its own.
+ * server's cold start does not pay for its client), then one provider serves the pool. With
+ * several generators it shares one lease (`shareLease`: one connection, one keepalive, on
+ * ZooKeeper one session) among their claims, fenced together; one generator alone has its own.
  */
 function loadedOnce(
   held: string,
@@ -117,9 +118,14 @@ function loadedOnce(
   };
 }
 
-/** The claim TTL of the leased sources (`--machine-id-ttl`), when given; else each store's default. */
-const ttlOf = (settings: MachineIdSourceSettings) =>
-  settings.leaseTtlSeconds !== undefined ? { ttlSeconds: settings.leaseTtlSeconds } : {};
+/**
+ * What every leased source is given: the claim TTL (`--machine-id-ttl`) when given, else each
+ * store's default; and, for a pool of several generators, one lease shared by their claims.
+ */
+const leaseOf = (settings: MachineIdSourceSettings) => ({
+  ...(settings.leaseTtlSeconds !== undefined ? { ttlSeconds: settings.leaseTtlSeconds } : {}),
+  ...(settings.count > 1 ? { shareLease: true } : {}),
+});
 
 const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
   auto: {
@@ -172,7 +178,8 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
     providers: step('host-claim'),
   },
   etcd: {
-    summary: 'an etcd lease per machine ID (@ids/machine-etcd); --etcd / IDS_ETCD_ENDPOINTS',
+    summary:
+      'a key per machine ID under one etcd lease per server (@ids/machine-etcd); --etcd / IDS_ETCD_ENDPOINTS',
     providers(settings) {
       const endpoints = settings.etcdEndpoints ?? splitList(settings.env.IDS_ETCD_ENDPOINTS);
       // etcd brings gRPC with it: loaded at the first call only.
@@ -182,13 +189,17 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
           () => import('@ids/machine-etcd'),
           'the etcd machine-ID source',
         );
-        return etcdMachineId({ ...(endpoints ? { endpoints } : {}), bits: settings.layout.machineBits });
+        return etcdMachineId({
+          ...(endpoints ? { endpoints } : {}),
+          bits: settings.layout.machineBits,
+          ...(settings.count > 1 ? { shareLease: true } : {}),
+        });
       });
     },
   },
   redis: {
     summary:
-      'a Redis key with a TTL per machine ID (@ids/machine-redis); --machine-id-redis, else --redis / IDS_REDIS_URL',
+      'a Redis key with a TTL per machine ID, kept alive together (@ids/machine-redis); --machine-id-redis, else --redis / IDS_REDIS_URL',
     providers(settings) {
       const url = settings.redisUrl ?? (settings.env.IDS_REDIS_URL || undefined);
       if (url === undefined) {
@@ -202,13 +213,13 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
           () => import('@ids/machine-redis'),
           'the redis machine-ID source',
         );
-        return redisMachineId({ url, bits: settings.layout.machineBits, ...ttlOf(settings) });
+        return redisMachineId({ url, bits: settings.layout.machineBits, ...leaseOf(settings) });
       });
     },
   },
   zookeeper: {
     summary:
-      'an ephemeral ZooKeeper node per machine ID, held by its session (@ids/machine-zookeeper); --zookeeper / IDS_ZOOKEEPER_CONNECT',
+      'an ephemeral ZooKeeper node per machine ID, held by one session per server (@ids/machine-zookeeper); --zookeeper / IDS_ZOOKEEPER_CONNECT',
     providers(settings) {
       const connect = settings.zookeeperConnect ?? (settings.env.IDS_ZOOKEEPER_CONNECT?.trim() || undefined);
       return loadedOnce('held through a ZooKeeper session', async () => {
@@ -221,7 +232,7 @@ const SOURCES: Readonly<Record<string, MachineIdSourceEntry>> = Object.freeze({
         return zookeeperMachineId({
           ...(connect !== undefined ? { connect } : {}),
           bits: settings.layout.machineBits,
-          ...ttlOf(settings),
+          ...leaseOf(settings),
         });
       });
     },

@@ -62,11 +62,14 @@ export async function redisTokenStore(
 ): Promise<TokenStore> {
   const prefix = options.prefix ?? DEFAULT_TOKEN_PREFIX;
   // Loaded only with Redis configured, so a server without it does not pay for ioredis at start.
-  const { openRedisClient, RedisDatabaseError } = await importOptional(
-    '@ids/machine-redis',
-    () => import('@ids/machine-redis'),
-    'a redis:// token store',
-  );
+  const [{ openRedisClient }, { RedisDatabaseError }] = await Promise.all([
+    importOptional(
+      '@ids/machine-redis',
+      () => import('@ids/machine-redis/internal'),
+      'a redis:// token store',
+    ),
+    importOptional('@ids/machine-redis', () => import('@ids/machine-redis'), 'a redis:// token store'),
+  ]);
   let redis: RedisClient;
   try {
     redis = await openRedisClient(url, {

@@ -347,6 +347,7 @@ describe('ids-server configuration', () => {
       'IDS_MACHINE_ID_TTL_SECONDS',
       'IDS_DRAIN_MS',
       'IDS_LOG_FORMAT',
+      'IDS_LOG_LEVEL',
       'IDS_ACCESS_LOG',
       '  redis ',
     ]) {
@@ -362,8 +363,25 @@ describe('ids-server configuration', () => {
     const near = await runBin({}, ['--prot', '8080']);
     expect(near.code).toBe(2);
     expect(near.err).toBe(
-      "ids-server: ERR_IDS_SERVER_CONFIG: Unknown option '--prot'; did you mean --port?\n",
+      'ids-server: ERR_IDS_SERVER_CONFIG: unknown option "--prot"; did you mean --port? expected an option --help lists\n',
     );
+  });
+
+  // Every mistake in a flag is one line in the project's words, never Node's parseArgs text
+  // ("argument is ambiguous. Did you forget ..."), and exit 2.
+  it.each([
+    [['--drain', '-1'], '--drain: expected a whole number, received "-1"'],
+    [['--port', '-8080'], '--port: expected a whole number, received "-8080"'],
+    [['--max-count', '-5'], '--max-count: expected a whole number, received "-5"'],
+    [['--port'], '--port: expected a value, received nothing'],
+    [['--access-log=yes'], '--access-log: expected no value (it is a switch), received one'],
+    [['extra'], 'expected options only, received the argument "extra"'],
+    [['--log-level', 'debug'], '--log-level: expected info, warn or error, received "debug"'],
+  ])('%j: one line, exit 2', async (args, message) => {
+    const result = await runBin({ PORT: '0' }, args);
+    expect(result.code).toBe(2);
+    expect(result.err).toBe(`ids-server: ERR_IDS_SERVER_CONFIG: ${message}\n`);
+    expect(result.out).toBe('');
   });
 
   it('--version and -v print the package version and start nothing', async () => {

@@ -122,9 +122,13 @@ function spawnBin(env: Record<string, string>, args: string[]) {
 export async function startBin(env: Record<string, string>, args: string[] = []): Promise<BinRun> {
   const { child, output, exited } = spawnBin({ PORT: '0', IDS_DRAIN_MS: '0', ...env }, args);
   const url = await new Promise<string>((resolve, reject) => {
+    // Started is the whole start-up block: the listening line, then one line (and its trail)
+    // per slot, each its own write; a test that reads the block must not see half of it.
     child.stdout.on('data', () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output.out);
-      if (match) resolve(match[1] as string);
+      const match = /listening on (http:\/\/\S+) with machine IDs? ([\d, ]+)/.exec(output.out);
+      if (!match) return;
+      const last = (match[2] as string).split(',').length - 1;
+      if (output.out.includes(`slot ${last}: `) && output.out.endsWith('\n')) resolve(match[1] as string);
     });
     void exited.then(([code]) =>
       reject(new Error(`ids-server exited with ${code} before listening: ${output.out}${output.err}`)),

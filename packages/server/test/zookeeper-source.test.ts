@@ -1,6 +1,6 @@
 // The zookeeper machine-ID source through the bin, against a real ZooKeeper on a free loopback
 // port: each generator holds an ephemeral node of a session of its own.
-import { ZkSession } from '@ids/machine-zookeeper';
+import { ZkSession } from '@ids/machine-zookeeper/internal';
 import { hasZookeeper, serverForSuite, startZookeeper } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BinRun, call, runBin, scratch, startBin } from './helpers.js';

@@ -88,6 +88,8 @@ export interface StartZookeeperOptions {
   readonly minSessionTimeoutMs?: number;
   /** The longest session timeout the server grants, in ms. Default 120,000. */
   readonly maxSessionTimeoutMs?: number;
+  /** The JVM's heap ceiling in MiB (-Xmx). Default 96: enough for tests; a fleet of thousands of sessions needs more. */
+  readonly heapMb?: number;
   /** Extra zoo.cfg lines (`key=value`). */
   readonly config?: readonly string[];
   /** How long to wait for a server to serve (for an ensemble: each member's `imok`, then a quorum). Default 90,000 ms: a JVM starts slowly on a loaded host. */
@@ -190,8 +192,7 @@ function serverProcess(
         // speed. An election round without agreement waits twice as long as the last, up to
         // 60 s by default: with the leader cut off, the two others took 14 s to 90 s to agree
         // here, and 1 s with the rounds capped at 1 s.
-        JVMFLAGS:
-          '-Xmx96m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dzookeeper.fastleader.maxNotificationInterval=1000',
+        JVMFLAGS: `-Xmx${options.heapMb ?? 96}m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dzookeeper.fastleader.maxNotificationInterval=1000`,
         JMXDISABLE: 'true',
       },
     });

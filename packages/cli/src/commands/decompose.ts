@@ -73,7 +73,8 @@ stdin when there are none. Without --format only text whose form leaves no doubt
 digits (decimal), 16 hex digits, 13 Crockford base32 characters that no other encoding reads;
 anything else (a word reads as base36 too) is refused with every reading listed. Without
 --layout, an ID is read as sonyflake and stderr names the other layouts that date it plausibly
-(between their epoch and a minute from now), or warns when sonyflake does not.
+(at least a day after their epoch and at most a minute from now), or warns when sonyflake does
+not.
 
 Options:
 ${LAYOUT_HELP}

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { importOptional } from '@ids/engine/internal';
+import { importOptional, type StoreName, storeFor, storeForms } from '@ids/engine/internal';
 import { parseCommandLine, parseCount } from '../args.js';
 import { type Command, commandHelp } from '../command.js';
 import { UsageError } from '../errors.js';
@@ -10,44 +10,34 @@ type Locks = import('@ids/lock').Locks;
 const loadLock = <T>(load: () => Promise<T>) => importOptional('@ids/lock', load, '`ids lock`');
 
 /**
- * The stores `--store` takes, one line each: which strings, and how to open the locks there.
- * Each opens within its timeoutMs (3 s): a store that is not listening is
- * ERR_IDS_LEASE_STORE_UNAVAILABLE then, on one line naming the store, not a wait.
+ * How the locks open on each lock store of the engine's store table, from its string. Each opens
+ * within its timeoutMs (3 s): a store that is not listening is ERR_IDS_LEASE_STORE_UNAVAILABLE
+ * then, on one line naming the store, not a wait.
  */
-const STORES: readonly { scheme: RegExp; open: (store: string) => Promise<Locks> }[] = [
-  {
-    scheme: /^rediss?:\/\//,
-    open: async (store) => (await loadLock(() => import('@ids/lock/redis'))).redisLocks({ url: store }),
-  },
-  {
-    scheme: /^https?:\/\//,
-    open: async (store) =>
-      (await loadLock(() => import('@ids/lock/etcd'))).etcdLocks({ endpoints: store.split(',') }),
-  },
-  {
-    scheme: /^zookeeper:\/\//,
-    open: async (store) =>
-      (await loadLock(() => import('@ids/lock/zookeeper'))).zookeeperLocks({
-        connect: store.slice('zookeeper://'.length),
-      }),
-  },
-];
+const OPENERS: Record<StoreName<'lock'>, (store: string) => Promise<Locks>> = {
+  redis: async (store) => (await loadLock(() => import('@ids/lock/redis'))).redisLocks({ url: store }),
+  etcd: async (store) =>
+    (await loadLock(() => import('@ids/lock/etcd'))).etcdLocks({ endpoints: store.split(',') }),
+  // zookeeperLocks takes ZooKeeper's own connect string, host:port[,host:port...][/chroot].
+  zookeeper: async (store) =>
+    (await loadLock(() => import('@ids/lock/zookeeper'))).zookeeperLocks({
+      connect: store.slice('zookeeper://'.length),
+    }),
+};
 
 /** Opens the locks on the store `--store` names. */
 function openLocks(store: string): Promise<Locks> {
-  const entry = STORES.find((s) => s.scheme.test(store));
+  const entry = storeFor(store, 'lock');
   if (!entry) {
-    throw new UsageError(
-      `--store: expected redis://..., rediss://..., etcd endpoints http://host:port[,...] or zookeeper://host:port[,...][/chroot], received ${JSON.stringify(store)}`,
-    );
+    throw new UsageError(`--store: expected ${storeForms('lock')}, received ${JSON.stringify(store)}`);
   }
-  return entry.open(store);
+  return OPENERS[entry.name](store);
 }
 
 /** `ids lock`: holds a named lock while a command runs, like flock(1), with the fence in its environment. */
 export const lock: Command = {
   name: 'lock',
-  summary: 'run a command while holding a named lock (Redis, etcd or ZooKeeper), its fence in IDS_LOCK_FENCE',
+  summary: 'run a command holding a named lock (Redis, etcd, ZooKeeper); fence: IDS_LOCK_FENCE',
   help: commandHelp(`Usage: ids lock [options] NAME -- COMMAND [ARGS...]
 
 Waits for the lock NAME (first come, first served), runs COMMAND with IDS_LOCK_NAME and

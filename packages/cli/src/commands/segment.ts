@@ -38,7 +38,8 @@ directory.
 Options:
       --after N         the ID before the first (required): 0 for a new tag
       --store WHERE     postgres://..., mysql://..., redis://... or pglite:DIR
-                        (default pglite:$XDG_DATA_HOME/ids/segment, as ids generate --scheme segment)
+                        (default pglite:$XDG_DATA_HOME/ids/segment, as for
+                        ids generate --scheme segment)
 `),
   async run(args, io) {
     const { values, positionals } = parseCommandLine({

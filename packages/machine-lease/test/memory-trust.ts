@@ -1,0 +1,79 @@
+// What the tests on the in-memory store share: the lease timing they run with, and the check of
+// every ID issued against the store's own truth at the instant it was issued.
+import { FakeScheduler } from './fake-scheduler.js';
+import { type MemoryLeaseClient, MemoryLeaseServer } from './memory-store.js';
+
+export const TTL_S = 3;
+export const MARGIN_MS = 600;
+export const TIMEOUT_MS = 2000;
+/** TTL minus the margin: how long a confirmed keepalive is trusted from its sending. */
+export const TRUST_MS = TTL_S * 1000 - MARGIN_MS;
+/** The fake time one step of a test's run moves. */
+export const STEP_MS = 5;
+
+/**
+ * What is wrong with ID `id`, issued at scheduler time `at` on `machine` by a process talking
+ * through `client`: undefined when the store holds the machine ID for a lease granted through
+ * that client with at least the fencing margin left, else a line saying what it found.
+ */
+export function violation(
+  server: MemoryLeaseServer,
+  client: MemoryLeaseClient | undefined,
+  machine: number,
+  id: bigint,
+  at: number,
+  start: number,
+): string | undefined {
+  const owner = server.owner(machine);
+  const mine = owner !== undefined && client?.granted.has(owner);
+  const left = owner === undefined ? -1 : server.expiresAt(owner) - at;
+  if (mine && left >= MARGIN_MS) return undefined;
+  return `ID ${id} at +${at - start} ms: machine ${machine} is ${owner === undefined ? 'held by nobody' : mine ? `ours with ${left} ms left` : `held by ${owner}`}`;
+}
+
+/** A simulated process of a test's world: it claims, issues each step, and keeps what it issued. */
+export interface Simulated {
+  /** Claims what it has no claim for (retrying what was refused). */
+  start(): void;
+  /** Issues once per generator, each ID checked with `violation`. */
+  issue(): void;
+  /** What `violation` found. */
+  readonly violations: string[];
+  /** Every ID issued. */
+  issued(): bigint[];
+}
+
+/** One in-memory store, the fake scheduler, and the simulated processes that share them. */
+export class MemoryWorld<P extends Simulated> {
+  readonly scheduler = new FakeScheduler(Date.UTC(2025, 0, 1));
+  readonly server = new MemoryLeaseServer(this.scheduler);
+  readonly start = this.scheduler.now();
+  readonly members: P[] = [];
+
+  /** Adds `member` and lets it claim. */
+  add(member: P): P {
+    this.members.push(member);
+    member.start();
+    return member;
+  }
+
+  /** Runs `ms` of fake time in small steps; every member without a claim retries, every one with a generator issues. */
+  async run(ms: number): Promise<void> {
+    for (let t = 0; t < ms; t += STEP_MS) {
+      await this.scheduler.advance(STEP_MS);
+      for (const member of this.members) {
+        member.start();
+        member.issue();
+      }
+    }
+  }
+
+  violations(): string[] {
+    return this.members.flatMap((member) => member.violations);
+  }
+
+  duplicates(): number {
+    const all = this.members.flatMap((member) => member.issued());
+    return all.length - new Set(all).size;
+  }
+}
