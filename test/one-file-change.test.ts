@@ -195,7 +195,8 @@ describe('a new encoding', () => {
     // letters, which then makes it ambiguous, with the new encoding among the candidates).
     let candidates: readonly { id: bigint; encoding: string }[];
     try {
-      candidates = [engine.decodeAnyId(text)];
+      const read = (await import(join(dirname(copy.index), 'read.ts'))) as typeof import('@ids/engine/read');
+      candidates = [read.decodeAnyId(text)];
     } catch (error) {
       expect(error).toBeInstanceOf(engine.AmbiguousIdError);
       candidates = (error as InstanceType<typeof engine.AmbiguousIdError>).candidates;

@@ -2,7 +2,8 @@
 // snowflake presets, next to a layout of our own (40-bit time in 10 ms units, 11-bit sequence,
 // 12-bit machine), compared with compareLayouts from @ids/engine.
 import { fileURLToPath } from 'node:url';
-import { compareLayouts, defineLayout } from '@ids/engine';
+import { defineLayout } from '@ids/engine';
+import { compareLayouts } from '@ids/engine/read';
 import { DISCORD_LAYOUT, TWITTER_LAYOUT } from '@ids/snowflake';
 import { SONYFLAKE_LAYOUT, SONYFLAKE_V2_LAYOUT } from '@ids/sonyflake';
 

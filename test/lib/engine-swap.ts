@@ -10,7 +10,7 @@ import { build } from 'esbuild';
 /**
  * Builds the engine copy whose src/index.ts is `copyIndex` into its dist/ and returns the node
  * arguments (`--import …`) that make a process load it for `@ids/engine` and its entries
- * `@ids/engine/flavour` and `@ids/engine/internal`. @throws when the copy does not build.
+ * `@ids/engine/flavour`, `@ids/engine/internal` and `@ids/engine/read`. @throws when the copy does not build.
  */
 export async function engineSwapArgs(copyIndex: string): Promise<string[]> {
   const src = dirname(copyIndex);
@@ -22,6 +22,7 @@ export async function engineSwapArgs(copyIndex: string): Promise<string[]> {
       index: join(src, 'index.ts'),
       flavour: join(src, 'flavour.ts'),
       internal: join(src, 'internal.ts'),
+      read: join(src, 'read.ts'),
     },
     outdir: dist,
     bundle: true,
@@ -35,6 +36,7 @@ export async function engineSwapArgs(copyIndex: string): Promise<string[]> {
     '@ids/engine': pathToFileURL(join(dist, 'index.js')).href,
     '@ids/engine/flavour': pathToFileURL(join(dist, 'flavour.js')).href,
     '@ids/engine/internal': pathToFileURL(join(dist, 'internal.js')).href,
+    '@ids/engine/read': pathToFileURL(join(dist, 'read.js')).href,
   };
   const hooks = join(dist, 'hooks.mjs');
   writeFileSync(

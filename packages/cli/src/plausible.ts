@@ -9,15 +9,12 @@ import {
   AmbiguousIdError,
   decodeId,
   type EncodingName,
-  implausibility,
   type Layout,
   NAMED_LAYOUTS,
   type NamedLayout,
-  plausibleLayouts,
-  type RecognizedId,
-  recognizeId,
   toTimeIn as toTime,
 } from '@ids/engine';
+import { implausibility, plausibleLayouts, type RecognizedId, recognizeId } from '@ids/engine/read';
 import type { Io } from './io.js';
 
 /** The named layouts that read `id` plausibly at `now`, each with the time it gives: "discord (2016-…)". */

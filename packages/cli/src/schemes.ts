@@ -3,17 +3,124 @@
 // @ids/segment. Each library is imported only when its scheme is asked for.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { compareSchemes, type SchemeComparison } from '@ids/engine';
-import { importOptional, segmentStoreNeeds } from '@ids/engine/internal';
+import type { Layout, LayoutSpec } from '@ids/engine';
+import { importOptional, STORES, type StoreEntry, segmentStoreNeeds } from '@ids/engine/internal';
+import { compareLayouts } from '@ids/engine/read';
 import { UsageError } from './errors.js';
 import { type Io, print } from './io.js';
 import { parseLayout } from './layouts.js';
 import { int } from './table.js';
 
-/** The layouts whose scheme rows `ids compare` shows after the non-layout schemes. */
+/**
+ * One column of the scheme table: how a way of making IDs behaves, whatever its bit layout. The
+ * facts of UUIDv4, UUIDv7, ULID and segment are data (NON_LAYOUT_SCHEMES); the columns of
+ * Sonyflake and snowflake are derived from their layouts (`compareSchemes`).
+ */
+export interface SchemeComparison {
+  /** The scheme's name ("uuidv4", "uuidv7", "ulid", "segment", or a layout's name). */
+  readonly name: string;
+  /** Bits of one ID (for UUIDs and ULIDs, of the 128-bit value; the random part is in `reveals`). */
+  readonly bits: number;
+  /** Whether IDs sort by the time they were made. */
+  readonly sortableByTime: boolean;
+  /** How they sort, in a few words (to which resolution, and what breaks ties). */
+  readonly sortNote: string;
+  /** The most IDs one generator can make per second, set by the scheme; null when the scheme sets no ceiling (CPU-bound). */
+  readonly idsPerSecond: number | null;
+  /** What generators must agree on, or ask, to stay unique. */
+  readonly coordination: string;
+  /** What an ID tells whoever sees it: creation time, machine, volume. */
+  readonly reveals: string;
+  /** How long the scheme lasts. */
+  readonly lifetime: string;
+  /** Whether every ID fits a signed 64-bit column (BIGINT) as a positive number. */
+  readonly fitsSignedInt64: boolean;
+}
+
+/** The stores `--scheme segment` draws from, as the segment column names them: the store table's. */
+export const SEGMENT_STORES: readonly string[] = STORES.filter((store: StoreEntry) => store.segment).map(
+  (store) => store.title,
+);
+
+/**
+ * UUIDv4 and UUIDv7 (RFC 9562), ULID, and Leaf-segment: the schemes `ids generate --scheme` makes
+ * that have no bit layout of the engine's kind. Figures are the schemes' own; measured speeds are
+ * in the benchmark.
+ */
+export const NON_LAYOUT_SCHEMES: readonly SchemeComparison[] = Object.freeze([
+  {
+    name: 'uuidv4',
+    bits: 128,
+    sortableByTime: false,
+    sortNote: 'random order',
+    idsPerSecond: null,
+    coordination: 'none (122 random bits)',
+    reveals: 'nothing',
+    lifetime: 'unlimited',
+    fitsSignedInt64: false,
+  },
+  {
+    name: 'uuidv7',
+    bits: 128,
+    sortableByTime: true,
+    sortNote: 'by the ms; a counter orders IDs of one ms within a process',
+    idsPerSecond: null,
+    coordination: 'none (74 random or counter bits)',
+    reveals: 'creation time (ms)',
+    lifetime: 'until 10889 (48-bit Unix ms)',
+    fitsSignedInt64: false,
+  },
+  {
+    name: 'ulid',
+    bits: 128,
+    sortableByTime: true,
+    sortNote: 'by the ms; a monotonic factory orders IDs of one ms within a process',
+    idsPerSecond: null,
+    coordination: 'none (80 random bits)',
+    reveals: 'creation time (ms)',
+    lifetime: 'until 10889 (48-bit Unix ms)',
+    fitsSignedInt64: false,
+  },
+  {
+    name: 'segment',
+    bits: 63,
+    sortableByTime: false,
+    sortNote: 'increasing per process; across processes only by segment',
+    idsPerSecond: null,
+    coordination: `a store (${SEGMENT_STORES.join(', ')}) once per segment of \`step\` IDs`,
+    reveals: 'volume (a dense counter); no time, no machine',
+    lifetime: '2^63 - 1 IDs per tag (292,000 years at 1,000,000 IDs/s)',
+    fitsSignedInt64: true,
+  },
+] satisfies SchemeComparison[]);
+
+/**
+ * Every scheme side by side: the non-layout schemes (NON_LAYOUT_SCHEMES), then one column per
+ * layout given, derived from the layout's limits.
+ *
+ * @throws what compareLayouts throws for the layouts.
+ */
+export function compareSchemes(layouts: readonly (Layout | LayoutSpec)[] = []): SchemeComparison[] {
+  const derived = compareLayouts(layouts).map(
+    (c): SchemeComparison => ({
+      name: c.name,
+      bits: c.timeBits + c.sequenceBits + c.machineBits,
+      sortableByTime: true,
+      sortNote: `by the ${c.timeUnitMs} ms tick; across machines only to the tick`,
+      idsPerSecond: c.idsPerSecond,
+      coordination: `a machine ID unique among ${c.machines.toLocaleString('en-US')}`,
+      reveals: `creation time (${c.timeUnitMs} ms), machine ID, IDs per tick`,
+      lifetime: `${Math.floor(c.lifetimeYears)} years (to ${c.endsAt.toISOString().slice(0, 10)})`,
+      fitsSignedInt64: true,
+    }),
+  );
+  return [...NON_LAYOUT_SCHEMES, ...derived];
+}
+
+/** The layouts whose scheme columns `ids compare` shows after the non-layout schemes. */
 export const SCHEME_LAYOUTS = ['sonyflake', 'twitter'];
 
-/** The scheme rows: UUIDv4, UUIDv7, ULID, segment, then Sonyflake and snowflake (twitter). */
+/** The scheme table: UUIDv4, UUIDv7, ULID, segment, then Sonyflake and snowflake (twitter). */
 export function schemeTable(): SchemeComparison[] {
   return compareSchemes(
     SCHEME_LAYOUTS.map((spec) => {
@@ -39,7 +146,7 @@ export function schemeRows(table: readonly SchemeComparison[]): string[][] {
 }
 
 /** The schemes `ids generate --scheme` takes. */
-export const SCHEMES = ['uuidv4', 'uuidv7', 'ulid', 'segment'] as const;
+export const SCHEMES: readonly string[] = NON_LAYOUT_SCHEMES.map((scheme) => scheme.name);
 
 /** The options `ids generate` adds for --scheme, as node:util parseArgs takes them. */
 export const SCHEME_OPTIONS = {
@@ -120,7 +227,7 @@ export async function generateScheme(
   io: Io,
 ): Promise<number> {
   const scheme = values.scheme ?? '';
-  if (!(SCHEMES as readonly string[]).includes(scheme)) {
+  if (!SCHEMES.includes(scheme)) {
     throw new UsageError(
       `--scheme: expected one of ${SCHEMES.join(', ')}, received ${JSON.stringify(scheme)}`,
     );

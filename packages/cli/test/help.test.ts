@@ -3,8 +3,8 @@
 // kept here, so a new command or flag without docs fails.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FUTURE_SLACK_MS, NEAR_EPOCH_MS } from '@ids/engine';
 import { STORES } from '@ids/engine/internal';
+import { FUTURE_SLACK_MS, NEAR_EPOCH_MS } from '@ids/engine/read';
 import { serverHelp } from '@ids/server';
 import { describe, expect, it } from 'vitest';
 import { serveHelp } from '../src/commands/serve.js';

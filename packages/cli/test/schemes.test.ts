@@ -2,8 +2,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { InvalidLayoutError, NAMED_LAYOUTS } from '@ids/engine';
+import { STORES, type StoreEntry } from '@ids/engine/internal';
 import { hasMariadb, hasRedis, serverForSuite, startMariadb, startRedis } from '@ids/test-services';
 import { afterAll, describe, expect, it } from 'vitest';
+import { compareSchemes, NON_LAYOUT_SCHEMES, SCHEMES, SEGMENT_STORES, schemeTable } from '../src/schemes.js';
 import { ERROR_LINE, headerRow, ids, jsonOf } from './helpers.js';
 
 const lines = (text: string) => text.trimEnd().split('\n');
@@ -158,4 +161,65 @@ describe.skipIf(!hasRedis())('ids generate --scheme segment --store redis://...'
     },
     120_000,
   );
+});
+
+// The table's data, beside the command that prints it: one column per scheme `ids generate
+// --scheme` makes, then the layouts' columns derived from their limits.
+describe('the scheme table', () => {
+  it('has a column for every scheme --scheme makes, then Sonyflake and snowflake derived from their layouts', () => {
+    const rows = schemeTable();
+    expect(rows.map((r) => r.name)).toEqual([...SCHEMES, 'sonyflake', 'snowflake']);
+    const [uuidv4, uuidv7, ulid, segment, sonyflake, twitter] = rows;
+    expect(uuidv4).toMatchObject({
+      bits: 128,
+      sortableByTime: false,
+      fitsSignedInt64: false,
+      reveals: 'nothing',
+    });
+    expect(uuidv7).toMatchObject({ bits: 128, sortableByTime: true, fitsSignedInt64: false });
+    expect(ulid).toMatchObject({ bits: 128, sortableByTime: true, fitsSignedInt64: false });
+    expect(segment).toMatchObject({ bits: 63, sortableByTime: false, fitsSignedInt64: true });
+    expect(segment!.reveals).toMatch(/volume/);
+    expect(sonyflake).toMatchObject({
+      bits: 63,
+      sortableByTime: true,
+      idsPerSecond: 25_600,
+      coordination: 'a machine ID unique among 65,536',
+      lifetime: '174 years (to 2188-11-16)',
+      fitsSignedInt64: true,
+    });
+    expect(twitter).toMatchObject({
+      bits: 63,
+      idsPerSecond: 4_096_000,
+      lifetime: '69 years (to 2080-07-10)',
+    });
+    expect(Object.isFrozen(NON_LAYOUT_SCHEMES)).toBe(true);
+  });
+
+  it('names every store a segment store string can open: PostgreSQL, MySQL, Redis and PGlite', () => {
+    const segment = NON_LAYOUT_SCHEMES.find((s) => s.name === 'segment')!;
+    expect(segment.coordination).toBe(
+      'a store (PostgreSQL, MySQL, Redis, PGlite) once per segment of `step` IDs',
+    );
+    // The names come from the store table: each string that opens a segment store has its store named.
+    for (const where of [
+      'pglite:/tmp/x',
+      'postgres://127.0.0.1/ids',
+      'mysql://127.0.0.1/ids',
+      'redis://127.0.0.1',
+    ]) {
+      const store = STORES.find((entry: StoreEntry) => entry.segment && entry.scheme.test(where));
+      expect(SEGMENT_STORES).toContain(store?.title);
+    }
+    expect(SEGMENT_STORES).toHaveLength(4);
+  });
+
+  it('validates layouts as compareLayouts does', () => {
+    expect(() =>
+      compareSchemes([{ timeBits: 10, timeUnitMs: 10, sequenceBits: 8, machineBits: 16 } as never]),
+    ).toThrow();
+    expect(() => compareSchemes([{ ...NAMED_LAYOUTS.sonyflake.layout, timeBits: 60 }])).toThrow(
+      InvalidLayoutError,
+    );
+  });
 });

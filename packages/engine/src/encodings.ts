@@ -1,7 +1,7 @@
 // Text and byte forms of an ID, for both layouts (an encoding sees only the 63-bit integer).
 // Every decoder accepts exactly what its encoder writes (hex, Crockford and base36 also accept the
 // other letter case, and Crockford its I/L/O aliases) and rejects anything else with InvalidIdError.
-import { AmbiguousIdError, InvalidArgumentError, InvalidIdError, received } from './errors.js';
+import { InvalidArgumentError, InvalidIdError, received } from './errors.js';
 import { type IdInput, MAX_ID, parseId } from './id.js';
 
 /** The text encodings, by the name `encodeId`, `decodeId` and the CLI's `--format` take. */
@@ -257,68 +257,19 @@ export function decodeId(text: string, encoding: EncodingName = 'decimal'): bigi
   return encodingOf(encoding).decode(text);
 }
 
-/** An ID read from text of an encoding found by `decodeAnyId`. */
-export interface DetectedId {
-  /** The ID the text stands for. */
-  readonly id: bigint;
-  /** The encoding it was read in. */
-  readonly encoding: EncodingName;
+/**
+ * Whether text of an unknown encoding is read as `name` only when no other encoding reads it:
+ * `name` is written in one letter case, reads the other too, and `text` has a letter in the
+ * other case. (Read by the detection of recognize.ts, which tries every encoding.)
+ */
+export function readsFoldedLast(name: EncodingName, text: string): boolean {
+  const spec = SPECS[name];
+  return spec.guessFoldedLast === true && otherCase(spec, text);
 }
-
-const DIGITS = /^[0-9]+$/;
 
 /** Whether `text` has a letter in the case `spec`'s alphabet is not written in. */
 function otherCase(spec: PositionalSpec, text: string): boolean {
   return /[a-z]/.test(spec.alphabet) ? /[A-Z]/.test(text) : /[a-z]/.test(text);
-}
-
-/**
- * Reads an ID in whichever encoding it is written. Digits alone are always decimal (19 digits
- * with leading zeros: 'decimal-fixed'); otherwise the encodings that accept the text are tried,
- * and they must agree on one value. Text with upper-case letters is read as base36 only when no
- * other encoding reads it (`decodeId(text, 'base36')` reads either case).
- *
- * @throws InvalidIdError when no encoding accepts the text; AmbiguousIdError when several read
- * it as different IDs (its `candidates` list them: pass the encoding explicitly).
- */
-export function decodeAnyId(text: string): DetectedId {
-  if (typeof text !== 'string') {
-    throw new InvalidIdError(`expected an ID as text, received ${received(text)}`);
-  }
-  if (DIGITS.test(text)) {
-    const encoding = text.length === 19 && text[0] === '0' ? 'decimal-fixed' : 'decimal';
-    return { id: ENCODINGS[encoding].decode(text), encoding };
-  }
-  const folded = ENCODING_NAMES.filter((name) => SPECS[name].guessFoldedLast && otherCase(SPECS[name], text));
-  let candidates = readings(
-    text,
-    ENCODING_NAMES.filter((name) => !folded.includes(name)),
-  );
-  if (candidates.length === 0) candidates = readings(text, folded);
-  if (candidates.length === 1) return candidates[0]!;
-  if (candidates.length === 0) {
-    throw new InvalidIdError(
-      `expected an ID in one of the encodings ${ENCODING_NAMES.join(', ')}, received ${received(text)}, which none of them reads`,
-    );
-  }
-  throw new AmbiguousIdError(
-    `the ID ${JSON.stringify(text)} reads differently in ${candidates.map((c) => `${c.encoding} (${c.id})`).join(', ')}; name its encoding`,
-    candidates,
-  );
-}
-
-/** The distinct IDs `encodings` read `text` as, each with the first encoding that reads it so. */
-function readings(text: string, encodings: readonly EncodingName[]): DetectedId[] {
-  const candidates: DetectedId[] = [];
-  for (const encoding of encodings) {
-    try {
-      const id = ENCODINGS[encoding].decode(text);
-      if (!candidates.some((c) => c.id === id)) candidates.push({ id, encoding });
-    } catch {
-      // Not this encoding: the next one may read it.
-    }
-  }
-  return candidates;
 }
 
 /** An ID as 8 bytes, big-endian (byte order = ID order, as in bwmarrin's IntBytes). */

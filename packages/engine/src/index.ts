@@ -3,7 +3,9 @@
 // detail tested from its own module; generators are the public way to drive it. Its state type
 // is exported for StateCell implementations. This entry holds what authors of layouts, presets
 // and machine-ID providers need; plumbing for the sibling packages (option checks, layout maths,
-// timers) is exported from './internal.ts' (the '@ids/engine/internal' subpath), which is not API.
+// timers, the preset-class pattern the flavours are made with) is exported from './internal.ts'
+// (the '@ids/engine/internal' subpath), which is not API. Reading existing IDs (recognizing text,
+// plausibility, layouts side by side) is the '@ids/engine/read' subpath, for the tools.
 export {
   type Clock,
   FakeClock,
@@ -13,17 +15,8 @@ export {
   type TimeSources,
   wallClock,
 } from './clock.js';
-export {
-  compareLayouts,
-  compareSchemes,
-  type LayoutComparison,
-  NON_LAYOUT_SCHEMES,
-  type SchemeComparison,
-} from './compare.js';
 export { DuplicateGeneratorError, type SameMachineIdSetting } from './duplicate-guard.js';
 export {
-  type DetectedId,
-  decodeAnyId,
   decodeId,
   ENCODING_NAMES,
   ENCODINGS,
@@ -114,9 +107,6 @@ export {
   resolveMachineIdSync,
 } from './machine.js';
 export { LAYOUT_NAMES, NAMED_LAYOUTS, type NamedLayout, namedLayout } from './named-layouts.js';
-export { FUTURE_SLACK_MS, implausibility, NEAR_EPOCH_MS, plausibleLayouts } from './plausibility.js';
-export { type MachineIdRequest, type Preset, type PresetClass, presetClass } from './preset.js';
-export { type RecognizedId, recognizeId } from './recognize.js';
 export {
   createSharedState,
   type SharedGeneratorState,

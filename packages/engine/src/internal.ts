@@ -32,6 +32,7 @@ export {
   parseMachineIds,
 } from './machine-env.js';
 export { importOptional } from './optional.js';
+export { type MachineIdRequest, type Preset, type PresetClass, presetClass } from './preset.js';
 export {
   type MachineIdStore,
   machineIdStores,

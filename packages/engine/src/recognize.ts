@@ -2,8 +2,67 @@
 // `hello` is a base36 ID as far as the digits go. The CLI's `ids decompose` and the inspector page
 // both read text through this rule, so the two read the same text the same way (and both judge
 // the reading with the one rule of plausibility.ts).
-import { type DetectedId, decodeAnyId, ENCODINGS } from './encodings.js';
-import { AmbiguousIdError } from './errors.js';
+import { ENCODING_NAMES, ENCODINGS, type EncodingName, readsFoldedLast } from './encodings.js';
+import { AmbiguousIdError, InvalidIdError, received } from './errors.js';
+
+/** An ID read from text of an encoding found by `decodeAnyId`. */
+export interface DetectedId {
+  /** The ID the text stands for. */
+  readonly id: bigint;
+  /** The encoding it was read in. */
+  readonly encoding: EncodingName;
+}
+
+const DIGITS = /^[0-9]+$/;
+
+/**
+ * Reads an ID in whichever encoding it is written. Digits alone are always decimal (19 digits
+ * with leading zeros: 'decimal-fixed'); otherwise the encodings that accept the text are tried,
+ * and they must agree on one value. Text with upper-case letters is read as base36 only when no
+ * other encoding reads it (`decodeId(text, 'base36')` reads either case).
+ *
+ * @throws InvalidIdError when no encoding accepts the text; AmbiguousIdError when several read
+ * it as different IDs (its `candidates` list them: pass the encoding explicitly).
+ */
+export function decodeAnyId(text: string): DetectedId {
+  if (typeof text !== 'string') {
+    throw new InvalidIdError(`expected an ID as text, received ${received(text)}`);
+  }
+  if (DIGITS.test(text)) {
+    const encoding = text.length === 19 && text[0] === '0' ? 'decimal-fixed' : 'decimal';
+    return { id: ENCODINGS[encoding].decode(text), encoding };
+  }
+  const folded = ENCODING_NAMES.filter((name) => readsFoldedLast(name, text));
+  let candidates = readings(
+    text,
+    ENCODING_NAMES.filter((name) => !folded.includes(name)),
+  );
+  if (candidates.length === 0) candidates = readings(text, folded);
+  if (candidates.length === 1) return candidates[0]!;
+  if (candidates.length === 0) {
+    throw new InvalidIdError(
+      `expected an ID in one of the encodings ${ENCODING_NAMES.join(', ')}, received ${received(text)}, which none of them reads`,
+    );
+  }
+  throw new AmbiguousIdError(
+    `the ID ${JSON.stringify(text)} reads differently in ${candidates.map((c) => `${c.encoding} (${c.id})`).join(', ')}; name its encoding`,
+    candidates,
+  );
+}
+
+/** The distinct IDs `encodings` read `text` as, each with the first encoding that reads it so. */
+function readings(text: string, encodings: readonly EncodingName[]): DetectedId[] {
+  const candidates: DetectedId[] = [];
+  for (const encoding of encodings) {
+    try {
+      const id = ENCODINGS[encoding].decode(text);
+      if (!candidates.some((c) => c.id === id)) candidates.push({ id, encoding });
+    } catch {
+      // Not this encoding: the next one may read it.
+    }
+  }
+  return candidates;
+}
 
 /** An ID read from text without a chosen encoding, and why that encoding. */
 export interface RecognizedId extends DetectedId {

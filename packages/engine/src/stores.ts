@@ -10,6 +10,8 @@
 export interface StoreEntry {
   /** The store's name: the key of each feature's openers. */
   readonly name: string;
+  /** How people write the store's name in prose and tables ("PostgreSQL"). */
+  readonly title: string;
   /** Which strings name this store. */
   readonly scheme: RegExp;
   /** The string's form, for messages: what `--store` and `IDS_SEGMENT_STORE` take. */
@@ -46,14 +48,23 @@ export interface MachineIdStore {
 export const STORES = [
   {
     name: 'postgres',
+    title: 'PostgreSQL',
     scheme: /^postgres(ql)?:\/\//,
     form: 'postgres://...',
     prefix: 'postgres://',
     segment: 'pg',
   },
-  { name: 'mysql', scheme: /^mysql:\/\//, form: 'mysql://...', prefix: 'mysql://', segment: 'mysql2' },
+  {
+    name: 'mysql',
+    title: 'MySQL',
+    scheme: /^mysql:\/\//,
+    form: 'mysql://...',
+    prefix: 'mysql://',
+    segment: 'mysql2',
+  },
   {
     name: 'redis',
+    title: 'Redis',
     scheme: /^rediss?:\/\//,
     form: 'redis://...',
     prefix: 'redis://',
@@ -69,6 +80,7 @@ export const STORES = [
   },
   {
     name: 'pglite',
+    title: 'PGlite',
     scheme: /^(pglite|memory):/,
     form: 'pglite: or pglite:<directory>',
     prefix: 'pglite:',
@@ -76,6 +88,7 @@ export const STORES = [
   },
   {
     name: 'etcd',
+    title: 'etcd',
     scheme: /^https?:\/\//,
     form: 'http://host:port[,...]',
     prefix: 'http://',
@@ -90,6 +103,7 @@ export const STORES = [
   },
   {
     name: 'zookeeper',
+    title: 'ZooKeeper',
     scheme: /^zookeeper:\/\//,
     form: 'zookeeper://host:port[,...][/chroot]',
     prefix: 'zookeeper://',

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  decodeAnyId,
   decodeId,
   ENCODING_NAMES,
   ENCODINGS,
@@ -12,6 +11,7 @@ import {
 } from '../src/encodings.js';
 import { AmbiguousIdError, InvalidArgumentError, InvalidIdError } from '../src/errors.js';
 import { MAX_ID } from '../src/id.js';
+import { decodeAnyId } from '../src/recognize.js';
 
 // The vectors of bwmarrin/snowflake's TestParseBase32 and TestParseBase58.
 const BWMARRIN_BASE32_TEXT = 'b8wjm1zroyyyy';

@@ -1,6 +1,6 @@
 // The page lists the engine's table of named layouts (the flavour packages that build them also
 // carry Node-only code): each must be exactly the layout its package builds.
-import { compareLayouts } from '@ids/engine';
+import { compareLayouts } from '@ids/engine/read';
 import { DISCORD_LAYOUT, TWITTER_LAYOUT } from '@ids/snowflake';
 import { GO_V2_START_TIME, sonyflakeLayout } from '@ids/sonyflake';
 import { describe, expect, it } from 'vitest';

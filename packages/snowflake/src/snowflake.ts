@@ -1,10 +1,5 @@
-import {
-  composeMachineId,
-  InvalidArgumentError,
-  InvalidMachineIdError,
-  type Preset,
-  presetClass,
-} from '@ids/engine';
+import { composeMachineId, InvalidArgumentError, InvalidMachineIdError } from '@ids/engine';
+import { type Preset, presetClass } from '@ids/engine/internal';
 import { layoutWithClock, type SnowflakeSettings } from './settings.js';
 
 /** No machine ID was given: a snowflake layout has no safe default (see SnowflakeSettings.machineId). */

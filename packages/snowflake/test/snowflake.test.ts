@@ -10,6 +10,7 @@ import {
   MachineIdRejectedError,
   StartTimeAheadError,
 } from '@ids/engine';
+import { decodeAnyId } from '@ids/engine/read';
 import { describe, expect, it, vi } from 'vitest';
 import {
   type BadInput,
@@ -26,7 +27,6 @@ import {
   compose,
   createSharedState,
   DISCORD_LAYOUT,
-  decodeAnyId,
   decodeId,
   decompose,
   encodeId,

@@ -1,4 +1,5 @@
-import { type IdInput, type Layout, type Preset, presetClass } from '@ids/engine';
+import type { IdInput, Layout } from '@ids/engine';
+import { type Preset, presetClass } from '@ids/engine/internal';
 import { autoMachineIdSource, autoNeedsCreate, defaultMachineIdSource } from './machine.js';
 import { layoutWithClock, type SonyflakeSettings } from './settings.js';
 

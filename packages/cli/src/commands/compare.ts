@@ -1,4 +1,4 @@
-import { compareLayouts, type LayoutComparison } from '@ids/engine';
+import { compareLayouts, type LayoutComparison } from '@ids/engine/read';
 import { parseCommandLine } from '../args.js';
 import { type Command, commandHelp, LAYOUT_HELP, OPTIONS } from '../command.js';
 import { print } from '../io.js';

@@ -32,7 +32,10 @@ function engineFromSource(engineDir: string): Plugin {
   return {
     name: 'engine-from-source',
     setup(b) {
-      b.onResolve({ filter: /^@ids\/engine$/ }, () => ({ path: join(engineDir, 'src', 'index.ts') }));
+      // The main entry and the reading entry, from one source tree: one copy of each class.
+      b.onResolve({ filter: /^@ids\/engine(\/read)?$/ }, (args) => ({
+        path: join(engineDir, 'src', args.path === '@ids/engine/read' ? 'read.ts' : 'index.ts'),
+      }));
     },
   };
 }

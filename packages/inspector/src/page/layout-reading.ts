@@ -2,13 +2,8 @@
 // layout made it; a reading whose time lies in the future, or that needs bits the layout does
 // not have, points at the wrong layout, and the page names the ones that read it plausibly. The
 // judgement is the engine's (implausibility, plausibleLayouts), the same as the CLI's.
-import {
-  type DecomposedId,
-  decomposeIn as decompose,
-  implausibility,
-  plausibleLayouts,
-  tickStartMs,
-} from '@ids/engine';
+import { type DecomposedId, decomposeIn as decompose, tickStartMs } from '@ids/engine';
+import { implausibility, plausibleLayouts } from '@ids/engine/read';
 import type { PageLayout } from './layouts.js';
 
 /** An ID in one layout. */

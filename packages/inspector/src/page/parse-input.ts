@@ -1,15 +1,7 @@
 // From pasted text to IDs. The work is bounded whatever is pasted: only the first MAX_SHOWN IDs
 // are decoded and drawn, the rest are counted, so 10,000 lines cost a split and a count.
-import {
-  AmbiguousIdError,
-  type DetectedId,
-  decodeId,
-  ENCODING_NAMES,
-  type EncodingName,
-  IdsError,
-  MAX_ID,
-  recognizeId,
-} from '@ids/engine';
+import { AmbiguousIdError, decodeId, ENCODING_NAMES, type EncodingName, IdsError, MAX_ID } from '@ids/engine';
+import { type DetectedId, recognizeId } from '@ids/engine/read';
 
 /** How many IDs the page decodes and draws at once. */
 export const MAX_SHOWN = 50;
