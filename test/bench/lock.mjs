@@ -13,6 +13,7 @@
 // The prefix's epoch is written first, as on a Redis that has run before: the first lock on a
 // Redis that may have forgotten its holders is held one TTL before use on purpose (see the
 // @ids/lock README), which is a rule, not a latency.
+import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { etcdLocks } from '@ids/lock/etcd';
 import { redisLocks } from '@ids/lock/redis';
@@ -161,6 +162,20 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
   const rows = [];
   try {
     const locks = await redisLocks({ url: redis.url, prefix });
+    // The least a fenced lock can do on Redis, with nothing of @ids/lock's around it: one script
+    // that takes the key (SET NX PX, as redlock does) and hands out the next fence (INCR), and one
+    // that deletes the key if it still holds this token (as redlock's release). No line of
+    // waiters, no lease keeper, no first-TTL rule. Redlock takes no fence; this row is the floor
+    // that the fence alone sets beside it.
+    const fenced = new Redis(redis.url);
+    const takeSha = await fenced.script(
+      'LOAD',
+      "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return 0",
+    );
+    const giveSha = await fenced.script(
+      'LOAD',
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+    );
     const redlock4Client = new Redis(redis.url);
     const redlock4 = new Redlock([redlock4Client], { retryCount: 0 });
     const redlock5Client = new Redis(redis.url);
@@ -173,6 +188,13 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
           await admin.ping();
         },
         ours: async () => (await locks.acquire('bench')).release(),
+        fencedFloor: async () => {
+          const token = randomBytes(16).toString('hex');
+          if ((await fenced.evalsha(takeSha, 2, 'bench-floor', 'bench-floor-fence', token, 10_000)) === 0) {
+            throw new Error('the fenced floor found its key held');
+          }
+          await fenced.evalsha(giveSha, 1, 'bench-floor', token);
+        },
         redlock4: async () => (await redlock4.lock('bench-redlock4', 10_000)).unlock(),
         redlock5: async () => (await redlock5.acquire(['bench-redlock5'], 10_000)).release(),
       },
@@ -181,6 +203,7 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
     await locks.close();
     redlock4Client.disconnect();
     redlock5Client.disconnect();
+    fenced.disconnect();
     const { times: t, cpuUs } = uncontended;
     const floor = percentile(
       [...t.ping].sort((a, b) => a - b),
@@ -189,6 +212,14 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
     rows.push(row('bare Redis round trip (PING)', t.ping, floor, cpuUs.ping));
     rows.push(row('two bare Redis round trips (PING, PING)', t.ping2, floor, cpuUs.ping2));
     rows.push(row('@ids/lock on Redis: acquire + release', t.ours, floor, cpuUs.ours));
+    rows.push(
+      row(
+        'fenced floor: SET NX PX + INCR, then GET + DEL (2 scripts)',
+        t.fencedFloor,
+        floor,
+        cpuUs.fencedFloor,
+      ),
+    );
     rows.push(row('redlock 4.2.0: lock + unlock', t.redlock4, floor, cpuUs.redlock4));
     rows.push(row('redlock 5.0.0-beta.2: acquire + release', t.redlock5, floor, cpuUs.redlock5));
 
