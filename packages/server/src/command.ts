@@ -101,30 +101,10 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
     });
     return code;
   }
-  const slots = running.pool.slots;
-  const machines = slots.map((slot) => slot.generator.machine);
-  log.info(
-    `listening on ${running.url} with machine ID${slots.length > 1 ? 's' : ''} ${machines.join(', ')}`,
-    { event: 'listening', url: running.url, machineIds: machines },
-  );
-  for (const slot of slots) {
-    // How the ID was chosen. From the `auto` chain, its trail follows: as lines in text, as
-    // `ids machine-id --explain` prints it, and as the `step` and `trail` fields in JSON, whose
-    // message stays one sentence a collector can group by.
-    const [how, ...lines] = slot.how.split('\n');
-    log.info(
-      log.format === 'json'
-        ? `slot ${slot.index}: ${how}`
-        : `  slot ${slot.index}: ${how}${lines.map((line) => `\n    ${line}`).join('')}`,
-      {
-        event: 'machine-id',
-        slot: slot.index,
-        machineId: slot.generator.machine,
-        ...(slot.trail.length > 0 ? { step: slot.trail.at(-1)?.step, trail: slot.trail } : {}),
-      },
-    );
-  }
-  const { clean } = await new Promise<{ clean: boolean }>((resolve, reject) => {
+  // The signal handlers go in before the start-up lines are written: a supervisor (or a test)
+  // that sends SIGTERM as soon as it reads them must get the drain, not the default of dying at
+  // once with no handler in place.
+  const stopped = new Promise<{ clean: boolean }>((resolve, reject) => {
     let first: string | undefined;
     const on = (signal: 'SIGTERM' | 'SIGINT') => () => {
       if (first === undefined) {
@@ -155,6 +135,30 @@ export async function serve(args: readonly string[], io: ServeIo = {}): Promise<
     process.on('SIGTERM', term);
     process.on('SIGINT', int);
   });
+  const slots = running.pool.slots;
+  const machines = slots.map((slot) => slot.generator.machine);
+  log.info(
+    `listening on ${running.url} with machine ID${slots.length > 1 ? 's' : ''} ${machines.join(', ')}`,
+    { event: 'listening', url: running.url, machineIds: machines },
+  );
+  for (const slot of slots) {
+    // How the ID was chosen. From the `auto` chain, its trail follows: as lines in text, as
+    // `ids machine-id --explain` prints it, and as the `step` and `trail` fields in JSON, whose
+    // message stays one sentence a collector can group by.
+    const [how, ...lines] = slot.how.split('\n');
+    log.info(
+      log.format === 'json'
+        ? `slot ${slot.index}: ${how}`
+        : `  slot ${slot.index}: ${how}${lines.map((line) => `\n    ${line}`).join('')}`,
+      {
+        event: 'machine-id',
+        slot: slot.index,
+        machineId: slot.generator.machine,
+        ...(slot.trail.length > 0 ? { step: slot.trail.at(-1)?.step, trail: slot.trail } : {}),
+      },
+    );
+  }
+  const { clean } = await stopped;
   if (clean) log.info('stopped', { event: 'stopped', clean });
   else log.warn('stopped: the shutdown bound passed; connections were cut', { event: 'stopped', clean });
   return clean ? 0 : 1;
