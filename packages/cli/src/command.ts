@@ -73,7 +73,7 @@ export const OPTIONS = {
 } as const satisfies Flags;
 
 /** What follows an option's words in help: its variable and its default. */
-export function flagDefault(flag: Flag): string {
+function flagDefault(flag: Flag): string {
   if (flag.env !== undefined && flag.byDefault !== undefined)
     return ` (default: ${flag.env}, else ${flag.byDefault})`;
   if (flag.env !== undefined) return ` (else ${flag.env})`;
@@ -84,7 +84,7 @@ export function flagDefault(flag: Flag): string {
 const WORDS_AT = 24;
 
 /** An `Options:` list: each flag's names, then its words wrapped within HELP_WIDTH, then its choices. */
-export function flagLines(flags: Flags): string {
+function flagLines(flags: Flags): string {
   return Object.entries(flags)
     .map(([name, flag]) => {
       const names = `  ${flag.short ? `-${flag.short}, ` : '    '}--${name}${flag.value ? ` ${flag.value}` : ''}`;

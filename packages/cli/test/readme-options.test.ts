@@ -52,4 +52,15 @@ describe('the README option table', () => {
       if (spec.byDefault) expect(flat, `--${flag}`).toContain(spec.byDefault);
     }
   });
+
+  // Defaults the code takes from elsewhere: the declared words must be the value applied.
+  it("states the defaults the code applies: ids lock --ttl is @ids/lock's, ids generate -n 1 writes one ID", async () => {
+    const { DEFAULT_TTL_MS } = await import('@ids/lock');
+    const lock = commands.find((command) => command.name === 'lock');
+    expect(lock?.flags?.ttl?.byDefault).toBe(String(DEFAULT_TTL_MS));
+    const generate = commands.find((command) => command.name === 'generate');
+    expect(generate?.flags?.count?.byDefault).toBe('1');
+    const { stdout } = await ids(['generate', '--machine-id', '1']);
+    expect(stdout.trim().split('\n')).toHaveLength(1);
+  });
 });

@@ -91,7 +91,7 @@ not.`,
       options: FLAGS,
       allowPositionals: true,
     });
-    const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
+    const { label, layout } = parseLayout(values.layout ?? FLAGS.layout.byDefault);
     const format = values.format === undefined ? undefined : parseFormat(values.format);
     // Read per ID: a stream of stdin can outlast the minute of slack the date rule allows.
     const now = io.now ?? Date.now;

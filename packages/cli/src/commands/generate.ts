@@ -51,12 +51,12 @@ at the layout's ceiling is announced on stderr with that time; a machine ID that
   ),
   async run(args, io) {
     const { values } = parseCommandLine({ args, options: FLAGS, allowPositionals: false });
-    const count = parseCount(values.count ?? '1', '--count', 1, MAX_COUNT);
+    const count = parseCount(values.count ?? FLAGS.count.byDefault, '--count', 1, MAX_COUNT);
     if (values.scheme !== undefined || values.store !== undefined || values.tag !== undefined) {
       return generateScheme(values, count, io);
     }
-    const { label, layout, generator: build } = parseLayout(values.layout ?? 'sonyflake');
-    const encoding = ENCODINGS[parseFormat(values.format ?? 'decimal')];
+    const { label, layout, generator: build } = parseLayout(values.layout ?? FLAGS.layout.byDefault);
+    const encoding = ENCODINGS[parseFormat(values.format ?? FLAGS.format.byDefault)];
     const { machineId: source, id: machineId, step } = await machineIdFor(layout, values['machine-id'], io);
     noteHostClaim(io, step, machineId);
     noteDuration(io, count, layout, label);

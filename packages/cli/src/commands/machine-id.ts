@@ -66,7 +66,7 @@ command exits.`,
       options: FLAGS,
       allowPositionals: false,
     });
-    const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
+    const { label, layout } = parseLayout(values.layout ?? FLAGS.layout.byDefault);
     const auto = await machineIdFor(layout, values['machine-id'], io, values.zookeeper);
     // Only shown, not used: a claim taken to show it is given back at once.
     if (typeof auto.machineId !== 'number') await auto.machineId.release();
