@@ -1,6 +1,9 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { joinNegativeValues, type OptionSpec, optionErrorText } from '@ids/engine/internal';
 import { UsageError } from './errors.js';
+
+type ParseSpec = OptionSpec & { readonly multiple?: boolean };
+
 import { int } from './table.js';
 
 /**
@@ -13,10 +16,19 @@ import { int } from './table.js';
 export function parseCommandLine<const T extends Omit<ParseArgsConfig, 'strict'>>(
   config: T,
 ): ReturnType<typeof parseArgs<T & { strict: true }>> {
-  const options = { ...config.options, help: { type: 'boolean', short: 'h' } } as Record<string, OptionSpec>;
+  // Only what parseArgs reads of each declaration: the help's words stay out of its checks.
+  const declared = { ...config.options, help: { type: 'boolean', short: 'h' } } as Record<string, ParseSpec>;
+  const options = Object.fromEntries(
+    Object.entries(declared).map(([name, { type, short, multiple }]) => [
+      name,
+      { type, ...(short ? { short } : {}), ...(multiple ? { multiple } : {}) },
+    ]),
+  );
   try {
     const args = joinNegativeValues(config.args ?? [], options);
-    return parseArgs({ ...config, args, strict: true }) as ReturnType<typeof parseArgs<T & { strict: true }>>;
+    return parseArgs({ ...config, options, args, strict: true }) as ReturnType<
+      typeof parseArgs<T & { strict: true }>
+    >;
   } catch (error) {
     throw new UsageError(optionErrorText(error, options), { cause: error });
   }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Layout, LayoutSpec } from '@ids/engine';
 import { importOptional, STORES, type StoreEntry, segmentStoreNeeds } from '@ids/engine/internal';
 import { compareLayouts } from '@ids/engine/read';
+import type { Flags } from './command.js';
 import { UsageError } from './errors.js';
 import { type Io, print } from './io.js';
 import { parseLayout } from './layouts.js';
@@ -149,18 +150,26 @@ export function schemeRows(table: readonly SchemeComparison[]): string[][] {
 export const SCHEMES: readonly string[] = NON_LAYOUT_SCHEMES.map((scheme) => scheme.name);
 
 /** The options `ids generate` adds for --scheme, as node:util parseArgs takes them. */
+/** `ids generate`'s options of the other schemes. */
 export const SCHEME_OPTIONS = {
-  scheme: { type: 'string' },
-  store: { type: 'string' },
-  tag: { type: 'string' },
-} as const;
-
-export const SCHEME_HELP = `      --scheme NAME     ${SCHEMES.join(', ')} instead of a layout: UUIDs (uuid package),
-                        ULIDs (ulid package, monotonic) or segment IDs (@ids/segment)
-      --store WHERE     for segment: postgres://..., mysql://..., redis://... or pglite:DIR
-                        (default pglite:$XDG_DATA_HOME/ids/segment, kept between runs)
-      --tag NAME        for segment: the tag to draw from (default "default"), created
-                        once beforehand: ids segment create-tag NAME --after 0`;
+  scheme: {
+    type: 'string',
+    value: 'NAME',
+    help: `${SCHEMES.join(', ')} instead of a layout: UUIDs (uuid package), ULIDs (ulid package, monotonic) or segment IDs (@ids/segment)`,
+  },
+  store: {
+    type: 'string',
+    value: 'WHERE',
+    help: 'for segment: postgres://..., mysql://..., redis://... or pglite:DIR, kept between runs',
+    byDefault: 'pglite:$XDG_DATA_HOME/ids/segment',
+  },
+  tag: {
+    type: 'string',
+    value: 'NAME',
+    help: 'for segment: the tag to draw from, never created here: made once beforehand with ids segment create-tag NAME --after 0',
+    byDefault: '"default"',
+  },
+} as const satisfies Flags;
 
 /** Where `--scheme segment` keeps its PGlite database by default, so runs never restart at 1. */
 export function defaultSegmentStore(env: Io['env']): string {

@@ -13,28 +13,42 @@ import {
   wrapWords,
 } from '@ids/engine/internal';
 import { ServerConfigError } from './errors.js';
-import { DEFAULT_DRAIN_MS, type IdServerOptions } from './options.js';
+import { IDEMPOTENCY_LOCK_TTL_MS } from './idempotency.js';
+import {
+  DEFAULT_DRAIN_MS,
+  DEFAULT_MAX_COUNT,
+  DEFAULT_PUBLIC_RATE_LIMIT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  DEFAULT_TOKEN_TTL_SECONDS,
+  type IdServerOptions,
+  MAX_COUNT_LIMIT,
+  MAX_DRAIN_MS,
+} from './options.js';
 import { machineIdSources, splitList } from './sources.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/**
+ * `ids-server`'s flags, the one declaration of each: its environment variable, what it does and
+ * its default. `--help` and the README's flag table are both written from it (the table by
+ * test/readme-flags.test.ts), and the defaults come from the constants the code applies.
+ */
 const FLAGS = {
-  host: { type: 'string', env: 'HOST', help: 'address to listen on (default 127.0.0.1)' },
-  port: { type: 'string', env: 'PORT', help: 'TCP port, 0 for a free one (default 8080)' },
-  layout: {
-    type: 'string',
-    env: 'IDS_LAYOUT',
-    help: `${LAYOUT_NAMES.join(', ')} (default sonyflake)`,
-  },
+  host: { type: 'string', env: 'HOST', help: 'address to listen on', default: '127.0.0.1' },
+  port: { type: 'string', env: 'PORT', help: 'TCP port, 0 for a free one', default: '8080' },
+  layout: { type: 'string', env: 'IDS_LAYOUT', help: LAYOUT_NAMES.join(', '), default: 'sonyflake' },
   machines: {
     type: 'string',
     env: 'IDS_MACHINES',
-    help: 'generators (machine IDs) in this process, 1-64 (default: one per --machine-id, else 1)',
+    help: 'generators (machine IDs) in this process, 1-64',
+    default: 'one per --machine-id, else 1',
   },
   'machine-id-source': {
     type: 'string',
     env: 'IDS_MACHINE_ID_SOURCE',
-    help: 'where machine IDs come from (default auto; see below)',
+    help: 'where machine IDs come from (see the sources below)',
+    default: 'auto',
   },
   'machine-id': {
     type: 'string',
@@ -44,17 +58,20 @@ const FLAGS = {
   'claim-dir': {
     type: 'string',
     env: 'IDS_CLAIM_DIR',
-    help: 'host-claim directory (default ~/.local/state/ids/claims)',
+    help: 'host-claim directory',
+    default: '~/.local/state/ids/claims',
   },
   'machine-id-redis': {
     type: 'string',
     env: 'IDS_MACHINE_ID_REDIS_URL',
-    help: 'Redis URL of machine IDs (default: --redis / IDS_REDIS_URL)',
+    help: 'Redis URL of machine IDs',
+    default: '--redis / IDS_REDIS_URL',
   },
   'machine-id-ttl': {
     type: 'string',
     env: 'IDS_MACHINE_ID_TTL_SECONDS',
-    help: "TTL in seconds of the stores' machine-ID claims (default 10)",
+    help: "TTL in seconds of the stores' machine-ID claims, 1-86400",
+    default: '10',
   },
   etcd: {
     type: 'string',
@@ -74,7 +91,7 @@ const FLAGS = {
   'segment-store': {
     type: 'string',
     env: 'IDS_SEGMENT_STORE',
-    help: 'segment IDs by tag from pglite:<dir>, postgres://..., mysql://... or redis://... (default: none)',
+    help: 'segment IDs by tag from pglite:<dir>, postgres://..., mysql://... or redis://...',
   },
   'segment-tags': {
     type: 'string',
@@ -84,12 +101,14 @@ const FLAGS = {
   'token-ttl': {
     type: 'string',
     env: 'IDS_TOKEN_TTL_SECONDS',
-    help: 'default token TTL in seconds (default 3600)',
+    help: 'default token TTL in seconds',
+    default: String(DEFAULT_TOKEN_TTL_SECONDS),
   },
   'idempotency-lock-ttl': {
     type: 'string',
     env: 'IDS_IDEMPOTENCY_LOCK_TTL_MS',
-    help: "lease in ms of an Idempotency-Key's lock while its batch runs, 100-3600000 (default 5000)",
+    help: "lease in ms of an Idempotency-Key's lock while its batch runs, 100-3600000",
+    default: String(IDEMPOTENCY_LOCK_TTL_MS),
   },
   'auth-token-file': {
     type: 'string',
@@ -99,40 +118,81 @@ const FLAGS = {
   'rate-limit': {
     type: 'string',
     env: 'IDS_RATE_LIMIT',
-    help: 'requests/s per client; 0 off (default off on loopback, 1000 elsewhere)',
+    help: 'requests/s per client; 0 off',
+    default: `off on loopback, ${DEFAULT_PUBLIC_RATE_LIMIT} elsewhere`,
   },
-  'max-count': { type: 'string', env: 'IDS_MAX_COUNT', help: 'bound on /ids?count=N (default 1000)' },
+  'max-count': {
+    type: 'string',
+    env: 'IDS_MAX_COUNT',
+    help: `bound on /ids?count=N, 1-${MAX_COUNT_LIMIT}`,
+    default: String(DEFAULT_MAX_COUNT),
+  },
   'request-timeout': {
     type: 'string',
     env: 'IDS_REQUEST_TIMEOUT_MS',
-    help: 'ms for a request to arrive whole, else 408 (default 10000)',
+    help: 'ms for a request to arrive whole, else 408',
+    default: String(DEFAULT_REQUEST_TIMEOUT_MS),
   },
   'shutdown-timeout': {
     type: 'string',
     env: 'IDS_SHUTDOWN_TIMEOUT_MS',
-    help: 'bound on a graceful shutdown in ms, after the drain (default 10000)',
+    help: 'bound on a graceful shutdown in ms, after the drain',
+    default: String(DEFAULT_SHUTDOWN_TIMEOUT_MS),
   },
   drain: {
     type: 'string',
     env: 'IDS_DRAIN_MS',
-    help: `ms served after SIGTERM with readiness 503, before closing (default ${DEFAULT_DRAIN_MS}; SIGINT skips it)`,
+    help: `ms served after SIGTERM with readiness 503, before closing, 0-${MAX_DRAIN_MS}; SIGINT skips it`,
+    default: String(DEFAULT_DRAIN_MS),
   },
   'log-format': {
     type: 'string',
     env: 'IDS_LOG_FORMAT',
-    help: 'text (default) or json: one JSON object a line, with time and level',
+    help: 'text or json: one JSON object a line, with time and level',
+    default: 'text',
   },
   'log-level': {
     type: 'string',
     env: 'IDS_LOG_LEVEL',
-    help: 'the least level written: info (default), warn or error',
+    help: 'the least level written: info, warn or error',
+    default: 'info',
   },
   'access-log': {
     type: 'boolean',
     env: 'IDS_ACCESS_LOG',
-    help: 'log each request: method, path, status, duration, client (IDS_ACCESS_LOG=1)',
+    help: 'log each request: method, path, status, duration, client (IDS_ACCESS_LOG=1 or true)',
+    default: 'off',
   },
-} as const;
+} as const satisfies Record<
+  string,
+  { type: 'string' | 'boolean'; env: string; help: string; default?: string }
+>;
+
+/** A flag of `ids-server` as `--help` and the README list it. */
+export interface ServerFlag {
+  /** `--name`, or `-h, --help`. */
+  readonly flag: string;
+  /** Its environment variable; empty for none. */
+  readonly env: string;
+  /** What it does. */
+  readonly help: string;
+  /** Its default in words; empty for none. */
+  readonly default: string;
+}
+
+/** Every flag of `ids-server` in the order of `--help`, `--help` and `--version` last. */
+export function serverFlags(): ServerFlag[] {
+  return [
+    ...Object.entries(FLAGS).map(([name, flag]) => ({
+      flag: `--${name}`,
+      env: flag.env,
+      help: flag.help,
+      default: 'default' in flag ? flag.default : '',
+    })),
+    { flag: '-h, --help', env: '', help: 'this text', default: '' },
+    { flag: '-v, --version', env: '', help: 'print the version', default: '' },
+  ];
+}
 
 /** How `ids-server` writes its log lines. */
 export type LogFormat = 'text' | 'json';
@@ -159,11 +219,11 @@ export function serverHelp(
   command = 'ids-server',
   exitCodes = 'Exit codes: 0 stopped cleanly, 1 failed or cut short, 2 bad flags or settings, or a\npackage they need not installed.',
 ): string {
-  const options = [
-    ...Object.entries(FLAGS).map(([name, flag]) => [`--${name}`, flag.env, flag.help]),
-    ['-h, --help', '', 'this text'],
-    ['-v, --version', '', 'print the version'],
-  ];
+  const options = serverFlags().map((flag) => [
+    flag.flag,
+    flag.env,
+    flag.default === '' ? flag.help : `${flag.help} (default ${flag.default})`,
+  ]);
   const sources = machineIdSources().map((s) => [s.name, s.summary]);
   return `Usage: ${command} [options]
 

@@ -22,6 +22,8 @@ export const MAX_COUNT_LIMIT = 100_000;
 export const DEFAULT_PUBLIC_RATE_LIMIT = 1000;
 /** Default token TTL, in seconds. */
 export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
+/** Default time for a request to arrive whole before it is answered 408, in ms. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 /** How long a shutdown lets requests already sent arrive before it closes idle connections, in ms. */
 export const SHUTDOWN_GRACE_MS = 250;
 /** Default bound on a graceful shutdown, in ms. */
@@ -92,7 +94,7 @@ export interface IdServerOptions {
   readonly maxCount?: number;
   /** Largest request body accepted, in bytes (the routes take none). Default 1024. */
   readonly maxBodyBytes?: number;
-  /** A request must have arrived whole within this many ms, else 408. Default 10,000. */
+  /** A request must have arrived whole within this many ms, else 408. Default DEFAULT_REQUEST_TIMEOUT_MS. */
   readonly requestTimeoutMs?: number;
   /**
    * Redis for idempotency tokens (`redis://host:port`) and for Idempotency-Key on GET /ids (with

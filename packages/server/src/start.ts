@@ -12,6 +12,7 @@ import { createMetrics } from './metrics.js';
 import { openapiDocument } from './openapi.js';
 import {
   checkServerOptions,
+  DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
   DEFAULT_TOKEN_TTL_SECONDS,
   type IdServerOptions,
@@ -141,7 +142,7 @@ export async function startIdServer(options: IdServerOptions = {}): Promise<Runn
       onError,
       accessLog: options.accessLog ? emit : undefined,
     });
-    const requestTimeout = options.requestTimeoutMs ?? 10_000;
+    const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const http = createServer(
       {
         requestTimeout,

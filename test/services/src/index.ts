@@ -19,6 +19,7 @@ export {
 } from './postgres.js';
 export { accepts, freePort } from './process.js';
 export { type ProxyMode, TcpProxy } from './proxy.js';
+export { markdownTable, readmeSection, withSection } from './readme.js';
 export { hasRedis, type RedisServer, type StartRedisOptions, startRedis } from './redis.js';
 export { type StoreServerKind, storeServers } from './stores.js';
 export { type SuiteServer, type SuiteServerOptions, serverForSuite, tempDirs } from './suite.js';

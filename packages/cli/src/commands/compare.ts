@@ -1,6 +1,6 @@
 import { compareLayouts, type LayoutComparison } from '@ids/engine/read';
 import { parseCommandLine } from '../args.js';
-import { type Command, commandHelp, LAYOUT_HELP, OPTIONS } from '../command.js';
+import { type Command, commandHelp, type Flags, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { DEFAULT_COMPARISON, parseLayout } from '../layouts.js';
 import { schemeRows, schemeTable } from '../schemes.js';
@@ -36,32 +36,37 @@ export function comparisonRows(table: readonly LayoutComparison[]): string[][] {
   ];
 }
 
+const FLAGS = {
+  layout: {
+    ...OPTIONS.layout,
+    multiple: true,
+    help: 'a layout to add to the four above; repeatable',
+    byDefault: 'none',
+  },
+  json: { ...OPTIONS.json, help: 'print a JSON array with every figure (dates as ISO strings)' },
+  schemes: {
+    type: 'boolean',
+    help: 'the second table instead: every scheme (UUIDv4, UUIDv7, ULID, segment, Sonyflake, snowflake): bits, order, IDs/s, coordination, what an ID reveals, lifetime, fits BIGINT',
+  },
+} as const satisfies Flags;
+
 export const compare: Command = {
   name: 'compare',
   summary: 'compare layouts side by side: lifetime, end, IDs/s, machines',
-  help: commandHelp(`Usage: ids compare [--layout SPEC]... [--json]
+  flags: FLAGS,
+  help: commandHelp(
+    `Usage: ids compare [--layout SPEC]... [--json]
 
 Shows, for Sonyflake (2014 and 2025 epochs), Twitter and Discord, and each layout given with
 --layout: the field sizes, how long the layout lasts and the instant it ends, IDs per second per
 machine, machines, when IDs first pass 2^53 (no longer exact as JS numbers), and when they reach
-18 and 19 decimal digits.
-
-Options:
-${LAYOUT_HELP}
-                        (repeatable; added to the four above)
-      --json            print a JSON array with every figure (dates as ISO strings)
-      --schemes         the second table instead: every scheme (UUIDv4, UUIDv7, ULID,
-                        segment, Sonyflake, snowflake): bits, order, IDs/s, coordination,
-                        what an ID reveals, lifetime, fits BIGINT
-`),
+18 and 19 decimal digits.`,
+    FLAGS,
+  ),
   async run(args, io) {
     const { values } = parseCommandLine({
       args,
-      options: {
-        layout: { type: 'string', short: 'l', multiple: true },
-        json: OPTIONS.json,
-        schemes: { type: 'boolean' },
-      },
+      options: FLAGS,
       allowPositionals: false,
     });
     if (values.schemes) {

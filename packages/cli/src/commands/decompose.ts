@@ -1,6 +1,6 @@
 import { type DecomposedId, decomposeIn as decomposeId, type Layout, toTimeIn as toTime } from '@ids/engine';
 import { parseCommandLine } from '../args.js';
-import { type Command, commandHelp, FORMAT_HELP, LAYOUT_HELP, OPTIONS, parseFormat } from '../command.js';
+import { type Command, commandHelp, type Flags, OPTIONS, parseFormat } from '../command.js';
 import { UsageError } from '../errors.js';
 import { print, readLineBatches } from '../io.js';
 import { parseLayout } from '../layouts.js';
@@ -62,10 +62,18 @@ function textItem(r: Decomposed, layout: Layout): string {
   ]);
 }
 
+const FLAGS = {
+  layout: OPTIONS.layout,
+  format: { ...OPTIONS.format, byDefault: 'recognised from the text' },
+  json: { ...OPTIONS.json, help: 'print a JSON array, IDs as decimal strings' },
+} as const satisfies Flags;
+
 export const decompose: Command = {
   name: 'decompose',
   summary: 'take IDs apart: time, sequence, machine',
-  help: commandHelp(`Usage: ids decompose [--layout SPEC] [--format NAME] [--json] ID...
+  flags: FLAGS,
+  help: commandHelp(
+    `Usage: ids decompose [--layout SPEC] [--format NAME] [--json] ID...
 
 Prints the fields of each ID: the time (start of its tick) as an ISO date, the sequence, the
 machine ID and its parts, and the layout used. IDs come from the arguments, or one per line from
@@ -74,25 +82,16 @@ digits (decimal), 16 hex digits, 13 Crockford base32 characters that no other en
 anything else (a word reads as base36 too) is refused with every reading listed. Without
 --layout, an ID is read as sonyflake and stderr names the other layouts that date it plausibly
 (at least a day after their epoch and at most a minute from now), or warns when sonyflake does
-not.
-
-Options:
-${LAYOUT_HELP}
-                        (default sonyflake)
-${FORMAT_HELP}
-      --json            print a JSON array, IDs as decimal strings
-`),
+not.`,
+    FLAGS,
+  ),
   async run(args, io) {
     const { values, positionals } = parseCommandLine({
       args,
-      options: {
-        layout: OPTIONS.layout,
-        format: OPTIONS.format,
-        json: OPTIONS.json,
-      },
+      options: FLAGS,
       allowPositionals: true,
     });
-    const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
+    const { label, layout } = parseLayout(values.layout ?? FLAGS.layout.byDefault);
     const format = values.format === undefined ? undefined : parseFormat(values.format);
     // Read per ID: a stream of stdin can outlast the minute of slack the date rule allows.
     const now = io.now ?? Date.now;

@@ -1,19 +1,11 @@
 import { ENCODINGS } from '@ids/engine';
 import { parseCommandLine, parseCount } from '../args.js';
-import {
-  type Command,
-  commandHelp,
-  FORMAT_HELP,
-  LAYOUT_HELP,
-  machineIdFor,
-  OPTIONS,
-  parseFormat,
-} from '../command.js';
+import { type Command, commandHelp, type Flags, machineIdFor, OPTIONS, parseFormat } from '../command.js';
 import { print } from '../io.js';
 import { parseLayout } from '../layouts.js';
 import { noteDuration, noteHostClaim } from '../notes.js';
 import { PROGRESS_MIN, progressBar } from '../progress.js';
-import { generateScheme, SCHEME_HELP, SCHEME_OPTIONS } from '../schemes.js';
+import { generateScheme, SCHEME_OPTIONS } from '../schemes.js';
 import { int } from '../table.js';
 
 /** The most IDs one run writes. */
@@ -22,48 +14,49 @@ export const MAX_COUNT = 1_000_000_000;
 // the progress bar and backpressure responsive.
 const BATCH = 4096;
 
+const FLAGS = {
+  count: {
+    type: 'string',
+    short: 'n',
+    value: 'N',
+    help: `how many IDs, 1 to ${int(MAX_COUNT)}: digits or a power of ten (1e6)`,
+    byDefault: '1',
+  },
+  layout: OPTIONS.layout,
+  'machine-id': {
+    ...OPTIONS['machine-id'],
+    help: 'the machine ID; ids machine-id --explain shows the choice',
+  },
+  format: OPTIONS.format,
+  json: { ...OPTIONS.json, help: 'one JSON object: { "layout", "machineId", "ids": [...] }, IDs as strings' },
+  'no-progress': {
+    type: 'boolean',
+    help: `never draw the progress bar (drawn on a terminal for ${int(PROGRESS_MIN)} IDs or more)`,
+  },
+  ...SCHEME_OPTIONS,
+} as const satisfies Flags;
+
 export const generate: Command = {
   name: 'generate',
   summary: 'write new IDs to stdout, one per line',
-  help: commandHelp(`Usage: ids generate [-n N] [--layout SPEC] [--machine-id N] [--format NAME]
+  flags: FLAGS,
+  help: commandHelp(
+    `Usage: ids generate [-n N] [--layout SPEC] [--machine-id N] [--format NAME]
 
 Writes N new IDs to stdout, one per line, in increasing order. With N of ${int(PROGRESS_MIN)} or more
 and stderr on a terminal, a progress bar is drawn on stderr. A count that takes a second or more
 at the layout's ceiling is announced on stderr with that time; a machine ID that is a host claim
-(unique on this host only) is noted there too.
-
-Options:
-  -n, --count N         how many IDs (default 1, at most ${int(MAX_COUNT)})
-${LAYOUT_HELP}
-                        (default sonyflake)
-  -m, --machine-id N    the machine ID; else IDS_MACHINE_ID, else the auto chain
-                        (ids machine-id --explain shows the choice)
-${FORMAT_HELP}
-                        (default decimal)
-      --json            one JSON object: { "layout", "machineId", "ids": [...] }, IDs as strings
-      --no-progress     never draw the progress bar
-${SCHEME_HELP}
-`),
+(unique on this host only) is noted there too.`,
+    FLAGS,
+  ),
   async run(args, io) {
-    const { values } = parseCommandLine({
-      args,
-      options: {
-        count: { type: 'string', short: 'n' },
-        layout: OPTIONS.layout,
-        'machine-id': OPTIONS['machine-id'],
-        format: OPTIONS.format,
-        'no-progress': { type: 'boolean' },
-        ...SCHEME_OPTIONS,
-        json: OPTIONS.json,
-      },
-      allowPositionals: false,
-    });
-    const count = parseCount(values.count ?? '1', '--count', 1, MAX_COUNT);
+    const { values } = parseCommandLine({ args, options: FLAGS, allowPositionals: false });
+    const count = parseCount(values.count ?? FLAGS.count.byDefault, '--count', 1, MAX_COUNT);
     if (values.scheme !== undefined || values.store !== undefined || values.tag !== undefined) {
       return generateScheme(values, count, io);
     }
-    const { label, layout, generator: build } = parseLayout(values.layout ?? 'sonyflake');
-    const encoding = ENCODINGS[parseFormat(values.format ?? 'decimal')];
+    const { label, layout, generator: build } = parseLayout(values.layout ?? FLAGS.layout.byDefault);
+    const encoding = ENCODINGS[parseFormat(values.format ?? FLAGS.format.byDefault)];
     const { machineId: source, id: machineId, step } = await machineIdFor(layout, values['machine-id'], io);
     noteHostClaim(io, step, machineId);
     noteDuration(io, count, layout, label);

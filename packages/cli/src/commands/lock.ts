@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { importOptional, type StoreName, storeFor, storeForms } from '@ids/engine/internal';
 import { parseCommandLine, parseCount } from '../args.js';
-import { type Command, commandHelp } from '../command.js';
+import { type Command, commandHelp, type Flags } from '../command.js';
 import { UsageError } from '../errors.js';
 
 type Locks = import('@ids/lock').Locks;
@@ -35,36 +35,43 @@ function openLocks(store: string): Promise<Locks> {
 }
 
 /** `ids lock`: holds a named lock while a command runs, like flock(1), with the fence in its environment. */
+const FLAGS = {
+  store: {
+    type: 'string',
+    value: 'WHERE',
+    help: 'redis://... or rediss://... (Redis), http://host:port[,...] (etcd), or zookeeper://host:port[,...][/chroot] (ZooKeeper); a store that does not answer within 3 s: exit 1, ERR_IDS_LEASE_STORE_UNAVAILABLE',
+    env: 'IDS_LOCK_STORE',
+    byDefault: 'redis://127.0.0.1:6379',
+  },
+  ttl: { type: 'string', value: 'MS', help: "the lock's lease in ms, 100 to 2147483647", byDefault: '10000' },
+  wait: {
+    type: 'string',
+    value: 'MS',
+    help: 'give up after MS ms of waiting, exit 1',
+    byDefault: 'none: wait as long as it takes',
+  },
+  nonblock: { type: 'boolean', short: 'n', help: 'do not wait: exit 1 at once if the lock is held' },
+} as const satisfies Flags;
+
 export const lock: Command = {
   name: 'lock',
   summary: 'run a command holding a named lock (Redis, etcd, ZooKeeper); fence: IDS_LOCK_FENCE',
-  help: commandHelp(`Usage: ids lock [options] NAME -- COMMAND [ARGS...]
+  flags: FLAGS,
+  help: commandHelp(
+    `Usage: ids lock [options] NAME -- COMMAND [ARGS...]
 
 Waits for the lock NAME (first come, first served), runs COMMAND with IDS_LOCK_NAME and
 IDS_LOCK_FENCE in its environment, and releases the lock when it exits; the exit code is the
 command's. The fence is higher than that of every earlier holder of NAME: pass it to the
 resource the command writes, so that a late write of an earlier holder is refused. Should the
 lock stop being trusted while the command runs (the store unreachable for most of a TTL), the
-command gets SIGTERM and ids lock exits 1.
-
-Options:
-      --store WHERE     redis://... or rediss://... (Redis), http://host:port[,...] (etcd),
-                        or zookeeper://host:port[,...][/chroot] (ZooKeeper)
-                        (default: IDS_LOCK_STORE, else redis://127.0.0.1:6379); a store
-                        that does not answer within 3 s: exit 1, ERR_IDS_LEASE_STORE_UNAVAILABLE
-      --ttl MS          the lock's lease in ms, 100 to 2147483647 (default 10000)
-      --wait MS         give up after MS ms of waiting, exit 1 (default: wait as long as it takes)
-  -n, --nonblock        do not wait: exit 1 at once if the lock is held
-`),
+command gets SIGTERM and ids lock exits 1.`,
+    FLAGS,
+  ),
   async run(args, io) {
     const { values, positionals } = parseCommandLine({
       args,
-      options: {
-        store: { type: 'string' },
-        ttl: { type: 'string' },
-        wait: { type: 'string' },
-        nonblock: { type: 'boolean', short: 'n' },
-      },
+      options: FLAGS,
       allowPositionals: true,
     });
     const [name, command, ...commandArgs] = positionals;

@@ -1,7 +1,7 @@
 import { HELP_WIDTH, wrapWords } from '@ids/engine/internal';
 import { autoStepTable } from '@ids/machine-file';
 import { parseCommandLine } from '../args.js';
-import { type Command, commandHelp, LAYOUT_HELP, machineIdFor, OPTIONS } from '../command.js';
+import { type Command, commandHelp, type Flags, machineIdFor, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { parseLayout } from '../layouts.js';
 
@@ -19,10 +19,25 @@ function storeLines(): string {
     .join('\n');
 }
 
+const FLAGS = {
+  layout: { ...OPTIONS.layout, help: "the layout, which gives the machine field's width" },
+  'machine-id': OPTIONS['machine-id'],
+  zookeeper: {
+    type: 'string',
+    value: 'ZK',
+    help: 'a ZooKeeper to claim the ID in: host:port[,host:port...][/chroot]',
+    env: 'IDS_ZOOKEEPER_CONNECT',
+  },
+  explain: { type: 'boolean', help: 'say which step produced the ID and why the earlier ones did not' },
+  json: { ...OPTIONS.json, help: 'print a JSON object with the ID and the trail of steps' },
+} as const satisfies Flags;
+
 export const machineId: Command = {
   name: 'machine-id',
   summary: 'print the machine ID the other commands would use (--explain: and why)',
-  help: commandHelp(`Usage: ids machine-id [--layout SPEC] [--machine-id N] [--zookeeper ZK] [--explain] [--json]
+  flags: FLAGS,
+  help: commandHelp(
+    `Usage: ids machine-id [--layout SPEC] [--machine-id N] [--zookeeper ZK] [--explain] [--json]
 
 Prints the machine ID \`ids generate\` would use. The steps, in order:
   --machine-id        the flag
@@ -42,30 +57,16 @@ ${storeLines()}
                       (default ~/.local/state/ids/claims)
 An ID derived from the host is held as a host claim, so that two processes of this host cannot
 both use it; a bad value you set stops the choice. A claim taken here is released before the
-command exits.
-
-Options:
-${LAYOUT_HELP}
-                        (default sonyflake; gives the machine field's width)
-  -m, --machine-id N    an explicit machine ID
-      --zookeeper ZK    a ZooKeeper to claim the ID in: host:port[,host:port...][/chroot]
-                        (else IDS_ZOOKEEPER_CONNECT)
-      --explain         say which step produced the ID and why the earlier ones did not
-      --json            print a JSON object with the ID and the trail of steps
-`),
+command exits.`,
+    FLAGS,
+  ),
   async run(args, io) {
     const { values } = parseCommandLine({
       args,
-      options: {
-        layout: OPTIONS.layout,
-        'machine-id': OPTIONS['machine-id'],
-        zookeeper: { type: 'string' },
-        explain: { type: 'boolean' },
-        json: OPTIONS.json,
-      },
+      options: FLAGS,
       allowPositionals: false,
     });
-    const { label, layout } = parseLayout(values.layout ?? 'sonyflake');
+    const { label, layout } = parseLayout(values.layout ?? FLAGS.layout.byDefault);
     const auto = await machineIdFor(layout, values['machine-id'], io, values.zookeeper);
     // Only shown, not used: a claim taken to show it is given back at once.
     if (typeof auto.machineId !== 'number') await auto.machineId.release();

@@ -1,6 +1,6 @@
 import { importOptional, segmentStoreNeeds } from '@ids/engine/internal';
 import { parseCommandLine } from '../args.js';
-import { type Command, commandHelp } from '../command.js';
+import { type Command, commandHelp, type Flags } from '../command.js';
 import { UsageError } from '../errors.js';
 import { print } from '../io.js';
 import { defaultSegmentStore } from '../schemes.js';
@@ -19,10 +19,22 @@ function parseAfter(text: string | undefined): bigint {
   return BigInt(digits);
 }
 
+const FLAGS = {
+  after: { type: 'string', value: 'N', help: 'the ID before the first (required): 0 for a new tag' },
+  store: {
+    type: 'string',
+    value: 'WHERE',
+    help: 'postgres://..., mysql://..., redis://... or pglite:DIR, as for ids generate --scheme segment',
+    byDefault: 'pglite:$XDG_DATA_HOME/ids/segment',
+  },
+} as const satisfies Flags;
+
 export const segment: Command = {
   name: 'segment',
   summary: 'create a segment tag in its store, once (create-tag)',
-  help: commandHelp(`Usage: ids segment create-tag TAG --after N [--store WHERE]
+  flags: FLAGS,
+  help: commandHelp(
+    `Usage: ids segment create-tag TAG --after N [--store WHERE]
 
 Creates TAG in the segment store, so that its first ID is N + 1. This is the one way a tag is
 made: servers and libraries never create one when they start, so a store that lost its data
@@ -33,18 +45,13 @@ issued (say, the largest order number in your database).
 On a tag the store holds, N above every ID it handed out raises the tag there; anything lower
 is refused (ERR_IDS_SEGMENT_TAG_EXISTS, exit 1), so a tag never moves down. A step/offset
 sequence tag is never moved. For pglite:DIR, stop the server using DIR first: one process per
-directory.
-
-Options:
-      --after N         the ID before the first (required): 0 for a new tag
-      --store WHERE     postgres://..., mysql://..., redis://... or pglite:DIR
-                        (default pglite:$XDG_DATA_HOME/ids/segment, as for
-                        ids generate --scheme segment)
-`),
+directory.`,
+    FLAGS,
+  ),
   async run(args, io) {
     const { values, positionals } = parseCommandLine({
       args,
-      options: { after: { type: 'string' }, store: { type: 'string' } },
+      options: FLAGS,
       allowPositionals: true,
     });
     const [action, tag, ...extra] = positionals;
