@@ -11,7 +11,7 @@ const loadLock = <T>(load: () => Promise<T>) => importOptional('@ids/lock', load
 
 /**
  * How the locks open on each lock store of the engine's store table, from its string. Each opens
- * within its timeoutMs (3 s): a store that is not listening is ERR_IDS_LEASE_STORE_UNAVAILABLE
+ * within its timeoutMs (3 s): a store that is not listening is ERR_IDS_STORE_UNAVAILABLE
  * then, on one line naming the store, not a wait.
  */
 const OPENERS: Record<StoreName<'lock'>, (store: string) => Promise<Locks>> = {
@@ -51,7 +51,7 @@ Options:
       --store WHERE     redis://... or rediss://... (Redis), http://host:port[,...] (etcd),
                         or zookeeper://host:port[,...][/chroot] (ZooKeeper)
                         (default: IDS_LOCK_STORE, else redis://127.0.0.1:6379); a store
-                        that does not answer within 3 s: exit 1, ERR_IDS_LEASE_STORE_UNAVAILABLE
+                        that does not answer within 3 s: exit 1, ERR_IDS_STORE_UNAVAILABLE
       --ttl MS          the lock's lease in ms, 100 to 2147483647 (default 10000)
       --wait MS         give up after MS ms of waiting, exit 1 (default: wait as long as it takes)
   -n, --nonblock        do not wait: exit 1 at once if the lock is held
