@@ -101,7 +101,7 @@ describe.each<Mode>(['esm', 'cjs'])('a fresh process (%s)', (mode) => {
       '@ids/machine-ip',
       [
         `try { await m.ec2PrivateIPv4({ endpoint: ${JSON.stringify(endpoint)}, timeoutMs: 5000 }); }`,
-        'catch (error) { if (!(error instanceof m.MetadataUnavailableError)) throw error; }',
+        'catch (error) { if (!(error instanceof m.StoreUnavailableError)) throw error; }',
         'id = 1n;',
       ].join('\n'),
     );

@@ -12,8 +12,8 @@ import {
   LeaseLostError,
   LeaseSpaceFullError,
   LeaseStoreRefusedError,
-  LeaseStoreUnavailableError,
   LeaseTimeAheadError,
+  StoreUnavailableError,
 } from '@ids/machine-lease/errors';
 import * as redisPackage from '@ids/machine-redis';
 import { redisMachineId } from '@ids/machine-redis';
@@ -37,8 +37,8 @@ const FAMILY = {
   LeaseLostError,
   LeaseSpaceFullError,
   LeaseStoreRefusedError,
-  LeaseStoreUnavailableError,
   LeaseTimeAheadError,
+  StoreUnavailableError,
 };
 
 type Provider = (context: {
@@ -221,11 +221,18 @@ function cases(get: () => StoreUnderTest): void {
     expect((error as LeaseError).code).toBe('ERR_IDS_LEASE_CORRUPT_CLAIM');
   });
 
-  it('nothing listening: LeaseStoreUnavailableError', async () => {
+  it('nothing listening: StoreUnavailableError, the one class of every store (not a LeaseError)', async () => {
     const store = get();
     const error = await failure(store.unreachable(await freePort())({ bits: 4 }));
-    expectFromStore(error, LeaseStoreUnavailableError, store.name);
-    expect((error as LeaseError).code).toBe('ERR_IDS_LEASE_STORE_UNAVAILABLE');
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect(error).not.toBeInstanceOf(LeaseError);
+    expect(error).toMatchObject({
+      store: store.name,
+      feature: 'machine-id',
+      code: 'ERR_IDS_STORE_UNAVAILABLE',
+      name: 'StoreUnavailableError',
+    });
+    expect((error as Error).message.startsWith(`${store.name}: `), (error as Error).message).toBe(true);
   });
 
   it('credentials the server refuses: LeaseStoreRefusedError', async () => {

@@ -80,7 +80,11 @@ const STORES: readonly {
     has: hasZookeeper,
     async start() {
       const server = await startZookeeper({ allowExternal: false });
-      const admin = await ZkSession.open(server.connect, { sessionTimeoutMs: 10_000, timeoutMs: 10_000 });
+      const admin = await ZkSession.open(server.connect, {
+        sessionTimeoutMs: 10_000,
+        timeoutMs: 10_000,
+        feature: 'machine-id',
+      });
       return {
         env: { IDS_ZOOKEEPER_CONNECT: server.connect },
         async claims() {

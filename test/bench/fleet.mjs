@@ -262,7 +262,7 @@ async function startStore(kind, holders) {
 async function zkCapacity(connect, { sessions = 8, depth = 8, seconds = 4 } = {}) {
   const clients = await Promise.all(
     Array.from({ length: sessions }, () =>
-      ZkSession.open(connect, { sessionTimeoutMs: 30_000, timeoutMs: 30_000 }),
+      ZkSession.open(connect, { sessionTimeoutMs: 30_000, timeoutMs: 30_000, feature: 'machine-id' }),
     ),
   );
   const path = '/ids-fleet-capacity';

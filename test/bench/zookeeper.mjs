@@ -57,7 +57,11 @@ export async function benchZookeeper({ claims = 200, claimers = 1000 } = {}) {
   const redis = await startRedis({ allowExternal: false });
   const etcd = await startEtcd();
   const admin = new Redis(redis.url);
-  const session = await ZkSession.open(zk.connect, { sessionTimeoutMs: 30_000, timeoutMs: 30_000 });
+  const session = await ZkSession.open(zk.connect, {
+    sessionTimeoutMs: 30_000,
+    timeoutMs: 30_000,
+    feature: 'machine-id',
+  });
   const rows = [];
   let run = 0;
   const zkPath = () => `/ids-bench/${process.pid}-${run++}`;
@@ -95,7 +99,11 @@ export async function benchZookeeper({ claims = 200, claimers = 1000 } = {}) {
     await session.mkdirp('/ids-bench/floor');
     for (let i = 0; i < claims; i++) {
       const t0 = performance.now();
-      const bare = await ZkSession.open(zk.connect, { sessionTimeoutMs: 10_000, timeoutMs: 30_000 });
+      const bare = await ZkSession.open(zk.connect, {
+        sessionTimeoutMs: 10_000,
+        timeoutMs: 30_000,
+        feature: 'machine-id',
+      });
       await bare.create(`/ids-bench/floor/${i}`, '', 'ephemeral');
       floor.push(performance.now() - t0);
       await bare.close();

@@ -1,6 +1,6 @@
 // `ids lock` against a store that is not listening, run as a user runs it (the built binary, a
 // process of its own): on Redis, etcd and ZooKeeper it exits 1 within its bound (the store's 3 s
-// timeoutMs, plus Node's start) with one line naming the store and ERR_IDS_LEASE_STORE_UNAVAILABLE,
+// timeoutMs, plus Node's start) with one line naming the store and ERR_IDS_STORE_UNAVAILABLE,
 // with or without --wait: no hang, no warning, and no word of a holder nobody saw.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -45,7 +45,7 @@ describe('ids lock, the store not listening', () => {
         // minutes) is an exit at all, well before the 60 s kill; the time is printed above.
         expect(result.ms).toBeLessThan(30_000);
         expect(result.stderr).toMatch(
-          new RegExp(`^ids lock: error ERR_IDS_LEASE_STORE_UNAVAILABLE: ${store}: [^\\n]+\\n$`),
+          new RegExp(`^ids lock: error ERR_IDS_STORE_UNAVAILABLE: ${store}: [^\\n]+\\n$`),
         );
         expect(result.stderr).not.toMatch(/held by another holder|Warning/);
       });

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AutoMachineIdError } from '@ids/machine-file';
-import { LeaseStoreUnavailableError } from '@ids/machine-zookeeper';
+import { StoreUnavailableError } from '@ids/machine-zookeeper';
 import {
   closedLoopbackEndpoint,
   freePort,
@@ -285,8 +285,8 @@ describe.skipIf(!hasZookeeper())('ids machine-id with a ZooKeeper', () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(AutoMachineIdError);
-    expect((error as AutoMachineIdError).cause).toBeInstanceOf(LeaseStoreUnavailableError);
-    expect(((error as AutoMachineIdError).cause as LeaseStoreUnavailableError).store).toBe('zookeeper');
+    expect((error as AutoMachineIdError).cause).toBeInstanceOf(StoreUnavailableError);
+    expect(((error as AutoMachineIdError).cause as StoreUnavailableError).store).toBe('zookeeper');
   }, 30_000);
 
   it('a --zookeeper that is not host:port is a mistake in the command line (exit 2)', async () => {

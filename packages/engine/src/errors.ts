@@ -204,3 +204,29 @@ export class MissingPackageError extends IdsError {
     super(message, options);
   }
 }
+
+/**
+ * A store did not answer: nothing listening, no reply within the caller's `timeoutMs`, a
+ * connection down and being re-established, a client's circuit breaker open. Waiting may help.
+ * One class for every store and every feature that uses one, so a caller catches "the store is
+ * away" once and reads `store` and `feature` when it matters which. The message starts with the
+ * store's name (`etcd: ...`); `cause` holds the client's error when there was one. A store that
+ * answered with a refusal (credentials, TLS, a request it rejects) is another error.
+ */
+export class StoreUnavailableError extends IdsError {
+  readonly code = 'ERR_IDS_STORE_UNAVAILABLE';
+  override readonly name = 'StoreUnavailableError';
+  constructor(
+    /**
+     * The store that did not answer: `etcd`, `redis`, `zookeeper`, `postgres`, `pglite`,
+     * `mysql`, `ec2-metadata`, or another store's own name.
+     */
+    readonly store: string,
+    /** What it was asked for: a machine ID (a claim or a check), a lock, or a segment of IDs. */
+    readonly feature: 'machine-id' | 'lock' | 'segment',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${store}: ${message}`, options);
+  }
+}

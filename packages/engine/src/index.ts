@@ -51,6 +51,7 @@ export {
   MissingPackageError,
   OverTimeLimitError,
   StartTimeAheadError,
+  StoreUnavailableError,
 } from './errors.js';
 
 import type { CheckedGeneratorOptions as CheckedOptions } from './options.js';

@@ -1,4 +1,4 @@
-import { LeaseStoreUnavailableError } from '@ids/machine-lease/errors';
+import { StoreUnavailableError } from '@ids/machine-lease/errors';
 
 /** A lock taken: its fence, and how long to hold it before using it (see `quarantineMs`). */
 export interface Taken {
@@ -79,6 +79,6 @@ export abstract class PlacesBackend<P> {
   }
 
   transient(error: unknown): boolean {
-    return error instanceof LeaseStoreUnavailableError;
+    return error instanceof StoreUnavailableError;
   }
 }

@@ -29,7 +29,7 @@ export interface EtcdLocksOptions
 /**
  * Opens the locks on etcd, on @ids/machine-etcd's connection, and reads the prefix once, so that
  * an etcd that is not there, or refuses these credentials, is known now.
- * @throws InvalidArgumentError for a bad option; LeaseStoreUnavailableError when etcd did not
+ * @throws InvalidArgumentError for a bad option; StoreUnavailableError when etcd did not
  * answer within `timeoutMs`; LeaseStoreRefusedError when it refused (credentials, permissions, TLS).
  */
 export async function etcdLocks(options: EtcdLocksOptions = {}): Promise<Locks> {
@@ -48,6 +48,7 @@ export async function etcdLocks(options: EtcdLocksOptions = {}): Promise<Locks> 
       ...(options.etcdOptions ? { etcdOptions: options.etcdOptions } : {}),
     },
     { hosts: parseEndpoints(options.endpoints), timeoutMs },
+    'lock',
   );
   try {
     await conn.call(`reading ${prefix}`, (o) => conn.client.get(prefix).options(o).exec());

@@ -10,7 +10,7 @@ const newToken = () => `${PROCESS_TOKEN}${(tokens++).toString(16).padStart(8, '0
 
 import { InvalidArgumentError } from '@ids/engine';
 import { errorText, received } from '@ids/engine/internal';
-import { LeaseStoreUnavailableError } from '@ids/machine-lease/errors';
+import { StoreUnavailableError } from '@ids/machine-lease/errors';
 import { LeaseKeeper, type Scheduler, schedulerOf } from '@ids/machine-lease/internal';
 import type { LockBackend, Taken } from './backend.js';
 import { LockAbortedError, LockTimeoutError } from './errors.js';
@@ -45,7 +45,7 @@ export class Locks {
   /**
    * Waits for `name` (first come, first served) and holds it.
    * @throws InvalidArgumentError for a bad name or option; LockTimeoutError after `waitMs` when
-   * the lock was seen held; LeaseStoreUnavailableError after `waitMs` (or at once with
+   * the lock was seen held; StoreUnavailableError after `waitMs` (or at once with
    * `waitMs: 0`) when the store could not be reached at the last attempt; LockAbortedError when
    * `signal` aborts; the store's errors that waiting cannot fix.
    */
@@ -137,8 +137,9 @@ export class Locks {
           const lock = await this.#hold(name, token, o.ttlMs, taken, sentAt);
           if (lock) return lock;
           // Taken, but answered too late to trust, and released: as if the store had not answered.
-          unreachable = new LeaseStoreUnavailableError(
+          unreachable = new StoreUnavailableError(
             backend.store,
+            'lock',
             `taking the lock ${JSON.stringify(name)}: the store's answer came after the lease's trust window (TTL minus a fifth, from the request) had passed; the lock was released, not handed out`,
           );
           if (!wait) throw unreachable;
@@ -150,8 +151,9 @@ export class Locks {
         if (!timedOut && !signal?.aborted) await backend.turn(name, token, waiting());
         if (timedOut) {
           if (unreachable === undefined) throw new LockTimeoutError(name, o.waitMs ?? 0);
-          throw new LeaseStoreUnavailableError(
+          throw new StoreUnavailableError(
             backend.store,
+            'lock',
             `the lock ${JSON.stringify(name)} was not taken within waitMs = ${o.waitMs ?? 0} ms: expected the store to answer, received at the last attempt: ${errorText(unreachable)}`,
             { cause: unreachable },
           );
@@ -191,8 +193,9 @@ export class Locks {
       const cancel = this.#scheduler.setTimer(() => {
         over = true;
         reject(
-          new LeaseStoreUnavailableError(
+          new StoreUnavailableError(
             backend.store,
+            'lock',
             `taking the lock ${JSON.stringify(name)}: no answer within what was left of waitMs (${budgetMs} ms)`,
           ),
         );

@@ -1,7 +1,7 @@
 // @ids/lock/redis: the locks on Redis. Loaded only by those who use Redis (ioredis and
 // @ids/machine-redis are optional peers of @ids/lock).
 import { IdsError, InvalidArgumentError } from '@ids/engine';
-import { LeaseLostError, LeaseStoreUnavailableError } from '@ids/machine-redis';
+import { LeaseLostError, StoreUnavailableError } from '@ids/machine-redis';
 import { openRedisClient, parseRedisUrl, redisFailure } from '@ids/machine-redis/internal';
 import type { Redis } from 'ioredis';
 import type { LockBackend, Taken } from './backend.js';
@@ -40,7 +40,7 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
   }
   const url = options.url ?? 'redis://127.0.0.1:6379';
   const where = `connecting to Redis at ${new URL(parseRedisUrl(url).url).host}`;
-  // Connecting is bounded too: a Redis that is not listening is LeaseStoreUnavailableError
+  // Connecting is bounded too: a Redis that is not listening is StoreUnavailableError
   // within timeoutMs, not ioredis's bare "Connection is closed." (nor a wait for its retries).
   const client = await withinMs(
     timeoutMs,
@@ -72,10 +72,10 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
  * error reaches the user.
  */
 function redisError(what: string, error: unknown): Error {
-  return error instanceof IdsError ? error : redisFailure(what, error, 'Redis');
+  return error instanceof IdsError ? error : redisFailure(what, error, 'Redis', 'lock');
 }
 
-/** `promise`, or LeaseStoreUnavailableError once `ms` have passed without it settling. */
+/** `promise`, or StoreUnavailableError once `ms` have passed without it settling. */
 async function withinMs<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -280,7 +280,7 @@ class RedisBackend implements LockBackend {
   }
 
   transient(error: unknown): boolean {
-    return error instanceof LeaseStoreUnavailableError;
+    return error instanceof StoreUnavailableError;
   }
 
   async close(): Promise<void> {

@@ -47,7 +47,7 @@ type Open = (connect: ConnectString, options: SessionOptions) => Promise<ZkSessi
 
 /**
  * Opens the locks on ZooKeeper (each acquire then opens a session of its own).
- * @throws InvalidArgumentError for a bad option; LeaseStoreUnavailableError when no session was
+ * @throws InvalidArgumentError for a bad option; StoreUnavailableError when no session was
  * granted within `timeoutMs`; ZookeeperChrootError for a chroot that does not exist.
  */
 export async function zookeeperLocks(options: ZookeeperLocksOptions = {}): Promise<Locks> {
@@ -66,8 +66,8 @@ export async function zookeeperLocks(options: ZookeeperLocksOptions = {}): Promi
   // A test seam, like `scheduler`: wraps the session to inject faults.
   const open = (options as { openSession?: Open }).openSession ?? ((c, o) => ZkSession.open(c, o));
   // One session opened and closed now, so that a ZooKeeper that is not there is known at once
-  // (LeaseStoreUnavailableError within timeoutMs), not at the first acquire, which would wait it out.
-  const probe = await open(connect, { sessionTimeoutMs: 10_000, timeoutMs });
+  // (StoreUnavailableError within timeoutMs), not at the first acquire, which would wait it out.
+  const probe = await open(connect, { sessionTimeoutMs: 10_000, timeoutMs, feature: 'lock' });
   await probe.close();
   return new Locks(new ZookeeperBackend(connect, prefix, timeoutMs, pollMs, open), {
     timeoutMs,
@@ -211,6 +211,7 @@ class ZookeeperBackend extends PlacesBackend<Place> implements LockBackend {
       sessionTimeoutMs: ttlMs,
       timeoutMs: this.#timeoutMs,
       connectMs,
+      feature: 'lock',
     });
     if (session.timeoutMs < ttlMs) {
       const granted = session.timeoutMs;

@@ -1,5 +1,5 @@
 // The store down, on every store and every entry point: the factories, acquire (with and without
-// waitMs), and the retries of a wait. Each ends with LeaseStoreUnavailableError within its bound,
+// waitMs), and the retries of a wait. Each ends with StoreUnavailableError within its bound,
 // never a bare Error, never a message about a holder nobody saw, and a wait of 100 retries leaves
 // no listener behind on the signal that ends it.
 import { getEventListeners } from 'node:events';
@@ -23,9 +23,10 @@ const closedPort = async () => new URL(await closedLoopbackEndpoint()).port;
 /** What every store-down failure must be. */
 function expectUnavailable(error: Error, store: string) {
   expect(error).toMatchObject({
-    name: 'LeaseStoreUnavailableError',
-    code: 'ERR_IDS_LEASE_STORE_UNAVAILABLE',
+    name: 'StoreUnavailableError',
+    code: 'ERR_IDS_STORE_UNAVAILABLE',
     store,
+    feature: 'lock',
   });
   expect(error.message).not.toMatch(/held by another holder/);
 }
@@ -167,7 +168,7 @@ function storeDown(
 }
 
 describe('redis down', () => {
-  it('redisLocks() on a port nothing listens on: LeaseStoreUnavailableError within timeoutMs', async () => {
+  it('redisLocks() on a port nothing listens on: StoreUnavailableError within timeoutMs', async () => {
     const { error, ms } = await timed(
       redisLocks({ url: `redis://127.0.0.1:${await closedPort()}`, timeoutMs: 1000 }),
     );
@@ -187,7 +188,7 @@ describe('redis down', () => {
 });
 
 describe('etcd down', () => {
-  it('etcdLocks() on a port nothing listens on: LeaseStoreUnavailableError within timeoutMs', async () => {
+  it('etcdLocks() on a port nothing listens on: StoreUnavailableError within timeoutMs', async () => {
     const { error, ms } = await timed(
       etcdLocks({ endpoints: [`http://127.0.0.1:${await closedPort()}`], timeoutMs: 1000 }),
     );
@@ -205,7 +206,7 @@ describe('etcd down', () => {
 });
 
 describe.skipIf(!hasZookeeper())('zookeeper down', () => {
-  it('zookeeperLocks() on a port nothing listens on: LeaseStoreUnavailableError within timeoutMs', async () => {
+  it('zookeeperLocks() on a port nothing listens on: StoreUnavailableError within timeoutMs', async () => {
     const { error, ms } = await timed(
       zookeeperLocks({ connect: `127.0.0.1:${await closedPort()}`, timeoutMs: 1000 }),
     );

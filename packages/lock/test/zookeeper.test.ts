@@ -5,7 +5,7 @@
 import { ZkSession } from '@ids/machine-zookeeper/internal';
 import { hasZookeeper, serverForSuite, startZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { LeaseStoreUnavailableError } from '../src/index.js';
+import { StoreUnavailableError } from '../src/index.js';
 import { type ZookeeperLocksOptions, zookeeperLocks } from '../src/zookeeper.js';
 import { abortsAtDeadline, pausedHolderFenced, waitersServedInOrder } from './cases.js';
 import {
@@ -25,7 +25,8 @@ const EACH = 125;
 describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
   const redis = redisForSuite(); // the counter's value, and the protected resource of the fencing test
   const zk = serverForSuite(startZookeeper, {
-    connect: (server) => ZkSession.open(server.connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000 }),
+    connect: (server) =>
+      ZkSession.open(server.connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000, feature: 'lock' }),
     stop: async (server, admin) => {
       await admin?.close();
       await server.close();
@@ -160,7 +161,11 @@ describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
         if (creates > 1) guardFailed.abort(new Error('a second create was sent for one acquire'));
         const made = await create(...a);
         if (creates === 1) {
-          throw new LeaseStoreUnavailableError('zookeeper', `creating ${made}: connection lost (injected)`);
+          throw new StoreUnavailableError(
+            'zookeeper',
+            'lock',
+            `creating ${made}: connection lost (injected)`,
+          );
         }
         return made;
       };

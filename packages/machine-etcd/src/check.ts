@@ -36,7 +36,7 @@ export interface EtcdMachineIdCheck extends StoreMachineIdCheck {
  * aborts and the next call takes a new lease.
  * @throws InvalidArgumentError at once for an option that cannot work (names it).
  * The check rejects with the lease errors of @ids/machine-lease, `store: 'etcd'`:
- * LeaseStoreUnavailableError (within `timeoutMs`), LeaseCorruptClaimError (the key holds
+ * StoreUnavailableError (within `timeoutMs`), LeaseCorruptClaimError (the key holds
  * something this package did not write), LeaseBitsMismatchError (an ID outside `bits`),
  * LeaseStoreRefusedError.
  */
@@ -78,7 +78,7 @@ export function etcdCheckMachineId(options: EtcdOptions = {}): EtcdMachineIdChec
           `machine ID ${machineId} does not fit the ${s.bits}-bit field this check was set up for (bits: ${s.bits})`,
         );
       }
-      store ??= new EtcdStore(new Connection(options, s), s.prefix);
+      store ??= new EtcdStore(new Connection(options, s, 'machine-id'), s.prefix);
       const held = await leaseNow(store);
       const attempt = await store.tryCreate(held.id, machineId);
       if (held.keeper.lost) throw held.keeper.lost;

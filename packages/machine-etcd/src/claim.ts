@@ -61,13 +61,13 @@ export interface EtcdMachineIdOptions extends EtcdOptions {
  * the key is deleted or re-bound. `renew()` retries while etcd is unavailable and rejects on
  * what retrying cannot fix (garbage under the prefix, a bits mismatch, refused credentials).
  * `release` revokes the lease (the key is gone at once) and closes the client if it was made
- * here, rejecting with LeaseStoreUnavailableError when etcd could not be told (etcd then frees
+ * here, rejecting with StoreUnavailableError when etcd could not be told (etcd then frees
  * the ID when the lease expires, within the TTL).
  *
  * Options are validated here, at once.
  * @throws InvalidArgumentError for an option that cannot work (names it).
  * The provider rejects with the lease errors of @ids/machine-lease, `store: 'etcd'`:
- * LeaseStoreUnavailableError (etcd not reachable within `timeoutMs`), LeaseBitsMismatchError,
+ * StoreUnavailableError (etcd not reachable within `timeoutMs`), LeaseBitsMismatchError,
  * LeaseCorruptClaimError, LeaseSpaceFullError, LeaseTimeAheadError, LeaseStoreRefusedError.
  */
 export function etcdMachineId(options: EtcdMachineIdOptions = {}): LeasedMachineIdProvider {
@@ -76,6 +76,6 @@ export function etcdMachineId(options: EtcdMachineIdOptions = {}): LeasedMachine
     store: 'etcd',
     options,
     lease: checked,
-    open: () => new EtcdStore(new Connection(options, checked), checked.prefix),
+    open: () => new EtcdStore(new Connection(options, checked, 'machine-id'), checked.prefix),
   });
 }

@@ -1,9 +1,5 @@
 import { errorText } from '@ids/engine/internal';
-import {
-  LeaseLostError,
-  LeaseStoreRefusedError,
-  LeaseStoreUnavailableError,
-} from '@ids/machine-lease/errors';
+import { LeaseLostError, LeaseStoreRefusedError, StoreUnavailableError } from '@ids/machine-lease/errors';
 import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import {
   castGrpcError,
@@ -46,7 +42,8 @@ class NoAnswer extends Error {}
 /**
  * One etcd client plus the rules for talking to it: every call is bounded by `timeoutMs` (a
  * gRPC deadline, and a timer in case the library itself stalls), and its failures are sorted
- * into LeaseStoreUnavailableError (waiting may help) and LeaseStoreRefusedError (it will not).
+ * into StoreUnavailableError (waiting may help) and LeaseStoreRefusedError (it will not). The
+ * same connection serves machine IDs and locks: `feature` says which, in its StoreUnavailableError.
  */
 export class Connection {
   /** The etcd3 client: made here from the options, or the user's own (`client`). */
@@ -55,10 +52,16 @@ export class Connection {
   readonly #where: string;
   /** The longest any call may take, in ms (`timeoutMs` of the options). */
   readonly timeoutMs: number;
+  readonly #feature: StoreUnavailableError['feature'];
   #closed = false;
 
-  constructor(options: EtcdOptions, settings: Pick<CheckedEtcdOptions, 'hosts' | 'timeoutMs'>) {
+  constructor(
+    options: EtcdOptions,
+    settings: Pick<CheckedEtcdOptions, 'hosts' | 'timeoutMs'>,
+    feature: StoreUnavailableError['feature'],
+  ) {
     this.timeoutMs = settings.timeoutMs;
+    this.#feature = feature;
     if (options.client) {
       this.client = options.client;
       this.#owned = false;
@@ -104,15 +107,16 @@ export class Connection {
 
   /**
    * The one rule of this store: a failure of a call that took at most `ms`, as
-   * LeaseStoreUnavailableError (no answer, nothing listening, the circuit breaker open: waiting
+   * StoreUnavailableError (no answer, nothing listening, the circuit breaker open: waiting
    * may help), LeaseLostError (the lease is gone) or LeaseStoreRefusedError (TLS, credentials,
    * permissions, anything else etcd answered: waiting will not help).
    */
   translate(what: string, raw: unknown, ms: number): Error {
-    if (raw instanceof LeaseLostError || raw instanceof LeaseStoreUnavailableError) return raw;
+    if (raw instanceof LeaseLostError || raw instanceof StoreUnavailableError) return raw;
     if (raw instanceof StoreTimeout) {
-      return new LeaseStoreUnavailableError(
+      return new StoreUnavailableError(
         'etcd',
+        this.#feature,
         `${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)`,
       );
     }
@@ -147,9 +151,14 @@ export class Connection {
       isBrokenCircuit(error) ||
       (error instanceof Error && isRecoverableError(error))
     ) {
-      return new LeaseStoreUnavailableError('etcd', `${what}: ${this.#where} is unavailable: ${message}`, {
-        cause: error,
-      });
+      return new StoreUnavailableError(
+        'etcd',
+        this.#feature,
+        `${what}: ${this.#where} is unavailable: ${message}`,
+        {
+          cause: error,
+        },
+      );
     }
     return new LeaseStoreRefusedError('etcd', `${what}: ${this.#where} refused: ${message}`, {
       cause: error,

@@ -23,7 +23,7 @@ export interface EtcdOptions {
    * etcd client URLs (`http://host:port` or `https://host:port`, all of one scheme), as an array
    * or a comma-separated string. Default: the `ETCD_ENDPOINTS` environment variable, else
    * `http://127.0.0.1:2379`. A malformed URL is InvalidArgumentError; an unreachable one gives
-   * LeaseStoreUnavailableError within `timeoutMs`.
+   * StoreUnavailableError within `timeoutMs`.
    */
   readonly endpoints?: string | readonly string[];
   /** TLS material, passed to etcd3 as is (`rootCertificate`, `privateKey`, `certChain`). Default: none. */
@@ -56,7 +56,7 @@ export interface EtcdOptions {
   readonly keepaliveIntervalMs?: number;
   /**
    * The longest any exchange with etcd may take (connecting, claiming, a keepalive, a record), in
-   * ms, above 0. Default 3,000. Past it the call fails with LeaseStoreUnavailableError.
+   * ms, above 0. Default 3,000. Past it the call fails with StoreUnavailableError.
    */
   readonly timeoutMs?: number;
   /**

@@ -11,7 +11,7 @@ import {
   etcdCheckMachineId,
   LeaseCorruptClaimError,
   LeaseLostError,
-  LeaseStoreUnavailableError,
+  StoreUnavailableError,
 } from '../src/index.js';
 import {
   aborted,
@@ -235,7 +235,7 @@ describe('etcdMachineId', () => {
   });
 });
 
-describe('an etcd that cannot be reached: LeaseStoreUnavailableError within timeoutMs, never a hang', () => {
+describe('an etcd that cannot be reached: StoreUnavailableError within timeoutMs, never a hang', () => {
   let silent: Server;
   let silentUrl: string;
   beforeAll(async () => {
@@ -254,8 +254,8 @@ describe('an etcd that cannot be reached: LeaseStoreUnavailableError within time
     const t0 = performance.now();
     const error = await failure(claim(layoutWith(8), { endpoints, timeoutMs: 1500 }));
     expect(performance.now() - t0).toBeLessThan(1500 + 500);
-    expect(error.cause).toBeInstanceOf(LeaseStoreUnavailableError);
-    expect((error.cause as LeaseStoreUnavailableError).code).toBe('ERR_IDS_LEASE_STORE_UNAVAILABLE');
+    expect(error.cause).toBeInstanceOf(StoreUnavailableError);
+    expect((error.cause as StoreUnavailableError).code).toBe('ERR_IDS_STORE_UNAVAILABLE');
     expect((error.cause as Error).message).toMatch(new RegExp(`granting a lease: etcd at ${endpoints}`));
   });
 
@@ -269,8 +269,8 @@ describe('an etcd that cannot be reached: LeaseStoreUnavailableError within time
       const elapsed = performance.now() - t0;
       expect(elapsed).toBeGreaterThanOrEqual(900);
       expect(elapsed).toBeLessThan(1000 + 500);
-      const cause = error instanceof LeaseStoreUnavailableError ? error : (error as Error).cause;
-      expect(cause).toBeInstanceOf(LeaseStoreUnavailableError);
+      const cause = error instanceof StoreUnavailableError ? error : (error as Error).cause;
+      expect(cause).toBeInstanceOf(StoreUnavailableError);
       expect((cause as Error).message).toMatch(/did not answer within 1000 ms|unavailable/);
     }
   });

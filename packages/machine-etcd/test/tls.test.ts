@@ -1,5 +1,5 @@
 // etcd over TLS with a self-signed CA made here by openssl: trusted, the claim works; not
-// trusted, the error is LeaseStoreRefusedError (a setup error), not LeaseStoreUnavailableError ("wait").
+// trusted, the error is LeaseStoreRefusedError (a setup error), not StoreUnavailableError ("wait").
 import { MachineIdProviderError } from '@ids/engine';
 import { hasOpenssl } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ describe.skipIf(!canStartEtcd || !hasOpenssl())('etcd over TLS', () => {
   });
   afterAll(() => etcd?.stop());
 
-  it('trusted CA: claims; untrusted: LeaseStoreRefusedError (ERR_IDS_LEASE_STORE_REFUSED) within the timeout, not LeaseStoreUnavailableError', async () => {
+  it('trusted CA: claims; untrusted: LeaseStoreRefusedError (ERR_IDS_LEASE_STORE_REFUSED) within the timeout, not StoreUnavailableError', async () => {
     const layout = layoutWith(4);
     const { rootCertificate } = etcd;
     const held = await claim(layout, {

@@ -208,7 +208,7 @@ function runChain(options: AutoMachineIdOptions, bits: number): AutoMachineId | 
  * opt-in name; AutoMachineIdError with the trail and, as `cause`, the typed error that stopped
  * the chain: InvalidMachineIdError for a bad explicit ID (never skipped over),
  * HeldFileInUseError when another process of this host holds a derived ID, an opted-in source's
- * error (never a silent fallback), a configured store's error (LeaseStoreUnavailableError and
+ * error (never a silent fallback), a configured store's error (StoreUnavailableError and
  * its family, MissingPackageError when its package is not installed), or the host claim's errors
  * (ClaimDirError, FileWriteError, NoFreeMachineIdError).
  */

@@ -9,8 +9,8 @@ import {
 import {
   MachineIdDoesNotFitError,
   MetadataRefusedError,
-  MetadataUnavailableError,
   NoUniqueLocalAddressError,
+  StoreUnavailableError,
 } from '@ids/machine-ip';
 import { closedLoopbackEndpoint, serverForSuite, startImdsTestServer } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
@@ -329,7 +329,7 @@ describe('the opt-in steps', () => {
         ec2: { endpoint: await closedLoopbackEndpoint(), timeoutMs: 500 },
       }),
     ).catch((e: AutoMachineIdError) => e);
-    expect((off as AutoMachineIdError).cause).toBeInstanceOf(MetadataUnavailableError);
+    expect((off as AutoMachineIdError).cause).toBeInstanceOf(StoreUnavailableError);
   });
 
   it('ipv6-ula: on an IPv6-only host (fd00::2), when opted in; without it, the host claim', () => {

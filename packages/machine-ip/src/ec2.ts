@@ -1,10 +1,10 @@
 // Go's helper for EC2 (awsutil.AmazonEC2MachineID): the instance's private IPv4 from the
 // instance metadata service, low 16 bits. Spoken in IMDSv2: a PUT for a session token, then a
 // GET that carries it. The endpoint is a setting, so tests point it at a loopback server.
-import { InvalidArgumentError, type MachineIdProvider } from '@ids/engine';
+import { InvalidArgumentError, type MachineIdProvider, StoreUnavailableError } from '@ids/engine';
 import { dotted } from './address.js';
 import { builtin } from './builtins.js';
-import { MetadataAnswerError, MetadataRefusedError, MetadataUnavailableError, received } from './errors.js';
+import { MetadataAnswerError, MetadataRefusedError, received } from './errors.js';
 import { ipv4MachineId, isPrivateIPv4 } from './ipv4.js';
 
 /** The instance metadata service's address on EC2 (link-local: reachable only from an instance). */
@@ -77,14 +77,18 @@ function call(
     req.on('error', (error: NodeJS.ErrnoException) => {
       if (signal.aborted) {
         reject(
-          new MetadataUnavailableError(
+          new StoreUnavailableError(
+            'ec2-metadata',
+            'machine-id',
             `${method} ${url}: no answer within ${timeoutMs} ms (not on EC2, or the metadata hop limit is too low for a container)`,
             { cause: error },
           ),
         );
       } else {
         reject(
-          new MetadataUnavailableError(
+          new StoreUnavailableError(
+            'ec2-metadata',
+            'machine-id',
             `${method} ${url}: ${error.code ?? error.message} (not on EC2, or the metadata service is off)`,
             { cause: error },
           ),
@@ -99,7 +103,7 @@ const shown = (body: string) => JSON.stringify(body.length > 60 ? `${body.slice(
 
 /**
  * The instance's private IPv4 address (`local-ipv4`) from the metadata service, by IMDSv2.
- * @throws InvalidArgumentError for bad options; MetadataUnavailableError when nothing answers
+ * @throws InvalidArgumentError for bad options; StoreUnavailableError when nothing answers
  * within `timeoutMs` or the connection is refused (off EC2); MetadataRefusedError when the token
  * request or the token is refused; MetadataAnswerError for an answer that is not a token or not
  * a private IPv4 address.
@@ -142,7 +146,7 @@ export async function ec2PrivateIPv4(options: Ec2Options = {}): Promise<string> 
 /**
  * Go's EC2 machine ID: the low 16 bits of the instance's private IPv4 from the metadata service
  * (IMDSv2), refused when it does not fit the machine field. Asynchronous: use it with `create()`.
- * Off EC2 it fails within `timeoutMs` with MetadataUnavailableError; it never falls back.
+ * Off EC2 it fails within `timeoutMs` with StoreUnavailableError; it never falls back.
  *
  * @throws InvalidArgumentError at once for bad options. The provider rejects with what
  * `ec2PrivateIPv4` throws, or MachineIdDoesNotFitError.

@@ -37,12 +37,6 @@ export class NoPodOrdinalError extends IdsError {
   override readonly name = 'NoPodOrdinalError';
 }
 
-/** The instance metadata service did not answer in time, or refused the connection (not on EC2). */
-export class MetadataUnavailableError extends IdsError {
-  readonly code = 'ERR_IDS_METADATA_UNAVAILABLE';
-  override readonly name = 'MetadataUnavailableError';
-}
-
 /** The instance metadata service refused the IMDSv2 token request or the token (an HTTP status other than 200). */
 export class MetadataRefusedError extends IdsError {
   readonly code = 'ERR_IDS_METADATA_REFUSED';

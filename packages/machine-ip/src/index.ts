@@ -1,6 +1,10 @@
 // @ids/machine-ip: machine IDs from where the host sits: its private IPv4 address (Go's rule,
 // with a tie-break for hosts that have several), a unique-local IPv6 address, a Kubernetes
 // StatefulSet pod's ordinal, or an EC2 instance's private address from the metadata service.
+
+// A metadata service that did not answer is the engine's one class for every store that did not
+// (`store: 'ec2-metadata'`), passed on so that callers catch it without importing @ids/engine.
+export { StoreUnavailableError } from '@ids/engine';
 export {
   DEFAULT_EC2_TIMEOUT_MS,
   EC2_METADATA_ENDPOINT,
@@ -13,7 +17,6 @@ export {
   MachineIdDoesNotFitError,
   MetadataAnswerError,
   MetadataRefusedError,
-  MetadataUnavailableError,
   NoPodOrdinalError,
   NoPrivateAddressError,
   NoUniqueLocalAddressError,

@@ -7,7 +7,7 @@ import {
   MachineIdDoesNotFitError,
   MetadataAnswerError,
   MetadataRefusedError,
-  MetadataUnavailableError,
+  StoreUnavailableError,
 } from '../src/index.js';
 
 // No cloud is reachable here, and no test may send traffic off loopback: every call below is
@@ -85,20 +85,28 @@ describe('ec2MachineId (IMDSv2, against a loopback metadata service)', () => {
     ).rejects.toThrow(MachineIdDoesNotFitError);
   });
 
-  it('a service that never answers: MetadataUnavailableError once timeoutMs has passed', async () => {
+  it('a service that never answers: StoreUnavailableError (store ec2-metadata) once timeoutMs has passed', async () => {
     reset();
     imds.server.mode = 'stall';
     const error = await ec2PrivateIPv4({ endpoint: imds.server.endpoint, timeoutMs: 50 }).catch(
       (e: unknown) => e,
     );
-    expect(error).toBeInstanceOf(MetadataUnavailableError);
-    expect((error as Error).message).toMatch(/PUT .*\/latest\/api\/token: no answer within 50 ms/);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect(error).toMatchObject({
+      store: 'ec2-metadata',
+      feature: 'machine-id',
+      code: 'ERR_IDS_STORE_UNAVAILABLE',
+    });
+    expect((error as Error).message).toMatch(
+      /^ec2-metadata: PUT .*\/latest\/api\/token: no answer within 50 ms/,
+    );
   });
 
-  it('off EC2 (nothing listening): MetadataUnavailableError naming the refusal', async () => {
+  it('off EC2 (nothing listening): StoreUnavailableError naming the refusal', async () => {
     const endpoint = await closedLoopbackEndpoint();
     const error = await Promise.resolve(ec2MachineId({ endpoint })({ bits: 16 })).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(MetadataUnavailableError);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).store).toBe('ec2-metadata');
     expect((error as Error).message).toMatch(/ECONNREFUSED \(not on EC2, or the metadata service is off\)/);
   });
 

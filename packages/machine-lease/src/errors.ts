@@ -5,6 +5,10 @@ import type { LeaseLossKind } from './store.js';
 // `store` when it matters which store said it. Each store package re-exports this module whole
 // (the '@ids/machine-lease/errors' entry): it exports the classes and nothing else.
 
+// "The store did not answer" is the engine's one class for every store and feature (machine IDs,
+// locks, segments), passed on here so that a store's users find it beside the rest of the family.
+export { StoreUnavailableError } from '@ids/engine';
+
 /**
  * What every lease failure has: the store it came from, named in `store` and at the start of
  * the message (`etcd: ...`, `redis: ...`).
@@ -21,19 +25,10 @@ export abstract class LeaseError extends IdsError {
 }
 
 /**
- * The store did not answer: nothing listening, no reply within `timeoutMs`, a connection down
- * and being re-established, or a client's circuit breaker open. Waiting may help. `cause`
- * holds the client's error when there was one.
- */
-export class LeaseStoreUnavailableError extends LeaseError {
-  readonly code = 'ERR_IDS_LEASE_STORE_UNAVAILABLE';
-  override readonly name = 'LeaseStoreUnavailableError';
-}
-
-/**
  * The store answered with an error that waiting will not fix: refused credentials or
  * permissions, a TLS certificate that does not verify, a request it rejects. A renewing claim
- * stops retrying on it. `cause` holds the client's error.
+ * stops retrying on it (it retries on StoreUnavailableError, a store that did not answer).
+ * `cause` holds the client's error.
  */
 export class LeaseStoreRefusedError extends LeaseError {
   readonly code = 'ERR_IDS_LEASE_STORE_REFUSED';

@@ -1,12 +1,7 @@
 import { InvalidArgumentError, type MachineIdClaim } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { allocate, type ClaimingStore } from './allocate.js';
-import {
-  LeaseLostError,
-  LeaseSpaceFullError,
-  LeaseStoreUnavailableError,
-  LeaseTimeAheadError,
-} from './errors.js';
+import { LeaseLostError, LeaseSpaceFullError, LeaseTimeAheadError, StoreUnavailableError } from './errors.js';
 import type { Scheduler } from './keeper.js';
 import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
 import type { SharedLease, SharedLossListener } from './shared.js';
@@ -70,7 +65,7 @@ export interface LeasedClaim extends MachineIdClaim {
   renew(): Promise<LeasedClaim>;
   /**
    * Waits for pending records, cancels the watch, stops keepalives, revokes the lease and
-   * closes the store. Idempotent; rejects with LeaseStoreUnavailableError when the lease
+   * closes the store. Idempotent; rejects with StoreUnavailableError when the lease
    * could not be revoked (it then expires within the TTL).
    */
   release(): Promise<void>;
@@ -87,7 +82,7 @@ function lapsed(lease: Lease): boolean {
 /** Whether renewing should retry after `error` (unreachable, lost, full) rather than give up. */
 function isTransient(error: unknown): boolean {
   return (
-    error instanceof LeaseStoreUnavailableError ||
+    error instanceof StoreUnavailableError ||
     error instanceof LeaseLostError ||
     error instanceof LeaseSpaceFullError
   );
@@ -558,8 +553,9 @@ export class Holder {
       }
       this.#store.close();
       if (failure) {
-        throw new LeaseStoreUnavailableError(
+        throw new StoreUnavailableError(
           this.#store.name,
+          'machine-id',
           `releasing machine ID ${this.#id}: the lease could not be revoked (${(failure as Error).message}); ${this.#store.name} frees the ID when the lease expires, within ${this.#settings.ttlSeconds} s`,
           { cause: failure },
         );

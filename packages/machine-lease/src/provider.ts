@@ -34,7 +34,7 @@ export type LeasedMachineIdProvider = (context: MachineIdContext) => Promise<Lea
  * @throws InvalidArgumentError (naming the option) for a holder option that cannot work.
  * The provider rejects with LeaseBitsMismatchError when the generator's field is not the one
  * the options fixed (`bits`) or does not hold `machineId`, and with whatever claiming rejects
- * with (LeaseSpaceFullError, LeaseStoreUnavailableError, ...); the store is closed then.
+ * with (LeaseSpaceFullError, StoreUnavailableError, ...); the store is closed then.
  */
 export function leasedMachineId(provider: {
   /**

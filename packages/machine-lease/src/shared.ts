@@ -1,4 +1,4 @@
-import { LeaseLostError, LeaseStoreUnavailableError } from './errors.js';
+import { LeaseLostError, StoreUnavailableError } from './errors.js';
 import type { Scheduler } from './keeper.js';
 import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
 import type { LeaseStore } from './store.js';
@@ -211,7 +211,7 @@ export class SharedLease {
   /**
    * A member leaves, every key it has bound given up first. The last one stops the keeper,
    * revokes every lease still bound and closes the store.
-   * @throws LeaseStoreUnavailableError when its key, or the last lease, could not be let go.
+   * @throws StoreUnavailableError when its key, or the last lease, could not be let go.
    */
   async leave(member: SharedLossListener, id: number): Promise<void> {
     let failure: unknown;
@@ -242,8 +242,9 @@ export class SharedLease {
     }
     if (failure) {
       const name = this.store.name;
-      throw new LeaseStoreUnavailableError(
+      throw new StoreUnavailableError(
         name,
+        'machine-id',
         `releasing machine ID ${id}: its claim could not be let go (${(failure as Error).message}); ${name} frees the ID when the lease expires, within ${this.#timing.ttlSeconds} s`,
         { cause: failure },
       );

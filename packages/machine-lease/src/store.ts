@@ -53,7 +53,7 @@ export type Attempt =
 export interface LeaseStore {
   /**
    * The store's name, lower case: `etcd`, `redis`. The holder's errors carry it in `store` and
-   * start their message with it; the store's own errors (LeaseStoreUnavailableError, ...) do too.
+   * start their message with it; the store's own errors (StoreUnavailableError, ...) do too.
    */
   readonly name: string;
   /** Where the claims live, for messages: `/ids/machine-id/`, `ids:machine-id:`. */
@@ -65,7 +65,7 @@ export interface LeaseStore {
   /**
    * One keepalive, within `timeoutMs`: resolves once the store confirms the lease (and every
    * claim bound to it) alive; rejects with a LeaseLostError when the store says it is gone,
-   * with anything else (LeaseStoreUnavailableError) when it could not ask.
+   * with anything else (StoreUnavailableError) when it could not ask.
    */
   keepalive(leaseId: string, timeoutMs: number): Promise<void>;
   /** Ends the lease, freeing its claims at once. A lease already gone is not an error. */

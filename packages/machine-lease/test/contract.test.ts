@@ -161,14 +161,14 @@ describe('the holder on the in-memory store, exactly', () => {
     await settleOn(scheduler, renewed.release());
   });
 
-  it('a release the store cannot answer: LeaseStoreUnavailableError saying the ID is freed within the TTL, and it is', async () => {
+  it('a release the store cannot answer: StoreUnavailableError saying the ID is freed within the TTL, and it is', async () => {
     const scheduler = new FakeScheduler(Date.now());
     scheduler.wallStartMs = scheduler.now();
     const place = memoryPlace(scheduler);
     const held = await settleOn(scheduler, place.provider()({ bits: 4 }));
     place.client!.down = true;
     const error = await failure(settleOn(scheduler, held.release()));
-    expect(error).toBeInstanceOf(errors.LeaseStoreUnavailableError);
+    expect(error).toBeInstanceOf(errors.StoreUnavailableError);
     expect(error.message).toMatch(
       new RegExp(`releasing machine ID ${held.machineId}: the lease could not be revoked .*within 2 s`),
     );

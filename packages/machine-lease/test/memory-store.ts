@@ -2,7 +2,7 @@
 // allocation) tested without a server and without real time. One MemoryLeaseServer holds the
 // state several holders share; each holder talks to it through its own MemoryLeaseClient, whose
 // answers a test can slow down or cut off, as a congested or dead link would.
-import { LeaseLostError, LeaseStoreUnavailableError } from '../src/errors.js';
+import { LeaseLostError, StoreUnavailableError } from '../src/errors.js';
 import type { Attempt, Granted, LeaseStore, Watch } from '../src/store.js';
 import type { FakeScheduler } from './fake-scheduler.js';
 
@@ -185,7 +185,7 @@ export class MemoryLeaseServer {
  * One holder's connection. A request reaches the server at once (the server acts at send time,
  * which is what the keeper's rule assumes at worst); its answer comes back `answerDelayMs`
  * later, or never while the link is `down`. A caller waits at most its timeout, then gets
- * LeaseStoreUnavailableError, though the server may have acted.
+ * StoreUnavailableError, though the server may have acted.
  */
 export class MemoryLeaseClient implements LeaseStore {
   readonly name = 'memory';
@@ -219,7 +219,7 @@ export class MemoryLeaseClient implements LeaseStore {
     this.sent.push(op);
     this.sentAt.push(scheduler.now());
     const timedOut = () =>
-      new LeaseStoreUnavailableError('memory', `${op}: no answer within ${timeoutMs} ms`);
+      new StoreUnavailableError('memory', 'machine-id', `${op}: no answer within ${timeoutMs} ms`);
     if (this.down) {
       return new Promise((_, reject) => scheduler.setTimer(() => reject(timedOut()), timeoutMs));
     }

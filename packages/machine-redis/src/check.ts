@@ -35,7 +35,7 @@ export const DEFAULT_CHECK_KEY = 'ids:machine-ids';
  * ```
  *
  * @throws InvalidArgumentError at once for an option that cannot work (names it).
- * The check rejects (never a silent true or false) with LeaseStoreUnavailableError when Redis
+ * The check rejects (never a silent true or false) with StoreUnavailableError when Redis
  * does not answer within `timeoutMs`, LeaseStoreRefusedError when it refuses (credentials, a key of
  * another type).
  */
@@ -47,7 +47,7 @@ export function redisCheckMachineId(options: RedisCheckOptions = {}): RedisMachi
   const added = new Set<number>();
   return storeCheck<RedisMachineIdCheck>(
     async (machineId) => {
-      conn ??= new Connection(options, url, timeoutMs);
+      conn ??= new Connection(options, url, timeoutMs, 'machine-id');
       const reply = await conn.call(`adding ${machineId} to ${key}`, (c) => c.sadd(key, String(machineId)));
       if (reply === 1) added.add(machineId);
       return reply === 1;

@@ -28,7 +28,7 @@ export interface RedisMachineIdOptions extends RedisLeaseOptions, HolderOptions 
  * Options are validated here, at once.
  * @throws InvalidArgumentError for an option that cannot work (names it).
  * The provider rejects with the lease errors of @ids/machine-lease, `store: 'redis'`:
- * LeaseStoreUnavailableError (no answer within `timeoutMs`), LeaseStoreRefusedError
+ * StoreUnavailableError (no answer within `timeoutMs`), LeaseStoreRefusedError
  * (credentials, permissions, TLS), LeaseBitsMismatchError, LeaseCorruptClaimError,
  * LeaseSpaceFullError (every ID held, or the `machineId` asked for), LeaseTimeAheadError.
  */
@@ -38,6 +38,7 @@ export function redisMachineId(options: RedisMachineIdOptions = {}): LeasedMachi
     store: 'redis',
     options,
     lease: checked,
-    open: () => new RedisStore(new Connection(options, checked.url, checked.timeoutMs), checked.prefix),
+    open: () =>
+      new RedisStore(new Connection(options, checked.url, checked.timeoutMs, 'machine-id'), checked.prefix),
   });
 }

@@ -1,5 +1,5 @@
 import { errorText, setLongTimeout } from '@ids/engine/internal';
-import { LeaseStoreRefusedError, LeaseStoreUnavailableError } from '@ids/machine-lease/errors';
+import { LeaseStoreRefusedError, StoreUnavailableError } from '@ids/machine-lease/errors';
 import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import { type Cluster, Redis } from 'ioredis';
 import { RedisDatabaseError } from './errors.js';
@@ -24,11 +24,17 @@ function isReply(error: unknown): boolean {
 /**
  * The rule of this store, for a failure that is not a timeout: refused credentials, permissions
  * or TLS, and any reply error (the server answered), are LeaseStoreRefusedError; anything else
- * (nothing listening, a connection closed) is LeaseStoreUnavailableError. `where` names the
- * server in the message (`Redis at host:port`). Shared by the claims and the locks.
+ * (nothing listening, a connection closed) is StoreUnavailableError. `where` names the
+ * server in the message (`Redis at host:port`), `feature` what it was asked for. Shared by the
+ * claims and the locks.
  */
-export function redisFailure(what: string, raw: unknown, where: string): Error {
-  if (raw instanceof LeaseStoreUnavailableError || raw instanceof LeaseStoreRefusedError) return raw;
+export function redisFailure(
+  what: string,
+  raw: unknown,
+  where: string,
+  feature: StoreUnavailableError['feature'],
+): Error {
+  if (raw instanceof StoreUnavailableError || raw instanceof LeaseStoreRefusedError) return raw;
   if (isPermanent(raw)) {
     const tls =
       TLS_CODES.test(String((raw as { code?: unknown }).code ?? '')) || /certificate/i.test(errorText(raw));
@@ -47,14 +53,14 @@ export function redisFailure(what: string, raw: unknown, where: string): Error {
       },
     );
   }
-  return new LeaseStoreUnavailableError('redis', `${what}: ${where} is unavailable: ${errorText(raw)}`, {
+  return new StoreUnavailableError('redis', feature, `${what}: ${where} is unavailable: ${errorText(raw)}`, {
     cause: raw,
   });
 }
 
 /**
  * One ioredis client plus the rules for talking to it: every call bounded by `timeoutMs`, and
- * its failures sorted into LeaseStoreUnavailableError (waiting may help) and LeaseStoreRefusedError (it
+ * its failures sorted into StoreUnavailableError (waiting may help) and LeaseStoreRefusedError (it
  * will not). A client made here queues nothing while disconnected and retries nothing: a
  * keepalive that cannot be sent now must fail now, so that the holder fences at once.
  */
@@ -63,6 +69,7 @@ export class Connection {
   readonly timeoutMs: number;
   readonly #owned: boolean;
   readonly #where: string;
+  readonly #feature: StoreUnavailableError['feature'];
   #lastError: unknown;
   #closed = false;
   /** Whether the client was ready once: then "not ready" means the connection was lost. */
@@ -73,8 +80,14 @@ export class Connection {
     this.#lastError = error;
   };
 
-  constructor(options: RedisConnectionOptions, url: string | undefined, timeoutMs: number) {
+  constructor(
+    options: RedisConnectionOptions,
+    url: string | undefined,
+    timeoutMs: number,
+    feature: StoreUnavailableError['feature'],
+  ) {
     this.timeoutMs = timeoutMs;
+    this.#feature = feature;
     if (options.client) {
       this.client = options.client;
       this.#owned = false;
@@ -110,15 +123,20 @@ export class Connection {
       return Promise.resolve();
     }
     if (this.#closed || client.status === 'end') {
-      return Promise.reject(new LeaseStoreUnavailableError('redis', `${this.#where} was closed`));
+      return Promise.reject(new StoreUnavailableError('redis', this.#feature, `${this.#where} was closed`));
     }
     // Connected once and lost since: fail now rather than wait for the reconnect, so that a
     // keepalive fences at once (the renewal loop retries on its own schedule).
     if (this.#wasReady) {
       return Promise.reject(
-        new LeaseStoreUnavailableError('redis', `${this.#where} is reconnecting (${client.status})`, {
-          cause: this.#lastError,
-        }),
+        new StoreUnavailableError(
+          'redis',
+          this.#feature,
+          `${this.#where} is reconnecting (${client.status})`,
+          {
+            cause: this.#lastError,
+          },
+        ),
       );
     }
     // One wait for every caller: a connection shared by the claims of a process (shareLease)
@@ -192,10 +210,10 @@ export class Connection {
     }
   }
 
-  /** Sorts a failure into LeaseStoreRefusedError (waiting will not help) or LeaseStoreUnavailableError. */
+  /** Sorts a failure into LeaseStoreRefusedError (waiting will not help) or StoreUnavailableError. */
   translate(what: string, raw: unknown, ms: number): Error {
     if (
-      raw instanceof LeaseStoreUnavailableError ||
+      raw instanceof StoreUnavailableError ||
       raw instanceof LeaseStoreRefusedError ||
       raw instanceof RedisDatabaseError
     ) {
@@ -203,15 +221,16 @@ export class Connection {
     }
     if (raw instanceof StoreTimeout) {
       const last = this.#lastError === undefined ? '' : ` (last error: ${errorText(this.#lastError)})`;
-      return new LeaseStoreUnavailableError(
+      return new StoreUnavailableError(
         'redis',
+        this.#feature,
         `${what}: ${this.#where} did not answer within ${ms} ms (timeoutMs)${last}`,
         {
           cause: this.#lastError,
         },
       );
     }
-    return redisFailure(what, raw, this.#where);
+    return redisFailure(what, raw, this.#where, this.#feature);
   }
 
   /** Closes the client if we made it (at once: nothing of ours is left to send). */

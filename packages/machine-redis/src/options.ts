@@ -16,7 +16,7 @@ export interface RedisConnectionOptions {
    * `redis://[[user]:password@]host:port[/db]` or `rediss://...` (TLS). Default: the
    * `IDS_REDIS_URL` environment variable, else `redis://127.0.0.1:6379`. A malformed URL, or a
    * database that is not a number 0 or more, is InvalidArgumentError; a database the server does not
-   * have is RedisDatabaseError; an unreachable server gives LeaseStoreUnavailableError within
+   * have is RedisDatabaseError; an unreachable server gives StoreUnavailableError within
    * `timeoutMs`.
    */
   readonly url?: string;

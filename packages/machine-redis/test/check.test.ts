@@ -3,7 +3,7 @@ import { MachineIdRejectedError } from '@ids/engine';
 import { Sonyflake } from '@ids/sonyflake';
 import { freePort, hasRedis } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { LeaseStoreRefusedError, LeaseStoreUnavailableError, redisCheckMachineId } from '../src/index.js';
+import { LeaseStoreRefusedError, redisCheckMachineId, StoreUnavailableError } from '../src/index.js';
 import { failure, freshPrefix, redisForSuite } from './helpers.js';
 
 type RedisCheck = ReturnType<typeof redisCheckMachineId>;
@@ -73,7 +73,7 @@ describe.skipIf(!hasRedis())('redisCheckMachineId', () => {
     const port = await freePort();
     const down = redisCheckMachineId({ url: `redis://127.0.0.1:${port}`, timeoutMs: 500 });
     const error = await failure(down(1));
-    expect(error).toBeInstanceOf(LeaseStoreUnavailableError);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
     await down.close();
     const key = freshPrefix('check-wrongtype');
     await suite.admin.set(key, 'not a set');

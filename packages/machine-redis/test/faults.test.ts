@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import {
   LeaseLostError,
   LeaseStoreRefusedError,
-  LeaseStoreUnavailableError,
   redisMachineId,
+  StoreUnavailableError,
 } from '../src/index.js';
 import {
   aborted,
@@ -30,7 +30,7 @@ import {
 const cleanup = cleanupAfterEach();
 
 describe.skipIf(!hasRedis())(
-  'a Redis that cannot answer: LeaseStoreUnavailableError within timeoutMs, never a hang',
+  'a Redis that cannot answer: StoreUnavailableError within timeoutMs, never a hang',
   () => {
     it('nothing listening (Redis down at start)', async () => {
       const port = await freePort();
@@ -38,8 +38,8 @@ describe.skipIf(!hasRedis())(
       const error = await failure(claim(layoutWith(4), { url: `redis://127.0.0.1:${port}`, ...fast }));
       expect(performance.now() - t0).toBeLessThan(fast.timeoutMs + 500);
       expect(error).toBeInstanceOf(MachineIdProviderError);
-      expect(error.cause).toBeInstanceOf(LeaseStoreUnavailableError);
-      expect((error.cause as LeaseStoreUnavailableError).code).toBe('ERR_IDS_LEASE_STORE_UNAVAILABLE');
+      expect(error.cause).toBeInstanceOf(StoreUnavailableError);
+      expect((error.cause as StoreUnavailableError).code).toBe('ERR_IDS_STORE_UNAVAILABLE');
       expect((error.cause as Error).message).toMatch(
         /claiming .* did not answer within 1000 ms.*ECONNREFUSED/,
       );
@@ -52,7 +52,7 @@ describe.skipIf(!hasRedis())(
       const t0 = performance.now();
       const error = await failure(claim(layoutWith(4), { url: redis.url, ...fast }));
       expect(performance.now() - t0).toBeLessThan(fast.timeoutMs + 500);
-      expect(error.cause).toBeInstanceOf(LeaseStoreUnavailableError);
+      expect(error.cause).toBeInstanceOf(StoreUnavailableError);
       redis.resume();
     });
   },

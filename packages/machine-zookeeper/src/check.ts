@@ -35,7 +35,7 @@ export const DEFAULT_CHECK_PATH = '/ids/machine-ids';
  *
  * @throws InvalidArgumentError at once for an option that cannot work (names it).
  * The check rejects (never a silent true or false) with the lease errors of @ids/machine-lease,
- * `store: 'zookeeper'`: LeaseStoreUnavailableError when ZooKeeper does not answer within
+ * `store: 'zookeeper'`: StoreUnavailableError when ZooKeeper does not answer within
  * `timeoutMs`, LeaseStoreRefusedError (an ACL refuses); or with ZookeeperChrootError.
  */
 export function zookeeperCheckMachineId(options: ZookeeperCheckOptions = {}): ZookeeperMachineIdCheck {
@@ -44,7 +44,11 @@ export function zookeeperCheckMachineId(options: ZookeeperCheckOptions = {}): Zo
   let session: Promise<ZkSession> | undefined;
 
   const open = async () => {
-    const s = await ZkSession.open(connect, { sessionTimeoutMs: DEFAULT_TTL_SECONDS * 1000, timeoutMs });
+    const s = await ZkSession.open(connect, {
+      sessionTimeoutMs: DEFAULT_TTL_SECONDS * 1000,
+      timeoutMs,
+      feature: 'machine-id',
+    });
     await s.mkdirp(path);
     return s;
   };

@@ -44,7 +44,7 @@ export interface ZookeeperMachineIdOptions extends ZookeeperLeaseOptions, Holder
  * Options are validated here, at once.
  * @throws InvalidArgumentError for an option that cannot work (names it).
  * The provider rejects with the lease errors of @ids/machine-lease, `store: 'zookeeper'`:
- * LeaseStoreUnavailableError (no session or answer within `timeoutMs`), LeaseStoreRefusedError
+ * StoreUnavailableError (no session or answer within `timeoutMs`), LeaseStoreRefusedError
  * (an ACL refuses), LeaseBitsMismatchError, LeaseCorruptClaimError, LeaseSpaceFullError,
  * LeaseTimeAheadError; and with ZookeeperChrootError, ZookeeperLeafWorkerError.
  */
@@ -80,6 +80,7 @@ async function leafWorker(checked: CheckedZookeeperOptions, leaf: LeafWorkerOpti
   const session = await ZkSession.open(checked.connect, {
     sessionTimeoutMs: 10_000,
     timeoutMs: checked.timeoutMs,
+    feature: 'machine-id',
   });
   try {
     const worker = await readLeafWorker(session, leaf);

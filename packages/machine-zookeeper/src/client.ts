@@ -1,9 +1,5 @@
 import { errorText } from '@ids/engine/internal';
-import {
-  LeaseLostError,
-  LeaseStoreRefusedError,
-  LeaseStoreUnavailableError,
-} from '@ids/machine-lease/errors';
+import { LeaseLostError, LeaseStoreRefusedError, StoreUnavailableError } from '@ids/machine-lease/errors';
 import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import * as zk from 'node-zookeeper-client';
 import { type ConnectString, parseConnectString } from './connect-string.js';
@@ -75,6 +71,8 @@ export interface SessionOptions {
   readonly timeoutMs: number;
   /** The longest the connect may take, in ms, when less than `timeoutMs` (a caller's own deadline). Default `timeoutMs`. */
   readonly connectMs?: number;
+  /** What the session is for (machine IDs or locks), carried by its StoreUnavailableError. */
+  readonly feature: StoreUnavailableError['feature'];
 }
 
 const MODES: Record<NodeKind, number> = {
@@ -171,12 +169,14 @@ export class ZkSession {
   readonly #client: zk.Client;
   readonly #timeoutMs: number;
   readonly #where: string;
+  readonly #feature: StoreUnavailableError['feature'];
   #ended: string | undefined;
   readonly #endListeners = new Set<(why: string) => void>();
 
-  private constructor(client: zk.Client, where: ConnectString, timeoutMs: number) {
+  private constructor(client: zk.Client, where: ConnectString, options: SessionOptions) {
     this.#client = client;
-    this.#timeoutMs = timeoutMs;
+    this.#timeoutMs = options.timeoutMs;
+    this.#feature = options.feature;
     this.#where = where.text;
     client.on('expired', () => this.#end('expired'));
   }
@@ -185,7 +185,7 @@ export class ZkSession {
    * Opens a session; resolves once the server granted it (and, with a chroot, once the chroot
    * is found to exist).
    * @throws InvalidArgumentError for a connect string that is not host:port[,…][/chroot].
-   * @throws LeaseStoreUnavailableError when no session was granted within `timeoutMs`.
+   * @throws StoreUnavailableError when no session was granted within `timeoutMs`.
    * @throws ZookeeperChrootError when the chroot does not exist.
    */
   static async open(connect: string | ConnectString, options: SessionOptions): Promise<ZkSession> {
@@ -197,7 +197,7 @@ export class ZkSession {
       retries: 0,
     });
     dialEndpoints(client, where);
-    const session = new ZkSession(client, where, options.timeoutMs);
+    const session = new ZkSession(client, where, options);
     const connectMs = Math.min(options.timeoutMs, options.connectMs ?? options.timeoutMs);
     try {
       await bounded(connectMs, async () => {
@@ -208,8 +208,9 @@ export class ZkSession {
     } catch (error) {
       shut(client);
       throw error instanceof StoreTimeout
-        ? new LeaseStoreUnavailableError(
+        ? new StoreUnavailableError(
             STORE,
+            options.feature,
             `no ZooKeeper session from ${where.servers.join(',')} within ${connectMs} ms (nothing listening, or no quorum)`,
           )
         : error;
@@ -297,8 +298,9 @@ export class ZkSession {
         }),
     ).catch((error: unknown) => {
       if (error instanceof StoreTimeout) {
-        throw new LeaseStoreUnavailableError(
+        throw new StoreUnavailableError(
           STORE,
+          this.#feature,
           `${what}: no answer from ZooKeeper (${this.#where}) within ${this.#timeoutMs} ms`,
         );
       }
@@ -321,9 +323,14 @@ export class ZkSession {
       );
     }
     if (name === 'CONNECTION_LOSS' || name === 'OPERATION_TIMEOUT' || name === 'SESSION_MOVED') {
-      return new LeaseStoreUnavailableError(STORE, `${what}: ${errorText(error)} (${this.#where})`, {
-        cause: error,
-      });
+      return new StoreUnavailableError(
+        STORE,
+        this.#feature,
+        `${what}: ${errorText(error)} (${this.#where})`,
+        {
+          cause: error,
+        },
+      );
     }
     return new ZkAnswer(name, path, `${what}: ZooKeeper refused it with ${name} (${errorText(error)})`, {
       cause: error,

@@ -65,6 +65,7 @@ export class ZookeeperStore implements LeaseStore {
     const session = await ZkSession.open(this.#connect, {
       sessionTimeoutMs: ttlSeconds * 1000,
       timeoutMs: this.#timeoutMs,
+      feature: 'machine-id',
     });
     if (session.timeoutMs <= this.#marginMs) {
       await session.close();

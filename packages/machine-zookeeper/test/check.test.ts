@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '@ids/engine';
 import { Sonyflake } from '@ids/sonyflake';
 import { hasZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { LeaseStoreUnavailableError, zookeeperCheckMachineId } from '../src/index.js';
+import { StoreUnavailableError, zookeeperCheckMachineId } from '../src/index.js';
 import { failure, freshPath, zookeeperForSuite } from './helpers.js';
 
 describe.skipIf(!hasZookeeper())('zookeeperCheckMachineId', () => {
@@ -34,7 +34,7 @@ describe.skipIf(!hasZookeeper())('zookeeperCheckMachineId', () => {
     await check.close();
     await expect(check(1)).rejects.toThrow(InvalidArgumentError);
     const nowhere = zookeeperCheckMachineId({ connect: '127.0.0.1:1', timeoutMs: 300 });
-    expect(await failure(nowhere(1))).toBeInstanceOf(LeaseStoreUnavailableError);
+    expect(await failure(nowhere(1))).toBeInstanceOf(StoreUnavailableError);
     await nowhere.close();
   });
 });

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import {
   LeaseLostError,
   LeaseStoreRefusedError,
-  LeaseStoreUnavailableError,
+  StoreUnavailableError,
   ZookeeperChrootError,
 } from '../src/index.js';
 import { parseConnectString, ZkAnswer, ZkSession } from '../src/internal.js';
@@ -31,7 +31,7 @@ import {
 } from './helpers.js';
 
 const open = (connect: string, sessionTimeoutMs = 30_000) =>
-  ZkSession.open(connect, { sessionTimeoutMs, timeoutMs: 10_000 });
+  ZkSession.open(connect, { sessionTimeoutMs, timeoutMs: 10_000, feature: 'machine-id' });
 const cleanup = cleanupAfterEach();
 
 describe('connect strings', () => {
@@ -71,12 +71,12 @@ describe('connect strings', () => {
     expect(list.chroot).toBe('/apps/ids');
   });
 
-  it('a port nothing listens on is LeaseStoreUnavailableError once the connect timeout passes', async () => {
+  it('a port nothing listens on is StoreUnavailableError once the connect timeout passes', async () => {
     const port = await freePort();
     const error = await failure(
-      ZkSession.open(`127.0.0.1:${port}`, { sessionTimeoutMs: 2000, timeoutMs: 500 }),
+      ZkSession.open(`127.0.0.1:${port}`, { sessionTimeoutMs: 2000, timeoutMs: 500, feature: 'machine-id' }),
     );
-    expect(error).toBeInstanceOf(LeaseStoreUnavailableError);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
     expect(error.message).toContain(`127.0.0.1:${port}`);
   });
 });
@@ -178,9 +178,9 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     proxy.setMode('blackhole');
     const port = new URL(proxy.url).port;
     const error = await failure(
-      ZkSession.open(`127.0.0.1:${port}`, { sessionTimeoutMs: 5000, timeoutMs: 300 }),
+      ZkSession.open(`127.0.0.1:${port}`, { sessionTimeoutMs: 5000, timeoutMs: 300, feature: 'machine-id' }),
     );
-    expect(error).toBeInstanceOf(LeaseStoreUnavailableError);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
     // Now the request goes through and the server answers it (a session is granted, then
     // expires unused). The library, closed the ordinary way, would read that answer as a reply
     // and throw from its socket handler.
@@ -206,7 +206,11 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
     const proxy = await TcpProxy.start(suite.server.connect);
     cleanup.push(() => proxy.close());
     const port = new URL(proxy.url).port;
-    const session = await ZkSession.open(`127.0.0.1:${port}`, { sessionTimeoutMs: 1000, timeoutMs: 1500 });
+    const session = await ZkSession.open(`127.0.0.1:${port}`, {
+      sessionTimeoutMs: 1000,
+      timeoutMs: 1500,
+      feature: 'machine-id',
+    });
     cleanup.push(() => session.close());
     const ended = new Promise<string>((resolve) => session.onEnd(resolve));
     await session.create(`${base}/mine`, '', 'ephemeral');
@@ -219,7 +223,7 @@ describe.skipIf(!hasZookeeper())('ZkSession on a real ZooKeeper', () => {
       WAIT_MS,
       'the session to expire',
     );
-    expect(await creating).toBeInstanceOf(LeaseStoreUnavailableError);
+    expect(await creating).toBeInstanceOf(StoreUnavailableError);
     // The client reconnects and is told the session is gone.
     proxy.setMode('reset');
     proxy.setMode('pass');

@@ -7,7 +7,7 @@ import * as zookeeper from '../src/index.js';
 
 const FAMILY = [
   'LeaseError',
-  'LeaseStoreUnavailableError',
+  'StoreUnavailableError',
   'LeaseStoreRefusedError',
   'LeaseLostError',
   'LeaseSpaceFullError',
@@ -26,13 +26,14 @@ describe('the lease-error family', () => {
     expect(own.sort()).toEqual(['ZookeeperChrootError', 'ZookeeperLeafWorkerError']);
   });
 
-  it('an unreachable ZooKeeper is LeaseStoreUnavailableError naming the store', async () => {
+  it('an unreachable ZooKeeper is StoreUnavailableError naming the store', async () => {
     const port = await freePort();
     const error = await zookeeper
       .zookeeperMachineId({ connect: `127.0.0.1:${port}`, timeoutMs: 500 })({ bits: 4 })
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(lease.LeaseStoreUnavailableError);
-    expect((error as lease.LeaseStoreUnavailableError).store).toBe('zookeeper');
+    expect(error).toBeInstanceOf(lease.StoreUnavailableError);
+    expect((error as lease.StoreUnavailableError).store).toBe('zookeeper');
+    expect((error as lease.StoreUnavailableError).feature).toBe('machine-id');
     expect((error as Error).message).toMatch(
       /^zookeeper: no ZooKeeper session from 127\.0\.0\.1:\d+ within 500 ms/,
     );

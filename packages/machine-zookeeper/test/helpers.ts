@@ -24,7 +24,7 @@ export async function claim(layout: Layout, options: ZookeeperMachineIdOptions):
 
 /** A session for looking at and meddling with nodes, as an operator with zkCli.sh would. */
 export function adminSession(connect: string): Promise<ZkSession> {
-  return ZkSession.open(connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000 });
+  return ZkSession.open(connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000, feature: 'machine-id' });
 }
 
 /** Starts an issuer (test/fixtures/issuer.mjs) of a `bits`-bit field on `connect` under `path`, TTL HOLDER_TTL_S. */

@@ -51,15 +51,6 @@ export class StoreWentBackwardsError extends IdsError {
   override readonly name = 'StoreWentBackwardsError';
 }
 
-/**
- * Both buffers are empty and the store could not give a new segment (down, unreachable,
- * timed out); its error is the `cause`. The next call asks the store again.
- */
-export class StoreUnavailableError extends IdsError {
-  readonly code = 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE';
-  override readonly name = 'StoreUnavailableError';
-}
-
 /** `nextIdSync()` found both buffers empty: it never waits on the store. Use `nextId()`, or retry. */
 export class BufferEmptyError extends IdsError {
   readonly code = 'ERR_IDS_SEGMENT_BUFFER_EMPTY';

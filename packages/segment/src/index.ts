@@ -1,6 +1,10 @@
 // @ids/segment: Leaf-segment IDs (ranges from a store, served from a double buffer) on
 // PostgreSQL, PGlite, MySQL or Redis, and the database-assigned machine ID. Store clients (pg,
 // PGlite, mysql2, ioredis) are imported only when a store of theirs is made.
+
+// A store that did not answer is the engine's one class for every store and feature, passed on
+// so that segment users catch it without importing @ids/engine.
+export { StoreUnavailableError } from '@ids/engine';
 export {
   BufferEmptyError,
   InvalidTagError,
@@ -10,7 +14,6 @@ export {
   StepOutOfRangeError,
   StoreCorruptError,
   StoreSchemaError,
-  StoreUnavailableError,
   StoreWentBackwardsError,
   TagExistsError,
   UnknownTagError,

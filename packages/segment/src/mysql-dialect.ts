@@ -1,9 +1,9 @@
 // MySQL and MariaDB as the schemes see them (dialect.ts): a mysql2 promise pool, its errors
 // typed, deadlock victims retried, and the information_schema reads that check a table's shape.
-import { IdsError, InvalidArgumentError } from '@ids/engine';
+import { IdsError, InvalidArgumentError, StoreUnavailableError } from '@ids/engine';
 import { errorText } from '@ids/engine/internal';
 import type { Outcome, Run, TransactionalDialect } from './dialect.js';
-import { StoreSchemaError, StoreUnavailableError, UnknownTagError } from './errors.js';
+import { StoreSchemaError, UnknownTagError } from './errors.js';
 
 /** One connection of a pool, as mysql2's promise API has it. */
 export interface MysqlConnection {
@@ -67,6 +67,8 @@ export async function retryDeadlocks<T>(where: string, what: string, attempt: ()
       if (!deadlockVictim(error)) throw error;
       if (n >= DEADLOCK_ATTEMPTS) {
         throw new StoreUnavailableError(
+          'mysql',
+          'segment',
           `${where}: expected ${what} to get through, received ${n} deadlocks in a row (InnoDB error ${errnoOf(error)})`,
           { cause: error },
         );
@@ -98,14 +100,14 @@ function serverAnswered(error: unknown): boolean {
  * A failed statement, typed: a misconfiguration, a missing table, a server that did not answer
  * (StoreUnavailableError), or left as is (an answer such as a deadlock, which callers retry).
  */
-function typedMysqlError(error: unknown, where: string): unknown {
+function typedMysqlError(error: unknown, where: string, feature: StoreUnavailableError['feature']): unknown {
   if (error instanceof IdsError) return error;
   if (!serverAnswered(error)) {
     return new StoreUnavailableError(
+      'mysql',
+      feature,
       `${where}: expected the MySQL server to answer, received ${errorText(error)}`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
   const errno = errnoOf(error);
@@ -147,13 +149,14 @@ async function onConnection<T>(
   timeoutMs: number,
   where: string,
   transaction: boolean,
+  feature: StoreUnavailableError['feature'],
   body: (run: Run) => Promise<T>,
 ): Promise<T> {
   let conn: MysqlConnection;
   try {
     conn = await pool.getConnection();
   } catch (error) {
-    throw typedMysqlError(error, where);
+    throw typedMysqlError(error, where, feature);
   }
   let broken = false;
   const run: Run = async (sql, values) => {
@@ -165,7 +168,7 @@ async function onConnection<T>(
       return outcomeOf(result);
     } catch (error) {
       if (!serverAnswered(error)) broken = true;
-      throw typedMysqlError(error, where);
+      throw typedMysqlError(error, where, feature);
     }
   };
   try {
@@ -186,12 +189,19 @@ async function onConnection<T>(
   }
 }
 
-/** MySQL (or MariaDB) on a mysql2 promise pool, each statement bounded by `timeoutMs`. */
-export function mysqlDialect(pool: MysqlPool, timeoutMs: number): TransactionalDialect {
+/**
+ * MySQL (or MariaDB) on a mysql2 promise pool, each statement bounded by `timeoutMs`. `feature`
+ * is what the pool serves (segments, or a database-assigned machine ID), for StoreUnavailableError.
+ */
+export function mysqlDialect(
+  pool: MysqlPool,
+  timeoutMs: number,
+  feature: StoreUnavailableError['feature'],
+): TransactionalDialect {
   return {
     name: 'mysql',
-    session: (where, body) => onConnection(pool, timeoutMs, where, false, body),
-    transaction: (where, body) => onConnection(pool, timeoutMs, where, true, body),
+    session: (where, body) => onConnection(pool, timeoutMs, where, false, feature, body),
+    transaction: (where, body) => onConnection(pool, timeoutMs, where, true, feature, body),
     // 1062: a duplicate key. A missing table (1146) is UnknownTagError already (typedMysqlError).
     failure: (error) => (errnoOf(error) === 1062 ? 'exists' : undefined),
   };

@@ -141,7 +141,7 @@ export async function mysqlStore(options: MysqlStoreOptions): Promise<MysqlSegme
     const maxConnections = checkInteger(options.maxConnections ?? 4, 'maxConnections', 1, 1000);
     ({ pool, close } = await openPool(connectionString, maxConnections, timeoutMs));
   }
-  const db = mysqlDialect(pool, timeoutMs);
+  const db = mysqlDialect(pool, timeoutMs, 'segment');
   const operations = scheme === 'leaf' ? mysqlLeafAlloc(db, table) : mysqlTicket(db, table, plan);
   const kind = plan ? 'mysql step/offset' : scheme === 'leaf' ? 'mysql' : 'mysql ticket';
   return { kind, mysql: pool, close, ...checkedOperations(operations) };

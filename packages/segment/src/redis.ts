@@ -1,9 +1,9 @@
 // The Redis store: INCRBY on one key per tag. @ids/machine-redis (and through it ioredis),
 // which opens every redis:// URL of @ids, is imported inside the factory, so importing
 // @ids/segment does not load it.
-import { IdsError, InvalidArgumentError } from '@ids/engine';
+import { IdsError, InvalidArgumentError, StoreUnavailableError } from '@ids/engine';
 import { errorText, importOptional, received } from '@ids/engine/internal';
-import { StoreCorruptError, StoreUnavailableError, UnknownTagError } from './errors.js';
+import { StoreCorruptError, UnknownTagError } from './errors.js';
 import { checkedOperations, rangeEndingAt, type SegmentStore, storedMaxId, tagExists } from './store.js';
 
 /** What the Redis store needs from a client: ioredis fits. */
@@ -67,9 +67,12 @@ async function evalAnswered(
     return await redis.eval(script, 1, key, arg);
   } catch (error) {
     if ((error as { name?: unknown } | null)?.name === 'ReplyError') throw error;
-    throw new StoreUnavailableError(`${where}: expected Redis to answer, received ${errorText(error)}`, {
-      cause: error,
-    });
+    throw new StoreUnavailableError(
+      'redis',
+      'segment',
+      `${where}: expected Redis to answer, received ${errorText(error)}`,
+      { cause: error },
+    );
   }
 }
 
@@ -120,9 +123,12 @@ export async function redisStore(options: RedisStoreOptions): Promise<SegmentSto
       // A bad URL or database is the caller's (typed already); anything else is a store that
       // cannot be reached, said as the one error segment callers act on.
       if (error instanceof IdsError) throw error;
-      throw new StoreUnavailableError(`could not reach the Redis segment store: ${errorText(error)}`, {
-        cause: error,
-      });
+      throw new StoreUnavailableError(
+        'redis',
+        'segment',
+        `could not reach the Redis segment store: ${errorText(error)}`,
+        { cause: error },
+      );
     });
     redis = own as unknown as RedisClient;
     close = async () => {

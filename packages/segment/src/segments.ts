@@ -1,10 +1,16 @@
-import { type Clock, IdsError, InvalidArgumentError, MAX_ID, wallClock } from '@ids/engine';
+import {
+  type Clock,
+  IdsError,
+  InvalidArgumentError,
+  MAX_ID,
+  StoreUnavailableError,
+  wallClock,
+} from '@ids/engine';
 import { checkClock, checkInteger, errorText, received } from '@ids/engine/internal';
 import {
   BufferEmptyError,
   SegmentsClosedError,
   StoreCorruptError,
-  StoreUnavailableError,
   StoreWentBackwardsError,
 } from './errors.js';
 import {
@@ -75,10 +81,17 @@ export interface SegmentsStats {
   readonly highest: bigint;
 }
 
-function typed(error: unknown, tag: string): Error {
+/**
+ * A store's failure as this package's errors: its own pass, anything else is the store not
+ * answering. The built-in stores type their failures already; this is for a store of the
+ * user's, named by its `kind`.
+ */
+function typed(error: unknown, tag: string, store: string): Error {
   if (error instanceof IdsError) return error;
   const reason = errorText(error);
   return new StoreUnavailableError(
+    store,
+    'segment',
     `tag ${JSON.stringify(tag)}: both buffers are empty and the store gave no segment: ${reason}`,
     { cause: error },
   );
@@ -280,7 +293,7 @@ export class Segments {
     try {
       await this.#fetch();
     } catch (error) {
-      throw typed(error, this.#tag);
+      throw typed(error, this.#tag, this.#store.kind);
     }
   }
 

@@ -1,9 +1,8 @@
 // PostgreSQL and PGlite as the schemes see them (dialect.ts), and the SQL store over them: the
 // table scheme (schemes/leaf-alloc.ts), or step/offset sequences (schemes/sequences.ts).
-import { IdsError, InvalidArgumentError } from '@ids/engine';
+import { IdsError, InvalidArgumentError, StoreUnavailableError } from '@ids/engine';
 import { errorText, received } from '@ids/engine/internal';
 import type { Dialect, Failure } from './dialect.js';
-import { StoreUnavailableError } from './errors.js';
 import { postgresLeafAlloc } from './schemes/leaf-alloc.js';
 import { postgresSequences } from './schemes/sequences.js';
 import { checkStepOffset, refuseOldPlan, type StepOffsetPlan } from './schemes/step-offset.js';
@@ -105,10 +104,10 @@ export function postgresDialect(client: SqlClient, name: string): Dialect {
         throw error;
       }
       throw new StoreUnavailableError(
-        `${name}: expected the server to answer, received ${errorText(error)}`,
-        {
-          cause: error,
-        },
+        name,
+        'segment',
+        `expected the server to answer, received ${errorText(error)}`,
+        { cause: error },
       );
     }
   };

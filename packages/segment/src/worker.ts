@@ -126,7 +126,7 @@ export function mysqlMachineId(options: MysqlMachineIdOptions): MachineIdProvide
   const { mysql } = options;
   return assignedMachineId(options, async (table, host, address) => {
     const where = `mysql table ${table}`;
-    const db = mysqlDialect(mysql, STATEMENT_TIMEOUT_MS);
+    const db = mysqlDialect(mysql, STATEMENT_TIMEOUT_MS, 'machine-id');
     await db.session(where, (run) =>
       run(`CREATE TABLE IF NOT EXISTS \`${table}\` (
         id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY,

@@ -113,8 +113,9 @@ describe('a connection string the store cannot use: InvalidArgumentError, the pa
 });
 
 describe('a server that is not there (a closed loopback port): StoreUnavailableError from every entry point', () => {
-  /** Every entry point of `open()`'s store, each expected to reject with StoreUnavailableError. */
+  /** Every entry point of `open()`'s store, each expected to reject with StoreUnavailableError naming `name`. */
   async function expectUnavailable(
+    name: string,
     open: () => Promise<SegmentStore>,
     reason: RegExp = /ECONNREFUSED/,
   ): Promise<void> {
@@ -127,6 +128,8 @@ describe('a server that is not there (a closed loopback port): StoreUnavailableE
       ]) {
         const error = await rejection(call());
         expect(error).toBeInstanceOf(StoreUnavailableError);
+        expect(error).toMatchObject({ store: name, feature: 'segment', code: 'ERR_IDS_STORE_UNAVAILABLE' });
+        expect(error.message.startsWith(`${name}: `), error.message).toBe(true);
         expect(error.message).toMatch(reason);
         expect(everything(error)).not.toContain(SECRET);
       }
@@ -137,25 +140,27 @@ describe('a server that is not there (a closed loopback port): StoreUnavailableE
 
   it('MySQL: leaf, ticket and step/offset schemes, and through openSegmentStore', async () => {
     const url = `mysql://root:${SECRET}@127.0.0.1:${await closedPort()}/leaf`;
-    await expectUnavailable(() => mysqlStore({ connectionString: url, timeoutMs: 2000 }));
-    await expectUnavailable(() => mysqlStore({ connectionString: url, scheme: 'ticket', timeoutMs: 2000 }));
-    await expectUnavailable(() =>
+    await expectUnavailable('mysql', () => mysqlStore({ connectionString: url, timeoutMs: 2000 }));
+    await expectUnavailable('mysql', () =>
+      mysqlStore({ connectionString: url, scheme: 'ticket', timeoutMs: 2000 }),
+    );
+    await expectUnavailable('mysql', () =>
       mysqlStore({ connectionString: url, stepOffset: { servers: 2, offset: 1 }, timeoutMs: 2000 }),
     );
-    await expectUnavailable(() => openSegmentStore(url));
+    await expectUnavailable('mysql', () => openSegmentStore(url));
   });
 
   it('PostgreSQL: the table and the sequence scheme, and through openSegmentStore', async () => {
     const url = `postgres://postgres:${SECRET}@127.0.0.1:${await closedPort()}/leaf`;
-    await expectUnavailable(() => postgresStore({ connectionString: url, timeoutMs: 2000 }));
-    await expectUnavailable(() =>
+    await expectUnavailable('postgres', () => postgresStore({ connectionString: url, timeoutMs: 2000 }));
+    await expectUnavailable('postgres', () =>
       postgresStore({
         connectionString: url,
         stepOffset: { servers: 2, offset: 1, blockSize: 10 },
         timeoutMs: 2000,
       }),
     );
-    await expectUnavailable(() => openSegmentStore(url));
+    await expectUnavailable('postgres', () => openSegmentStore(url));
   });
 
   it("Redis through a user's client that cannot connect (the store's own URL is refused at open)", async () => {
@@ -168,7 +173,7 @@ describe('a server that is not there (a closed loopback port): StoreUnavailableE
     });
     client.on('error', () => undefined);
     try {
-      await expectUnavailable(() => redisStore({ client }), /expected Redis to answer/);
+      await expectUnavailable('redis', () => redisStore({ client }), /expected Redis to answer/);
     } finally {
       client.disconnect();
     }

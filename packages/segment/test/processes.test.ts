@@ -117,12 +117,10 @@ for (const kind of [storeServers.postgres, storeServers.mariadb]) {
         expect(lists.length).toBe(generators);
         for (const ids of lists) expect(strictlyIncreasing(ids)).toBe(true);
       }
-      const dry = results.filter((r) => (r.report.errors.ERR_IDS_SEGMENT_STORE_UNAVAILABLE ?? 0) > 0);
+      const dry = results.filter((r) => (r.report.errors.ERR_IDS_STORE_UNAVAILABLE ?? 0) > 0);
       expect(dry.length).toBe(drawers.length);
       for (const { report } of results) {
-        expect(Object.keys(report.errors).filter((c) => c !== 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE')).toEqual(
-          [],
-        );
+        expect(Object.keys(report.errors).filter((c) => c !== 'ERR_IDS_STORE_UNAVAILABLE')).toEqual([]);
       }
       // Allocated but never issued: what each process still held at its end, plus at most one
       // segment per generator whose UPDATE committed while the connection died before the answer.
@@ -158,6 +156,6 @@ describe.skipIf(!hasRedis())('Redis (no persistence) killed mid-run', () => {
       // Each process stopped on the typed error once Redis answered without the key.
       expect(report.lastError).toBe('ERR_IDS_SEGMENT_UNKNOWN_TAG');
     }
-    expect(results.some((r) => (r.report.errors.ERR_IDS_SEGMENT_STORE_UNAVAILABLE ?? 0) > 0)).toBe(true);
+    expect(results.some((r) => (r.report.errors.ERR_IDS_STORE_UNAVAILABLE ?? 0) > 0)).toBe(true);
   });
 });

@@ -144,7 +144,10 @@ describe('a store that cannot answer', () => {
     expect(issued.at(-1)).toBe(200n);
     const error = await segments.nextId().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreUnavailableError);
-    expect((error as StoreUnavailableError).code).toBe('ERR_IDS_SEGMENT_STORE_UNAVAILABLE');
+    expect((error as StoreUnavailableError).code).toBe('ERR_IDS_STORE_UNAVAILABLE');
+    // A store of the user's that threw its client's error: named by its kind.
+    expect(error).toMatchObject({ store: 'faulty', feature: 'segment' });
+    expect((error as Error).message).toMatch(/^faulty: tag /);
     expect(((error as Error).cause as Error).message).toMatch(/ECONNREFUSED/);
     expect(() => segments.nextIdSync()).toThrow(BufferEmptyError);
     await turn();

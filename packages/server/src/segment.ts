@@ -125,7 +125,7 @@ function asHttpError(error: unknown, tag?: string): unknown {
   if (code === 'ERR_IDS_SEGMENT_INVALID_TAG') return new HttpError(400, code, message);
   if (code === 'ERR_IDS_SEGMENT_UNKNOWN_TAG')
     return new HttpError(404, code, tag === undefined ? message : `${message}. ${createTagHint(tag)}`);
-  if (code === 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE') {
+  if (code === 'ERR_IDS_STORE_UNAVAILABLE') {
     return new HttpError(503, code, message, { 'retry-after': '1' });
   }
   return error;
@@ -153,7 +153,7 @@ const failures = {
     'The tag is not in the store (ERR_IDS_SEGMENT_UNKNOWN_TAG): never created, or the store forgot it. The message says what to run (ids segment create-tag).',
   ),
   '503': error(
-    'Both buffers are empty and the store cannot answer (ERR_IDS_SEGMENT_STORE_UNAVAILABLE), or the store is corrupt.',
+    'Both buffers are empty and the store cannot answer (ERR_IDS_STORE_UNAVAILABLE), or the store is corrupt.',
   ),
 };
 

@@ -203,13 +203,13 @@ for (const kind of [storeServers.postgres, storeServers.mariadb]) {
     });
 
     it.skipIf(process.env[kind.external])(
-      'store down: 503 ERR_IDS_SEGMENT_STORE_UNAVAILABLE for a tag not yet buffered; back with the store',
+      'store down: 503 ERR_IDS_STORE_UNAVAILABLE for a tag not yet buffered; back with the store',
       async () => {
         const run = runs[0]!;
         await db.server.stop();
         try {
           const reply = await call(run.url, 'GET', '/api/segment/get/later');
-          expectError(reply, 503, 'ERR_IDS_SEGMENT_STORE_UNAVAILABLE');
+          expectError(reply, 503, 'ERR_IDS_STORE_UNAVAILABLE');
           expect(reply.headers['retry-after']).toBe('1');
           // IDs of the generators do not need the store.
           expect((await call(run.url, 'GET', '/id')).status).toBe(200);
@@ -245,17 +245,13 @@ describe.skipIf(!hasRedis())('segment routes on a real Redis', () => {
   });
 
   it.skipIf(process.env.REDIS_URL)(
-    'store down: 503 ERR_IDS_SEGMENT_STORE_UNAVAILABLE, answered at once; back with the store',
+    'store down: 503 ERR_IDS_STORE_UNAVAILABLE, answered at once; back with the store',
     async () => {
       const run = runs[1]!;
       await redis.server.stop();
       try {
         const t0 = performance.now();
-        expectError(
-          await call(run.url, 'GET', '/api/segment/get/later'),
-          503,
-          'ERR_IDS_SEGMENT_STORE_UNAVAILABLE',
-        );
+        expectError(await call(run.url, 'GET', '/api/segment/get/later'), 503, 'ERR_IDS_STORE_UNAVAILABLE');
         expect(performance.now() - t0).toBeLessThan(10_000);
       } finally {
         await redis.server.start();

@@ -192,7 +192,8 @@ async function zkConnections(port: number): Promise<number> {
 
 describe.skipIf(!hasZookeeper())('ids-server --machines 64 on ZooKeeper', () => {
   const zk = serverForSuite(startZookeeper, {
-    connect: (server) => ZkSession.open(server.connect, { sessionTimeoutMs: 10_000, timeoutMs: 10_000 }),
+    connect: (server) =>
+      ZkSession.open(server.connect, { sessionTimeoutMs: 10_000, timeoutMs: 10_000, feature: 'machine-id' }),
     stop: async (server, admin) => {
       await admin?.close();
       await server.close();

@@ -9,7 +9,8 @@ const CLAIMS = '/ids/machine-id/claims';
 
 describe.skipIf(!hasZookeeper())('ids-server --machine-id-source zookeeper', () => {
   const zk = serverForSuite(startZookeeper, {
-    connect: (server) => ZkSession.open(server.connect, { sessionTimeoutMs: 10_000, timeoutMs: 10_000 }),
+    connect: (server) =>
+      ZkSession.open(server.connect, { sessionTimeoutMs: 10_000, timeoutMs: 10_000, feature: 'machine-id' }),
     stop: async (server, admin) => {
       await admin?.close();
       await server.close();

@@ -11,7 +11,7 @@ const loadLock = <T>(load: () => Promise<T>) => importOptional('@ids/lock', load
 
 /**
  * How the locks open on each lock store of the engine's store table, from its string. Each opens
- * within its timeoutMs (3 s): a store that is not listening is ERR_IDS_LEASE_STORE_UNAVAILABLE
+ * within its timeoutMs (3 s): a store that is not listening is ERR_IDS_STORE_UNAVAILABLE
  * then, on one line naming the store, not a wait.
  */
 const OPENERS: Record<StoreName<'lock'>, (store: string) => Promise<Locks>> = {
@@ -39,7 +39,7 @@ const FLAGS = {
   store: {
     type: 'string',
     value: 'WHERE',
-    help: 'redis://... or rediss://... (Redis), http://host:port[,...] (etcd), or zookeeper://host:port[,...][/chroot] (ZooKeeper); a store that does not answer within 3 s: exit 1, ERR_IDS_LEASE_STORE_UNAVAILABLE',
+    help: 'redis://... or rediss://... (Redis), http://host:port[,...] (etcd), or zookeeper://host:port[,...][/chroot] (ZooKeeper); a store that does not answer within 3 s: exit 1, ERR_IDS_STORE_UNAVAILABLE',
     env: 'IDS_LOCK_STORE',
     byDefault: 'redis://127.0.0.1:6379',
   },
