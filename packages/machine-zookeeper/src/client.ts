@@ -1,3 +1,6 @@
+/// <reference path="./zk.d.ts" />
+// node-zookeeper-client has no types; zk.d.ts declares them, and goes wherever this file is
+// compiled (the other packages' tests reach it by path through test/helpers.ts).
 import { errorText } from '@ids/engine/internal';
 import {
   LeaseLostError,

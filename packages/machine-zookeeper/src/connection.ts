@@ -1,3 +1,4 @@
+/// <reference path="./zk.d.ts" />
 import type * as zk from 'node-zookeeper-client';
 import type { ConnectString } from './connect-string.js';
 

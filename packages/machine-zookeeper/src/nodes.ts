@@ -1,3 +1,4 @@
+/// <reference path="./zk.d.ts" />
 import * as zk from 'node-zookeeper-client';
 
 // The shapes of ZooKeeper's nodes, operations and watch events as @ids reads them, and their

@@ -4,7 +4,6 @@
 import { etcdMachineId } from '@ids/machine-etcd';
 import { redisMachineId } from '@ids/machine-redis';
 import { zookeeperMachineId } from '@ids/machine-zookeeper';
-import { ZkSession } from '@ids/machine-zookeeper/internal';
 import {
   fourLetters,
   hasEtcd,
@@ -13,10 +12,10 @@ import {
   serverForSuite,
   startEtcd,
   startRedis,
-  startZookeeper,
 } from '@ids/test-services';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { zookeeperForSuite } from '../../machine-zookeeper/test/helpers.js';
 import { type BinRun, call, scratch, startBin } from './helpers.js';
 
 const MACHINES = 64;
@@ -191,13 +190,7 @@ async function zkConnections(port: number): Promise<number> {
 }
 
 describe.skipIf(!hasZookeeper())('ids-server --machines 64 on ZooKeeper', () => {
-  const zk = serverForSuite(startZookeeper, {
-    connect: (server) => ZkSession.open(server.connect, { sessionTimeoutMs: 10_000, timeoutMs: 10_000 }),
-    stop: async (server, admin) => {
-      await admin?.close();
-      await server.close();
-    },
-  });
+  const zk = zookeeperForSuite();
 
   it('holds its 64 nodes with one session', async () => {
     const before = await zkConnections(zk.server.port);
