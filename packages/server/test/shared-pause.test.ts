@@ -3,17 +3,12 @@
 // and issues, and the paused one issues nothing after it resumes. Every ID of both is compared.
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  hasEtcd,
-  hasRedis,
-  hasZookeeper,
-  serverForSuite,
-  startEtcd,
-  startRedis,
-  startZookeeper,
-} from '@ids/test-services';
+import { hasEtcd, hasRedis, hasZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
+import { etcdForSuite } from '../../machine-etcd/test/helpers.js';
 import { type Issuer, spawnIssuer } from '../../machine-lease/test/kit.js';
+import { redisForSuite } from '../../machine-redis/test/helpers.js';
+import { zookeeperForSuite } from '../../machine-zookeeper/test/helpers.js';
 
 const TEST_DIR = dirname(fileURLToPath(import.meta.url));
 const WAIT_MS = 45_000;
@@ -78,21 +73,21 @@ let prefixes = 0;
 const prefix = (store: string) => `ids-shared-${store}-${process.pid}-${prefixes++}`;
 
 describe.skipIf(!hasEtcd())('four claims on one etcd lease, paused past the TTL', () => {
-  const etcd = serverForSuite(startEtcd, { stop: (cluster) => cluster.stop() });
+  const etcd = etcdForSuite();
   it('another process claims all four and issues; the paused one issues nothing after resuming', async () => {
     await pauseAndHandOver('etcd', etcd.server.endpoints.join(','), `/${prefix('etcd')}`);
   }, 120_000);
 });
 
 describe.skipIf(!hasRedis())('four claims on one Redis token, paused past the TTL', () => {
-  const redis = serverForSuite(startRedis);
+  const redis = redisForSuite();
   it('another process claims all four and issues; the paused one issues nothing after resuming', async () => {
     await pauseAndHandOver('redis', redis.server.url, prefix('redis'));
   }, 120_000);
 });
 
 describe.skipIf(!hasZookeeper())('four claims on one ZooKeeper session, paused past the TTL', () => {
-  const zk = serverForSuite(startZookeeper, { stop: (server) => server.close() });
+  const zk = zookeeperForSuite();
   it('another process claims all four and issues; the paused one issues nothing after resuming', async () => {
     await pauseAndHandOver('zookeeper', zk.server.connect, `/${prefix('zk')}`);
   }, 120_000);
