@@ -168,13 +168,17 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
     // waiters, no lease keeper, no first-TTL rule. Redlock takes no fence; this row is the floor
     // that the fence alone sets beside it.
     const fenced = new Redis(redis.url);
-    const takeSha = await fenced.script(
-      'LOAD',
-      "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return 0",
+    const takeSha = /** @type {string} */ (
+      await fenced.script(
+        'LOAD',
+        "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return 0",
+      )
     );
-    const giveSha = await fenced.script(
-      'LOAD',
-      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+    const giveSha = /** @type {string} */ (
+      await fenced.script(
+        'LOAD',
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+      )
     );
     const redlock4Client = new Redis(redis.url);
     const redlock4 = new Redlock([redlock4Client], { retryCount: 0 });

@@ -1,4 +1,5 @@
 import { Readable, Writable } from 'node:stream';
+import type { Locks } from '@ids/lock';
 import type { InterfaceList } from '@ids/machine-ip';
 import { tempDirs } from '@ids/test-services';
 import { expect } from 'vitest';
@@ -88,3 +89,25 @@ export function headerRow(columns: readonly string[]): RegExp {
 
 /** One stderr line: the command, the error's code, the message; no stack. */
 export const ERROR_LINE = /^ids( [a-z-]+)?: error ERR_[A-Z0-9_]+: [^\n]+\n$/;
+
+/**
+ * Holds `name` through the library's `locks` while `run` runs `ids lock --nonblock` on the same
+ * store: the CLI must see the library's lock and exit 1 with the lock's timeout error. Releases
+ * the lock and closes `locks` whatever happens.
+ */
+export async function expectNonblockRefused(
+  locks: Locks,
+  name: string,
+  run: () => Promise<RunResult>,
+): Promise<void> {
+  const held = await locks.acquire(name);
+  try {
+    const result = await run();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(ERROR_LINE);
+    expect(result.stderr).toMatch(/ERR_IDS_LOCK_TIMEOUT/);
+  } finally {
+    await held.release();
+    await locks.close();
+  }
+}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { redisLocks } from '@ids/lock/redis';
 import { serverForSuite, startRedis } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
-import { ERROR_LINE, ids, tempDir } from './helpers.js';
+import { expectNonblockRefused, ids, tempDir } from './helpers.js';
 
 describe('ids lock', () => {
   const redis = serverForSuite(() => startRedis({ allowExternal: false }));
@@ -41,16 +41,7 @@ describe('ids lock', () => {
 
   it('--nonblock exits 1 at once while another holds the lock', async () => {
     const locks = await redisLocks({ url: redis.server.url });
-    const held = await locks.acquire('orders:42');
-    try {
-      const result = await lockRun(join(dir, 'never'), 0, ['--nonblock']);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(ERROR_LINE);
-      expect(result.stderr).toMatch(/ERR_IDS_LOCK_TIMEOUT/);
-    } finally {
-      await held.release();
-      await locks.close();
-    }
+    await expectNonblockRefused(locks, 'orders:42', () => lockRun(join(dir, 'never'), 0, ['--nonblock']));
   });
 
   it.each([

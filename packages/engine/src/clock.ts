@@ -260,6 +260,11 @@ function checkMs(ms: number, what: string): number {
   return ms;
 }
 
+/** A `clock` option, which every setting of @ids spells the same way: absent, the wall clock; else checked (checkClock). */
+export function clockOption(clock: unknown): Clock {
+  return clock === undefined ? wallClock : checkClock(clock);
+}
+
 /** Checks a user-supplied clock once, at construction, so a bad one fails there and not mid-run. */
 export function checkClock(clock: unknown): Clock {
   if (typeof clock !== 'object' || clock === null || typeof (clock as Clock).now !== 'function') {

@@ -13,7 +13,7 @@ export {
   invalidArgument,
   warnError,
 } from './check.js';
-export { checkClock, type SleepOptions, sleep, sleepSync } from './clock.js';
+export { checkClock, clockOption, type SleepOptions, sleep, sleepSync } from './clock.js';
 export {
   HELP_WIDTH,
   joinNegativeValues,

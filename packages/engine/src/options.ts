@@ -2,7 +2,7 @@
 // preset, through `checkSettings` and `checkSequenceBound`) turns what a user gave into a
 // CheckedGeneratorOptions, the only thing IdGenerator takes, so nothing is checked twice.
 import { checkInteger, checkNonNegative, checkOnError, checkStateCell } from './check.js';
-import { type Clock, checkClock, wallClock } from './clock.js';
+import { type Clock, clockOption } from './clock.js';
 import { checkSameMachineId, type SameMachineIdSetting } from './duplicate-guard.js';
 import { checkMachineId } from './id.js';
 import type { Layout } from './layout.js';
@@ -170,7 +170,7 @@ export function checkSettings(settings: GeneratorSettings): CheckedSettings {
   return {
     onError: checkOnError(onError),
     state: checkStateCell(state),
-    clock: clock === undefined ? wallClock : checkClock(clock),
+    clock: clockOption(clock),
     maxClockBackwardMs: checkNonNegative(
       maxClockBackwardMs ?? DEFAULT_MAX_CLOCK_BACKWARD_MS,
       'maxClockBackwardMs',

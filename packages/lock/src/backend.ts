@@ -12,6 +12,20 @@ export interface Taken {
   readonly quarantineMs: number;
 }
 
+/** One attempt to take a lock, as `Locks` asks it of a backend (see LockBackend.take). */
+export interface TakeRequest {
+  /** The lock's name (checked by checkName). */
+  readonly name: string;
+  /** The acquire's token: unique, one per acquire. */
+  readonly token: string;
+  /** How long the lock is held once taken, in ms. */
+  readonly ttlMs: number;
+  /** Whether the token keeps (or takes) a place in line when the name is held. */
+  readonly join: boolean;
+  /** What is left of the acquire's `waitMs`, when it has one. */
+  readonly budgetMs: number | undefined;
+}
+
 /**
  * What a store does for the locks: the seam a backend (Redis, etcd, ZooKeeper) plugs into. The
  * store owns its keys and its notifications; `Locks` owns the waiting, the timing and the
@@ -24,19 +38,13 @@ export interface LockBackend {
   /** The store's name, as its lease errors carry it in `store`: `redis`, `etcd`, `zookeeper`. */
   readonly store: string;
   /**
-   * One attempt to take `name` for `token` (unique, one per acquire). When the name is held, or
+   * One attempt to take `name` for `token`. When the name is held, or
    * others wait ahead, resolves undefined; with `join`, `token` keeps (or takes) its place in
    * line (FIFO). A store whose attempts always join (etcd) is asked to `leave` after a refusal.
    * `budgetMs`, when given, is what is left of the acquire's `waitMs`: the attempt, connecting
    * included, ends within it (with the store's unavailable error) rather than within `timeoutMs`.
    */
-  take(
-    name: string,
-    token: string,
-    ttlMs: number,
-    join: boolean,
-    budgetMs: number | undefined,
-  ): Promise<Taken | undefined>;
+  take(request: TakeRequest): Promise<Taken | undefined>;
   /** Compare-and-extend by `ttlMs`; rejects with a LeaseLostError (kind `key-lost` or `lease-expired`) when `token` no longer holds `name`. */
   extend(name: string, token: string, ttlMs: number, timeoutMs: number): Promise<void>;
   /** Compare-and-delete, and wakes the next in line. A name `token` does not hold is left alone. */

@@ -5,7 +5,7 @@
 import { InvalidArgumentError } from '@ids/engine';
 import { type EtcdOptions, LeaseLostError, LeaseStoreRefusedError } from '@ids/machine-etcd';
 import { Connection, parseEndpoints } from '@ids/machine-etcd/internal';
-import { type LockBackend, PlacesBackend, type Taken } from './backend.js';
+import { type LockBackend, PlacesBackend, type Taken, type TakeRequest } from './backend.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
 
@@ -90,13 +90,8 @@ class EtcdBackend extends PlacesBackend<Place> implements LockBackend {
    * transaction: an uncontended acquire is two requests (the grant, the transaction), as the etcd3
    * client's own lock. Otherwise asks which key is just ahead, to watch it.
    */
-  async take(
-    name: string,
-    token: string,
-    ttlMs: number,
-    _join: boolean,
-    budgetMs: number | undefined,
-  ): Promise<Taken | undefined> {
+  async take(request: TakeRequest): Promise<Taken | undefined> {
+    const { name, token, ttlMs, budgetMs } = request;
     const conn = this.#conn;
     const dir = `${this.#prefix}${name}/`;
     let place = this.places.get(token);

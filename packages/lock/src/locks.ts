@@ -12,7 +12,7 @@ import { InvalidArgumentError } from '@ids/engine';
 import { errorText, received } from '@ids/engine/internal';
 import { StoreUnavailableError } from '@ids/machine-lease/errors';
 import { LeaseKeeper, type Scheduler, schedulerOf } from '@ids/machine-lease/internal';
-import type { LockBackend, Taken } from './backend.js';
+import type { LockBackend, Taken, TakeRequest } from './backend.js';
 import { LockAbortedError, LockTimeoutError } from './errors.js';
 import { Lock } from './lock.js';
 import { type AcquireOptions, type CheckedAcquire, checkAcquire, checkName, leaseTiming } from './options.js';
@@ -126,7 +126,7 @@ export class Locks {
           o.waitMs === undefined || o.waitMs === 0 ? undefined : Math.max(1, o.waitMs - (sentAt - started));
         let taken: Taken | undefined;
         try {
-          taken = await this.#attempt(name, token, o.ttlMs, wait, budgetMs);
+          taken = await this.#attempt({ name, token, ttlMs: o.ttlMs, join: wait, budgetMs });
           unreachable = undefined;
         } catch (error) {
           // Waiters outlast a store that is restarting; a single attempt reports it.
@@ -178,15 +178,10 @@ export class Locks {
    * each of several requests of one attempt. A take that succeeds after it was given up is
    * released at once, so no lock is left held by nobody.
    */
-  #attempt(
-    name: string,
-    token: string,
-    ttlMs: number,
-    join: boolean,
-    budgetMs: number | undefined,
-  ): Promise<Taken | undefined> {
+  #attempt(request: TakeRequest): Promise<Taken | undefined> {
+    const { name, token, budgetMs } = request;
     const backend = this.#backend;
-    const taking = backend.take(name, token, ttlMs, join, budgetMs);
+    const taking = backend.take(request);
     if (budgetMs === undefined) return taking;
     return new Promise<Taken | undefined>((resolve, reject) => {
       let over = false;

@@ -4,7 +4,7 @@ import { IdsError, InvalidArgumentError } from '@ids/engine';
 import { LeaseLostError, StoreUnavailableError } from '@ids/machine-redis';
 import { openRedisClient, parseRedisUrl, redisFailure } from '@ids/machine-redis/internal';
 import type { Redis } from 'ioredis';
-import type { LockBackend, Taken } from './backend.js';
+import type { LockBackend, Taken, TakeRequest } from './backend.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
 import { EXTEND, LEAVE, type LuaScript, RELEASE, TAKE } from './redis-scripts.js';
@@ -184,13 +184,8 @@ class RedisBackend implements LockBackend {
     }
   }
 
-  async take(
-    name: string,
-    token: string,
-    ttlMs: number,
-    join: boolean,
-    budgetMs: number | undefined,
-  ): Promise<Taken | undefined> {
+  async take(request: TakeRequest): Promise<Taken | undefined> {
+    const { name, token, ttlMs, join, budgetMs } = request;
     const what = `taking the lock ${JSON.stringify(name)}`;
     if (join) this.#asking.add(token);
     const sent = this.#run(TAKE, [

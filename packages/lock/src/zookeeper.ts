@@ -20,7 +20,7 @@ import {
   ZkAnswer,
   ZkSession,
 } from '@ids/machine-zookeeper/internal';
-import { type LockBackend, PlacesBackend, type Taken } from './backend.js';
+import { type LockBackend, PlacesBackend, type Taken, type TakeRequest } from './backend.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
 
@@ -110,13 +110,8 @@ class ZookeeperBackend extends PlacesBackend<Place> implements LockBackend {
     this.#open = open;
   }
 
-  async take(
-    name: string,
-    token: string,
-    ttlMs: number,
-    _join: boolean,
-    budgetMs: number | undefined,
-  ): Promise<Taken | undefined> {
+  async take(request: TakeRequest): Promise<Taken | undefined> {
+    const { name, token, ttlMs, budgetMs } = request;
     // The name passed checkName, whose rule includes ZooKeeper's path rules: `dir` is a path.
     const dir = `${this.#prefix}/${name}`;
     let place = this.places.get(token);

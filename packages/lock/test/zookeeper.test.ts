@@ -5,6 +5,7 @@
 import { ZkSession } from '@ids/machine-zookeeper/internal';
 import { hasZookeeper, serverForSuite, startZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
+import { zookeeperForSuite } from '../../machine-zookeeper/test/helpers.js';
 import { StoreUnavailableError } from '../src/index.js';
 import { type ZookeeperLocksOptions, zookeeperLocks } from '../src/zookeeper.js';
 import { abortsAtDeadline, pausedHolderFenced, waitersServedInOrder } from './cases.js';
@@ -24,14 +25,7 @@ const EACH = 125;
 
 describe.skipIf(!hasZookeeper())('locks on ZooKeeper', () => {
   const redis = redisForSuite(); // the counter's value, and the protected resource of the fencing test
-  const zk = serverForSuite(startZookeeper, {
-    connect: (server) =>
-      ZkSession.open(server.connect, { sessionTimeoutMs: 30_000, timeoutMs: 10_000, feature: 'lock' }),
-    stop: async (server, admin) => {
-      await admin?.close();
-      await server.close();
-    },
-  });
+  const zk = zookeeperForSuite();
 
   const fresh = (name: string) => `/${uniqueName(name)}`;
   const open = (prefix: string, extra: Partial<ZookeeperLocksOptions> & object = {}) =>

@@ -7,17 +7,12 @@ export { type LeasedClaim, type LeasedMachineIdProvider, RecordedTimeWait } from
 // The lease errors are one family across stores (`store: 'etcd'` here): the very classes
 // of @ids/machine-lease, which every store package re-exports.
 export * from '@ids/machine-lease/errors';
+// The lease defaults every leased store shares, named here too for etcd's users.
+export { DEFAULT_PROBES, DEFAULT_TIMEOUT_MS, DEFAULT_TTL_SECONDS } from '@ids/machine-lease/internal';
 export { type EtcdMachineIdCheck, etcdCheckMachineId } from './check.js';
 export {
   type EtcdMachineIdOptions,
   etcdMachineId,
 } from './claim.js';
 export type { Owner } from './keys.js';
-export {
-  DEFAULT_ENDPOINT,
-  DEFAULT_PREFIX,
-  DEFAULT_PROBES,
-  DEFAULT_TIMEOUT_MS,
-  DEFAULT_TTL_SECONDS,
-  type EtcdOptions,
-} from './options.js';
+export { DEFAULT_ENDPOINT, DEFAULT_PREFIX, type EtcdOptions } from './options.js';

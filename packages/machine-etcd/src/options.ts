@@ -1,16 +1,7 @@
 import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
-import {
-  type CheckedLeaseOptions,
-  checkLeaseOptions,
-  checkOptionsObject,
-  DEFAULT_PROBES,
-  DEFAULT_TIMEOUT_MS,
-  DEFAULT_TTL_SECONDS,
-} from '@ids/machine-lease/internal';
+import { type CheckedLeaseOptions, checkLeaseOptions, checkOptionsObject } from '@ids/machine-lease/internal';
 import type { Etcd3, IOptions } from 'etcd3';
-
-export { DEFAULT_PROBES, DEFAULT_TIMEOUT_MS, DEFAULT_TTL_SECONDS };
 
 /** Where claims live when no prefix is given. */
 export const DEFAULT_PREFIX = '/ids/machine-id';

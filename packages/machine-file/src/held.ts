@@ -3,7 +3,7 @@
 // themselves (on the renewal thread or this thread's timers, see renewal.ts), with a synchronous
 // renewal for `verify` and the loss of the file, which aborts the holder's signal.
 import { type Clock, InvalidArgumentError, wallClock } from '@ids/engine';
-import { checkClock, checkInteger, checkOnError, received } from '@ids/engine/internal';
+import { checkInteger, checkOnError, clockOption, received } from '@ids/engine/internal';
 import { HeldFileLostError } from './errors.js';
 import { atExit, type ReleasedAtExit } from './exit.js';
 import { type FileSystem, nodeFileSystem, sweepTemps, writeTemp, writeTempSync } from './files.js';
@@ -65,7 +65,7 @@ export function checkHeldOptions(
   intervalMs: number,
   defaultAheadMs: number,
 ): HeldSettings {
-  const clock = options.clock === undefined ? wallClock : checkClock(options.clock);
+  const clock = clockOption(options.clock);
   const interval = checkInteger(intervalMs, intervalName, 10, 3_600_000);
   const aheadMs = checkInteger(
     options.recordAheadMs ?? Math.max(defaultAheadMs, interval),

@@ -1,92 +1,16 @@
-import { InvalidArgumentError, type MachineIdClaim } from '@ids/engine';
+import { InvalidArgumentError } from '@ids/engine';
 import { received } from '@ids/engine/internal';
 import { allocate, type ClaimingStore } from './allocate.js';
-import { LeaseLostError, LeaseSpaceFullError, LeaseTimeAheadError, StoreUnavailableError } from './errors.js';
+import type { CheckedHolderOptions, LeasedClaim } from './claim.js';
+import { LeaseLostError, StoreUnavailableError } from './errors.js';
 import type { Scheduler } from './keeper.js';
-import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
-import type { SharedLease, SharedLossListener } from './shared.js';
+import { grantLease, keepLease, type Lease } from './lease.js';
+import { waitBeforeIssuing } from './not-before.js';
+import { isTransient, lapsed } from './recovery.js';
+import { memberStore, type SharedLease, type SharedLossListener } from './shared.js';
 import type { Attempt, LeaseStore, Watch } from './store.js';
 
-/** What a holder needs beyond the lease timing: how to find and record an ID. */
-export interface CheckedHolderOptions extends LeaseTiming {
-  /** Random IDs tried before listing the taken ones. */
-  readonly probes: number;
-  /** How often, in ms, the generator records the time reached. */
-  readonly recordIntervalMs: number;
-  /** The width of the generator's machine field. */
-  readonly bits: number;
-  /** The one ID to hold (chosen by the user), instead of any free one. */
-  readonly only?: number;
-  /** The longest wait, in ms, for a recorded time ahead of this host's clock. */
-  readonly maxNotBeforeWaitMs: number;
-  /** Receives the RecordedTimeWait notice. */
-  readonly onError: (error: unknown) => void;
-}
-
-/**
- * The notice a claim gives, once per wait, through `onError` (by default a process warning)
- * when the time an earlier holder recorded for its ID lies ahead of this host's clock: the
- * claim is held, and handed to the generator once that time has passed here. Not a failure.
- */
-export class RecordedTimeWait extends Error {
-  override readonly name = 'RecordedTimeWait';
-  constructor(
-    /** The machine ID waited for. */
-    readonly machineId: number,
-    /** The recorded time (Unix ms). */
-    readonly notBefore: number,
-    /** How long the claim waits, in ms. */
-    readonly waitMs: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A machine ID held through a lease in some store; the generator watches it (see MachineIdClaim). */
-export interface LeasedClaim extends MachineIdClaim {
-  /** Aborts, with a LeaseLostError as reason, when the lease can no longer be trusted, or on release. */
-  readonly signal: AbortSignal;
-  /** The claim's key in the store. */
-  readonly key: string;
-  /** The lease holding the key (the store's ID for it). */
-  readonly leaseId: string;
-  /** Fences at once if the lease's trust deadline has passed (timers may not have run yet). */
-  verify(): void;
-  /** ms until the lease's trust deadline (0 once lost): what worker threads on a shared state stop at. */
-  trustedForMs(): number;
-  /** Writes the time reached (kept only if later than any before), while the key is still ours. */
-  record(timeMs: number): Promise<void>;
-  /**
-   * Once the signal aborted: resolves with a claim again, retrying while the store is
-   * unavailable. It keeps the same ID when the lease survived, else claims one (the same ID if
-   * still free). Rejects on what retrying cannot fix. After release it never settles.
-   */
-  renew(): Promise<LeasedClaim>;
-  /**
-   * Waits for pending records, cancels the watch, stops keepalives, revokes the lease and
-   * closes the store. Idempotent; rejects with StoreUnavailableError when the lease
-   * could not be revoked (it then expires within the TTL).
-   */
-  release(): Promise<void>;
-}
-
 const never = new Promise<never>(() => undefined);
-
-/** Whether `lease` stopped being trusted by time or an unanswered keepalive, not by a refusal: it may still live. */
-function lapsed(lease: Lease): boolean {
-  const kind = lease.keeper.lost?.kind;
-  return kind === 'keepalive-failed' || kind === 'deadline';
-}
-
-/** Whether renewing should retry after `error` (unreachable, lost, full) rather than give up. */
-function isTransient(error: unknown): boolean {
-  return (
-    error instanceof StoreUnavailableError ||
-    error instanceof LeaseLostError ||
-    error instanceof LeaseSpaceFullError
-  );
-}
 
 /**
  * Holds one machine ID for one generator on any LeaseStore: a lease, the keeper that keeps it
@@ -173,7 +97,13 @@ export class Holder {
       ...(this.#settings.only === undefined ? {} : { only: this.#settings.only }),
       stillValid: () => this.#stillValid(lease),
     });
-    const waitMs = this.#waitBeforeIssuing(got.id, got.attempt);
+    const waitMs = waitBeforeIssuing(
+      this.#store.name,
+      got.id,
+      got.attempt,
+      () => this.#scheduler.wallNow?.() ?? Date.now(),
+      this.#settings,
+    );
     if (waitMs > 0) await this.#pause(waitMs);
     if (this.#released) throw this.#releasedError();
     if (got.id !== this.#id) {
@@ -194,20 +124,7 @@ export class Holder {
     this.#lease = lease;
     const member = this.#member;
     const tried = new Set<number>();
-    const inner = this.#store;
-    const store: ClaimingStore = {
-      name: inner.name,
-      where: inner.where,
-      claimKey: (id) => inner.claimKey(id),
-      listTaken: () => inner.listTaken(),
-      tryCreate: async (leaseId, id) => {
-        if (!shared.bind(member, leaseId, id)) return { held: false };
-        tried.add(id);
-        const attempt = await inner.tryCreate(leaseId, id);
-        if (!attempt.held) await shared.unbind(member, leaseId, id);
-        return attempt;
-      },
-    };
+    const store = memberStore(shared, member, this.#store, tried);
     try {
       const got = await this.#allocate(store, lease, preferred);
       if (!lease.keeper.check()) {
@@ -273,41 +190,6 @@ export class Holder {
     if (this.#claimLease !== lease) return;
     void this.#cancelWatch();
     this.#controller?.abort(reason);
-  }
-
-  /**
-   * How long to hold the claim before handing it out. The store may have forgotten a live
-   * holder of this ID (Redis restarted without persistence): that holder fences within one TTL
-   * of its last confirmed keepalive, which was before the store forgot, and the store says how
-   * long that can still be. Otherwise, a time an earlier holder recorded ahead of this clock
-   * (its clock ran ahead, or it recorded a horizon) is waited out here, said once and bounded
-   * by maxNotBeforeWaitMs, rather than left to the generator's clock-backwards bound.
-   * @throws LeaseTimeAheadError past the bound.
-   */
-  #waitBeforeIssuing(id: number, attempt: Extract<Attempt, { held: true }>): number {
-    if (attempt.quarantineMs !== undefined && attempt.quarantineMs > 0) return attempt.quarantineMs;
-    if (attempt.notBefore === undefined) return 0;
-    const now = this.#scheduler.wallNow?.() ?? Date.now();
-    // notBefore is the last instant already used: the wait ends just past it.
-    const waitMs = Math.floor(attempt.notBefore - now) + 1;
-    if (waitMs <= 0) return 0;
-    const max = this.#settings.maxNotBeforeWaitMs;
-    const recorded = `the time recorded for machine ID ${id} in ${this.#store.name} (${new Date(attempt.notBefore).toISOString()})`;
-    if (waitMs > max) {
-      throw new LeaseTimeAheadError(
-        this.#store.name,
-        `${recorded} is ${waitMs} ms ahead of this host's clock (${new Date(now).toISOString()}): expected at most maxNotBeforeWaitMs = ${max} ms. An earlier holder's clock ran ahead, or the record was written by hand: check the clocks, or raise maxNotBeforeWaitMs`,
-      );
-    }
-    this.#settings.onError(
-      new RecordedTimeWait(
-        id,
-        attempt.notBefore,
-        waitMs,
-        `waiting ${waitMs} ms before issuing: ${recorded} is ahead of this host's clock (at most maxNotBeforeWaitMs = ${max} ms)`,
-      ),
-    );
-    return waitMs;
   }
 
   #releasedError(): LeaseLostError {

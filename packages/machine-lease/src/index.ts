@@ -5,7 +5,8 @@
 // package re-exports it whole, so users catch them from the store they use); the plumbing the
 // store packages share is in '@ids/machine-lease/internal'.
 export type { StoreCheckOptions, StoreMachineIdCheck } from './check.js';
-export { type LeasedClaim, RecordedTimeWait } from './holder.js';
+export type { LeasedClaim } from './claim.js';
+export { RecordedTimeWait } from './not-before.js';
 export type { HolderOptions, LeaseOptions } from './options.js';
 export { type LeasedMachineIdProvider, leasedMachineId } from './provider.js';
 export type { Attempt, LeaseStore } from './store.js';

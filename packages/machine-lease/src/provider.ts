@@ -1,7 +1,8 @@
 import { InvalidArgumentError, type MachineIdContext } from '@ids/engine';
 import { received } from '@ids/engine/internal';
+import type { LeasedClaim } from './claim.js';
 import { LeaseBitsMismatchError } from './errors.js';
-import { Holder, type LeasedClaim } from './holder.js';
+import { Holder } from './holder.js';
 import { schedulerOf } from './keeper.js';
 import { type CheckedLeaseOptions, type HolderOptions, holderOptions, integer } from './options.js';
 import { SharedLease } from './shared.js';

@@ -1,3 +1,4 @@
+import type { ClaimingStore } from './allocate.js';
 import { LeaseLostError, StoreUnavailableError } from './errors.js';
 import type { Scheduler } from './keeper.js';
 import { grantLease, keepLease, type Lease, type LeaseTiming } from './lease.js';
@@ -250,4 +251,30 @@ export class SharedLease {
       );
     }
   }
+}
+
+/**
+ * The store as one member of `shared` claims through it: an ID another member is bound to under
+ * the lease counts as taken, and a create the store refuses is unbound again. `tried` collects
+ * the IDs this member asked for, for it to drop if its claim fails.
+ */
+export function memberStore(
+  shared: SharedLease,
+  member: SharedLossListener,
+  inner: LeaseStore,
+  tried: Set<number>,
+): ClaimingStore {
+  return {
+    name: inner.name,
+    where: inner.where,
+    claimKey: (id) => inner.claimKey(id),
+    listTaken: () => inner.listTaken(),
+    tryCreate: async (leaseId, id) => {
+      if (!shared.bind(member, leaseId, id)) return { held: false };
+      tried.add(id);
+      const attempt = await inner.tryCreate(leaseId, id);
+      if (!attempt.held) await shared.unbind(member, leaseId, id);
+      return attempt;
+    },
+  };
 }

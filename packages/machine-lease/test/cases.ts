@@ -13,8 +13,8 @@ import {
   tickStartMs,
 } from '@ids/engine';
 import { expect, it } from 'vitest';
+import type { LeasedClaim } from '../src/claim.js';
 import type * as errors from '../src/errors.js';
-import type { LeasedClaim } from '../src/holder.js';
 import type { HolderOptions, LeaseOptions } from '../src/options.js';
 import type { LeasedMachineIdProvider } from '../src/provider.js';
 import { aborted, failure, generatorOn, layoutWith, sleep, until, WAIT_MS } from './kit.js';

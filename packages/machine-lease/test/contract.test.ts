@@ -3,8 +3,9 @@
 // the test's full control can show exactly: the unknown-past quarantine, the renewal back-off,
 // and a release the store cannot answer.
 import { describe, expect, it } from 'vitest';
+import type { LeasedClaim } from '../src/claim.js';
 import * as errors from '../src/errors.js';
-import { type LeasedClaim, RecordedTimeWait } from '../src/holder.js';
+import { RecordedTimeWait } from '../src/not-before.js';
 import { checkLeaseOptions } from '../src/options.js';
 import { leasedMachineId } from '../src/provider.js';
 import { type ClaimExtra, type LeasePlace, type LeaseSubject, leaseContract } from './cases.js';

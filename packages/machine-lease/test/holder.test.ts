@@ -4,13 +4,18 @@
 // truth: an ID is only ever issued while the store holds its machine ID for the issuer's lease
 // with at least the fencing margin left (issue 33: a claim that recovered slowly went on
 // issuing after its lease expired, and beside the holder that took the ID next).
-import { checkGeneratorOptions, IdGenerator, type MachineIdClaim, resolveMachineId } from '@ids/engine';
+import { type IdGenerator, type MachineIdClaim, resolveMachineId } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
-import { checkLeaseOptions } from '../src/options.js';
-import { leasedMachineId } from '../src/provider.js';
 import { testLayout } from './fixtures/lease-process.mjs';
 import type { MemoryLeaseClient } from './memory-store.js';
-import { MARGIN_MS, MemoryWorld, TIMEOUT_MS, TRUST_MS, TTL_S, violation } from './memory-trust.js';
+import {
+  MemoryWorld,
+  memoryProvider,
+  simulatedGenerator,
+  TIMEOUT_MS,
+  TRUST_MS,
+  violation,
+} from './memory-trust.js';
 
 const layout = testLayout(0);
 
@@ -41,27 +46,13 @@ class Issuer {
     if (this.#claiming || this.generator) return;
     this.#claiming = true;
     const { server, scheduler } = this.#world;
-    const provider = leasedMachineId({
-      store: 'memory',
-      options: { scheduler, onError: () => undefined } as object,
-      lease: checkLeaseOptions({ ttlSeconds: TTL_S, fenceMarginMs: MARGIN_MS, timeoutMs: TIMEOUT_MS }),
-      open: () => {
-        this.client ??= server.client(TIMEOUT_MS);
-        return this.client;
-      },
+    const provider = memoryProvider(scheduler, () => {
+      this.client ??= server.client(TIMEOUT_MS);
+      return this.client;
     });
     resolveMachineId(layout, provider).then(
       (claim) => {
-        this.generator = new IdGenerator(
-          checkGeneratorOptions({
-            layout,
-            machineId: claim as MachineIdClaim,
-            clock: scheduler.clock,
-            // Several simulated processes share this one: the store, not the guard, keeps them apart.
-            sameMachineId: 'allow',
-            onError: () => undefined,
-          }),
-        );
+        this.generator = simulatedGenerator(layout, claim as MachineIdClaim, scheduler);
         this.#claiming = false;
       },
       (error: unknown) => {

@@ -125,15 +125,17 @@ export interface Issuer {
 }
 
 /**
- * Starts the issuer of a store's tests (`testDir`/fixtures/issuer.mjs) with `args`, from the
- * package's folder. It is stopped when the test that started it finishes, if the test has not.
+ * Starts an issuer of a package's tests (`testDir`/fixtures/`fixture`, by default the store's
+ * issuer.mjs) with `args`, from the package's folder. It is stopped when the test that started
+ * it finishes, if the test has not.
  */
 export function spawnIssuer(
   testDir: string,
   args: readonly (string | number)[],
   lease?: { ttlSeconds: number; fenceMarginMs: number; timeoutMs: number },
+  fixture = 'issuer.mjs',
 ): Issuer {
-  const child = spawn(process.execPath, [join(testDir, 'fixtures', 'issuer.mjs'), ...args.map(String)], {
+  const child = spawn(process.execPath, [join(testDir, 'fixtures', fixture), ...args.map(String)], {
     cwd: dirname(testDir),
     stdio: ['ignore', 'pipe', 'pipe'],
     // The issuer's lease timing, over its own defaults (leaseTiming in lease-process.mjs).

@@ -1,5 +1,8 @@
 // What the tests on the in-memory store share: the lease timing they run with, and the check of
 // every ID issued against the store's own truth at the instant it was issued.
+import { checkGeneratorOptions, IdGenerator, type Layout, type MachineIdClaim } from '@ids/engine';
+import { checkLeaseOptions } from '../src/options.js';
+import { type LeasedMachineIdProvider, leasedMachineId } from '../src/provider.js';
 import { FakeScheduler } from './fake-scheduler.js';
 import { type MemoryLeaseClient, MemoryLeaseServer } from './memory-store.js';
 
@@ -10,6 +13,38 @@ export const TIMEOUT_MS = 2000;
 export const TRUST_MS = TTL_S * 1000 - MARGIN_MS;
 /** The fake time one step of a test's run moves. */
 export const STEP_MS = 5;
+
+/** The provider a simulated process claims through: the memory store, the fake scheduler, this timing. */
+export function memoryProvider(
+  scheduler: FakeScheduler,
+  open: () => MemoryLeaseClient,
+  options: object = {},
+): LeasedMachineIdProvider {
+  return leasedMachineId({
+    store: 'memory',
+    options: { scheduler, onError: () => undefined, ...options } as object,
+    lease: checkLeaseOptions({ ttlSeconds: TTL_S, fenceMarginMs: MARGIN_MS, timeoutMs: TIMEOUT_MS }),
+    open,
+  });
+}
+
+/** A simulated process's generator on `claim`, on the fake clock. */
+export function simulatedGenerator(
+  layout: Layout,
+  claim: MachineIdClaim,
+  scheduler: FakeScheduler,
+): IdGenerator {
+  return new IdGenerator(
+    checkGeneratorOptions({
+      layout,
+      machineId: claim,
+      clock: scheduler.clock,
+      // Several simulated processes share this one: the store, not the guard, keeps them apart.
+      sameMachineId: 'allow',
+      onError: () => undefined,
+    }),
+  );
+}
 
 /**
  * What is wrong with ID `id`, issued at scheduler time `at` on `machine` by a process talking

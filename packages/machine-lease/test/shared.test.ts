@@ -3,14 +3,21 @@
 // truth at the instant it is issued: its machine ID is held by a lease of the issuing process,
 // with at least the fencing margin left, and no two generators of any process share a machine
 // ID (the duplicates count would show it).
-import { checkGeneratorOptions, IdGenerator, type MachineIdClaim, resolveMachineId } from '@ids/engine';
+import { type IdGenerator, type MachineIdClaim, resolveMachineId } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
-import type { LeasedClaim } from '../src/holder.js';
-import { checkLeaseOptions } from '../src/options.js';
-import { type LeasedMachineIdProvider, leasedMachineId } from '../src/provider.js';
+import type { LeasedClaim } from '../src/claim.js';
+import type { LeasedMachineIdProvider } from '../src/provider.js';
 import { testLayout } from './fixtures/lease-process.mjs';
 import type { MemoryLeaseClient } from './memory-store.js';
-import { MARGIN_MS, MemoryWorld, STEP_MS, TIMEOUT_MS, TRUST_MS, TTL_S, violation } from './memory-trust.js';
+import {
+  MemoryWorld,
+  memoryProvider,
+  STEP_MS,
+  simulatedGenerator,
+  TIMEOUT_MS,
+  TRUST_MS,
+  violation,
+} from './memory-trust.js';
 
 /** Four machine IDs: one process of four claims fills the field. */
 const layout = testLayout(2);
@@ -45,12 +52,7 @@ class Process {
     this.#world = world;
     this.client = world.server.client(TIMEOUT_MS);
     this.slots = Array.from({ length: count }, () => new Slot());
-    this.#provider = leasedMachineId({
-      store: 'memory',
-      options: { scheduler: world.scheduler, onError: () => undefined, shareLease: true } as object,
-      lease: checkLeaseOptions({ ttlSeconds: TTL_S, fenceMarginMs: MARGIN_MS, timeoutMs: TIMEOUT_MS }),
-      open: () => this.client,
-    });
+    this.#provider = memoryProvider(world.scheduler, () => this.client, { shareLease: true });
   }
 
   /** Claims for every slot without a generator (retrying what was refused). */
@@ -64,16 +66,7 @@ class Process {
         (claim) => {
           slot.claim = claim as LeasedClaim;
           slot.claim.signal.addEventListener('abort', () => slot.abortedAt.push(scheduler.now()));
-          slot.generator = new IdGenerator(
-            checkGeneratorOptions({
-              layout,
-              machineId: claim as MachineIdClaim,
-              clock: scheduler.clock,
-              // Simulated processes share this one: the store, not the guard, keeps them apart.
-              sameMachineId: 'allow',
-              onError: () => undefined,
-            }),
-          );
+          slot.generator = simulatedGenerator(layout, claim as MachineIdClaim, scheduler);
           slot.claiming = false;
         },
         (error: unknown) => {

@@ -1,67 +1,26 @@
+/// <reference path="./zk.d.ts" />
+// node-zookeeper-client has no types; zk.d.ts declares them, and goes wherever this file is
+// compiled (the other packages' tests reach it by path through test/helpers.ts).
 import { errorText } from '@ids/engine/internal';
 import { LeaseLostError, LeaseStoreRefusedError, StoreUnavailableError } from '@ids/machine-lease/errors';
 import { bounded, StoreTimeout } from '@ids/machine-lease/internal';
 import * as zk from 'node-zookeeper-client';
 import { type ConnectString, parseConnectString } from './connect-string.js';
+import { CONNECTED, dialEndpoints, shut } from './connection.js';
 import { ZookeeperChrootError } from './errors.js';
+import {
+  hex,
+  MODES,
+  type MultiOp,
+  type NodeKind,
+  type NodeStat,
+  statOf,
+  type WatchEvent,
+  watchEventOf,
+} from './nodes.js';
 
 /** The store's name in the lease errors this package raises (their `store`). */
 export const STORE = 'zookeeper';
-
-/** A node's metadata as this package reads it (zxids as hex strings). */
-export interface NodeStat {
-  /** The data's version: bumped by every setData. */
-  readonly version: number;
-  /** The children's version: bumped by every create and delete below the node. */
-  readonly cversion: number;
-  /** The session that owns an ephemeral node (16 hex digits); undefined for a persistent one. */
-  readonly owner: string | undefined;
-  /** The zxid of the create (16 hex digits): a node re-created at the same path has another. */
-  readonly czxid: string;
-}
-
-/** What kind of node `create` makes. */
-export type NodeKind = 'persistent' | 'ephemeral' | 'persistent-sequential' | 'ephemeral-sequential';
-
-/** Check that the node at `path` is at `version` (-1: any). */
-export interface CheckOp {
-  /** The kind of operation. */
-  readonly op: 'check';
-  /** The node. */
-  readonly path: string;
-  /** The version it must be at. */
-  readonly version: number;
-}
-
-/** Create the node at `path`. */
-export interface CreateOp {
-  /** The kind of operation. */
-  readonly op: 'create';
-  /** The node. */
-  readonly path: string;
-  /** Its data (UTF-8). */
-  readonly data: string;
-  /** Its kind, persistent by default. */
-  readonly kind?: NodeKind;
-}
-
-/** Set the data of the node at `path` if it is at `version` (-1: any). */
-export interface SetOp {
-  /** The kind of operation. */
-  readonly op: 'set';
-  /** The node. */
-  readonly path: string;
-  /** Its new data (UTF-8). */
-  readonly data: string;
-  /** The version it must be at. */
-  readonly version: number;
-}
-
-/** An operation of `ZkSession.multi`: all apply, or none. */
-export type MultiOp = CheckOp | CreateOp | SetOp;
-
-/** What a watch reports: the node was created, deleted or changed, or the session ended. */
-export type WatchEvent = 'created' | 'deleted' | 'changed' | 'children' | 'session-ended';
 
 /** How to open a session. */
 export interface SessionOptions {
@@ -74,13 +33,6 @@ export interface SessionOptions {
   /** What the session is for (machine IDs or locks), carried by its StoreUnavailableError. */
   readonly feature: StoreUnavailableError['feature'];
 }
-
-const MODES: Record<NodeKind, number> = {
-  persistent: zk.CreateMode.PERSISTENT,
-  ephemeral: zk.CreateMode.EPHEMERAL,
-  'persistent-sequential': zk.CreateMode.PERSISTENT_SEQUENTIAL,
-  'ephemeral-sequential': zk.CreateMode.EPHEMERAL_SEQUENTIAL,
-};
 
 /** The answers that a caller branches on, by ZooKeeper's names; anything else is an error. */
 const EXPECTED = new Set(['NO_NODE', 'NODE_EXISTS', 'BAD_VERSION', 'NOT_EMPTY']);
@@ -102,60 +54,6 @@ export class ZkAnswer extends LeaseStoreRefusedError {
   ) {
     super(STORE, message, options);
   }
-}
-
-const hex = (buffer: Buffer) => buffer.toString('hex');
-
-/** The library's connection states this file needs (ConnectionManager.STATES). */
-const CONNECTED = 2;
-const CLOSING = -1;
-
-/**
- * Ends a client that has no live connection (still connecting, or reconnecting) without its
- * `close()`. That one is safe only when connected: it queues a close-session request and marks
- * the client closing, and the server's answer to a connect request then in flight is parsed as
- * an ordinary reply, whose garbage error code the library throws from its socket handler,
- * killing the process (seen with 40 processes claiming at once, whose connects timed out).
- * Here the client is marked closing, its socket destroyed (nothing more is read), and its
- * reconnect disabled, so no further socket is opened. The server forgets a session it never
- * granted, or expires one it did.
- */
-function abandon(client: zk.Client): void {
-  const manager = client.connectionManager;
-  manager.connect = () => undefined;
-  manager.setState(CLOSING);
-  manager.socket?.destroy();
-}
-
-/**
- * Makes the client dial the servers as parseConnectString read them. The library splits each
- * server on every `:` and dials the first piece, so `[::1]:2181` became host `[` (nothing
- * listening) and an IPv6 server could not be reached at all. Its list of `{ host, port }` is
- * what it hands `net.connect`; the same servers go in, shuffled as the library shuffles them
- * (each client of an ensemble then starts at a different server). The count is unchanged, so
- * the library's connect timeout per server (session timeout / servers) stays what it computed.
- */
-function dialEndpoints(client: zk.Client, where: ConnectString): void {
-  client.connectionManager.servers = where.endpoints
-    .map(({ host, port }) => ({ host, port, order: Math.random() }))
-    .sort((a, b) => a.order - b.order)
-    .map(({ host, port }) => ({ host, port }));
-}
-
-/** Closes a client the right way for its state (see `abandon`). */
-function shut(client: zk.Client): void {
-  if (client.connectionManager.state === CONNECTED) client.close();
-  else abandon(client);
-}
-
-function statOf(stat: zk.Stat): NodeStat {
-  const owner = hex(stat.ephemeralOwner);
-  return {
-    version: stat.version,
-    cversion: stat.cversion,
-    owner: /^0+$/.test(owner) ? undefined : owner,
-    czxid: hex(stat.czxid),
-  };
 }
 
 /**
@@ -439,18 +337,7 @@ export class ZkSession {
   }
 
   #watcher(watch: (event: WatchEvent) => void): (event: zk.ZkEvent) => void {
-    return (event) => {
-      const type = event.getType();
-      watch(
-        type === zk.Event.NODE_CREATED
-          ? 'created'
-          : type === zk.Event.NODE_DELETED
-            ? 'deleted'
-            : type === zk.Event.NODE_DATA_CHANGED
-              ? 'changed'
-              : 'children',
-      );
-    };
+    return (event) => watch(watchEventOf(event));
   }
 
   /**

@@ -1,6 +1,6 @@
 // @ids/machine-zookeeper: machine IDs for a fleet through ZooKeeper sessions, and Meituan Leaf's
 // worker IDs taken over. The only package of @ids that depends on a ZooKeeper client
-// (node-zookeeper-client, wrapped in client.ts).
+// (node-zookeeper-client, wrapped in client.ts, nodes.ts and connection.ts).
 
 // A claim and a provider are machine-lease's types, whatever the store: key and leaseId are
 // documented on the provider function.

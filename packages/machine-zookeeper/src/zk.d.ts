@@ -1,4 +1,5 @@
-// The part of node-zookeeper-client (1.1.3, no types of its own) that client.ts uses.
+// The part of node-zookeeper-client (1.1.3, no types of its own) that client.ts, nodes.ts and
+// connection.ts use.
 declare module 'node-zookeeper-client' {
   import type { EventEmitter } from 'node:events';
 
@@ -28,7 +29,7 @@ declare module 'node-zookeeper-client' {
     remove(path: string, version: number): Transaction;
     commit(callback: (error: ZkException | null, results: unknown) => void): void;
   }
-  /** Internal to the library; client.ts touches it to set the servers dialled (see `dialEndpoints`) and to abandon a connection (see `abandon`). */
+  /** Internal to the library; connection.ts touches it to set the servers dialled (see `dialEndpoints`) and to abandon a connection (see `abandon`). */
   export interface ConnectionManager {
     state: number;
     /** The servers it dials in turn, each passed to `net.connect` as is (see `dialEndpoints`). */

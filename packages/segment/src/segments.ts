@@ -1,12 +1,5 @@
-import {
-  type Clock,
-  IdsError,
-  InvalidArgumentError,
-  MAX_ID,
-  StoreUnavailableError,
-  wallClock,
-} from '@ids/engine';
-import { checkClock, checkInteger, errorText, received } from '@ids/engine/internal';
+import { type Clock, IdsError, InvalidArgumentError, MAX_ID, StoreUnavailableError } from '@ids/engine';
+import { checkInteger, clockOption, errorText, received } from '@ids/engine/internal';
 import {
   BufferEmptyError,
   SegmentsClosedError,
@@ -149,7 +142,7 @@ export class Segments {
     this.#rule = { minStep, maxStep, targetMs };
     this.#step = step;
     this.#prefetchAt = checkNumber(options.prefetchAt ?? DEFAULT_PREFETCH_AT, 'prefetchAt', 0, 0.99);
-    this.#clock = options.clock === undefined ? wallClock : checkClock(options.clock);
+    this.#clock = clockOption(options.clock);
   }
 
   /**

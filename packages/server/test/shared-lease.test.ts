@@ -4,19 +4,11 @@
 import { etcdMachineId } from '@ids/machine-etcd';
 import { redisMachineId } from '@ids/machine-redis';
 import { zookeeperMachineId } from '@ids/machine-zookeeper';
-import { ZkSession } from '@ids/machine-zookeeper/internal';
-import {
-  fourLetters,
-  hasEtcd,
-  hasRedis,
-  hasZookeeper,
-  serverForSuite,
-  startEtcd,
-  startRedis,
-  startZookeeper,
-} from '@ids/test-services';
-import { Redis } from 'ioredis';
+import { fourLetters, hasEtcd, hasRedis, hasZookeeper } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
+import { etcdForSuite } from '../../machine-etcd/test/helpers.js';
+import { redisForSuite } from '../../machine-redis/test/helpers.js';
+import { zookeeperForSuite } from '../../machine-zookeeper/test/helpers.js';
 import { type BinRun, call, scratch, startBin } from './helpers.js';
 
 const MACHINES = 64;
@@ -72,7 +64,7 @@ async function etcdApi(url: string, path: string, body: object): Promise<Record<
 }
 
 describe.skipIf(!hasEtcd())('ids-server --machines 64 on etcd', () => {
-  const etcd = serverForSuite(startEtcd, { stop: (cluster) => cluster.stop() });
+  const etcd = etcdForSuite();
 
   it('holds its 64 keys under one etcd lease, and SIGTERM revokes it', async () => {
     const url = etcd.server.endpoints[0] as string;
@@ -119,10 +111,10 @@ describe.skipIf(!hasEtcd())('ids-server --machines 64 on etcd', () => {
 });
 
 describe.skipIf(!hasRedis())('ids-server --machines 64 on Redis', () => {
-  const redis = serverForSuite(startRedis);
+  const redis = redisForSuite();
 
   it('keeps its 64 keys alive with one script call per keepalive, not one per key', async () => {
-    const admin = new Redis(redis.server.url);
+    const { admin } = redis;
     // A time recorded for every ID, as in a Redis that never forgot: no claim is held back a TTL
     // before use (the pool claims one after the other, 64 TTLs otherwise).
     const past = String(Date.now() - 60_000);
@@ -158,27 +150,21 @@ describe.skipIf(!hasRedis())('ids-server --machines 64 on Redis', () => {
       expect(keys).toHaveLength(MACHINES);
     } finally {
       expect(await run.stop()).toBe(0);
-      admin.disconnect();
     }
   });
 
   it('a claim of a shared token released alone deletes its key; the last deletes them all', async () => {
-    const admin = new Redis(redis.server.url);
-    try {
-      const claimed = async () =>
-        (await admin.keys('{ids-release}:*'))
-          .filter((key) => /^\{ids-release\}:\d+$/.test(key))
-          .map((key) => Number(key.split(':')[1]))
-          .sort((a, b) => a - b);
-      // A token lives in the holder: Redis counts it as alive while a key carries it.
-      await releaseOneOfThree(
-        redisMachineId({ url: redis.server.url, prefix: 'ids-release', ttlSeconds: 1, shareLease: true }),
-        claimed,
-        async () => ((await claimed()).length > 0 ? 1 : 0),
-      );
-    } finally {
-      admin.disconnect();
-    }
+    const claimed = async () =>
+      (await redis.admin.keys('{ids-release}:*'))
+        .filter((key) => /^\{ids-release\}:\d+$/.test(key))
+        .map((key) => Number(key.split(':')[1]))
+        .sort((a, b) => a - b);
+    // A token lives in the holder: Redis counts it as alive while a key carries it.
+    await releaseOneOfThree(
+      redisMachineId({ url: redis.server.url, prefix: 'ids-release', ttlSeconds: 1, shareLease: true }),
+      claimed,
+      async () => ((await claimed()).length > 0 ? 1 : 0),
+    );
   });
 });
 
@@ -191,14 +177,7 @@ async function zkConnections(port: number): Promise<number> {
 }
 
 describe.skipIf(!hasZookeeper())('ids-server --machines 64 on ZooKeeper', () => {
-  const zk = serverForSuite(startZookeeper, {
-    connect: (server) =>
-      ZkSession.open(server.connect, { sessionTimeoutMs: 10_000, timeoutMs: 10_000, feature: 'machine-id' }),
-    stop: async (server, admin) => {
-      await admin?.close();
-      await server.close();
-    },
-  });
+  const zk = zookeeperForSuite();
 
   it('holds its 64 nodes with one session', async () => {
     const before = await zkConnections(zk.server.port);

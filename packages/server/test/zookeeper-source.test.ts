@@ -1,21 +1,14 @@
 // The zookeeper machine-ID source through the bin, against a real ZooKeeper on a free loopback
 // port: each generator holds an ephemeral node of a session of its own.
-import { ZkSession } from '@ids/machine-zookeeper/internal';
-import { hasZookeeper, serverForSuite, startZookeeper } from '@ids/test-services';
+import { hasZookeeper } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { zookeeperForSuite } from '../../machine-zookeeper/test/helpers.js';
 import { type BinRun, call, runBin, scratch, startBin } from './helpers.js';
 
 const CLAIMS = '/ids/machine-id/claims';
 
 describe.skipIf(!hasZookeeper())('ids-server --machine-id-source zookeeper', () => {
-  const zk = serverForSuite(startZookeeper, {
-    connect: (server) =>
-      ZkSession.open(server.connect, { sessionTimeoutMs: 10_000, timeoutMs: 10_000, feature: 'machine-id' }),
-    stop: async (server, admin) => {
-      await admin?.close();
-      await server.close();
-    },
-  });
+  const zk = zookeeperForSuite();
   let run: BinRun;
   const claimed = async () => ((await zk.admin.getChildren(CLAIMS)) ?? []).map(Number).sort((a, b) => a - b);
 

@@ -8,13 +8,12 @@ import {
   type Layout,
   type MachineIdCheck,
   type MachineIdSource,
-  wallClock,
 } from '@ids/engine';
 import {
-  checkClock,
   checkInteger,
   checkSettingsObject,
   checkStartTime,
+  clockOption,
   defineCheckedFields,
   received,
 } from '@ids/engine/internal';
@@ -102,8 +101,7 @@ const MAX_TIME_BITS = 52;
  */
 export function snowflakeLayout(settings: SnowflakeSettings = {}): Layout {
   const s = checkSettingsObject(settings);
-  const { clock } = s;
-  return layoutWithClock(s, clock === undefined ? wallClock : checkClock(clock));
+  return layoutWithClock(s, clockOption(s.clock));
 }
 
 /** snowflakeLayout for settings whose clock was checked (the Snowflake class checks it with the rest). */

@@ -5,13 +5,12 @@ import {
   type Layout,
   type MachineIdCheck,
   type MachineIdSource,
-  wallClock,
 } from '@ids/engine';
 import {
-  checkClock,
   checkFieldBits,
   checkSettingsObject,
   checkStartTime,
+  clockOption,
   defineCheckedFields,
   maxTimeBits,
 } from '@ids/engine/internal';
@@ -93,8 +92,7 @@ function orDefault(value: number | undefined, fallback: number): number {
  */
 export function sonyflakeLayout(settings: SonyflakeSettings = {}): Layout {
   const s = checkSettingsObject(settings);
-  const { clock } = s;
-  return layoutWithClock(s, clock === undefined ? wallClock : checkClock(clock));
+  return layoutWithClock(s, clockOption(s.clock));
 }
 
 /** sonyflakeLayout for settings whose clock was checked (the Sonyflake class checks it with the rest). */
