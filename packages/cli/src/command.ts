@@ -1,6 +1,7 @@
 import { ENCODING_NAMES, ENCODINGS, type EncodingName, type Layout } from '@ids/engine';
 import { HELP_WIDTH, type OptionSpec, wrapWords } from '@ids/engine/internal';
 import type { AutoMachineId } from '@ids/machine-file';
+import { parseCommandLine } from './args.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { LAYOUT_SPEC_HELP } from './layouts.js';
@@ -148,4 +149,35 @@ export const EXIT_HELP =
  */
 export function commandHelp(usage: string, flags: Flags): string {
   return `${usage.trimEnd()}\n\nOptions:\n${flagLines(flags)}\n${'  -h, --help'.padEnd(WORDS_AT)}this text\n\n${EXIT_HELP}\n`;
+}
+
+/** A command's arguments as its declared flags parse them. */
+export type ParsedLine<F extends Flags> = ReturnType<
+  typeof parseCommandLine<{ args: string[]; options: F; allowPositionals: true }>
+>;
+
+/**
+ * A command from its declaration: the flags are given once, and serve as its parser, its help
+ * (`usage` then the flags' lines) and the README's table. `run` receives the parsed line;
+ * `positionals: false` makes any argument that is not an option a usage error.
+ */
+export function defineCommand<const F extends Flags>(spec: {
+  readonly name: string;
+  readonly summary: string;
+  readonly flags: F;
+  readonly usage: string;
+  readonly positionals: boolean;
+  run(line: ParsedLine<F>, io: Io): Promise<number>;
+}): Command {
+  return {
+    name: spec.name,
+    summary: spec.summary,
+    flags: spec.flags,
+    help: commandHelp(spec.usage, spec.flags),
+    run: (args, io) =>
+      spec.run(
+        parseCommandLine({ args, options: spec.flags, allowPositionals: spec.positionals }) as ParsedLine<F>,
+        io,
+      ),
+  };
 }

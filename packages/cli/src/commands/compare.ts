@@ -1,6 +1,5 @@
 import { compareLayouts, type LayoutComparison } from '@ids/engine/read';
-import { parseCommandLine } from '../args.js';
-import { type Command, commandHelp, type Flags, OPTIONS } from '../command.js';
+import { type Command, defineCommand, type Flags, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { DEFAULT_COMPARISON, parseLayout } from '../layouts.js';
 import { schemeRows, schemeTable } from '../schemes.js';
@@ -50,25 +49,18 @@ const FLAGS = {
   },
 } as const satisfies Flags;
 
-export const compare: Command = {
+export const compare: Command = defineCommand({
   name: 'compare',
   summary: 'compare layouts side by side: lifetime, end, IDs/s, machines',
   flags: FLAGS,
-  help: commandHelp(
-    `Usage: ids compare [--layout SPEC]... [--json]
+  usage: `Usage: ids compare [--layout SPEC]... [--json]
 
 Shows, for Sonyflake (2014 and 2025 epochs), Twitter and Discord, and each layout given with
 --layout: the field sizes, how long the layout lasts and the instant it ends, IDs per second per
 machine, machines, when IDs first pass 2^53 (no longer exact as JS numbers), and when they reach
 18 and 19 decimal digits.`,
-    FLAGS,
-  ),
-  async run(args, io) {
-    const { values } = parseCommandLine({
-      args,
-      options: FLAGS,
-      allowPositionals: false,
-    });
+  positionals: false,
+  async run({ values }, io) {
     if (values.schemes) {
       const schemes = schemeTable();
       await print(
@@ -90,4 +82,4 @@ machine, machines, when IDs first pass 2^53 (no longer exact as JS numbers), and
     await print(io.stdout, columns(comparisonRows(table)));
     return 0;
   },
-};
+});

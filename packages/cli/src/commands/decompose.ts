@@ -1,6 +1,5 @@
 import { type DecomposedId, decomposeIn as decomposeId, type Layout, toTimeIn as toTime } from '@ids/engine';
-import { parseCommandLine } from '../args.js';
-import { type Command, commandHelp, type Flags, OPTIONS, parseFormat } from '../command.js';
+import { type Command, defineCommand, type Flags, OPTIONS, parseFormat } from '../command.js';
 import { UsageError } from '../errors.js';
 import { print, readLineBatches } from '../io.js';
 import { parseLayout } from '../layouts.js';
@@ -68,12 +67,11 @@ const FLAGS = {
   json: { ...OPTIONS.json, help: 'print a JSON array, IDs as decimal strings' },
 } as const satisfies Flags;
 
-export const decompose: Command = {
+export const decompose: Command = defineCommand({
   name: 'decompose',
   summary: 'take IDs apart: time, sequence, machine',
   flags: FLAGS,
-  help: commandHelp(
-    `Usage: ids decompose [--layout SPEC] [--format NAME] [--json] ID...
+  usage: `Usage: ids decompose [--layout SPEC] [--format NAME] [--json] ID...
 
 Prints the fields of each ID: the time (start of its tick) as an ISO date, the sequence, the
 machine ID and its parts, and the layout used. IDs come from the arguments, or one per line from
@@ -83,14 +81,8 @@ anything else (a word reads as base36 too) is refused with every reading listed.
 --layout, an ID is read as sonyflake and stderr names the other layouts that date it plausibly
 (at least a day after their epoch and at most a minute from now), or warns when sonyflake does
 not.`,
-    FLAGS,
-  ),
-  async run(args, io) {
-    const { values, positionals } = parseCommandLine({
-      args,
-      options: FLAGS,
-      allowPositionals: true,
-    });
+  positionals: true,
+  async run({ values, positionals }, io) {
     const { label, layout } = parseLayout(values.layout ?? FLAGS.layout.byDefault);
     const format = values.format === undefined ? undefined : parseFormat(values.format);
     // Read per ID: a stream of stdin can outlast the minute of slack the date rule allows.
@@ -141,4 +133,4 @@ not.`,
     await flush();
     return 0;
   },
-};
+});

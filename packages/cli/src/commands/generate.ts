@@ -1,6 +1,6 @@
 import { ENCODINGS } from '@ids/engine';
-import { parseCommandLine, parseCount } from '../args.js';
-import { type Command, commandHelp, type Flags, machineIdFor, OPTIONS, parseFormat } from '../command.js';
+import { parseCount } from '../args.js';
+import { type Command, defineCommand, type Flags, machineIdFor, OPTIONS, parseFormat } from '../command.js';
 import { print } from '../io.js';
 import { parseLayout } from '../layouts.js';
 import { noteDuration, noteHostClaim } from '../notes.js';
@@ -36,21 +36,18 @@ const FLAGS = {
   ...SCHEME_OPTIONS,
 } as const satisfies Flags;
 
-export const generate: Command = {
+export const generate: Command = defineCommand({
   name: 'generate',
   summary: 'write new IDs to stdout, one per line',
   flags: FLAGS,
-  help: commandHelp(
-    `Usage: ids generate [-n N] [--layout SPEC] [--machine-id N] [--format NAME]
+  usage: `Usage: ids generate [-n N] [--layout SPEC] [--machine-id N] [--format NAME]
 
 Writes N new IDs to stdout, one per line, in increasing order. With N of ${int(PROGRESS_MIN)} or more
 and stderr on a terminal, a progress bar is drawn on stderr. A count that takes a second or more
 at the layout's ceiling is announced on stderr with that time; a machine ID that is a host claim
 (unique on this host only) is noted there too.`,
-    FLAGS,
-  ),
-  async run(args, io) {
-    const { values } = parseCommandLine({ args, options: FLAGS, allowPositionals: false });
+  positionals: false,
+  async run({ values }, io) {
     const count = parseCount(values.count ?? FLAGS.count.byDefault, '--count', 1, MAX_COUNT);
     if (values.scheme !== undefined || values.store !== undefined || values.tag !== undefined) {
       return generateScheme(values, count, io);
@@ -89,4 +86,4 @@ at the layout's ceiling is announced on stderr with that time; a machine ID that
     }
     return 0;
   },
-};
+});

@@ -1,5 +1,4 @@
-import { parseCommandLine } from '../args.js';
-import { type Command, commandHelp, type Flags } from '../command.js';
+import { type Command, defineCommand, type Flags } from '../command.js';
 import { UsageError } from '../errors.js';
 import { print } from '../io.js';
 
@@ -7,26 +6,19 @@ const FLAGS = {
   html: { type: 'boolean', help: 'write the page to stdout (required; refused when stdout is a terminal)' },
 } as const satisfies Flags;
 
-export const inspect: Command = {
+export const inspect: Command = defineCommand({
   name: 'inspect',
   summary: 'write the ID inspector and layout comparison page (--html > layouts.html)',
   flags: FLAGS,
-  help: commandHelp(
-    `Usage: ids inspect --html > layouts.html
+  usage: `Usage: ids inspect --html > layouts.html
 
 Writes the ID inspector as one self-contained HTML file: paste IDs (decimal, hex, base32,
 base58, base36) to see their 64 bits grouped by field, their decoded values and the start of
 their tick, with a warning when the chosen layout reads them implausibly; and Sonyflake,
 Sonyflake v2, Twitter, Discord and a custom layout side by side (bits, lifetime, IDs/s,
 machines). The file needs no network: open it from disk, or serve it.`,
-    FLAGS,
-  ),
-  async run(args, io) {
-    const { values } = parseCommandLine({
-      args,
-      options: FLAGS,
-      allowPositionals: false,
-    });
+  positionals: false,
+  async run({ values }, io) {
     if (!values.html) {
       throw new UsageError(
         'expected --html: the page is the only output (ids inspect --html > layouts.html)',
@@ -43,4 +35,4 @@ machines). The file needs no network: open it from disk, or serve it.`,
     await print(io.stdout, inspectorHtml());
     return 0;
   },
-};
+});

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { importOptional, type StoreName, storeFor, storeForms } from '@ids/engine/internal';
-import { parseCommandLine, parseCount } from '../args.js';
-import { type Command, commandHelp, type Flags } from '../command.js';
+import { parseCount } from '../args.js';
+import { type Command, defineCommand, type Flags } from '../command.js';
 import { UsageError } from '../errors.js';
 
 type Locks = import('@ids/lock').Locks;
@@ -53,12 +53,11 @@ const FLAGS = {
   nonblock: { type: 'boolean', short: 'n', help: 'do not wait: exit 1 at once if the lock is held' },
 } as const satisfies Flags;
 
-export const lock: Command = {
+export const lock: Command = defineCommand({
   name: 'lock',
   summary: 'run a command holding a named lock (Redis, etcd, ZooKeeper); fence: IDS_LOCK_FENCE',
   flags: FLAGS,
-  help: commandHelp(
-    `Usage: ids lock [options] NAME -- COMMAND [ARGS...]
+  usage: `Usage: ids lock [options] NAME -- COMMAND [ARGS...]
 
 Waits for the lock NAME (first come, first served), runs COMMAND with IDS_LOCK_NAME and
 IDS_LOCK_FENCE in its environment, and releases the lock when it exits; the exit code is the
@@ -66,14 +65,8 @@ command's. The fence is higher than that of every earlier holder of NAME: pass i
 resource the command writes, so that a late write of an earlier holder is refused. Should the
 lock stop being trusted while the command runs (the store unreachable for most of a TTL), the
 command gets SIGTERM and ids lock exits 1.`,
-    FLAGS,
-  ),
-  async run(args, io) {
-    const { values, positionals } = parseCommandLine({
-      args,
-      options: FLAGS,
-      allowPositionals: true,
-    });
+  positionals: true,
+  async run({ values, positionals }, io) {
     const [name, command, ...commandArgs] = positionals;
     if (name === undefined || command === undefined) {
       throw new UsageError('expected a lock name and a command: ids lock NAME -- COMMAND [ARGS...]');
@@ -119,4 +112,4 @@ command gets SIGTERM and ids lock exits 1.`,
       await locks.close();
     }
   },
-};
+});

@@ -1,7 +1,6 @@
 import { HELP_WIDTH, wrapWords } from '@ids/engine/internal';
 import { autoStepTable } from '@ids/machine-file';
-import { parseCommandLine } from '../args.js';
-import { type Command, commandHelp, type Flags, machineIdFor, OPTIONS } from '../command.js';
+import { type Command, defineCommand, type Flags, machineIdFor, OPTIONS } from '../command.js';
 import { print } from '../io.js';
 import { parseLayout } from '../layouts.js';
 
@@ -32,12 +31,11 @@ const FLAGS = {
   json: { ...OPTIONS.json, help: 'print a JSON object with the ID and the trail of steps' },
 } as const satisfies Flags;
 
-export const machineId: Command = {
+export const machineId: Command = defineCommand({
   name: 'machine-id',
   summary: 'print the machine ID the other commands would use (--explain: and why)',
   flags: FLAGS,
-  help: commandHelp(
-    `Usage: ids machine-id [--layout SPEC] [--machine-id N] [--zookeeper ZK] [--explain] [--json]
+  usage: `Usage: ids machine-id [--layout SPEC] [--machine-id N] [--zookeeper ZK] [--explain] [--json]
 
 Prints the machine ID \`ids generate\` would use. The steps, in order:
   --machine-id        the flag
@@ -58,14 +56,8 @@ ${storeLines()}
 An ID derived from the host is held as a host claim, so that two processes of this host cannot
 both use it; a bad value you set stops the choice. A claim taken here is released before the
 command exits.`,
-    FLAGS,
-  ),
-  async run(args, io) {
-    const { values } = parseCommandLine({
-      args,
-      options: FLAGS,
-      allowPositionals: false,
-    });
+  positionals: false,
+  async run({ values }, io) {
     const { label, layout } = parseLayout(values.layout ?? FLAGS.layout.byDefault);
     const auto = await machineIdFor(layout, values['machine-id'], io, values.zookeeper);
     // Only shown, not used: a claim taken to show it is given back at once.
@@ -90,4 +82,4 @@ command exits.`,
     }
     return 0;
   },
-};
+});

@@ -1,6 +1,5 @@
 import { importOptional, segmentStoreNeeds } from '@ids/engine/internal';
-import { parseCommandLine } from '../args.js';
-import { type Command, commandHelp, type Flags } from '../command.js';
+import { type Command, defineCommand, type Flags } from '../command.js';
 import { UsageError } from '../errors.js';
 import { print } from '../io.js';
 import { defaultSegmentStore } from '../schemes.js';
@@ -29,12 +28,11 @@ const FLAGS = {
   },
 } as const satisfies Flags;
 
-export const segment: Command = {
+export const segment: Command = defineCommand({
   name: 'segment',
   summary: 'create a segment tag in its store, once (create-tag)',
   flags: FLAGS,
-  help: commandHelp(
-    `Usage: ids segment create-tag TAG --after N [--store WHERE]
+  usage: `Usage: ids segment create-tag TAG --after N [--store WHERE]
 
 Creates TAG in the segment store, so that its first ID is N + 1. This is the one way a tag is
 made: servers and libraries never create one when they start, so a store that lost its data
@@ -46,14 +44,8 @@ On a tag the store holds, N above every ID it handed out raises the tag there; a
 is refused (ERR_IDS_SEGMENT_TAG_EXISTS, exit 1), so a tag never moves down. A step/offset
 sequence tag is never moved. For pglite:DIR, stop the server using DIR first: one process per
 directory.`,
-    FLAGS,
-  ),
-  async run(args, io) {
-    const { values, positionals } = parseCommandLine({
-      args,
-      options: FLAGS,
-      allowPositionals: true,
-    });
+  positionals: true,
+  async run({ values, positionals }, io) {
     const [action, tag, ...extra] = positionals;
     if (action !== 'create-tag') {
       throw new UsageError(
@@ -95,4 +87,4 @@ directory.`,
     await print(io.stdout, `tag ${tag} in ${store.kind}: IDs continue above ${after}\n`);
     return 0;
   },
-};
+});
