@@ -2,7 +2,15 @@ import { type ChildProcess, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { onFreePort, removeScratch, scratchDir, startTracked, stopChild, waitReady } from './process.js';
+import {
+  accepts,
+  onFreePort,
+  removeScratch,
+  scratchDir,
+  startTracked,
+  stopChild,
+  waitReady,
+} from './process.js';
 
 /** A PostgreSQL server for tests. */
 export interface PostgresServer {
@@ -150,7 +158,15 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       if (child) await stopChild(child, 'SIGINT');
     },
     kill: async () => {
-      if (child) await stopChild(child, 'SIGKILL');
+      if (!child) return;
+      await stopChild(child, 'SIGKILL');
+      // A backend forked for a connection just before the kill still holds the listening socket
+      // until it closes its copy (it notices the postmaster's death and exits): a test that
+      // killed the server expects the port to refuse, so wait until it does.
+      const end = performance.now() + 10_000;
+      while ((await accepts(port, 200)) && performance.now() < end) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     },
     close: async () => {
       if (child) await stopChild(child, 'SIGINT');
