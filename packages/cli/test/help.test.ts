@@ -153,13 +153,15 @@ describe('the stores each help names', () => {
 
   it('ids machine-id --help and the host-claim note name every machine-ID store of the table and its variables', async () => {
     const { stdout } = await ids(['machine-id', '--help']);
-    const stores = STORES.flatMap((store) => ('machineId' in store ? [store.machineId] : []));
-    expect(stores.map((store) => store.title)).toEqual(['Redis claim', 'etcd claim', 'ZooKeeper claim']);
+    const stores = STORES.flatMap((store) =>
+      'machineId' in store ? [{ ...store.machineId, title: store.title }] : [],
+    );
+    expect(stores.map((store) => store.title)).toEqual(['Redis', 'etcd', 'ZooKeeper']);
     const { stderr } = await ids(['generate']);
     for (const store of stores) {
-      expect(stdout).toContain(`  ${store.title.padEnd(20)}with ${store.env.join(' or ')} set`);
+      expect(stdout).toContain(`  ${`${store.title} claim`.padEnd(20)}with ${store.env.join(' or ')} set`);
       expect(stdout).toContain(store.package);
-      expect(stderr).toContain(`${store.title.replace(/ claim$/, '')} (${store.env.join(' or ')})`);
+      expect(stderr).toContain(`${store.title} (${store.env.join(' or ')})`);
     }
   });
 });

@@ -29,11 +29,10 @@ export interface StoreEntry {
 /**
  * A store as a step of the `auto` chain: in the chain only where it is configured (one of `env`
  * set, or a flag of the CLI or server giving it), loaded only when the step runs, and then the
- * package's `provider` function called with where the store is as its `option`.
+ * package's `provider` function called with where the store is as its `option`. Its title in a
+ * trail is the store's title and "claim" (`Redis claim`).
  */
 export interface MachineIdStore {
-  /** The step's title in a trail: `Redis claim`. */
-  readonly title: string;
   /** The variables that say where the store is, the first one set winning. */
   readonly env: readonly string[];
   /** The package that claims machine IDs there, an optional peer of whoever runs the chain. */
@@ -71,7 +70,6 @@ export const STORES = [
     segment: '@ids/machine-redis',
     lock: '@ids/machine-redis',
     machineId: {
-      title: 'Redis claim',
       env: ['IDS_MACHINE_ID_REDIS_URL', 'IDS_REDIS_URL'],
       package: '@ids/machine-redis',
       provider: 'redisMachineId',
@@ -94,7 +92,6 @@ export const STORES = [
     prefix: 'http://',
     lock: '@ids/machine-etcd',
     machineId: {
-      title: 'etcd claim',
       env: ['IDS_ETCD_ENDPOINTS'],
       package: '@ids/machine-etcd',
       provider: 'etcdMachineId',
@@ -109,7 +106,6 @@ export const STORES = [
     prefix: 'zookeeper://',
     lock: '@ids/machine-zookeeper',
     machineId: {
-      title: 'ZooKeeper claim',
       env: ['IDS_ZOOKEEPER_CONNECT'],
       package: '@ids/machine-zookeeper',
       provider: 'zookeeperMachineId',

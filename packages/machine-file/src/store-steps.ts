@@ -65,8 +65,8 @@ function located(
   return variable === undefined ? undefined : { at: (env[variable] as string).trim(), from: variable };
 }
 
-/** The store's name for a person, from its step's title: `Redis`. */
-const label = (store: MachineIdStore) => store.title.replace(/ claim$/, '');
+/** A store's step title in a trail, from the store's title: `Redis claim`. */
+const stepTitle = (store: StoreEntry) => `${store.title} claim`;
 
 /** Where a store is, for a trail: a password in a URL hidden. */
 function shown(at: string): string {
@@ -91,7 +91,7 @@ async function made(
   const pkg = (await importOptional(
     machineId.package,
     () => load(machineId.package),
-    `a ${machineId.title} (${[...machineId.env].join(', ')})`,
+    `a ${stepTitle(store)} (${[...machineId.env].join(', ')})`,
   )) as Record<string, unknown>;
   const make = pkg[machineId.provider];
   if (typeof make !== 'function') {
@@ -135,9 +135,9 @@ export function storeSteps(options: StoreStepsOptions = {}): NamedMachineIdProvi
     let provider: Promise<MachineIdProvider> | undefined;
     const step: NamedMachineIdProvider = {
       name: store.name,
-      title: store.machineId.title,
+      title: stepTitle(store),
       async provider({ bits, note }) {
-        const place = `${label(store.machineId)} at ${shown(where.at)}`;
+        const place = `${store.title} at ${shown(where.at)}`;
         let claim: number | MachineIdClaim;
         try {
           provider ??= made(store, where, options);
@@ -163,11 +163,11 @@ export function storeRows(): {
   readonly env: readonly string[];
   readonly package: string;
 }[] {
-  return machineIdStores().map(({ name, machineId }) => ({
-    name,
-    title: machineId.title,
-    summary: `an ID claimed in ${label(machineId)}, where ${machineId.env.join(' or ')} says (${machineId.package})`,
-    env: machineId.env,
-    package: machineId.package,
+  return machineIdStores().map((store) => ({
+    name: store.name,
+    title: stepTitle(store),
+    summary: `an ID claimed in ${store.title}, where ${store.machineId.env.join(' or ')} says (${store.machineId.package})`,
+    env: store.machineId.env,
+    package: store.machineId.package,
   }));
 }
