@@ -67,13 +67,6 @@ export interface SnowflakeSettings extends GeneratorSettings {
   readonly machineParts?: Readonly<Record<string, number>>;
   /** Asked once with the machine ID; false means MachineIdRejectedError. */
   readonly checkMachineId?: MachineIdCheck;
-  /**
-   * Start each tick that the clock (not a full previous tick) opens at a random sequence below
-   * this bound, so that IDs at low traffic do not all end in sequence 0 (Leaf uses 100). Such a
-   * tick then holds (bound - 1) / 2 fewer IDs on average. Default 0 (off); an integer up to
-   * 2^stepBits, else InvalidArgumentError.
-   */
-  readonly randomSequenceBound?: number;
 }
 
 function bitsSetting(

@@ -29,6 +29,8 @@ export const DEFAULT_TIME_UNIT = 10;
 /**
  * Go v2's `Settings`, with the same defaults, ranges and errors, plus the clock and the
  * clock-back bound. Zero means "the default" for the bit lengths and the time unit, as in Go.
+ * `randomSequenceBound` (GeneratorSettings) costs more here than on a Snowflake: a tick holds
+ * (bound - 1) / 2 fewer of its 256 IDs on average, 49.5 (19%) for Leaf's 100, so keep it small.
  */
 export interface SonyflakeSettings extends GeneratorSettings {
   /** Bits of the sequence number. Default 8; 0 means the default; valid 0..30. Else InvalidBitsSequenceError. */
@@ -67,12 +69,6 @@ export interface SonyflakeSettings extends GeneratorSettings {
   readonly machineId?: MachineIdSource | 'auto';
   /** Asked once with the machine ID; false means MachineIdRejectedError (Go: ErrInvalidMachineID). */
   readonly checkMachineId?: MachineIdCheck;
-  /**
-   * Start each tick the clock opens at a random sequence below this bound (see
-   * GeneratorOptions.randomSequenceBound). Such a tick holds (bound - 1) / 2 fewer of its 256
-   * IDs on average: 49.5 (19%) for Leaf's 100, so keep it small here. Default 0 (off); up to 256.
-   */
-  readonly randomSequenceBound?: number;
 }
 
 /** Go's rule for the bit lengths and the time unit: 0 (or nothing) means the default. */
