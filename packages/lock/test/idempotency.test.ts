@@ -1,4 +1,5 @@
 // Idempotency-Key records on a real Redis.
+import { gate } from '@ids/test-services';
 import { describe, expect, it } from 'vitest';
 import { fingerprint, idempotencyKeys } from '../src/index.js';
 import { redisLocks } from '../src/redis.js';
@@ -21,18 +22,15 @@ describe('idempotency on Redis', () => {
     const print = fingerprint('POST', '/ids', '{"count":3}');
     let executions = 0;
     let others = 0;
-    let letFinish: () => void = () => undefined;
-    const othersAnswered = new Promise<void>((resolve) => {
-      letFinish = resolve;
-    });
+    const othersAnswered = gate();
     const work = async () => {
       executions++;
-      await othersAnswered; // still running while every other request is answered
+      await othersAnswered.opened; // still running while every other request is answered
       return { status: 201, body: '{"ids":["1","2","3"]}' };
     };
     const requests = Array.from({ length: 200 }, () =>
       idem.run('key-1', print, work).then((response) => {
-        if (response.outcome !== 'executed' && ++others === 199) letFinish();
+        if (response.outcome !== 'executed' && ++others === 199) othersAnswered.open();
         return response;
       }),
     );
@@ -72,37 +70,25 @@ describe('idempotency on Redis', () => {
     cleanup.push(() => locks.close());
     const options = { prefix: `${prefix}:records`, ttlMs: 5000 };
     const a = idempotencyKeys(suite.admin, locks, options);
-    let acquired: () => void = () => undefined;
-    const bHolds = new Promise<void>((resolve) => {
-      acquired = resolve;
-    });
-    let go: () => void = () => undefined;
-    const bMayStart = new Promise<void>((resolve) => {
-      go = resolve;
-    });
+    const bHolds = gate();
+    const bMayStart = gate();
     // B's locks: the same, but B pauses right after taking the key.
     const paused = Object.create(locks) as typeof locks;
     paused.tryAcquire = async (name, o) => {
       const lock = await locks.tryAcquire(name, o);
-      acquired();
-      await bMayStart;
+      bHolds.open();
+      await bMayStart.opened;
       return lock;
     };
     const b = idempotencyKeys(suite.admin, paused, options);
-    let finishA: () => void = () => undefined;
-    const aFinishes = new Promise<void>((resolve) => {
-      finishA = resolve;
-    });
-    let aStarted: () => void = () => undefined;
-    const aWorks = new Promise<void>((resolve) => {
-      aStarted = resolve;
-    });
+    const aFinishes = gate();
+    const aWorks = gate();
     const first = a.run('k', 'p', async () => {
-      aStarted();
-      await aFinishes;
+      aWorks.open();
+      await aFinishes.opened;
       return { status: 200, body: 'A' };
     });
-    await aWorks;
+    await aWorks.opened;
     const [held] = await suite.admin.keys(`{${prefix}}:held:*`);
     await suite.admin.del(held as string);
     let bRan = false;
@@ -110,10 +96,10 @@ describe('idempotency on Redis', () => {
       bRan = true;
       return { status: 200, body: 'B' };
     });
-    await bHolds;
-    finishA();
+    await bHolds.opened;
+    aFinishes.open();
     expect(await first).toEqual({ status: 200, body: 'A', outcome: 'executed' });
-    go();
+    bMayStart.open();
     expect(await second).toEqual({ status: 200, body: 'A', outcome: 'replayed' });
     expect(bRan).toBe(false);
   });

@@ -2,6 +2,7 @@ import * as realFs from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeClock, InvalidArgumentError, MachineIdLostError, tickStartMs } from '@ids/engine';
+import { gate } from '@ids/test-services';
 import { describe, expect, it, vi } from 'vitest';
 import { tempPath } from '../src/files.js';
 import {
@@ -280,14 +281,11 @@ describe('host claims: garbage and faults', () => {
 
   it('a release during a renewal waits for it, and leaves no temporary file behind', async () => {
     const dir = tempDir();
-    let letGo: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      letGo = resolve;
-    });
+    const slowWrite = gate();
     const files = faultyFs({
       open: async (p, flags, mode) => {
         const file = await realFs.promises.open(p, flags, mode);
-        await gate; // the renewal's write is slow
+        await slowWrite.opened; // the renewal's write is slow
         return file;
       },
     });
@@ -298,7 +296,7 @@ describe('host claims: garbage and faults', () => {
     const released = claim.release();
     expect(released).toBeInstanceOf(Promise);
     expect(readRecordAt(dir, '0.claim').state).toBe('held');
-    letGo();
+    slowWrite.open();
     await released;
     await renewal;
     expect(readRecordAt(dir, '0.claim')).toMatchObject({ state: 'released', recordedMs: T0 + 100 });

@@ -1,6 +1,7 @@
 // Segments on the embedded PGlite store: the double buffer, the dynamic step on a fake clock,
 // a store that fails or is slow (faults injected by wrapping the real store), and bad input.
 import { FakeClock, InvalidArgumentError, MAX_ID } from '@ids/engine';
+import { gate } from '@ids/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BufferEmptyError,
@@ -161,10 +162,8 @@ describe('a store that cannot answer', () => {
   it('a store slower than a segment lasts: callers wait for the one fetch in flight, nextIdSync does not wait', async () => {
     const { store: s, state } = faulty(store);
     const segments = await onFreshTag(s, 10);
-    let release!: () => void;
-    state.hold = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const slowStore = gate();
+    state.hold = slowStore.opened;
     const first = await Promise.all(Array.from({ length: 10 }, () => segments.nextId()));
     expect(first).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i + 1)));
     const waiting = Promise.all(Array.from({ length: 25 }, () => segments.nextId()));
@@ -172,7 +171,7 @@ describe('a store that cannot answer', () => {
     expect(() => segments.nextIdSync()).toThrow(BufferEmptyError);
     expect(state.maxInFlight).toBe(1);
     state.hold = undefined;
-    release();
+    slowStore.open();
     const later = await waiting;
     expect(new Set(later).size).toBe(25);
     expect(later.every((id) => id > 10n)).toBe(true);

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { FakeClock } from '@ids/engine';
+import { gate } from '@ids/test-services';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   checkServerOptions,
@@ -31,11 +32,8 @@ async function until(done: () => boolean): Promise<void> {
 async function drainingServer(drainMs: number) {
   const clock = new FakeClock(Date.now(), { autoAdvance: false });
   const events: ServerEvent['kind'][] = [];
-  let release: () => void = () => undefined;
   const gated = { entered: false };
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
+  const answer = gate();
   const server = await startIdServer({
     port: 0,
     machineIdSource: 'explicit',
@@ -56,7 +54,7 @@ async function drainingServer(drainMs: number) {
             responses: { '200': { description: 'Released.' } },
             async handle() {
               gated.entered = true;
-              await gate;
+              await answer.opened;
               return { json: { released: true } };
             },
           },
@@ -65,7 +63,7 @@ async function drainingServer(drainMs: number) {
     ],
   });
   running.push(server);
-  return { server, clock, events, release, gated };
+  return { server, clock, events, release: answer.open, gated };
 }
 
 describe('the drain, on an injected clock', () => {
