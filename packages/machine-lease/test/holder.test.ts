@@ -4,96 +4,22 @@
 // truth: an ID is only ever issued while the store holds its machine ID for the issuer's lease
 // with at least the fencing margin left (issue 33: a claim that recovered slowly went on
 // issuing after its lease expired, and beside the holder that took the ID next).
-import { type IdGenerator, type MachineIdClaim, resolveMachineId } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
 import { testLayout } from './fixtures/lease-process.mjs';
 import type { MemoryLeaseClient } from './memory-store.js';
-import {
-  MemoryWorld,
-  memoryProvider,
-  simulatedGenerator,
-  TIMEOUT_MS,
-  TRUST_MS,
-  violation,
-} from './memory-trust.js';
+import { MemoryWorld, SimulatedProcess, TIMEOUT_MS, TRUST_MS } from './memory-trust.js';
 
 const layout = testLayout(0);
 
-interface Issued {
-  readonly id: bigint;
-  readonly at: number;
-}
-
-/** One holder process, in miniature: its own client, provider and generator. */
-class Issuer {
-  readonly ids: Issued[] = [];
-  readonly violations: string[] = [];
-  /** Why each claim attempt failed. */
-  readonly refusals: unknown[] = [];
-  /** Scheduler times at which the generator refused to issue. */
-  readonly refusedAt: number[] = [];
-  client: MemoryLeaseClient | undefined;
-  generator: IdGenerator | undefined;
-  #claiming = false;
-  readonly #world: World;
-
-  constructor(world: World) {
-    this.#world = world;
-  }
-
-  /** Claims (retrying while refused) unless it already has a generator. */
-  start(): void {
-    if (this.#claiming || this.generator) return;
-    this.#claiming = true;
-    const { server, scheduler } = this.#world;
-    const provider = memoryProvider(scheduler, () => {
-      this.client ??= server.client(TIMEOUT_MS);
-      return this.client;
-    });
-    resolveMachineId(layout, provider).then(
-      (claim) => {
-        this.generator = simulatedGenerator(layout, claim as MachineIdClaim, scheduler);
-        this.#claiming = false;
-      },
-      (error: unknown) => {
-        this.refusals.push(error);
-        this.#claiming = false;
-      },
-    );
-  }
-
-  issued(): bigint[] {
-    return this.ids.map((x) => x.id);
-  }
-
-  /** One call of nextIdSync, checked against the store at the instant it returns. */
-  issue(): void {
-    if (!this.generator) return;
-    let id: bigint;
-    try {
-      id = this.generator.nextIdSync();
-    } catch {
-      this.refusedAt.push(this.#world.scheduler.now());
-      return;
-    }
-    const { server, scheduler } = this.#world;
-    const at = scheduler.now();
-    this.ids.push({ id, at });
-    const wrong = violation(server, this.client, this.generator.machine, id, at, this.#world.start);
-    if (wrong) this.violations.push(wrong);
+class World extends MemoryWorld<SimulatedProcess> {
+  /** One holder process, in miniature: its own client, provider and generator (one claim). */
+  issuer(client?: MemoryLeaseClient): SimulatedProcess {
+    return this.add(new SimulatedProcess(this, layout, 1, { client }));
   }
 }
 
-class World extends MemoryWorld<Issuer> {
-  issuer(): Issuer {
-    return this.add(new Issuer(this));
-  }
-}
-
-/** Issued by `issuer` from `from` (exclusive) to `to` (inclusive), scheduler time. */
-function issuedBetween(issuer: Issuer, from: number, to: number): number {
-  return issuer.ids.filter((x) => x.at > from && x.at <= to).length;
-}
+/** The one generator of a holder process: its claim and what it issued. */
+const only = (issuer: SimulatedProcess) => issuer.slots[0]!;
 
 describe('a claim recovered from a slow store', () => {
   // The recovery confirms the lease with a keepalive and a check of the claim, two answers: with
@@ -105,33 +31,33 @@ describe('a claim recovered from a slow store', () => {
       const world = new World();
       const a = world.issuer();
       await world.run(1000);
-      expect(a.ids.length, 'A issues before the fault').toBeGreaterThan(0);
+      expect(only(a).ids.length, 'A issues before the fault').toBeGreaterThan(0);
 
       // 1. Slow answers: A fences, then tries to recover its lease through the same slow link.
-      a.client!.answerDelayMs = delay;
+      a.client.answerDelayMs = delay;
       await world.run(12_000);
       // 2. A normal link again for a while: A holds and issues (recovered, or claimed anew).
-      a.client!.answerDelayMs = 0;
+      a.client.answerDelayMs = 0;
       await world.run(3000);
       const beforeDown = world.scheduler.now();
       expect(
-        issuedBetween(a, beforeDown - 1000, beforeDown),
+        a.issuedBetween(beforeDown - 1000, beforeDown),
         'A issues once the store answers',
       ).toBeGreaterThan(0);
 
       // 3. The store unreachable for 12 s: A's lease runs out on the server.
-      a.client!.down = true;
+      a.client.down = true;
       await world.run(12_000);
-      const dark = issuedBetween(a, beforeDown + TRUST_MS, world.scheduler.now());
+      const dark = a.issuedBetween(beforeDown + TRUST_MS, world.scheduler.now());
 
       // 4. A still cut off; B claims the only ID and issues.
       const b = world.issuer();
       await world.run(8000);
-      expect(b.ids.length, 'B took the ID A lost').toBeGreaterThan(0);
-      const firstB = b.ids[0]!.at;
+      expect(only(b).ids.length, 'B took the ID A lost').toBeGreaterThan(0);
+      const firstB = only(b).ids[0]!.at;
 
       expect(dark, 'IDs A issued with no keepalive confirmed for the trust window').toBe(0);
-      expect(issuedBetween(a, firstB - 1, world.scheduler.now()), 'IDs A issued once B issued').toBe(0);
+      expect(a.issuedBetween(firstB - 1, world.scheduler.now()), 'IDs A issued once B issued').toBe(0);
       expect(world.violations()).toEqual([]);
       expect(world.duplicates()).toBe(0);
     },
@@ -151,15 +77,15 @@ describe('keepalive answers around the trust deadline', () => {
     // after that: the window ends TRUST_MS after the last confirmed send.
     const interval = TRUST_MS / 3;
     const delay = 2 * interval + offset;
-    a.client!.answerDelayMs = delay;
+    a.client.answerDelayMs = delay;
     await world.run(10_000);
-    a.client!.answerDelayMs = 0;
+    a.client.answerDelayMs = 0;
     await world.run(3000);
-    a.client!.down = true;
+    a.client.down = true;
     await world.run(6000);
     const b = world.issuer();
     await world.run(6000);
-    expect(b.ids.length).toBeGreaterThan(0);
+    expect(only(b).ids.length).toBeGreaterThan(0);
     expect(world.violations()).toEqual([]);
     expect(world.duplicates()).toBe(0);
   });
@@ -170,8 +96,8 @@ describe('the claim a holder hands out', () => {
     const world = new World();
     const a = world.issuer();
     await world.run(500);
-    const generator = a.generator!;
-    a.client!.down = true;
+    const generator = only(a).generator!;
+    a.client.down = true;
     // Move the clock past the deadline without running any timer: a thread too busy to run them.
     world.scheduler.clock.advance(TRUST_MS + 100);
     expect(() => generator.nextIdSync()).toThrow(/no longer held/);
@@ -181,17 +107,17 @@ describe('the claim a holder hands out', () => {
     const world = new World();
     const a = world.issuer();
     await world.run(500);
-    a.client!.answerDelayMs = 1300;
+    a.client.answerDelayMs = 1300;
     await world.run(20_000);
     // Every recovery here confirms 2,600 ms after sending, past the 2,400 ms window: nothing issued
     // from the first fence on.
-    const fencedAt = a.refusedAt[0]!;
+    const fencedAt = only(a).refusedAt[0]!;
     expect(fencedAt).toBeDefined();
-    expect(issuedBetween(a, fencedAt, world.scheduler.now())).toBe(0);
-    expect(a.client!.sent.filter((op) => op === 'grant').length, 'fresh leases tried').toBeGreaterThan(1);
-    a.client!.answerDelayMs = 0;
+    expect(a.issuedBetween(fencedAt, world.scheduler.now())).toBe(0);
+    expect(a.client.sent.filter((op) => op === 'grant').length, 'fresh leases tried').toBeGreaterThan(1);
+    a.client.answerDelayMs = 0;
     await world.run(3000);
-    expect(issuedBetween(a, world.scheduler.now() - 1000, world.scheduler.now())).toBeGreaterThan(0);
+    expect(a.issuedBetween(world.scheduler.now() - 1000, world.scheduler.now())).toBeGreaterThan(0);
     expect(world.violations()).toEqual([]);
   });
 
@@ -203,15 +129,13 @@ describe('the claim a holder hands out', () => {
     client.delays.set('grant', 1900);
     client.delays.set('tryCreate', 600);
     client.answerDelayMs = 200;
-    const a = new Issuer(world);
-    a.client = client;
-    world.add(a);
+    const a = world.issuer(client);
     await world.run(3500);
-    expect(a.refusals).toEqual([]);
-    expect(a.generator, 'claimed without a second grant').toBeDefined();
+    expect(only(a).refusals).toEqual([]);
+    expect(only(a).generator, 'claimed without a second grant').toBeDefined();
     expect(client.sent.filter((op) => op === 'grant')).toHaveLength(1);
     expect(client.sent).toContain('holds');
-    expect(a.ids.length).toBeGreaterThan(0);
+    expect(only(a).ids.length).toBeGreaterThan(0);
     expect(world.violations()).toEqual([]);
   });
 });

@@ -1,6 +1,13 @@
 // What the tests on the in-memory store share: the lease timing they run with, and the check of
 // every ID issued against the store's own truth at the instant it was issued.
-import { checkGeneratorOptions, IdGenerator, type Layout, type MachineIdClaim } from '@ids/engine';
+import {
+  checkGeneratorOptions,
+  IdGenerator,
+  type Layout,
+  type MachineIdClaim,
+  resolveMachineId,
+} from '@ids/engine';
+import type { LeasedClaim } from '../src/claim.js';
 import { checkLeaseOptions } from '../src/options.js';
 import { type LeasedMachineIdProvider, leasedMachineId } from '../src/provider.js';
 import { FakeScheduler } from './fake-scheduler.js';
@@ -110,5 +117,110 @@ export class MemoryWorld<P extends Simulated> {
   duplicates(): number {
     const all = this.members.flatMap((member) => member.issued());
     return all.length - new Set(all).size;
+  }
+}
+
+/** One generator of a simulated process: its claim, once made, and what it issued. */
+export class SimulatedSlot {
+  /** Each ID issued, with the scheduler time and the machine ID it was issued at. */
+  readonly ids: { readonly id: bigint; readonly at: number; readonly machine: number }[] = [];
+  /** Why each claim attempt failed. */
+  readonly refusals: unknown[] = [];
+  /** Scheduler times at which a claim of this slot was aborted. */
+  readonly abortedAt: number[] = [];
+  /** Scheduler times at which the generator refused to issue. */
+  readonly refusedAt: number[] = [];
+  claim: LeasedClaim | undefined;
+  generator: IdGenerator | undefined;
+  claiming = false;
+}
+
+/**
+ * One process in miniature: its own client and provider, and `count` generators, each claiming
+ * a machine ID (one lease for all of them with `shareLease`) and issuing one ID a step.
+ */
+export class SimulatedProcess implements Simulated {
+  readonly slots: SimulatedSlot[];
+  readonly violations: string[] = [];
+  readonly client: MemoryLeaseClient;
+  readonly #world: MemoryWorld<SimulatedProcess>;
+  readonly #layout: Layout;
+  readonly #provider: LeasedMachineIdProvider;
+  #stopped = false;
+
+  constructor(
+    world: MemoryWorld<SimulatedProcess>,
+    layout: Layout,
+    count: number,
+    options: { readonly shareLease?: boolean; readonly client?: MemoryLeaseClient | undefined } = {},
+  ) {
+    this.#world = world;
+    this.#layout = layout;
+    this.client = options.client ?? world.server.client(TIMEOUT_MS);
+    this.slots = Array.from({ length: count }, () => new SimulatedSlot());
+    const shared = options.shareLease ? { shareLease: true } : {};
+    this.#provider = memoryProvider(world.scheduler, () => this.client, shared);
+  }
+
+  /** Claims for every slot without a generator (retrying what was refused). */
+  start(): void {
+    if (this.#stopped) return;
+    for (const slot of this.slots) {
+      if (slot.claiming || slot.generator) continue;
+      slot.claiming = true;
+      const { scheduler } = this.#world;
+      resolveMachineId(this.#layout, this.#provider).then(
+        (claim) => {
+          slot.claim = claim as LeasedClaim;
+          slot.claim.signal.addEventListener('abort', () => slot.abortedAt.push(scheduler.now()));
+          slot.generator = simulatedGenerator(this.#layout, claim as MachineIdClaim, scheduler);
+          slot.claiming = false;
+        },
+        (error: unknown) => {
+          slot.refusals.push(error);
+          slot.claiming = false;
+        },
+      );
+    }
+  }
+
+  /** One nextIdSync per generator, each checked against the store at the instant it returns. */
+  issue(): void {
+    const { server, scheduler } = this.#world;
+    for (const slot of this.slots) {
+      const generator = slot.generator;
+      if (!generator) continue;
+      let id: bigint;
+      try {
+        id = generator.nextIdSync();
+      } catch {
+        slot.refusedAt.push(scheduler.now());
+        continue;
+      }
+      const at = scheduler.now();
+      slot.ids.push({ id, at, machine: generator.machine });
+      const wrong = violation(server, this.client, generator.machine, id, at, this.#world.start);
+      if (wrong) this.violations.push(wrong);
+    }
+  }
+
+  /** Stops issuing and claiming (a process that died). */
+  stop(): void {
+    this.#stopped = true;
+    for (const slot of this.slots) slot.generator = undefined;
+  }
+
+  issued(): bigint[] {
+    return this.slots.flatMap((slot) => slot.ids.map((x) => x.id));
+  }
+
+  /** How many IDs it issued from `from` (exclusive) to `to` (inclusive), scheduler time. */
+  issuedBetween(from: number, to: number): number {
+    return this.slots.reduce((n, slot) => n + slot.ids.filter((x) => x.at > from && x.at <= to).length, 0);
+  }
+
+  /** How many requests of operation `op` its client sent. */
+  count(op: string): number {
+    return this.client.sent.filter((sent) => sent === op).length;
   }
 }

@@ -3,125 +3,21 @@
 // truth at the instant it is issued: its machine ID is held by a lease of the issuing process,
 // with at least the fencing margin left, and no two generators of any process share a machine
 // ID (the duplicates count would show it).
-import { type IdGenerator, type MachineIdClaim, resolveMachineId } from '@ids/engine';
 import { describe, expect, it } from 'vitest';
-import type { LeasedClaim } from '../src/claim.js';
-import type { LeasedMachineIdProvider } from '../src/provider.js';
 import { testLayout } from './fixtures/lease-process.mjs';
-import type { MemoryLeaseClient } from './memory-store.js';
-import {
-  MemoryWorld,
-  memoryProvider,
-  STEP_MS,
-  simulatedGenerator,
-  TIMEOUT_MS,
-  TRUST_MS,
-  violation,
-} from './memory-trust.js';
+import { MemoryWorld, SimulatedProcess, type SimulatedSlot, STEP_MS, TRUST_MS } from './memory-trust.js';
 
 /** Four machine IDs: one process of four claims fills the field. */
 const layout = testLayout(2);
 
-interface Issued {
-  readonly id: bigint;
-  readonly at: number;
-  readonly machine: number;
-}
-
-/** One generator of a process: its claim, once made, and what it issued. */
-class Slot {
-  readonly ids: Issued[] = [];
-  readonly refusals: unknown[] = [];
-  /** Scheduler times at which a claim of this slot was aborted. */
-  readonly abortedAt: number[] = [];
-  claim: LeasedClaim | undefined;
-  generator: IdGenerator | undefined;
-  claiming = false;
-}
-
-/** One process holding several machine IDs through one provider with `shareLease`. */
-class Process {
-  readonly slots: Slot[];
-  readonly violations: string[] = [];
-  readonly client: MemoryLeaseClient;
-  readonly #world: World;
-  readonly #provider: LeasedMachineIdProvider;
-  #stopped = false;
-
-  constructor(world: World, count: number) {
-    this.#world = world;
-    this.client = world.server.client(TIMEOUT_MS);
-    this.slots = Array.from({ length: count }, () => new Slot());
-    this.#provider = memoryProvider(world.scheduler, () => this.client, { shareLease: true });
-  }
-
-  /** Claims for every slot without a generator (retrying what was refused). */
-  start(): void {
-    if (this.#stopped) return;
-    for (const slot of this.slots) {
-      if (slot.claiming || slot.generator) continue;
-      slot.claiming = true;
-      const { scheduler } = this.#world;
-      resolveMachineId(layout, this.#provider).then(
-        (claim) => {
-          slot.claim = claim as LeasedClaim;
-          slot.claim.signal.addEventListener('abort', () => slot.abortedAt.push(scheduler.now()));
-          slot.generator = simulatedGenerator(layout, claim as MachineIdClaim, scheduler);
-          slot.claiming = false;
-        },
-        (error: unknown) => {
-          slot.refusals.push(error);
-          slot.claiming = false;
-        },
-      );
-    }
-  }
-
-  /** One nextIdSync per generator, each checked against the store at the instant it returns. */
-  issue(): void {
-    const { server, scheduler } = this.#world;
-    for (const slot of this.slots) {
-      const generator = slot.generator;
-      if (!generator) continue;
-      let id: bigint;
-      try {
-        id = generator.nextIdSync();
-      } catch {
-        continue;
-      }
-      const at = scheduler.now();
-      slot.ids.push({ id, at, machine: generator.machine });
-      const wrong = violation(server, this.client, generator.machine, id, at, this.#world.start);
-      if (wrong) this.violations.push(wrong);
-    }
-  }
-
-  /** Stops issuing and claiming (a process that died). */
-  stop(): void {
-    this.#stopped = true;
-    for (const slot of this.slots) slot.generator = undefined;
-  }
-
-  issued(): bigint[] {
-    return this.slots.flatMap((slot) => slot.ids.map((x) => x.id));
-  }
-
-  issuedBetween(from: number, to: number): number {
-    return this.slots.reduce((n, slot) => n + slot.ids.filter((x) => x.at > from && x.at <= to).length, 0);
-  }
-
-  count(op: string): number {
-    return this.client.sent.filter((sent) => sent === op).length;
+class World extends MemoryWorld<SimulatedProcess> {
+  /** One process holding `count` machine IDs through one provider with `shareLease`. */
+  process(count: number): SimulatedProcess {
+    return this.add(new SimulatedProcess(this, layout, count, { shareLease: true }));
   }
 }
 
-class World extends MemoryWorld<Process> {
-  process(count: number): Process {
-    return this.add(new Process(this, count));
-  }
-}
-
-function machinesOf(process: Process): number[] {
+function machinesOf(process: SimulatedProcess): number[] {
   return process.slots.map((slot) => slot.generator?.machine ?? -1).sort();
 }
 
@@ -226,7 +122,7 @@ describe('claims sharing one lease', () => {
     const world = new World();
     const a = world.process(2);
     await world.run(1000);
-    const [first, second] = a.slots as [Slot, Slot];
+    const [first, second] = a.slots as [SimulatedSlot, SimulatedSlot];
     const lease = first.claim!.leaseId;
     const machine = first.generator!.machine;
     world.server.deleteClaim(machine);
