@@ -204,6 +204,13 @@ export class SimulatedProcess implements Simulated {
     }
   }
 
+  /** Releases `slot`'s claim as a process shutting one generator down: that slot issues and claims no more. */
+  async release(slot: SimulatedSlot): Promise<void> {
+    slot.generator = undefined;
+    slot.claiming = true;
+    await slot.claim?.release();
+  }
+
   /** Stops issuing and claiming (a process that died). */
   stop(): void {
     this.#stopped = true;

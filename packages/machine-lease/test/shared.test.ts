@@ -87,10 +87,8 @@ describe('claims sharing one lease', () => {
     const lease = a.slots[0]!.claim!.leaseId;
     const released = a.slots[0]!;
     const machine = released.generator!.machine;
-    released.generator = undefined;
-    // The process stops claiming for this slot: it is being shut down, one generator at a time.
-    released.claiming = true;
-    await released.claim!.release();
+    // The process is being shut down, one generator at a time.
+    await a.release(released);
     expect(world.server.owner(machine), 'the released ID is free').toBeUndefined();
     expect(world.server.liveLeases()).toEqual([lease]);
     const t = world.scheduler.now();
@@ -106,11 +104,7 @@ describe('claims sharing one lease', () => {
     const b = world.process(1);
     await world.run(1000);
     expect(b.slots[0]!.generator?.machine).toBe(machine);
-    for (const slot of a.slots.slice(1)) {
-      slot.generator = undefined;
-      slot.claiming = true;
-      await slot.claim!.release();
-    }
+    for (const slot of a.slots.slice(1)) await a.release(slot);
     expect(a.count('revoke')).toBe(1);
     expect(a.client.closed).toBe(true);
     expect(world.server.liveLeases()).toEqual([b.slots[0]!.claim!.leaseId]);
