@@ -17,11 +17,10 @@ describe.skipIf(!hasEtcd())('an etcd that answers slowly, then fails', () => {
         spawnIssuer(__dirname, ['fixed', endpoint, prefix], SLOW_STORE_LEASE);
       await slowStoreFault(issuer(proxy.url), issuer(member.clientUrl), {
         label: 'etcd',
+        proxy,
         delayMs: 1000,
-        delay: (ms) => proxy.delayAnswers(ms),
         down: () => member.kill(),
         up: () => member.start(),
-        cut: () => proxy.setMode('blackhole'),
       });
     } finally {
       await proxy.close();

@@ -296,16 +296,18 @@ export const SLOW_STORE_LEASE = { ttlSeconds: 3, fenceMarginMs: 600, timeoutMs: 
 export interface SlowStore {
   /** What the figures printed at the end are headed with. */
   readonly label: string;
-  /** Holds the store's answers to A back by `ms` (0 ends it): a delaying proxy between them. */
-  delay(ms: number): void;
+  /**
+   * The proxy between A and the store (a TcpProxy of @ids/test-services): it holds the store's
+   * answers to A back by `ms` (0 ends it), and at the end cuts A off for good (`blackhole`:
+   * everything dropped).
+   */
+  readonly proxy: { delayAnswers(ms: number): void; setMode(mode: 'blackhole'): void };
   /** How long each answer is held back in the slow phase. */
   readonly delayMs: number;
   /** The store stops answering anyone (killed, or SIGSTOPped). */
   down(): Promise<void>;
   /** The store answers again (restarted, or SIGCONTed). */
   up(): Promise<void>;
-  /** Cuts A off from the store for good (the proxy drops everything). */
-  cut(): void;
 }
 
 /**
@@ -326,9 +328,9 @@ export async function slowStoreFault(
   const ttlMs = SLOW_STORE_LEASE.ttlSeconds * 1000;
   const a = startA();
   await until(() => a.ids.length > 50, WAIT_MS, 'A issuing');
-  store.delay(store.delayMs);
+  store.proxy.delayAnswers(store.delayMs);
   await sleep(12_000);
-  store.delay(0);
+  store.proxy.delayAnswers(0);
   const answering = Date.now();
   await until(() => a.ids.some((x) => x.at > answering), WAIT_MS, 'A issuing once answers flow again');
   const downAt = Date.now();
@@ -342,7 +344,7 @@ export async function slowStoreFault(
     },
   );
   const cutAt = Date.now();
-  store.cut();
+  store.proxy.setMode('blackhole');
   const b = startB();
   await until(() => b.ids.length > 50, WAIT_MS, `B issuing after A was cut off (${store.label})`).catch(
     (error: Error) => {

@@ -16,11 +16,10 @@ describe.skipIf(!hasRedis())('a Redis that answers slowly, then fails', () => {
         spawnIssuer(__dirname, [url, prefix, SLOW_STORE_LEASE.ttlSeconds, 0], SLOW_STORE_LEASE);
       await slowStoreFault(issuer(`redis://127.0.0.1:${new URL(proxy.url).port}`), issuer(redis.url), {
         label: 'Redis',
+        proxy,
         delayMs: 2600,
-        delay: (ms) => proxy.delayAnswers(ms),
         down: async () => redis.pause(),
         up: async () => redis.resume(),
-        cut: () => proxy.setMode('blackhole'),
       });
     } finally {
       await proxy.close();

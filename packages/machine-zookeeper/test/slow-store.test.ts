@@ -16,11 +16,10 @@ describe.skipIf(!hasZookeeper())('a ZooKeeper that answers slowly, then fails', 
         spawnIssuer(__dirname, [connect, path, SLOW_STORE_LEASE.ttlSeconds, 0], SLOW_STORE_LEASE);
       await slowStoreFault(issuer(`127.0.0.1:${new URL(proxy.url).port}`), issuer(zk.connect), {
         label: 'ZooKeeper',
+        proxy,
         delayMs: 2600,
-        delay: (ms) => proxy.delayAnswers(ms),
         down: () => zk.kill(),
         up: () => zk.start(),
-        cut: () => proxy.setMode('blackhole'),
       });
     } finally {
       await proxy.close();
