@@ -11,7 +11,7 @@ const newToken = () => `${PROCESS_TOKEN}${(tokens++).toString(16).padStart(8, '0
 import { InvalidArgumentError } from '@ids/engine';
 import { errorText, received } from '@ids/engine/internal';
 import { StoreUnavailableError } from '@ids/machine-lease/errors';
-import { LeaseKeeper, type Scheduler, schedulerOf } from '@ids/machine-lease/internal';
+import { type KeeperTiming, LeaseKeeper, type Scheduler, schedulerOf } from '@ids/machine-lease/internal';
 import type { LockBackend, Taken, TakeRequest } from './backend.js';
 import { LockAbortedError, LockTimeoutError } from './errors.js';
 import { Lock } from './lock.js';
@@ -19,6 +19,47 @@ import { type AcquireOptions, type CheckedAcquire, checkAcquire, checkName, leas
 
 /** How long past its budget an attempt may run before it is given up (see `#attempt`). */
 const ATTEMPT_GRACE_MS = 100;
+
+/**
+ * What ends one acquire's wait for a turn: the caller's signal, or waitMs on the scheduler
+ * counted from the acquire's start. An object, not closures made per acquire: most acquires
+ * never wait.
+ */
+class Waiting {
+  readonly #controller = new AbortController();
+  readonly #signal: AbortSignal | undefined;
+  #cancelTimer: (() => void) | undefined;
+  /** Whether waitMs ran out. */
+  timedOut = false;
+
+  constructor(scheduler: Scheduler, o: CheckedAcquire, started: number) {
+    if (o.waitMs !== undefined && o.waitMs > 0) {
+      const left = Math.max(0, o.waitMs - (scheduler.now() - started));
+      this.#cancelTimer = scheduler.setTimer(() => {
+        this.timedOut = true;
+        this.#controller.abort();
+      }, left);
+    }
+    this.#signal = o.signal;
+    this.#signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** Aborts when the wait must end. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The caller's signal aborted (an EventListener object: no closure to make). */
+  handleEvent(): void {
+    this.#controller.abort();
+  }
+
+  /** The acquire is over: the timer and the listener go. */
+  end(): void {
+    this.#cancelTimer?.();
+    this.#signal?.removeEventListener('abort', this);
+  }
+}
 
 /**
  * Named locks on one store. Waiting is FIFO and event-driven (the backend wakes the next in
@@ -29,6 +70,7 @@ export class Locks {
   readonly #backend: LockBackend;
   readonly #timeoutMs: number;
   readonly #scheduler: Scheduler;
+  #lastTiming: KeeperTiming | undefined;
 
   /** `options.scheduler` is a test seam (a fake clock), as for the lease holders. */
   constructor(backend: LockBackend, options: { readonly timeoutMs: number }) {
@@ -92,28 +134,11 @@ export class Locks {
     if (signal?.aborted) throw this.#aborted(name, signal);
     const token = newToken();
     const backend = this.#backend;
-    // Ends a wait for a turn: the caller's signal, or waitMs on the scheduler counted from now.
-    // Without either it is made at the first wait: an uncontended acquire needs none.
     const started = this.#scheduler.now();
-    let stop: AbortController | undefined;
-    let timedOut = false;
-    let cancelTimer = () => undefined as unknown;
-    const onAbort = () => stop?.abort();
-    const waiting = (): AbortSignal => {
-      if (stop) return stop.signal;
-      const controller = new AbortController();
-      stop = controller;
-      if (o.waitMs !== undefined && o.waitMs > 0) {
-        const left = Math.max(0, o.waitMs - (this.#scheduler.now() - started));
-        cancelTimer = this.#scheduler.setTimer(() => {
-          timedOut = true;
-          controller.abort();
-        }, left);
-      }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      return controller.signal;
-    };
-    if (wait && (o.waitMs !== undefined || signal)) waiting();
+    // Ends a wait for a turn: made at once when waitMs or a signal bounds the wait, else at the
+    // first wait: an uncontended acquire needs none.
+    let waiting =
+      wait && (o.waitMs !== undefined || signal) ? new Waiting(this.#scheduler, o, started) : undefined;
     // The store's error at the last attempt, if it failed: a wait that ends then says the store
     // was unreachable, never that someone held the lock.
     let unreachable: unknown;
@@ -147,8 +172,12 @@ export class Locks {
           await backend.leave(name, token);
           return undefined;
         }
-        if (o.waitMs === 0) timedOut = true;
-        if (!timedOut && !signal?.aborted) await backend.turn(name, token, waiting());
+        let timedOut = o.waitMs === 0 || waiting?.timedOut === true;
+        if (!timedOut && !signal?.aborted) {
+          waiting ??= new Waiting(this.#scheduler, o, started);
+          await backend.turn(name, token, waiting.signal);
+          timedOut = waiting.timedOut;
+        }
         if (timedOut) {
           if (unreachable === undefined) throw new LockTimeoutError(name, o.waitMs ?? 0);
           throw new StoreUnavailableError(
@@ -167,8 +196,7 @@ export class Locks {
       if (unreachable === undefined) await leaving;
       throw error;
     } finally {
-      cancelTimer();
-      signal?.removeEventListener('abort', onAbort);
+      waiting?.end();
     }
   }
 
@@ -223,17 +251,18 @@ export class Locks {
     sentAt: number,
   ): Promise<Lock | undefined> {
     const backend = this.#backend;
-    let onLost: (reason: unknown) => void = () => undefined;
+    // Inline callbacks, not named closures: the build keeps function names (keepNames), a
+    // defineProperty per named closure made, and this runs once per acquire.
+    let lock: Lock | undefined;
     const keeper = new LeaseKeeper(
-      leaseTiming(ttlMs, this.#timeoutMs),
+      this.#timing(ttlMs),
       this.#scheduler,
       (ms) => backend.extend(name, token, ttlMs, ms),
-      (reason) => onLost(reason),
+      (reason) => lock?.lost(reason),
       sentAt,
       backend.store,
     );
-    const lock = new Lock(name, taken.fence, token, keeper, backend);
-    onLost = (reason) => lock.lost(reason);
+    lock = new Lock(name, taken.fence, token, keeper, backend);
     keeper.start();
     if (taken.quarantineMs > 0) {
       const signal = lock.signal;
@@ -255,6 +284,12 @@ export class Locks {
       return undefined;
     }
     return lock;
+  }
+
+  /** The keeper's timing for `ttlMs`: the last one made is kept, as most acquires share a TTL. */
+  #timing(ttlMs: number): KeeperTiming {
+    if (this.#lastTiming?.ttlMs !== ttlMs) this.#lastTiming = leaseTiming(ttlMs, this.#timeoutMs);
+    return this.#lastTiming;
   }
 
   #aborted(name: string, signal: AbortSignal): LockAbortedError {

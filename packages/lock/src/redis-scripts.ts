@@ -40,7 +40,10 @@ local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]`;
  * Take the lock, or a place in line. KEYS: held, fence, queue, alive, epoch. ARGV: token, ttl ms,
  * the client's clock in µs, how long a waiter's place lasts without asking again (ms), '1' to
  * join the line when refused ('0': a single attempt).
- * Returns {1, fence, quarantine ms} held, {0} not held (and in line).
+ * Returns the fence, an integer, when taken with nothing to wait out; {fence, quarantine ms} when
+ * taken in the first TTL after the epoch or with a fence past 2^53 (then read back as text);
+ * 0 when not taken (and in line). One integer is what an uncontended take answers: the
+ * cheapest reply to send and to read.
  *
  * A free lock with nobody in line (the queue key exists only while someone stands in it) is
  * taken by EXISTS, SET NX and INCR alone: no clock, no read of the line.
@@ -61,7 +64,7 @@ export const TAKE = script(
 ${LOCALS}
 if not held then
   local cur = redis.call('GET', KEYS[1])
-  if cur == ARGV[1] then return {1, redis.call('GET', KEYS[2]), 0} end
+  if cur == ARGV[1] then return {redis.call('GET', KEYS[2]), 0} end
   ${NOW}
   ${HEAD}
   if cur or (head and head ~= ARGV[1]) then
@@ -69,7 +72,7 @@ if not held then
       redis.call('ZADD', KEYS[3], 'NX', nowus, ARGV[1])
       redis.call('ZADD', KEYS[4], nowms + tonumber(ARGV[4]), ARGV[1])
     end
-    return {0}
+    return 0
   end
   redis.call('ZREM', KEYS[3], ARGV[1])
   redis.call('ZREM', KEYS[4], ARGV[1])
@@ -92,8 +95,9 @@ if fence == 1 then
   end
   quarantine = math.max(0, tonumber(epoch) + tonumber(ARGV[2]) - nowms)
 end
-if fence >= 9007199254740992 then fence = redis.call('GET', KEYS[2]) end
-return {1, fence, quarantine}`,
+if fence >= 9007199254740992 then return {redis.call('GET', KEYS[2]), quarantine} end
+if quarantine > 0 then return {fence, quarantine} end
+return fence`,
 );
 
 /** Compare-and-extend. KEYS: held. ARGV: token, ttl ms. Returns 1 extended, 0 not held by token. */
