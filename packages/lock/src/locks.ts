@@ -20,6 +20,16 @@ import { type AcquireOptions, type CheckedAcquire, checkAcquire, checkName, leas
 /** How long past its budget an attempt may run before it is given up (see `#attempt`). */
 const ATTEMPT_GRACE_MS = 100;
 
+/** Whether a lock just taken is still within its lease's trust window (its keeper checks now). */
+function trusted(lock: Lock): boolean {
+  try {
+    lock.check();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * What ends one acquire's wait for a turn: the caller's signal, or waitMs on the scheduler
  * counted from the acquire's start. An object, not closures made per acquire: most acquires
@@ -91,10 +101,14 @@ export class Locks {
    * `waitMs: 0`) when the store could not be reached at the last attempt; LockAbortedError when
    * `signal` aborts; the store's errors that waiting cannot fix.
    */
-  async acquire(name: string, options?: AcquireOptions): Promise<Lock> {
-    const checked = checkAcquire(options);
-    const lock = await this.#acquire(checkName(name), checked, true);
-    return lock as Lock;
+  acquire(name: string, options?: AcquireOptions): Promise<Lock> {
+    // Not an async function wrapping #acquire's promise (one more await per acquire); a bad
+    // argument still rejects, never throws.
+    try {
+      return this.#acquire(checkName(name), checkAcquire(options), true) as Promise<Lock>;
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** One attempt: the lock, or undefined when someone holds or waits for it. Same throws as acquire. */
@@ -159,8 +173,10 @@ export class Locks {
           unreachable = error;
         }
         if (taken) {
-          const lock = await this.#hold(name, token, o.ttlMs, taken, sentAt);
-          if (lock) return lock;
+          const lock = this.#hold(name, token, o.ttlMs, taken.fence, sentAt);
+          if (taken.quarantineMs > 0) await this.#quarantine(lock, taken.quarantineMs);
+          if (trusted(lock)) return lock;
+          await lock.release().catch(() => undefined);
           // Taken, but answered too late to trust, and released: as if the store had not answered.
           unreachable = new StoreUnavailableError(
             backend.store,
@@ -238,18 +254,12 @@ export class Locks {
   }
 
   /**
-   * Starts the keeper, trusted from when the winning attempt was sent, and waits out a
-   * quarantine the store asked for before handing the lock out. Fails closed: a take whose
+   * Makes the lock and starts its keeper, trusted from when the winning attempt was sent. The
+   * caller then waits out a quarantine the store asked for, and fails closed: a take whose
    * answer came after the trust window (a store or a process too busy) fences the keeper at its
-   * start, and such a lock is released and never handed out (undefined).
+   * start, and such a lock is released and never handed out.
    */
-  async #hold(
-    name: string,
-    token: string,
-    ttlMs: number,
-    taken: Taken,
-    sentAt: number,
-  ): Promise<Lock | undefined> {
+  #hold(name: string, token: string, ttlMs: number, fence: bigint, sentAt: number): Lock {
     const backend = this.#backend;
     // Inline callbacks, not named closures: the build keeps function names (keepNames), a
     // defineProperty per named closure made, and this runs once per acquire.
@@ -262,28 +272,29 @@ export class Locks {
       sentAt,
       backend.store,
     );
-    lock = new Lock(name, taken.fence, token, keeper, backend);
+    lock = new Lock(name, fence, token, keeper, backend);
     keeper.start();
-    if (taken.quarantineMs > 0) {
-      const signal = lock.signal;
-      await new Promise<void>((resolve) => {
-        const cancel = this.#scheduler.setTimer(resolve, taken.quarantineMs);
-        signal.addEventListener('abort', () => {
-          cancel();
-          resolve();
-        });
-      });
-      if (signal.aborted) {
-        const reason = signal.reason;
-        await lock.release().catch(() => undefined);
-        throw reason;
-      }
-    }
-    if (!keeper.check()) {
-      await lock.release().catch(() => undefined);
-      return undefined;
-    }
     return lock;
+  }
+
+  /**
+   * Holds `lock` for `ms` before it is handed out (see Taken.quarantineMs).
+   * @throws the lock's lost-lease reason, the lock released, when it is lost meanwhile.
+   */
+  async #quarantine(lock: Lock, ms: number): Promise<void> {
+    const signal = lock.signal;
+    await new Promise<void>((resolve) => {
+      const cancel = this.#scheduler.setTimer(resolve, ms);
+      signal.addEventListener('abort', () => {
+        cancel();
+        resolve();
+      });
+    });
+    if (signal.aborted) {
+      const reason = signal.reason;
+      await lock.release().catch(() => undefined);
+      throw reason;
+    }
   }
 
   /** The keeper's timing for `ttlMs`: the last one made is kept, as most acquires share a TTL. */
