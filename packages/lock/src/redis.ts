@@ -165,13 +165,10 @@ class RedisBackend implements LockBackend {
     });
   }
 
-  /**
-   * A script's arguments: the keys of `name` the scripts take, in their order (see
-   * redis-scripts.ts: held, fence, queue, alive), then `argv`.
-   */
-  #args(name: string, ...argv: (string | number)[]): (string | number)[] {
+  /** RELEASE's and LEAVE's arguments (see redis-scripts.ts): the held, queue and alive keys of `name`, then `token`. */
+  #line(name: string, token: string): string[] {
     const b = this.#base;
-    return [`${b}:held:${name}`, `${b}:fence:${name}`, `${b}:queue:${name}`, `${b}:alive:${name}`, ...argv];
+    return [`${b}:held:${name}`, `${b}:queue:${name}`, `${b}:alive:${name}`, token];
   }
 
   #onRelease(message: string): void {
@@ -197,19 +194,19 @@ class RedisBackend implements LockBackend {
     if (join) this.#asking.add(token);
     let reply: unknown;
     try {
-      const sent = this.#run(
-        TAKE,
-        this.#args(
-          name,
-          this.#epoch,
-          token,
-          ttlMs,
-          // The client's clock in µs, for a counter that starts again (see TAKE).
-          `${Date.now()}000`,
-          this.#pollMs * 5,
-          join ? '1' : '0',
-        ),
-      );
+      const b = this.#base;
+      const sent = this.#run(TAKE, [
+        `${b}:held:${name}`,
+        `${b}:fence:${name}`,
+        `${b}:queue:${name}`,
+        `${b}:alive:${name}`,
+        this.#epoch,
+        token,
+        ttlMs,
+        // The client's clock in µs, for a counter that starts again; a place's lifetime; whether
+        // to join: one argument (see TAKE).
+        `${Date.now()}000:${this.#pollMs * 5}:${join ? '1' : '0'}`,
+      ]);
       reply = await (budgetMs === undefined ? sent : withinMs(budgetMs, takingWhat(name), sent));
     } catch (error) {
       throw redisError(takingWhat(name), error);
@@ -253,7 +250,7 @@ class RedisBackend implements LockBackend {
 
   async release(name: string, token: string): Promise<void> {
     try {
-      await this.#run(RELEASE, this.#args(name, token, this.#channel, name));
+      await this.#run(RELEASE, this.#line(name, token));
     } catch (error) {
       throw redisError(`releasing the lock ${JSON.stringify(name)}`, error);
     }
@@ -264,7 +261,7 @@ class RedisBackend implements LockBackend {
     // Only a token that joined has a place to give up (tryAcquire never joins).
     if (!this.#joined.delete(token)) return;
     await this.#call(`leaving the line for the lock ${JSON.stringify(name)}`, () =>
-      this.#run(LEAVE, this.#args(name, token, this.#channel, name)),
+      this.#run(LEAVE, this.#line(name, token)),
     );
   }
 
