@@ -161,7 +161,17 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
   await admin.set(`{${prefix}}:epoch`, '0');
   const rows = [];
   try {
-    const locks = await redisLocks({ url: redis.url, prefix });
+    /** @type {any} the Redis backend under `locks` (a test seam of redisLocks) */
+    let backend;
+    const locks = await redisLocks(
+      /** @type {import('@ids/lock/redis').RedisLocksOptions} */ ({
+        url: redis.url,
+        prefix,
+        onBackend: (/** @type {unknown} */ b) => {
+          backend = b;
+        },
+      }),
+    );
     // The least a fenced lock can do on Redis, with nothing of @ids/lock's around it: one script
     // that takes the key (SET NX PX, as redlock does) and hands out the next fence (INCR), and one
     // that deletes the key if it still holds this token (as redlock's release). No line of
@@ -180,6 +190,23 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
         "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
       )
     );
+    // The same floor on a client set up as @ids/lock's is (redis.ts): every command bounded by
+    // ioredis's commandTimeout, a timer armed and cleared per command, which the other rows'
+    // clients do not pay. What that bound costs, measured beside the rest.
+    const fencedBounded = new Redis(redis.url, {
+      commandTimeout: 3000,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    });
+    await new Promise((resolve) => fencedBounded.once('ready', resolve));
+    /** @param {Redis} client */
+    const fencedTake = async (client) => {
+      const token = randomBytes(16).toString('hex');
+      if ((await client.evalsha(takeSha, 2, 'bench-floor', 'bench-floor-fence', token, 10_000)) === 0) {
+        throw new Error('the fenced floor found its key held');
+      }
+      await client.evalsha(giveSha, 1, 'bench-floor', token);
+    };
     const redlock4Client = new Redis(redis.url);
     const redlock4 = new Redlock([redlock4Client], { retryCount: 0 });
     const redlock5Client = new Redis(redis.url);
@@ -192,12 +219,15 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
           await admin.ping();
         },
         ours: async () => (await locks.acquire('bench')).release(),
-        fencedFloor: async () => {
+        fencedFloor: () => fencedTake(fenced),
+        fencedBounded: () => fencedTake(fencedBounded),
+        // @ids/lock's two scripts through its own client, with none of Locks, Lock or the lease
+        // keeper around them: what the fair line and the fence cost on Redis beside the floor.
+        backendOnly: async () => {
           const token = randomBytes(16).toString('hex');
-          if ((await fenced.evalsha(takeSha, 2, 'bench-floor', 'bench-floor-fence', token, 10_000)) === 0) {
-            throw new Error('the fenced floor found its key held');
-          }
-          await fenced.evalsha(giveSha, 1, 'bench-floor', token);
+          const request = { name: 'bench-backend', token, ttlMs: 10_000, join: true, budgetMs: undefined };
+          if (!(await backend.take(request))) throw new Error('the backend found its lock held');
+          await backend.release('bench-backend', token);
         },
         redlock4: async () => (await redlock4.lock('bench-redlock4', 10_000)).unlock(),
         redlock5: async () => (await redlock5.acquire(['bench-redlock5'], 10_000)).release(),
@@ -208,6 +238,7 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
     redlock4Client.disconnect();
     redlock5Client.disconnect();
     fenced.disconnect();
+    fencedBounded.disconnect();
     const { times: t, cpuUs } = uncontended;
     const floor = percentile(
       [...t.ping].sort((a, b) => a - b),
@@ -222,6 +253,22 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
         t.fencedFloor,
         floor,
         cpuUs.fencedFloor,
+      ),
+    );
+    rows.push(
+      row(
+        'fenced floor on a client with a command timeout (as @ids/lock sets it)',
+        t.fencedBounded,
+        floor,
+        cpuUs.fencedBounded,
+      ),
+    );
+    rows.push(
+      row(
+        "@ids/lock's Redis scripts alone (its backend's take + release, no Locks, no keeper)",
+        t.backendOnly,
+        floor,
+        cpuUs.backendOnly,
       ),
     );
     rows.push(row('redlock 4.2.0: lock + unlock', t.redlock4, floor, cpuUs.redlock4));

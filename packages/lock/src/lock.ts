@@ -92,16 +92,18 @@ export class Lock implements Fenced, AsyncDisposable {
    * by its TTL).
    */
   release(): Promise<void> {
-    this.#released ??= (async () => {
-      this.#keeper.stop();
-      if (this.#reason === undefined) {
-        // Only a signal someone holds needs the reason now; a later reader gets it then.
-        if (this.#controller) this.lost(this.#releasedReason());
-        else this.#reason = null;
-      }
-      await this.#backend.release(this.name, this.#token);
-    })();
+    this.#released ??= this.#release();
     return this.#released;
+  }
+
+  async #release(): Promise<void> {
+    this.#keeper.stop();
+    if (this.#reason === undefined) {
+      // Only a signal someone holds needs the reason now; a later reader gets it then.
+      if (this.#controller) this.lost(this.#releasedReason());
+      else this.#reason = null;
+    }
+    await this.#backend.release(this.name, this.#token);
   }
 
   /** `await using lock = await locks.acquire(...)` releases at the end of the block. */

@@ -11,7 +11,7 @@ const newToken = () => `${PROCESS_TOKEN}${(tokens++).toString(16).padStart(8, '0
 import { InvalidArgumentError } from '@ids/engine';
 import { errorText, received } from '@ids/engine/internal';
 import { StoreUnavailableError } from '@ids/machine-lease/errors';
-import { LeaseKeeper, type Scheduler, schedulerOf } from '@ids/machine-lease/internal';
+import { type KeeperTiming, LeaseKeeper, type Scheduler, schedulerOf } from '@ids/machine-lease/internal';
 import type { LockBackend, Taken, TakeRequest } from './backend.js';
 import { LockAbortedError, LockTimeoutError } from './errors.js';
 import { Lock } from './lock.js';
@@ -19,6 +19,57 @@ import { type AcquireOptions, type CheckedAcquire, checkAcquire, checkName, leas
 
 /** How long past its budget an attempt may run before it is given up (see `#attempt`). */
 const ATTEMPT_GRACE_MS = 100;
+
+/** Whether a lock just taken is still within its lease's trust window (its keeper checks now). */
+function trusted(lock: Lock): boolean {
+  try {
+    lock.check();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What ends one acquire's wait for a turn: the caller's signal, or waitMs on the scheduler
+ * counted from the acquire's start. An object, not closures made per acquire: most acquires
+ * never wait.
+ */
+class Waiting {
+  readonly #controller = new AbortController();
+  readonly #signal: AbortSignal | undefined;
+  #cancelTimer: (() => void) | undefined;
+  /** Whether waitMs ran out. */
+  timedOut = false;
+
+  constructor(scheduler: Scheduler, o: CheckedAcquire, started: number) {
+    if (o.waitMs !== undefined && o.waitMs > 0) {
+      const left = Math.max(0, o.waitMs - (scheduler.now() - started));
+      this.#cancelTimer = scheduler.setTimer(() => {
+        this.timedOut = true;
+        this.#controller.abort();
+      }, left);
+    }
+    this.#signal = o.signal;
+    this.#signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** Aborts when the wait must end. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The caller's signal aborted (an EventListener object: no closure to make). */
+  handleEvent(): void {
+    this.#controller.abort();
+  }
+
+  /** The acquire is over: the timer and the listener go. */
+  end(): void {
+    this.#cancelTimer?.();
+    this.#signal?.removeEventListener('abort', this);
+  }
+}
 
 /**
  * Named locks on one store. Waiting is FIFO and event-driven (the backend wakes the next in
@@ -29,6 +80,7 @@ export class Locks {
   readonly #backend: LockBackend;
   readonly #timeoutMs: number;
   readonly #scheduler: Scheduler;
+  #lastTiming: KeeperTiming | undefined;
 
   /** `options.scheduler` is a test seam (a fake clock), as for the lease holders. */
   constructor(backend: LockBackend, options: { readonly timeoutMs: number }) {
@@ -49,10 +101,14 @@ export class Locks {
    * `waitMs: 0`) when the store could not be reached at the last attempt; LockAbortedError when
    * `signal` aborts; the store's errors that waiting cannot fix.
    */
-  async acquire(name: string, options?: AcquireOptions): Promise<Lock> {
-    const checked = checkAcquire(options);
-    const lock = await this.#acquire(checkName(name), checked, true);
-    return lock as Lock;
+  acquire(name: string, options?: AcquireOptions): Promise<Lock> {
+    // Not an async function wrapping #acquire's promise (one more await per acquire); a bad
+    // argument still rejects, never throws.
+    try {
+      return this.#acquire(checkName(name), checkAcquire(options), true) as Promise<Lock>;
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** One attempt: the lock, or undefined when someone holds or waits for it. Same throws as acquire. */
@@ -92,28 +148,11 @@ export class Locks {
     if (signal?.aborted) throw this.#aborted(name, signal);
     const token = newToken();
     const backend = this.#backend;
-    // Ends a wait for a turn: the caller's signal, or waitMs on the scheduler counted from now.
-    // Without either it is made at the first wait: an uncontended acquire needs none.
     const started = this.#scheduler.now();
-    let stop: AbortController | undefined;
-    let timedOut = false;
-    let cancelTimer = () => undefined as unknown;
-    const onAbort = () => stop?.abort();
-    const waiting = (): AbortSignal => {
-      if (stop) return stop.signal;
-      const controller = new AbortController();
-      stop = controller;
-      if (o.waitMs !== undefined && o.waitMs > 0) {
-        const left = Math.max(0, o.waitMs - (this.#scheduler.now() - started));
-        cancelTimer = this.#scheduler.setTimer(() => {
-          timedOut = true;
-          controller.abort();
-        }, left);
-      }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      return controller.signal;
-    };
-    if (wait && (o.waitMs !== undefined || signal)) waiting();
+    // Ends a wait for a turn: made at once when waitMs or a signal bounds the wait, else at the
+    // first wait: an uncontended acquire needs none.
+    let waiting =
+      wait && (o.waitMs !== undefined || signal) ? new Waiting(this.#scheduler, o, started) : undefined;
     // The store's error at the last attempt, if it failed: a wait that ends then says the store
     // was unreachable, never that someone held the lock.
     let unreachable: unknown;
@@ -134,8 +173,10 @@ export class Locks {
           unreachable = error;
         }
         if (taken) {
-          const lock = await this.#hold(name, token, o.ttlMs, taken, sentAt);
-          if (lock) return lock;
+          const lock = this.#hold(name, token, o.ttlMs, taken.fence, sentAt);
+          if (taken.quarantineMs > 0) await this.#quarantine(lock, taken.quarantineMs);
+          if (trusted(lock)) return lock;
+          await lock.release().catch(() => undefined);
           // Taken, but answered too late to trust, and released: as if the store had not answered.
           unreachable = new StoreUnavailableError(
             backend.store,
@@ -147,8 +188,12 @@ export class Locks {
           await backend.leave(name, token);
           return undefined;
         }
-        if (o.waitMs === 0) timedOut = true;
-        if (!timedOut && !signal?.aborted) await backend.turn(name, token, waiting());
+        let timedOut = o.waitMs === 0 || waiting?.timedOut === true;
+        if (!timedOut && !signal?.aborted) {
+          waiting ??= new Waiting(this.#scheduler, o, started);
+          await backend.turn(name, token, waiting.signal);
+          timedOut = waiting.timedOut;
+        }
         if (timedOut) {
           if (unreachable === undefined) throw new LockTimeoutError(name, o.waitMs ?? 0);
           throw new StoreUnavailableError(
@@ -167,8 +212,7 @@ export class Locks {
       if (unreachable === undefined) await leaving;
       throw error;
     } finally {
-      cancelTimer();
-      signal?.removeEventListener('abort', onAbort);
+      waiting?.end();
     }
   }
 
@@ -210,51 +254,53 @@ export class Locks {
   }
 
   /**
-   * Starts the keeper, trusted from when the winning attempt was sent, and waits out a
-   * quarantine the store asked for before handing the lock out. Fails closed: a take whose
+   * Makes the lock and starts its keeper, trusted from when the winning attempt was sent. The
+   * caller then waits out a quarantine the store asked for, and fails closed: a take whose
    * answer came after the trust window (a store or a process too busy) fences the keeper at its
-   * start, and such a lock is released and never handed out (undefined).
+   * start, and such a lock is released and never handed out.
    */
-  async #hold(
-    name: string,
-    token: string,
-    ttlMs: number,
-    taken: Taken,
-    sentAt: number,
-  ): Promise<Lock | undefined> {
+  #hold(name: string, token: string, ttlMs: number, fence: bigint, sentAt: number): Lock {
     const backend = this.#backend;
-    let onLost: (reason: unknown) => void = () => undefined;
+    // Inline callbacks, not named closures: the build keeps function names (keepNames), a
+    // defineProperty per named closure made, and this runs once per acquire.
+    let lock: Lock | undefined;
     const keeper = new LeaseKeeper(
-      leaseTiming(ttlMs, this.#timeoutMs),
+      this.#timing(ttlMs),
       this.#scheduler,
       (ms) => backend.extend(name, token, ttlMs, ms),
-      (reason) => onLost(reason),
+      (reason) => lock?.lost(reason),
       sentAt,
       backend.store,
     );
-    const lock = new Lock(name, taken.fence, token, keeper, backend);
-    onLost = (reason) => lock.lost(reason);
+    lock = new Lock(name, fence, token, keeper, backend);
     keeper.start();
-    if (taken.quarantineMs > 0) {
-      const signal = lock.signal;
-      await new Promise<void>((resolve) => {
-        const cancel = this.#scheduler.setTimer(resolve, taken.quarantineMs);
-        signal.addEventListener('abort', () => {
-          cancel();
-          resolve();
-        });
-      });
-      if (signal.aborted) {
-        const reason = signal.reason;
-        await lock.release().catch(() => undefined);
-        throw reason;
-      }
-    }
-    if (!keeper.check()) {
-      await lock.release().catch(() => undefined);
-      return undefined;
-    }
     return lock;
+  }
+
+  /**
+   * Holds `lock` for `ms` before it is handed out (see Taken.quarantineMs).
+   * @throws the lock's lost-lease reason, the lock released, when it is lost meanwhile.
+   */
+  async #quarantine(lock: Lock, ms: number): Promise<void> {
+    const signal = lock.signal;
+    await new Promise<void>((resolve) => {
+      const cancel = this.#scheduler.setTimer(resolve, ms);
+      signal.addEventListener('abort', () => {
+        cancel();
+        resolve();
+      });
+    });
+    if (signal.aborted) {
+      const reason = signal.reason;
+      await lock.release().catch(() => undefined);
+      throw reason;
+    }
+  }
+
+  /** The keeper's timing for `ttlMs`: the last one made is kept, as most acquires share a TTL. */
+  #timing(ttlMs: number): KeeperTiming {
+    if (this.#lastTiming?.ttlMs !== ttlMs) this.#lastTiming = leaseTiming(ttlMs, this.#timeoutMs);
+    return this.#lastTiming;
   }
 
   #aborted(name: string, signal: AbortSignal): LockAbortedError {

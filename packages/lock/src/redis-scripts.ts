@@ -30,17 +30,37 @@ nowms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 nowus = clock[1] .. string.format('%06d', tonumber(clock[2]))`;
 const LOCALS = 'local clock, nowms, nowus';
 
-/** Drops waiters that stopped asking, then reads the head of the line. KEYS[3] queue, KEYS[4] alive. */
-const HEAD = `local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowms)
-for _, t in ipairs(dead) do redis.call('ZREM', KEYS[3], t) end
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowms)
-local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]`;
+/**
+ * Drops waiters that stopped asking, then reads the head of the line, from the queue and alive
+ * keys named by `queue` and `alive` (Lua expressions: the KEYS entries of the script).
+ */
+const head = (
+  queue: string,
+  alive: string,
+) => `local dead = redis.call('ZRANGEBYSCORE', ${alive}, '-inf', nowms)
+for _, t in ipairs(dead) do redis.call('ZREM', ${queue}, t) end
+redis.call('ZREMRANGEBYSCORE', ${alive}, '-inf', nowms)
+local head = redis.call('ZRANGE', ${queue}, 0, 0)[1]`;
+
+/**
+ * Publishes the head of the line as next: on `{P}:released`, `N/<token>`, both read from the
+ * held key's name `{P}:held:N` (a prefix holds no brace), so a release sends no channel or name
+ * of its own: every argument is a cost on the hot path.
+ */
+const WAKE_HEAD = `if head then
+  local base, name = string.match(KEYS[1], '^({[^}]*}):held:(.*)$')
+  redis.call('PUBLISH', base .. ':released', name .. '/' .. head)
+end`;
 
 /**
  * Take the lock, or a place in line. KEYS: held, fence, queue, alive, epoch. ARGV: token, ttl ms,
- * the client's clock in µs, how long a waiter's place lasts without asking again (ms), '1' to
- * join the line when refused ('0': a single attempt).
- * Returns {1, fence, quarantine ms} held, {0} not held (and in line).
+ * and in one argument, read only where needed (each argument costs on the hot path),
+ * `<the client's clock in µs>:<how long a waiter's place lasts without asking again, ms>:<1 to
+ * join the line when refused, 0 for a single attempt>`.
+ * Returns the fence, an integer, when taken with nothing to wait out; {fence, quarantine ms} when
+ * taken in the first TTL after the epoch or with a fence past 2^53 (then read back as text);
+ * 0 when not taken (and in line). One integer is what an uncontended take answers: the
+ * cheapest reply to send and to read.
  *
  * A free lock with nobody in line (the queue key exists only while someone stands in it) is
  * taken by EXISTS, SET NX and INCR alone: no clock, no read of the line.
@@ -61,15 +81,16 @@ export const TAKE = script(
 ${LOCALS}
 if not held then
   local cur = redis.call('GET', KEYS[1])
-  if cur == ARGV[1] then return {1, redis.call('GET', KEYS[2]), 0} end
+  if cur == ARGV[1] then return {redis.call('GET', KEYS[2]), 0} end
   ${NOW}
-  ${HEAD}
+  ${head('KEYS[3]', 'KEYS[4]')}
   if cur or (head and head ~= ARGV[1]) then
-    if ARGV[5] == '1' then
+    local place, join = string.match(ARGV[3], '^%d+:(%d+):([01])$')
+    if join == '1' then
       redis.call('ZADD', KEYS[3], 'NX', nowus, ARGV[1])
-      redis.call('ZADD', KEYS[4], nowms + tonumber(ARGV[4]), ARGV[1])
+      redis.call('ZADD', KEYS[4], nowms + tonumber(place), ARGV[1])
     end
-    return {0}
+    return 0
   end
   redis.call('ZREM', KEYS[3], ARGV[1])
   redis.call('ZREM', KEYS[4], ARGV[1])
@@ -82,7 +103,8 @@ if fence == 1 then
     ${NOW}
   end
   local seed = nowus
-  if tonumber(ARGV[3]) > tonumber(nowus) then seed = ARGV[3] end
+  local clientus = string.match(ARGV[3], '^(%d+):')
+  if tonumber(clientus) > tonumber(nowus) then seed = clientus end
   redis.call('SET', KEYS[2], seed)
   fence = redis.call('INCR', KEYS[2])
   local epoch = redis.call('GET', KEYS[5])
@@ -92,8 +114,9 @@ if fence == 1 then
   end
   quarantine = math.max(0, tonumber(epoch) + tonumber(ARGV[2]) - nowms)
 end
-if fence >= 9007199254740992 then fence = redis.call('GET', KEYS[2]) end
-return {1, fence, quarantine}`,
+if fence >= 9007199254740992 then return {redis.call('GET', KEYS[2]), quarantine} end
+if quarantine > 0 then return {fence, quarantine} end
+return fence`,
 );
 
 /** Compare-and-extend. KEYS: held. ARGV: token, ttl ms. Returns 1 extended, 0 not held by token. */
@@ -106,33 +129,33 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])`,
 /**
  * Compare-and-delete, then publish the next waiter's token so that it, and only it, asks at
  * once. With nobody in line nothing is read or published: no message reaches any process for an
- * uncontended lock. KEYS: held, (unused), queue, alive. ARGV: token, channel, name.
+ * uncontended lock. KEYS: held, queue, alive. ARGV: token.
  */
 export const RELEASE = script(
-  4,
+  3,
   `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[3]) == 0 then return 1 end
+if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
 ${LOCALS}
 ${NOW}
-${HEAD}
-if head then redis.call('PUBLISH', ARGV[2], ARGV[3] .. '/' .. head) end
+${head('KEYS[2]', 'KEYS[3]')}
+${WAKE_HEAD}
 return 1`,
 );
 
 /**
  * Leave the line; when that makes someone else the head of a free lock, wake them.
- * KEYS: held, (unused), queue, alive. ARGV: token, channel, name.
+ * KEYS: held, queue, alive. ARGV: token.
  */
 export const LEAVE = script(
-  4,
-  `local was = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+  3,
+  `local was = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[4], ARGV[1])
 if was ~= ARGV[1] or redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 ${LOCALS}
 ${NOW}
-${HEAD}
-if head then redis.call('PUBLISH', ARGV[2], ARGV[3] .. '/' .. head) end
+${head('KEYS[2]', 'KEYS[3]')}
+${WAKE_HEAD}
 return 1`,
 );

@@ -92,6 +92,11 @@ async function withinMs<T>(ms: number, what: string, promise: Promise<T>): Promi
   }
 }
 
+/** What a take is doing, as its errors say. */
+function takingWhat(name: string): string {
+  return `taking the lock ${JSON.stringify(name)}`;
+}
+
 /** One waiter blocked in `turn`. */
 interface Waiter {
   readonly token: string;
@@ -160,10 +165,10 @@ class RedisBackend implements LockBackend {
     });
   }
 
-  /** The keys of `name` the scripts take, in their order (see redis-scripts.ts): held, fence, queue, alive. */
-  #keys(name: string): [string, string, string, string] {
+  /** RELEASE's and LEAVE's arguments (see redis-scripts.ts): the held, queue and alive keys of `name`, then `token`. */
+  #line(name: string, token: string): string[] {
     const b = this.#base;
-    return [`${b}:held:${name}`, `${b}:fence:${name}`, `${b}:queue:${name}`, `${b}:alive:${name}`];
+    return [`${b}:held:${name}`, `${b}:queue:${name}`, `${b}:alive:${name}`, token];
   }
 
   #onRelease(message: string): void {
@@ -186,34 +191,42 @@ class RedisBackend implements LockBackend {
 
   async take(request: TakeRequest): Promise<Taken | undefined> {
     const { name, token, ttlMs, join, budgetMs } = request;
-    const what = `taking the lock ${JSON.stringify(name)}`;
     if (join) this.#asking.add(token);
-    const sent = this.#run(TAKE, [
-      ...this.#keys(name),
-      this.#epoch,
-      token,
-      ttlMs,
-      // The client's clock in µs, for a counter that starts again (see TAKE).
-      `${Date.now()}000`,
-      this.#pollMs * 5,
-      join ? '1' : '0',
-    ]);
-    let reply: [number, (number | string)?, number?];
+    let reply: unknown;
     try {
-      reply = (await this.#call(what, () =>
-        budgetMs === undefined ? sent : withinMs(budgetMs, what, sent),
-      )) as [number, (number | string)?, number?];
+      const b = this.#base;
+      const sent = this.#run(TAKE, [
+        `${b}:held:${name}`,
+        `${b}:fence:${name}`,
+        `${b}:queue:${name}`,
+        `${b}:alive:${name}`,
+        this.#epoch,
+        token,
+        ttlMs,
+        // The client's clock in µs, for a counter that starts again; a place's lifetime; whether
+        // to join: one argument (see TAKE).
+        `${Date.now()}000:${this.#pollMs * 5}:${join ? '1' : '0'}`,
+      ]);
+      reply = await (budgetMs === undefined ? sent : withinMs(budgetMs, takingWhat(name), sent));
+    } catch (error) {
+      throw redisError(takingWhat(name), error);
     } finally {
-      this.#asking.delete(token);
+      if (join) this.#asking.delete(token);
     }
     this.#called.delete(token);
-    if (reply[0] !== 1) {
+    // The fence alone, an integer (see TAKE's reply): the lock is held, nothing to wait out.
+    if (typeof reply === 'number' && reply > 0) {
+      this.#joined.delete(token);
+      return { fence: BigInt(reply), quarantineMs: 0 };
+    }
+    if (reply === 0) {
       if (join) this.#joined.add(token);
       return undefined;
     }
     this.#joined.delete(token);
-    // An integer below 2^53, or its decimal digits past it (see TAKE).
-    return { fence: BigInt(reply[1] as number | string), quarantineMs: Number(reply[2]) };
+    // {fence, quarantine ms}: a fence past 2^53 as its decimal digits.
+    const [fence, quarantineMs] = reply as [number | string, number];
+    return { fence: BigInt(fence), quarantineMs };
   }
 
   async extend(name: string, token: string, ttlMs: number, timeoutMs: number): Promise<void> {
@@ -236,9 +249,11 @@ class RedisBackend implements LockBackend {
   }
 
   async release(name: string, token: string): Promise<void> {
-    await this.#call(`releasing the lock ${JSON.stringify(name)}`, () =>
-      this.#run(RELEASE, [...this.#keys(name), token, this.#channel, name]),
-    );
+    try {
+      await this.#run(RELEASE, this.#line(name, token));
+    } catch (error) {
+      throw redisError(`releasing the lock ${JSON.stringify(name)}`, error);
+    }
   }
 
   async leave(name: string, token: string): Promise<void> {
@@ -246,7 +261,7 @@ class RedisBackend implements LockBackend {
     // Only a token that joined has a place to give up (tryAcquire never joins).
     if (!this.#joined.delete(token)) return;
     await this.#call(`leaving the line for the lock ${JSON.stringify(name)}`, () =>
-      this.#run(LEAVE, [...this.#keys(name), token, this.#channel, name]),
+      this.#run(LEAVE, this.#line(name, token)),
     );
   }
 

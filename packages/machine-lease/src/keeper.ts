@@ -1,4 +1,4 @@
-import { errorText, setLongTimeout } from '@ids/engine/internal';
+import { errorText, setLongTimeout, TIMER_MAX_MS } from '@ids/engine/internal';
 import { LeaseLostError } from './errors.js';
 
 /**
@@ -19,9 +19,17 @@ export const realScheduler: Scheduler = {
   now: () => performance.now(),
   wallNow: () => Date.now(),
   setTimer(fn, ms) {
-    return setLongTimeout(fn, Math.max(0, ms), { unref: true });
+    if (ms > TIMER_MAX_MS) return setLongTimeout(fn, ms, { unref: true });
+    // A timer Node can arm as it is: one Timeout and one closure, not setLongTimeout's three
+    // (a keeper arms one per lock acquired, on the hot path of an uncontended lock).
+    const timer = setTimeout(fn, Math.max(0, ms));
+    timer.unref();
+    return () => clearTimeout(timer);
   },
 };
+
+/** What a timer not armed cancels. */
+const noop = (): void => undefined;
 
 /**
  * The scheduler a provider's keeper runs on: `realScheduler`, unless a test passed its own as
@@ -73,8 +81,9 @@ export class LeaseKeeper {
   #lost: LeaseLostError | null = null;
   #stopped = false;
   #inFlight = false;
-  #cancelBeat: () => void = () => undefined;
-  #cancelWatchdog: () => void = () => undefined;
+  #cancelBeat: () => void = noop;
+  #cancelWatchdog: () => void = noop;
+  #watching = false;
 
   /**
    * @param grantedAt scheduler time at which the lease grant (or the last keepalive known to
@@ -117,11 +126,16 @@ export class LeaseKeeper {
     return this.#lost;
   }
 
-  /** Starts the keepalive beat and the deadline watchdog. */
+  /**
+   * Starts the keepalive beat, and the deadline watchdog at the first beat: that beat comes
+   * before the deadline (a keepalive interval is a third of the trust window), so until then the
+   * watchdog would have nothing to watch, and a lease released sooner (most locks) arms one
+   * timer, not two. A beat that runs late, past the deadline, fences at once (`#beat` checks).
+   */
   start(): void {
     if (this.#stopped || this.#lost) return;
     this.#scheduleBeat();
-    this.#armWatchdog();
+    if (this.deadline - this.#scheduler.now() <= this.#timing.intervalMs) this.#armWatchdog();
   }
 
   /** True while the lease is trusted; fences (synchronously) when the deadline has passed. */
@@ -160,6 +174,7 @@ export class LeaseKeeper {
   #scheduleBeat(): void {
     this.#cancelBeat = this.#scheduler.setTimer(() => {
       if (this.#stopped) return;
+      if (!this.#watching) this.#armWatchdog();
       this.#beat();
       this.#scheduleBeat();
     }, this.#timing.intervalMs);
@@ -167,6 +182,7 @@ export class LeaseKeeper {
 
   #armWatchdog(): void {
     this.#cancelWatchdog();
+    this.#watching = true;
     const left = this.deadline - this.#scheduler.now();
     if (left <= 0) {
       this.check();

@@ -175,6 +175,31 @@ describe('LeaseKeeper: when a lease stops being trusted', () => {
     expect(lost).toEqual([]);
     expect(scheduler.pending).toBe(0);
   });
+
+  it('arms one timer until the first keepalive, the deadline watchdog from then on', async () => {
+    // Most locks are released before their first keepalive: one timer armed and cleared, not two.
+    const { scheduler, calls, lost, keeper, grantedAt } = setup();
+    keeper.start();
+    expect(scheduler.pendingDurations).toEqual([400]);
+    await scheduler.advance(400);
+    expect(calls).toHaveLength(1);
+    // The next beat, and the watchdog at the deadline of the grant (the keepalive is unanswered).
+    expect(scheduler.pendingDurations).toEqual([400, grantedAt + 1500 - scheduler.now()]);
+    await scheduler.advance(1099);
+    expect(lost).toEqual([]);
+    await scheduler.advance(1);
+    expect(lost.map((l) => l.kind)).toEqual(['deadline']);
+  });
+
+  it('arms the watchdog at start when the deadline comes before the first keepalive', async () => {
+    const { scheduler, lost, keeper } = setup();
+    // Started late: the grant was sent 1,300 ms ago, its deadline 200 ms away, before the beat.
+    await scheduler.advance(1300);
+    keeper.start();
+    expect(scheduler.pendingDurations).toEqual([200, 400]);
+    await scheduler.advance(200);
+    expect(lost.map((l) => l.kind)).toEqual(['deadline']);
+  });
 });
 
 /** The same keeper on a store named `redis`, with `advance` and `clock` at hand. */
