@@ -140,20 +140,28 @@ const handlers = {
     return { ms };
   },
   /**
-   * The floor under a claim: `count` bare round trips on a connected client (Redis PING, etcd a
-   * one-key read), each timed. ZooKeeper: none (its provider takes no client).
+   * The floor under a claim: `count` bare round trips on a connected client, each timed, a read
+   * (Redis PING, etcd a one-key read) and a write (Redis SET, etcd a put: through raft and its
+   * log's fsync, as a claim's lease grant and transactions are). ZooKeeper: none (its provider
+   * takes no client).
    */
   async roundTrip({ count }) {
-    if (config.store === 'zookeeper') return { ms: [] };
+    if (config.store === 'zookeeper') return { read: [], write: [] };
     probe ??= await connectOne();
-    const ms = [];
+    const read = [];
+    const write = [];
+    const key = `${config.prefix}/round-trip/${process.pid}`;
     for (let i = 0; i < count; i++) {
-      const t0 = performance.now();
+      let t0 = performance.now();
       if (config.store === 'redis') await probe.client.ping();
-      else await probe.client.get(`${config.prefix}/round-trip`).string();
-      ms.push(performance.now() - t0);
+      else await probe.client.get(key).string();
+      read.push(performance.now() - t0);
+      t0 = performance.now();
+      if (config.store === 'redis') await probe.client.set(key, String(i));
+      else await probe.client.put(key).value(String(i));
+      write.push(performance.now() - t0);
     }
-    return { ms };
+    return { read, write };
   },
   /** `count` claims, `concurrency` at a time; each claim's time, ID and first issued ID. */
   async claim({ count, concurrency, retryFullMs = 0 }) {

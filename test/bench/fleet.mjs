@@ -416,10 +416,12 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
       });
       const claimSeconds = (performance.now() - claim0) / 1000;
       const ops1 = await counters[kind](store);
-      const trips = [];
+      const reads = [];
+      const writes = [];
       await inTurn(Math.min(count, 400), claimConcurrency, async (k) => {
         const answer = await nodes[k % nodes.length]?.call('roundTrip', { count: 1 });
-        trips.push(...answer.ms);
+        reads.push(...answer.read);
+        writes.push(...answer.write);
       });
       out.errors.push(...errors.slice(0, 3));
       out.fill.push({
@@ -431,7 +433,8 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
         ...pcts(claims.map((c) => c.ms)),
         connect: pcts(connects.flatMap((c) => c.ms)),
         connectPlusClaim: pcts(claims.map((c) => c.connectMs + c.ms)),
-        roundTrip: pcts(trips),
+        read: pcts(reads),
+        write: pcts(writes),
       });
       before = bound;
     }
@@ -591,7 +594,11 @@ function tables(run) {
           `  connect + claim (connect ${CHILDREN} x ${CONCURRENCY} in flight)`,
           `${pair(f.connectPlusClaim)} (the connect alone: ${pair(f.connect)})`,
         ]);
-        rows.push([s, `  bare round trip, ${c} in flight`, `${pair(f.roundTrip)} (${f.roundTrip.n})`]);
+        rows.push([
+          s,
+          `  bare round trips, ${c} in flight`,
+          `read ${pair(f.read)}; write ${pair(f.write)} (${f.write.n} each)`,
+        ]);
       }
     }
     if (r.overfull)
