@@ -196,8 +196,15 @@ class Node {
     await this.ready;
     const seq = this.seq++;
     return new Promise((resolve, reject) => {
+      // A node being stopped in the rolling restart may still be asked to issue by the churn
+      // loop: its closed channel is that call's failure, not an unhandled 'error' event.
+      if (!this.proc.connected) return reject(new Error(`fleet child disconnected (${cmd})`));
       this.pending.set(seq, { resolve, reject });
-      this.proc.send({ seq, cmd, args });
+      this.proc.send({ seq, cmd, args }, (error) => {
+        if (!error) return;
+        this.pending.delete(seq);
+        reject(error);
+      });
     });
   }
 
