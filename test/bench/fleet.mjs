@@ -337,6 +337,9 @@ async function zkCapacity(connect, { sessions = 8, depth = 8, seconds = 4 } = {}
   return result;
 }
 
+/** What a run has so far, printed if it is interrupted (SIGINT: `timeout --signal=INT`). */
+const sofar = { run: /** @type {any} */ (undefined), current: /** @type {any} */ (undefined) };
+
 // --- one store's run -------------------------------------------------------------------------
 
 async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurrency }) {
@@ -349,6 +352,7 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
   let nodes = [];
   /** @type {Record<string, any>} */
   const out = { store: kind, holders, bits, field, errors: [] };
+  sofar.current = out;
   try {
     if (kind === 'redis') {
       // Recorded times seeded, as in a fleet that has run before: a first claim of an ID whose
@@ -566,10 +570,12 @@ export async function runFleet(options) {
     .join(' ');
   const results = [];
   const run = () => ({ load, cores: cpus().length, options, results });
+  sofar.run = run;
   for (const kind of options.stores) {
     const startLoad = (loadavg()[0] ?? 0).toFixed(2);
     const result = await runStore(kind, options);
     results.push({ ...result, loadAtStart: startLoad, loadAtEnd: (loadavg()[0] ?? 0).toFixed(2) });
+    sofar.current = undefined;
     // Each store's figures as soon as they are in: a later store that stalls loses none of them.
     progress(`${kind} done:\n${tables({ ...run(), results: results.slice(-1) })}`);
   }
@@ -675,6 +681,15 @@ export async function benchFleet() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // A big run that stalls (a store saturated) still reports what it measured: the store being
+  // run goes out marked interrupted, then the exit hooks stop the servers.
+  process.once('SIGINT', () => {
+    const run = sofar.run?.() ?? { results: [] };
+    const current = sofar.current ? [sofar.current] : [];
+    const results = [...run.results, ...current.map((r) => ({ ...r, interrupted: true }))];
+    console.log(JSON.stringify({ ...run, interrupted: true, results }));
+    process.exit(130);
+  });
   const run = await runFleet(fleetArgs(process.argv.slice(2)));
   if (process.argv.includes('--json')) console.log(JSON.stringify(run));
   else console.log(tables(run));
