@@ -377,6 +377,9 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
         if (issued.has(id)) duplicates++;
         issued.add(id);
       }
+      // Kept current, so that an interrupted run still reports its check.
+      out.issuedIds = issued.size;
+      out.duplicateIds = duplicates;
     };
     /** Machine ID -> the node holding it, by what the nodes reported. */
     const held = new Map();
