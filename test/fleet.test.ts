@@ -15,7 +15,7 @@ interface StoreRun {
   store: string;
   holders: number;
   live: number;
-  fill: { failed: number }[];
+  fill: { claims: number; failed: number; n: number; connectPlusClaim: { n: number } }[];
   overfull?: { name: string };
   restart: { how: string; replaced: number; reclaimed: number; failed: number }[];
   issuedIds: number;
@@ -55,6 +55,11 @@ describe('fleet simulator at N=64', () => {
           r.fill.every((f) => f.failed === 0),
           what,
         ).toBe(true);
+        // Every claim timed twice: alone (its client connected before) and with its connect.
+        expect(
+          r.fill.map((f) => [f.n, f.connectPlusClaim.n]),
+          what,
+        ).toEqual(r.fill.map((f) => [f.claims, f.claims]));
         expect(r.overfull?.name, what).toBe('LeaseSpaceFullError');
         expect(
           r.restart.map((x) => x.how),

@@ -2,22 +2,68 @@
 // user's processes do, each through its own provider call (its own client, lease and, on
 // ZooKeeper, its own session) behind its own Sonyflake generator. Driven over IPC by fleet.mjs;
 // every ID it issues goes back to the parent, which checks the whole fleet for duplicates.
+//
+// On etcd and Redis each holder's client is connected before its claim, as a pod connects when
+// it starts: the claim is then timed from the provider call to the first ID, and the connect
+// apart (their sum is "connect + claim"). On ZooKeeper the provider opens its own session inside
+// the claim (it takes no client), so there the claim includes it.
 import { etcdMachineId } from '@ids/machine-etcd';
 import { redisMachineId } from '@ids/machine-redis';
 import { zookeeperMachineId } from '@ids/machine-zookeeper';
 import { Sonyflake } from '@ids/sonyflake';
+import { Etcd3 } from 'etcd3';
+import { Redis } from 'ioredis';
 
 /** @type {{ store: string, target: string, prefix: string, bits: number, ttlSeconds: number }} */
 const config = JSON.parse(process.argv[2] ?? '{}');
-const base = { ttlSeconds: config.ttlSeconds, timeoutMs: 30_000 };
-const provider =
-  config.store === 'etcd'
-    ? etcdMachineId({ ...base, endpoints: [config.target], prefix: config.prefix })
-    : config.store === 'redis'
-      ? redisMachineId({ ...base, url: config.target, prefix: config.prefix })
-      : zookeeperMachineId({ ...base, connect: config.target, path: config.prefix });
+const TIMEOUT_MS = 30_000;
+const base = { ttlSeconds: config.ttlSeconds, timeoutMs: TIMEOUT_MS };
 
-/** @type {{ generator: Sonyflake, machineId: number }[]} */
+/**
+ * A client of the holder's own, connected, with the settings the providers give a client of
+ * their own (fencing rests on Redis's: no offline queue, no retried request), so that handing
+ * it over changes when the connect happens and nothing else.
+ * @returns {Promise<{ client: any, connectMs: number, close: () => void }>}
+ */
+async function connectOne() {
+  const t0 = performance.now();
+  if (config.store === 'redis') {
+    const client = new Redis(config.target, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: TIMEOUT_MS,
+      retryStrategy: (times) => Math.min(times * 100, 1000),
+    });
+    client.on('error', () => undefined); // the provider reports what matters through the claim
+    await client.connect();
+    return { client, connectMs: performance.now() - t0, close: () => client.disconnect() };
+  }
+  if (config.store === 'etcd') {
+    const client = new Etcd3({
+      hosts: [config.target],
+      dialTimeout: TIMEOUT_MS,
+      grpcOptions: { 'grpc.keepalive_time_ms': 6000, 'grpc.keepalive_timeout_ms': 6000 },
+    });
+    // gRPC dials on the first call: one read opens the channel.
+    await client.get(`${config.prefix}/connect`).string();
+    return { client, connectMs: performance.now() - t0, close: () => client.close() };
+  }
+  return { client: undefined, connectMs: 0, close: () => undefined };
+}
+
+/** @param {any} client */
+function providerFor(client) {
+  if (config.store === 'etcd') return etcdMachineId({ ...base, client, prefix: config.prefix });
+  if (config.store === 'redis') return redisMachineId({ ...base, client, prefix: config.prefix });
+  return zookeeperMachineId({ ...base, connect: config.target, path: config.prefix });
+}
+
+/** Clients connected ahead of their holders' claims (`connect`), taken by the next claims. */
+/** @type {Awaited<ReturnType<typeof connectOne>>[]} */
+const connected = [];
+
+/** @type {{ generator: Sonyflake, machineId: number, close: () => void }[]} */
 const holders = [];
 /** Errors past the claim (a lost lease, a failed keepalive), counted, first one kept. */
 let lateErrors = 0;
@@ -30,10 +76,14 @@ const fullError = (error) => {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * One holder: the generator claims through the provider, then issues its first ID. `retryFullMs`
- * keeps retrying a full field that long (a replacement waiting for a killed holder's lease).
+ * One holder: its client (connected ahead by `connect`, or here when none is waiting), then the
+ * generator claims through the provider and issues its first ID: `ms` is that claim alone,
+ * `connectMs` the connect before it. `retryFullMs` keeps retrying a full field that long (a
+ * replacement waiting for a killed holder's lease).
  */
 async function claimOne(retryFullMs) {
+  const conn = connected.pop() ?? (await connectOne());
+  const provider = providerFor(conn.client);
   const t0 = performance.now();
   const deadline = t0 + retryFullMs;
   for (;;) {
@@ -48,36 +98,82 @@ async function claimOne(retryFullMs) {
       });
       const id = await generator.nextId();
       const machineId = generator.machineId(id);
-      holders.push({ generator, machineId });
-      return { machineId, ms: performance.now() - t0, id: String(id), at: Date.now() };
+      holders.push({ generator, machineId, close: conn.close });
+      const ms = performance.now() - t0;
+      return { machineId, ms, connectMs: conn.connectMs, id: String(id), at: Date.now() };
     } catch (error) {
       if (fullError(error) && performance.now() < deadline) {
         await sleep(200);
         continue;
       }
+      conn.close();
       throw error;
     }
   }
 }
 
+/** A client of this process's own for `roundTrip`, opened on first use. */
+let probe;
+
+/** `count` runs of `fn`, `concurrency` at a time. */
+async function pool(count, concurrency, fn) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        next++;
+        await fn();
+      }
+    }),
+  );
+}
+
 const handlers = {
+  /** Connects `count` clients, `concurrency` at a time, for the next claims; their connect times. */
+  async connect({ count, concurrency }) {
+    const ms = [];
+    await pool(count, concurrency, async () => {
+      const conn = await connectOne();
+      connected.push(conn);
+      ms.push(conn.connectMs);
+    });
+    return { ms };
+  },
+  /**
+   * The floor under a claim: `count` bare round trips on a connected client, each timed, a read
+   * (Redis PING, etcd a one-key read) and a write (Redis SET, etcd a put: through raft and its
+   * log's fsync, as a claim's lease grant and transactions are). ZooKeeper: none (its provider
+   * takes no client).
+   */
+  async roundTrip({ count }) {
+    if (config.store === 'zookeeper') return { read: [], write: [] };
+    probe ??= await connectOne();
+    const read = [];
+    const write = [];
+    const key = `${config.prefix}/round-trip/${process.pid}`;
+    for (let i = 0; i < count; i++) {
+      let t0 = performance.now();
+      if (config.store === 'redis') await probe.client.ping();
+      else await probe.client.get(key).string();
+      read.push(performance.now() - t0);
+      t0 = performance.now();
+      if (config.store === 'redis') await probe.client.set(key, String(i));
+      else await probe.client.put(key).value(String(i));
+      write.push(performance.now() - t0);
+    }
+    return { read, write };
+  },
   /** `count` claims, `concurrency` at a time; each claim's time, ID and first issued ID. */
   async claim({ count, concurrency, retryFullMs = 0 }) {
     const claims = [];
     const errors = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: Math.min(concurrency, count) }, async () => {
-        while (next < count) {
-          next++;
-          try {
-            claims.push(await claimOne(retryFullMs));
-          } catch (/** @type {any} */ error) {
-            errors.push(`${error?.name}: ${error?.cause?.message ?? error?.message}`);
-          }
-        }
-      }),
-    );
+    await pool(count, concurrency, async () => {
+      try {
+        claims.push(await claimOne(retryFullMs));
+      } catch (/** @type {any} */ error) {
+        errors.push(`${error?.name}: ${error?.cause?.message ?? error?.message}`);
+      }
+    });
     return { claims, errors };
   },
   /** One more claim on a field the parent knows is full: how it fails, and how fast. */
@@ -110,7 +206,15 @@ const handlers = {
   /** Graceful stop: every generator closes (records its time, releases its lease). */
   async close() {
     const released = holders.map((h) => h.machineId);
-    await Promise.all(holders.splice(0).map((h) => h.generator.close().catch(() => undefined)));
+    await Promise.all(
+      holders.splice(0).map(async (h) => {
+        await h.generator.close().catch(() => undefined);
+        h.close(); // the holder's own client: the provider closes only clients it made
+      }),
+    );
+    for (const conn of connected.splice(0)) conn.close();
+    probe?.close();
+    probe = undefined;
     return { released, at: Date.now() };
   },
 };

@@ -2,7 +2,11 @@
 // ZooKeeper started here, each holder its own client (its own lease; on ZooKeeper its own
 // session), as separate pods would be, spread over CHILDREN child processes (fleet-child.mjs).
 // The layout's machine field is just wide enough for N (14 bits for 16,384), so the fleet fills
-// it. Per store it reports: the time to fill the field and the claim p50/p99 per tenth of fill;
+// it. Per store it reports: the time to fill the field and, per tenth of fill, the claim p50/p99
+// as a pod sees it (its client connected first, as a pod connects when it starts; the claim timed
+// from the provider call to the first ID, `--claim-concurrency` claims in flight over the fleet),
+// the connect + claim beside it, and a bare round trip to the store at the same concurrency (the
+// floor under a claim on the machine as loaded then);
 // the claim past a full field; steady-state store operations per second, idle (keepalives only)
 // and issuing (keepalives plus the recorded time, once a second per holder), with the store
 // server's CPU and memory and the holders' per 1,000; a rolling restart of 10% of the holders
@@ -11,7 +15,9 @@
 // each replacement issues. On ZooKeeper it also measures the server's request capacity for the
 // requests a keepalive could be (see zkCapacity).
 //
-// `npm run bench -- fleet --holders 1024 [--ttl 10] [--window 20] [--stores etcd,redis,zookeeper]`
+// `npm run bench -- fleet --holders 1024 [--ttl 10] [--window 20] [--claim-concurrency 4]
+//  [--stores etcd,redis,zookeeper]`; `--ttl` is the holders' lease TTL in seconds (keepalives
+// scale as 1/TTL: the capacity model below).
 // Run directly (`node test/bench/fleet.mjs ... --json`) it prints the raw figures as one JSON
 // line; test/fleet.test.ts runs it at N=64 so it cannot rot.
 import { fork } from 'node:child_process';
@@ -44,6 +50,7 @@ export function fleetArgs(argv) {
   const ttlSeconds = Number(value('--ttl', 10));
   const windowSeconds = Number(value('--window', 20));
   const stores = String(value('--stores', 'etcd,redis,zookeeper')).split(',');
+  const claimConcurrency = Number(value('--claim-concurrency', 4));
   if (!Number.isInteger(holders) || holders < CHILDREN || holders > 2 ** 20) {
     throw new Error(
       `--holders: expected a whole number from ${CHILDREN} to 1,048,576, received ${value('--holders')}`,
@@ -52,6 +59,11 @@ export function fleetArgs(argv) {
   if (!Number.isInteger(ttlSeconds) || ttlSeconds < 2) {
     throw new Error(`--ttl: expected whole seconds, 2 or more, received ${value('--ttl')}`);
   }
+  if (!Number.isInteger(claimConcurrency) || claimConcurrency < 1) {
+    throw new Error(
+      `--claim-concurrency: expected a whole number, 1 or more, received ${value('--claim-concurrency')}`,
+    );
+  }
   if (!(windowSeconds >= 1))
     throw new Error(`--window: expected seconds, 1 or more, received ${value('--window')}`);
   for (const store of stores) {
@@ -59,7 +71,17 @@ export function fleetArgs(argv) {
       throw new Error(`--stores: expected etcd, redis or zookeeper, received ${store}`);
     }
   }
-  return { holders, ttlSeconds, windowSeconds, stores };
+  return { holders, ttlSeconds, windowSeconds, stores, claimConcurrency };
+}
+
+/** `count` runs of `fn(k)`, k = 0, 1, ..., `concurrency` at a time. */
+async function inTurn(count, concurrency, fn) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) await fn(next++);
+    }),
+  );
 }
 
 /** @param {number[]} sorted @param {number} p */
@@ -131,6 +153,19 @@ function usage(pids) {
   return { cpuTicks, rssKb, at: performance.now() };
 }
 
+/** The whole machine: CPU ticks busy and in all (/proc/stat), and MemAvailable. */
+function machine() {
+  const cpu =
+    readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  const total = cpu.reduce((sum, x) => sum + x, 0);
+  // idle and iowait are the 4th and 5th fields.
+  const busy = total - (cpu[3] ?? 0) - (cpu[4] ?? 0);
+  const memAvailableKb = Number(
+    /MemAvailable:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0,
+  );
+  return { busy, total, memAvailableKb };
+}
+
 // --- the fleet's processes -------------------------------------------------------------------
 
 class Node {
@@ -161,8 +196,15 @@ class Node {
     await this.ready;
     const seq = this.seq++;
     return new Promise((resolve, reject) => {
+      // A node being stopped in the rolling restart may still be asked to issue by the churn
+      // loop: its closed channel is that call's failure, not an unhandled 'error' event.
+      if (!this.proc.connected) return reject(new Error(`fleet child disconnected (${cmd})`));
       this.pending.set(seq, { resolve, reject });
-      this.proc.send({ seq, cmd, args });
+      this.proc.send({ seq, cmd, args }, (error) => {
+        if (!error) return;
+        this.pending.delete(seq);
+        reject(error);
+      });
     });
   }
 
@@ -295,9 +337,12 @@ async function zkCapacity(connect, { sessions = 8, depth = 8, seconds = 4 } = {}
   return result;
 }
 
+/** What a run has so far, printed if it is interrupted (SIGINT: `timeout --signal=INT`). */
+const sofar = { run: /** @type {any} */ (undefined), current: /** @type {any} */ (undefined) };
+
 // --- one store's run -------------------------------------------------------------------------
 
-async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
+async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurrency }) {
   const bits = Math.ceil(Math.log2(holders));
   const field = 2 ** bits;
   const store = await startStore(kind, holders);
@@ -307,6 +352,7 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
   let nodes = [];
   /** @type {Record<string, any>} */
   const out = { store: kind, holders, bits, field, errors: [] };
+  sofar.current = out;
   try {
     if (kind === 'redis') {
       // Recorded times seeded, as in a fleet that has run before: a first claim of an ID whose
@@ -331,6 +377,9 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
         if (issued.has(id)) duplicates++;
         issued.add(id);
       }
+      // Kept current, so that an interrupted run still reports its check.
+      out.issuedIds = issued.size;
+      out.duplicateIds = duplicates;
     };
     /** Machine ID -> the node holding it, by what the nodes reported. */
     const held = new Map();
@@ -343,28 +392,69 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
       }
     };
 
-    // Fill, a tenth at a time (the last tenth in two: to 99%, then to 100%).
+    // Fill, a tenth at a time (the last tenth in two: to 99%, then to 100%). Each step: the new
+    // holders' clients connect (as pods connect when they start, CONCURRENCY per process), then
+    // they claim, `claimConcurrency` at a time over the whole fleet (the processes in turn), then
+    // as many bare round trips run at the same concurrency: the floor under a claim, measured on
+    // the machine as loaded at that moment.
     const bounds = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99, 1].map((f) => Math.round(f * holders));
     out.fill = [];
     const fill0 = performance.now();
     let before = 0;
     for (const bound of bounds) {
-      const shares = split(bound - before, nodes.length);
-      const answers = await Promise.all(
+      const count = bound - before;
+      const shares = split(count, nodes.length);
+      const connects = await Promise.all(
         nodes.map((n, i) =>
           (shares[i] ?? 0) > 0
-            ? n.call('claim', { count: shares[i], concurrency: CONCURRENCY })
-            : { claims: [], errors: [] },
+            ? n.call('connect', { count: shares[i], concurrency: CONCURRENCY })
+            : { ms: [] },
         ),
       );
-      for (const [i, a] of answers.entries()) take(nodes[i], a.claims);
-      const errors = answers.flatMap((a) => a.errors);
+      /** The processes in turn (0, 1, ..., 19, 0, 1, ...), each as often as it has clients waiting. */
+      const queue = [];
+      for (let round = 0; queue.length < count; round++) {
+        for (const [i, share] of shares.entries()) if ((share ?? 0) > round) queue.push(i);
+      }
+      const claims = [];
+      const errors = [];
+      // The live holders' keepalives run through the claims: their rate just before (one
+      // second) is taken off the requests counted during the claims.
+      const quiet0 = { ops: await counters[kind](store), at: performance.now() };
+      await sleep(1000);
+      const ops0 = await counters[kind](store);
+      const claim0 = performance.now();
+      const background = (ops0 - quiet0.ops) / ((claim0 - quiet0.at) / 1000);
+      await inTurn(queue.length, claimConcurrency, async (k) => {
+        const i = /** @type {number} */ (queue[k]);
+        const node = /** @type {Node} */ (nodes[i]);
+        const answer = await node.call('claim', { count: 1, concurrency: 1 });
+        take(node, answer.claims);
+        claims.push(...answer.claims);
+        errors.push(...answer.errors);
+      });
+      const claimSeconds = (performance.now() - claim0) / 1000;
+      const ops1 = await counters[kind](store);
+      const reads = [];
+      const writes = [];
+      await inTurn(Math.min(count, 400), claimConcurrency, async (k) => {
+        const answer = await nodes[k % nodes.length]?.call('roundTrip', { count: 1 });
+        reads.push(...answer.read);
+        writes.push(...answer.write);
+      });
       out.errors.push(...errors.slice(0, 3));
       out.fill.push({
         upTo: bound / holders,
-        claims: bound - before,
+        claims: count,
         failed: errors.length,
-        ...pcts(answers.flatMap((a) => a.claims.map((c) => c.ms))),
+        claimsPerSecond: claims.length / claimSeconds,
+        requestsPerClaim: (ops1 - ops0 - background * claimSeconds) / Math.max(1, claims.length),
+        backgroundPerSecond: background,
+        ...pcts(claims.map((c) => c.ms)),
+        connect: pcts(connects.flatMap((c) => c.ms)),
+        connectPlusClaim: pcts(claims.map((c) => c.connectMs + c.ms)),
+        read: pcts(reads),
+        write: pcts(writes),
       });
       before = bound;
     }
@@ -379,6 +469,7 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
       ops: await counters[kind](store),
       server: usage(store.pids()),
       fleet: usage(nodes.map((n) => n.proc.pid)),
+      machine: machine(),
     });
     const measure = async (issuing) => {
       const a = await sample();
@@ -396,6 +487,10 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds }) {
         serverRssMb: b.server.rssKb / 1024,
         fleetCpuPer1000: (b.fleet.cpuTicks - a.fleet.cpuTicks) / TICKS / seconds / (held.size / 1000),
         fleetRssMbPer1000: (b.fleet.rssKb - baseRssKb) / 1024 / (held.size / 1000),
+        fleetCpu: (b.fleet.cpuTicks - a.fleet.cpuTicks) / TICKS / seconds,
+        fleetRssMb: b.fleet.rssKb / 1024,
+        machineBusy: (b.machine.busy - a.machine.busy) / Math.max(1, b.machine.total - a.machine.total),
+        memAvailableMb: b.machine.memAvailableKb / 1024,
       };
     };
     // Let the claims' keepalive timers spread out (they start at each claim) before measuring.
@@ -478,10 +573,12 @@ export async function runFleet(options) {
     .join(' ');
   const results = [];
   const run = () => ({ load, cores: cpus().length, options, results });
+  sofar.run = run;
   for (const kind of options.stores) {
     const startLoad = (loadavg()[0] ?? 0).toFixed(2);
     const result = await runStore(kind, options);
     results.push({ ...result, loadAtStart: startLoad, loadAtEnd: (loadavg()[0] ?? 0).toFixed(2) });
+    sofar.current = undefined;
     // Each store's figures as soon as they are in: a later store that stalls loses none of them.
     progress(`${kind} done:\n${tables({ ...run(), results: results.slice(-1) })}`);
   }
@@ -499,17 +596,32 @@ function tables(run) {
       `holders (field)`,
       `${fmt.int(r.live)} live of ${fmt.int(r.holders)} (${r.bits}-bit field of ${fmt.int(r.field)}); load ${r.loadAtStart} -> ${r.loadAtEnd}`,
     ]);
+    const c = run.options.claimConcurrency;
     rows.push([
       s,
       'fill the field',
-      `${fmt.s(r.fillSeconds)} s (${CHILDREN} processes x ${CONCURRENCY} claims in flight)`,
+      `${fmt.s(r.fillSeconds)} s (connects ${CHILDREN} processes x ${CONCURRENCY} in flight, then claims ${c} in flight)`,
     ]);
+    const pair = (x) => `p50 ${ms(x.p50)} ms, p99 ${ms(x.p99)} ms`;
     for (const f of r.fill) {
+      const connected = s === 'zookeeper' ? ' (its session opened inside)' : ', client connected before';
       rows.push([
         s,
-        `claims up to ${Math.round(f.upTo * 100)}% full`,
-        `p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms, max ${ms(f.max)} ms (${f.n} claims${f.failed ? `, ${f.failed} failed` : ''})`,
+        `claim up to ${Math.round(f.upTo * 100)}% full, ${c} in flight${connected}`,
+        `${pair(f)}, max ${ms(f.max)} ms (${f.n} claims${f.failed ? `, ${f.failed} failed` : ''}, ${fmt.int(f.claimsPerSecond)}/s, ${f.requestsPerClaim.toFixed(1)} store requests each beside ${fmt.int(f.backgroundPerSecond)}/s of keepalives)`,
       ]);
+      if (s !== 'zookeeper') {
+        rows.push([
+          s,
+          `  connect + claim (connect ${CHILDREN} x ${CONCURRENCY} in flight)`,
+          `${pair(f.connectPlusClaim)} (the connect alone: ${pair(f.connect)})`,
+        ]);
+        rows.push([
+          s,
+          `  bare round trips, ${c} in flight`,
+          `read ${pair(f.read)}; write ${pair(f.write)} (${f.write.n} each)`,
+        ]);
+      }
     }
     if (r.overfull)
       rows.push([s, 'claim past a full field', `${r.overfull.name} in ${ms(r.overfull.ms)} ms`]);
@@ -521,6 +633,11 @@ function tables(run) {
         s,
         `steady state, ${label}`,
         `${fmt.int(m.opsPerSecond)} store requests/s (${(m.opsPerSecond / r.live).toFixed(3)} per holder); server CPU ${(m.serverCpu * 100).toFixed(0)}% of a core, RSS ${fmt.int(m.serverRssMb)} MiB; holders per 1,000: CPU ${(m.fleetCpuPer1000 * 100).toFixed(1)}% of a core, RSS ${fmt.int(m.fleetRssMbPer1000)} MiB above the ${CHILDREN} bare processes' ${fmt.int(r.fleetBaseRssMb)} MiB`,
+      ]);
+      rows.push([
+        s,
+        `  the machine, ${label}`,
+        `all holders ${(m.fleetCpu * 100).toFixed(0)}% of a core, ${fmt.int(m.fleetRssMb)} MiB; every process ${(m.machineBusy * 100).toFixed(0)}% of ${run.cores} cores busy; ${fmt.int(m.memAvailableMb)} MiB available`,
       ]);
     }
     // The capacity model (README, "Fleet capacity"): a holder sends a keepalive every
@@ -567,6 +684,15 @@ export async function benchFleet() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // A big run that stalls (a store saturated) still reports what it measured: the store being
+  // run goes out marked interrupted, then the exit hooks stop the servers.
+  process.once('SIGINT', () => {
+    const run = sofar.run?.() ?? { results: [] };
+    const current = sofar.current ? [sofar.current] : [];
+    const results = [...run.results, ...current.map((r) => ({ ...r, interrupted: true }))];
+    console.log(JSON.stringify({ ...run, interrupted: true, results }));
+    process.exit(130);
+  });
   const run = await runFleet(fleetArgs(process.argv.slice(2)));
   if (process.argv.includes('--json')) console.log(JSON.stringify(run));
   else console.log(tables(run));
