@@ -139,13 +139,15 @@ for (const store of STORES) {
         bin.stdout?.on('data', (chunk: Buffer | string) => {
           log += chunk.toString();
         });
+        // The slot's line is written after the listening line, not with it: wait for both.
+        const claimLine = printed(bin, claimed);
         const url = await listening(bin);
         const ready = (await (await fetch(`${url}/health/ready`)).json()) as {
           machines: { machineId: number }[];
         };
         const [serverId] = ready.machines.map((m) => m.machineId) as [number];
+        expect(Number((await claimLine)[1])).toBe(serverId);
         expect(log).toMatch(claimed);
-        expect(Number(claimed.exec(log)?.[1])).toBe(serverId);
         expect(await server.claims()).toEqual([serverId]);
 
         // The library, in a program of its own: a claim in the same store, beside the server's.
