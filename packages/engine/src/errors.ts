@@ -222,8 +222,11 @@ export class StoreUnavailableError extends IdsError {
      * `mysql`, `ec2-metadata`, or another store's own name.
      */
     readonly store: string,
-    /** What it was asked for: a machine ID (a claim or a check), a lock, or a segment of IDs. */
-    readonly feature: 'machine-id' | 'lock' | 'segment',
+    /**
+     * What it was asked for: a machine ID (a claim or a check), a lock, a segment of IDs, or
+     * `token`: the server's idempotency tokens and Idempotency-Key records.
+     */
+    readonly feature: 'machine-id' | 'lock' | 'segment' | 'token',
     message: string,
     options?: ErrorOptions,
   ) {

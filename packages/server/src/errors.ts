@@ -10,13 +10,6 @@ export class ServerConfigError extends IdsError {
   override readonly name = 'ServerConfigError';
 }
 
-/** The server's Redis (tokens, Idempotency-Key records) could not be reached or answered something unexpected. */
-export class TokenStoreError extends IdsError {
-  /** Stable code: `ERR_IDS_TOKEN_STORE`. */
-  readonly code = 'ERR_IDS_TOKEN_STORE';
-  override readonly name = 'TokenStoreError';
-}
-
 /**
  * An answer to a request that cannot be served: its HTTP status, a stable code and a message
  * saying what was expected and what was received. Route handlers (a plugin's too) throw it; the

@@ -12,7 +12,7 @@
 import type { IncomingMessage } from 'node:http';
 import { IdsError } from '@ids/engine';
 import { importOptional } from '@ids/engine/internal';
-import { HttpError, TokenStoreError } from './errors.js';
+import { HttpError } from './errors.js';
 import {
   IDEMPOTENCY_HEADER,
   type RouteReply,
@@ -137,11 +137,12 @@ export async function redisIdempotency(
   lockTtlMs: number = IDEMPOTENCY_LOCK_TTL_MS,
 ): Promise<IdempotencyStore> {
   const use = 'Idempotency-Key on GET /ids';
-  const [{ idempotencyKeys, fingerprint }, { redisLocks }, { openRedisClient }] = await Promise.all([
-    importOptional('@ids/lock', () => import('@ids/lock'), use),
-    importOptional('@ids/lock', () => import('@ids/lock/redis'), use),
-    importOptional('@ids/machine-redis', () => import('@ids/machine-redis/internal'), use, ['ioredis']),
-  ]);
+  const [{ idempotencyKeys, fingerprint }, { redisLocks }, { openRedisClient, redisFailure }] =
+    await Promise.all([
+      importOptional('@ids/lock', () => import('@ids/lock'), use),
+      importOptional('@ids/lock', () => import('@ids/lock/redis'), use),
+      importOptional('@ids/machine-redis', () => import('@ids/machine-redis/internal'), use, ['ioredis']),
+    ]);
   const records = await openRedisClient(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -175,11 +176,10 @@ export async function redisIdempotency(
           }
         });
       } catch (error) {
-        // The work's own failures (a generator's IdsError) pass as they are; Redis's are a 503.
+        // The work's own failures (a generator's IdsError) pass as they are; Redis's are sorted
+        // by machine-redis's rule (no answer: StoreUnavailableError), a 503 either way.
         if (error instanceof IdsError || error instanceof HttpError) throw error;
-        throw new TokenStoreError(`the idempotency store (Redis) failed: ${(error as Error).message}`, {
-          cause: error,
-        });
+        throw redisFailure('Idempotency-Key records', error, `Redis at ${new URL(url).host}`, 'token');
       }
       switch (answer.outcome) {
         case 'executed':

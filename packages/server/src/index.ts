@@ -10,7 +10,7 @@ export {
   readLogSettings,
   serverHelp,
 } from './config.js';
-export { HttpError, ServerConfigError, TokenStoreError } from './errors.js';
+export { HttpError, ServerConfigError } from './errors.js';
 export type {
   ClaimLostEvent,
   ClaimRecoveredEvent,

@@ -309,7 +309,9 @@ function tokenRoutes(parts: ServiceParts, tokens: TokenStore): ServerRoute[] {
       responses: {
         '201': { description: 'The token.', content: json(ref('Token')) },
         '400': error('Bad ttl.'),
-        '503': error('Redis or the generators unavailable.'),
+        '503': error(
+          'Redis or the generators unavailable (ERR_IDS_STORE_UNAVAILABLE for Redis), Redis refusing, or the new token already in Redis (ERR_TOKEN_EXISTS).',
+        ),
       },
       async handle({ query }): Promise<RouteReply> {
         const raw = query.get('ttl');
@@ -340,7 +342,7 @@ function tokenRoutes(parts: ServiceParts, tokens: TokenStore): ServerRoute[] {
         '400': error('Not a token.'),
         '404': error('Unknown or expired token.'),
         '409': error('Already consumed.'),
-        '503': error('Redis unavailable.'),
+        '503': error('Redis unavailable (ERR_IDS_STORE_UNAVAILABLE) or refusing.'),
       },
       async handle({ params }): Promise<RouteReply> {
         const token = params.token as string;

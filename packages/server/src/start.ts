@@ -30,8 +30,8 @@ import { redisTokenStore, type TokenStore } from './tokens.js';
 /**
  * Starts the ID service.
  * @throws ServerConfigError for bad options; the machine-ID source's errors (no free ID, a bad
- * IDS_MACHINE_ID); TokenStoreError when Redis is configured and cannot be reached; the listen
- * error (EADDRINUSE) as is. Whatever was taken before the failure is released.
+ * IDS_MACHINE_ID); StoreUnavailableError (`feature: 'token'`) when Redis is configured and
+ * cannot be reached; the listen error (EADDRINUSE) as is. Whatever was taken before the failure is released.
  */
 export async function startIdServer(options: IdServerOptions = {}): Promise<RunningIdServer> {
   const checked = checkServerOptions(options);

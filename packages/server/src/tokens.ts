@@ -1,21 +1,25 @@
 // Idempotency tokens on Redis: a client asks for a token before a payment-style call, sends it
 // with the call, and the service consumes it once. The consume is one Lua script, so two
 // consumers racing on one token cannot both see it unused: Redis runs scripts one at a time.
-import { InvalidArgumentError } from '@ids/engine';
-import { errorText, importOptional } from '@ids/engine/internal';
+import { IdsError } from '@ids/engine';
+import { importOptional } from '@ids/engine/internal';
 import type { Redis as RedisClient } from 'ioredis';
-import { TokenStoreError } from './errors.js';
+import { HttpError } from './errors.js';
 
 /** What consuming a token found. */
 export type ConsumeOutcome = 'consumed' | 'used' | 'unknown';
 
 /** Where tokens are kept. */
 export interface TokenStore {
-  /** Stores a new token for `ttlSeconds`. @throws TokenStoreError when the store cannot. */
+  /**
+   * Stores a new token for `ttlSeconds`. @throws StoreUnavailableError (`feature: 'token'`) when
+   * the store does not answer; HttpError 503 ERR_TOKEN_EXISTS when the token is already there.
+   */
   issue(token: string, ttlSeconds: number): Promise<void>;
   /**
    * Marks a token used: `consumed` the first time, `used` after that (until it expires),
-   * `unknown` for a token never issued or expired. @throws TokenStoreError when the store cannot.
+   * `unknown` for a token never issued or expired. @throws StoreUnavailableError (`feature:
+   * 'token'`) when the store does not answer.
    */
   consume(token: string): Promise<ConsumeOutcome>;
   /** Closes the connection. */
@@ -43,16 +47,13 @@ export interface RedisTokenStoreOptions {
   readonly connectTimeoutMs?: number;
 }
 
-function storeError(what: string, error: unknown): TokenStoreError {
-  const reason = errorText(error);
-  return new TokenStoreError(`the token store (Redis) could not ${what}: ${reason}`, { cause: error });
-}
-
 /**
  * A token store on the Redis at `url` (`redis://[:password@]host:port[/db]`). Commands fail at
  * once while the connection is down (no offline queue), so a request is answered 503 rather
- * than held.
- * @throws TokenStoreError when Redis cannot be reached within `connectTimeoutMs`;
+ * than held. Failures are sorted by @ids/machine-redis's one rule for Redis: no answer is
+ * StoreUnavailableError with `store: 'redis'`, `feature: 'token'`; refused credentials, TLS or a
+ * reply error is LeaseStoreRefusedError.
+ * @throws StoreUnavailableError when Redis cannot be reached within `connectTimeoutMs`;
  * InvalidArgumentError for a malformed URL or database, RedisDatabaseError for a database the server
  * does not have (from @ids/machine-redis, which opens every redis:// URL).
  */
@@ -62,14 +63,17 @@ export async function redisTokenStore(
 ): Promise<TokenStore> {
   const prefix = options.prefix ?? DEFAULT_TOKEN_PREFIX;
   // Loaded only with Redis configured, so a server without it does not pay for ioredis at start.
-  const [{ openRedisClient }, { RedisDatabaseError }] = await Promise.all([
-    importOptional(
-      '@ids/machine-redis',
-      () => import('@ids/machine-redis/internal'),
-      'a redis:// token store',
-    ),
-    importOptional('@ids/machine-redis', () => import('@ids/machine-redis'), 'a redis:// token store'),
-  ]);
+  const { openRedisClient, redisFailure } = await importOptional(
+    '@ids/machine-redis',
+    () => import('@ids/machine-redis/internal'),
+    'a redis:// token store',
+  );
+  // A bad URL or database is the configuration's fault (an IdsError): reported as it is, not as
+  // an outage. Past openRedisClient the URL is known to parse.
+  const failure = (what: string, error: unknown) =>
+    error instanceof IdsError
+      ? error
+      : redisFailure(`tokens: ${what}`, error, `Redis at ${new URL(url).host}`, 'token');
   let redis: RedisClient;
   try {
     redis = await openRedisClient(url, {
@@ -79,9 +83,7 @@ export async function redisTokenStore(
       retryStrategy: (times) => Math.min(times * 100, 2000),
     });
   } catch (error) {
-    // A bad URL or database is the configuration's fault: reported as it is, not as an outage.
-    if (error instanceof InvalidArgumentError || error instanceof RedisDatabaseError) throw error;
-    throw storeError(`connect to ${new URL(url).host}`, error);
+    throw failure('connecting', error);
   }
   return {
     async issue(token, ttlSeconds) {
@@ -89,17 +91,23 @@ export async function redisTokenStore(
       try {
         reply = await redis.set(prefix + token, 'issued', 'EX', ttlSeconds, 'NX');
       } catch (error) {
-        throw storeError('store a token', error);
+        throw failure('storing a token', error);
       }
       // A fresh ID is never issued twice; a key already there means another writer shares the prefix.
-      if (reply !== 'OK') throw new TokenStoreError(`token ${token} already exists in the store`);
+      if (reply !== 'OK') {
+        throw new HttpError(
+          503,
+          'ERR_TOKEN_EXISTS',
+          `expected token ${token} to be new in the store, received one already there (another writer on the prefix ${JSON.stringify(prefix)}?)`,
+        );
+      }
     },
     async consume(token) {
       let reply: unknown;
       try {
         reply = await redis.eval(CONSUME, 1, prefix + token);
       } catch (error) {
-        throw storeError('consume a token', error);
+        throw failure('consuming a token', error);
       }
       if (reply === 1) return 'consumed';
       if (reply === 2) return 'used';

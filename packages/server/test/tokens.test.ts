@@ -1,10 +1,11 @@
 // Idempotency tokens against a real Redis (started on a free loopback port), through the bin.
 import { Agent } from 'node:http';
+import { StoreUnavailableError } from '@ids/engine';
 import { hasRedis, serverForSuite, startRedis } from '@ids/test-services';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_TOKEN_PREFIX } from '../src/index.js';
+import { DEFAULT_TOKEN_PREFIX, redisTokenStore } from '../src/index.js';
 import {
   type BinRun,
   call,
@@ -125,14 +126,24 @@ describe.skipIf(!hasRedis())('idempotency tokens on Redis', () => {
     expectError(await call(run.url, method, path), status, code);
   });
 
-  it('Redis down: 503 ERR_IDS_TOKEN_STORE at once (no hang); back when Redis is', async () => {
+  it('Redis down: 503 ERR_IDS_STORE_UNAVAILABLE (the one store error) at once (no hang); back when Redis is', async () => {
     if (redis.server.external) return;
     const { json } = await issue();
     await redis.server.stop();
     const t0 = performance.now();
     const down = await call(run.url, 'POST', '/tokens');
-    expectError(down, 503, 'ERR_IDS_TOKEN_STORE', /the token store \(Redis\) could not store a token/);
-    expectError(await call(run.url, 'DELETE', `/tokens/${json.token}`), 503, 'ERR_IDS_TOKEN_STORE');
+    expectError(
+      down,
+      503,
+      'ERR_IDS_STORE_UNAVAILABLE',
+      /^redis: tokens: storing a token: Redis at 127\.0\.0\.1:\d+ is unavailable/,
+    );
+    expectError(
+      await call(run.url, 'DELETE', `/tokens/${json.token}`),
+      503,
+      'ERR_IDS_STORE_UNAVAILABLE',
+      /^redis: tokens: consuming a token: /,
+    );
     expect(performance.now() - t0).toBeLessThan(2000);
     // IDs do not depend on Redis.
     expect((await call(run.url, 'GET', '/id')).status).toBe(200);
@@ -177,8 +188,48 @@ describe.skipIf(!hasRedis())('a Redis that cannot be reached at start', () => {
     const result = await runBin({ PORT: '0', IDS_MACHINE_ID: '1', IDS_REDIS_URL: url });
     expect(result.code).toBe(1);
     expect(result.err).toMatch(
-      /ERR_IDS_TOKEN_STORE: the token store \(Redis\) could not connect to 127\.0\.0\.1:\d+/,
+      /ERR_IDS_STORE_UNAVAILABLE: redis: tokens: connecting: Redis at 127\.0\.0\.1:\d+ is unavailable/,
     );
     expect(result.out).not.toMatch(/listening/);
   });
+
+  it('redisTokenStore: StoreUnavailableError with store redis and feature token, at connect and per call', async () => {
+    const redis = await startRedis({ allowExternal: false });
+    const url = redis.url;
+    try {
+      const tokens = await redisTokenStore(url, { connectTimeoutMs: 2000 });
+      try {
+        await tokens.issue('1', 60);
+        await redis.stop();
+        for (const failure of [
+          await rejection(tokens.issue('2', 60)),
+          await rejection(tokens.consume('1')),
+        ]) {
+          expect(failure).toBeInstanceOf(StoreUnavailableError);
+          expect(failure).toMatchObject({
+            code: 'ERR_IDS_STORE_UNAVAILABLE',
+            store: 'redis',
+            feature: 'token',
+          });
+        }
+      } finally {
+        await tokens.close();
+      }
+      const atConnect = await rejection(redisTokenStore(url, { connectTimeoutMs: 2000 }));
+      expect(atConnect).toBeInstanceOf(StoreUnavailableError);
+      expect(atConnect).toMatchObject({ store: 'redis', feature: 'token' });
+    } finally {
+      await redis.close();
+    }
+  });
 });
+
+/** The rejection of `promise`; fails the test when it resolves. */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection, but it resolved');
+}
