@@ -21,11 +21,17 @@ function machinesOf(process: SimulatedProcess): number[] {
   return process.slots.map((slot) => slot.generator?.machine ?? -1).sort();
 }
 
+/** A new world with one process `a` of `count` claims on one lease, run for `ms` (by 1 s all are held and issuing). */
+async function started(count: number, ms = 1000): Promise<{ world: World; a: SimulatedProcess }> {
+  const world = new World();
+  const a = world.process(count);
+  await world.run(ms);
+  return { world, a };
+}
+
 describe('claims sharing one lease', () => {
   it('four claims hold four IDs under one lease, with one keepalive per interval for all', async () => {
-    const world = new World();
-    const a = world.process(4);
-    await world.run(1000);
+    const { world, a } = await started(4);
     expect(machinesOf(a)).toEqual([0, 1, 2, 3]);
     expect(a.count('grant'), 'leases granted').toBe(1);
     expect(world.server.liveLeases()).toHaveLength(1);
@@ -42,9 +48,7 @@ describe('claims sharing one lease', () => {
   });
 
   it('a lost lease fences every claim before a successor can take any of their IDs', async () => {
-    const world = new World();
-    const a = world.process(4);
-    await world.run(1000);
+    const { world, a } = await started(4);
     expect(a.issuedBetween(world.start + 500, world.scheduler.now())).toBeGreaterThan(0);
     const cut = world.scheduler.now();
     a.client.down = true;
@@ -66,9 +70,7 @@ describe('claims sharing one lease', () => {
   });
 
   it('a keepalive refused aborts every claim on the lease at once, with no ID asked for', async () => {
-    const world = new World();
-    const a = world.process(4);
-    await world.run(1000);
+    const { world, a } = await started(4);
     // The store forgets the lease; the next keepalive is refused. Only timers run: no generator
     // is asked for an ID, so no verify() stops them, only the loss reaching every claim.
     world.server.forget();
@@ -80,10 +82,8 @@ describe('claims sharing one lease', () => {
   });
 
   it('releasing one claim deletes its key only; the last release revokes the lease and closes the store', async () => {
-    const world = new World();
     // The whole field: the released ID is the only one another process can take.
-    const a = world.process(4);
-    await world.run(1000);
+    const { world, a } = await started(4);
     const lease = a.slots[0]!.claim!.leaseId;
     const released = a.slots[0]!;
     const machine = released.generator!.machine;
@@ -113,9 +113,7 @@ describe('claims sharing one lease', () => {
   });
 
   it('one claim whose key is lost is fenced alone, and claims again under the same lease', async () => {
-    const world = new World();
-    const a = world.process(2);
-    await world.run(1000);
+    const { world, a } = await started(2);
     const [first, second] = a.slots as [SimulatedSlot, SimulatedSlot];
     const lease = first.claim!.leaseId;
     const machine = first.generator!.machine;
@@ -136,9 +134,7 @@ describe('claims sharing one lease', () => {
 
 describe('claims sharing a lease recovered from a slow store', () => {
   it('are not handed out again while every confirmation comes too late to trust', async () => {
-    const world = new World();
-    const a = world.process(4);
-    await world.run(500);
+    const { world, a } = await started(4, 500);
     // Keepalive and claim check each answer 1,300 ms late: confirmed 2,600 ms after sending,
     // past the 2,400 ms window. No claim may issue from the first fence on.
     a.client.answerDelayMs = 1300;
@@ -161,9 +157,7 @@ describe('claims sharing a lease recovered from a slow store', () => {
   it.each([900, 1199, 1200, 1201, 1300, 1450])(
     'answers %i ms late, then the store down, then a successor: none of the claims issued past the lease',
     async (delay) => {
-      const world = new World();
-      const a = world.process(4);
-      await world.run(1000);
+      const { world, a } = await started(4);
       expect(a.issuedBetween(world.start, world.scheduler.now())).toBeGreaterThan(0);
 
       a.client.answerDelayMs = delay;
