@@ -63,21 +63,23 @@ async function times(n, fn, warm = 20) {
 }
 
 /**
- * Times each of `fns` `n` times, interleaved: rounds of `per` runs of each in turn, after 20
- * untimed runs of each; and the CPU time this process spent per run of each, in µs (user +
- * system: the client's own work, which the machine's load does not inflate as it does latency).
+ * Times each of `fns` `n` times, interleaved: rounds of `per` runs of each in turn, after `warm`
+ * untimed runs of each (the same number for every row: enough for the JIT to have compiled each
+ * row's code before any run is timed, so that no row's figures include its compiling); and the
+ * CPU time this process spent per timed run of each, in µs (user + system: the client's own
+ * work, which the machine's load does not inflate as it does latency).
  * @template {string} K
  * @param {Record<K, () => Promise<unknown>>} fns
  * @returns {Promise<{ times: Record<K, number[]>, cpuUs: Record<K, number> }>}
  */
-async function interleaved(fns, n, per = 100) {
+async function interleaved(fns, n, per = 100, warm = 1000) {
   const entries = /** @type {[K, () => Promise<unknown>][]} */ (Object.entries(fns));
   const out = /** @type {Record<K, number[]>} */ ({});
   const cpuUs = /** @type {Record<K, number>} */ ({});
   for (const [k, fn] of entries) {
     out[k] = [];
     cpuUs[k] = 0;
-    for (let i = 0; i < 20; i++) await fn();
+    for (let i = 0; i < warm; i++) await fn();
   }
   for (let done = 0; done < n; done += per) {
     for (const [k, fn] of entries) {
@@ -302,6 +304,7 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
       },
       en,
       50,
+      200,
     );
     await elocks.close();
     etcd3.close();
