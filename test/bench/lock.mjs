@@ -192,9 +192,10 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
         "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
       )
     );
-    // The same floor on a client set up as @ids/lock's is (redis.ts): every command bounded by
-    // ioredis's commandTimeout, a timer armed and cleared per command, which the other rows'
-    // clients do not pay. What that bound costs, measured beside the rest.
+    // The same floor on a client whose every command is bounded by ioredis's commandTimeout, a
+    // timer armed and cleared per command (as @ids/lock's client was until it bounded its
+    // commands with one timer per client, CommandDeadlines in redis.ts): what a timer per
+    // command costs, measured beside the rest.
     const fencedBounded = new Redis(redis.url, {
       commandTimeout: 3000,
       enableOfflineQueue: false,
@@ -259,7 +260,7 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
     );
     rows.push(
       row(
-        'fenced floor on a client with a command timeout (as @ids/lock sets it)',
+        'fenced floor on a client with a timer per command (ioredis commandTimeout)',
         t.fencedBounded,
         floor,
         cpuUs.fencedBounded,
