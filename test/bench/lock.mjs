@@ -63,7 +63,8 @@ async function times(n, fn, warm = 20) {
 }
 
 /**
- * Times each of `fns` `n` times, interleaved: rounds of `per` runs of each in turn, after `warm`
+ * Times each of `fns` `n` times, interleaved: rounds of `per` runs of each in turn (in a new
+ * order each round), after `warm`
  * untimed runs of each (the same number for every row: enough for the JIT to have compiled each
  * row's code before any run is timed, so that no row's figures include its compiling); and the
  * CPU time this process spent per timed run of each, in µs (user + system: the client's own
@@ -81,8 +82,21 @@ async function interleaved(fns, n, per = 100, warm = 1000) {
     cpuUs[k] = 0;
     for (let i = 0; i < warm; i++) await fn();
   }
+  // The rows run in a new order each round (a seeded shuffle, the same in every run), so that no
+  // row always follows the same one: a row that leaves garbage or a timer behind would otherwise
+  // tax its successor alone.
+  let seed = 1;
+  const order = [...entries];
   for (let done = 0; done < n; done += per) {
-    for (const [k, fn] of entries) {
+    for (let i = order.length - 1; i > 0; i--) {
+      seed = (seed * 48271) % 2147483647;
+      const j = seed % (i + 1);
+      [order[i], order[j]] = [
+        /** @type {[K, () => Promise<unknown>]} */ (order[j]),
+        /** @type {[K, () => Promise<unknown>]} */ (order[i]),
+      ];
+    }
+    for (const [k, fn] of order) {
       const cpu = process.cpuUsage();
       out[k].push(...(await times(Math.min(per, n - done), fn, 0)));
       const used = process.cpuUsage(cpu);
