@@ -26,6 +26,8 @@ export class Lock implements Fenced, AsyncDisposable {
   #reason: unknown;
   readonly #backend: LockBackend;
   readonly #token: string;
+  /** Where the keeper waits to be started (Locks' KeeperStarts), if it still does. */
+  readonly #starts: { delete(keeper: LeaseKeeper): void } | undefined;
   #released: Promise<void> | undefined;
 
   /** Made by `Locks.acquire`, which calls `lost` when the keeper stops trusting the lease. */
@@ -36,11 +38,13 @@ export class Lock implements Fenced, AsyncDisposable {
     token: string,
     keeper: LeaseKeeper,
     backend: LockBackend,
+    starts?: { delete(keeper: LeaseKeeper): void },
   ) {
     this.#fence = fence;
     this.#token = token;
     this.#keeper = keeper;
     this.#backend = backend;
+    this.#starts = starts;
   }
 
   /** The keeper's verdict (or a release): aborts the signal, once. */
@@ -104,6 +108,7 @@ export class Lock implements Fenced, AsyncDisposable {
    */
   #release(): Promise<void> {
     this.#keeper.stop();
+    this.#starts?.delete(this.#keeper);
     if (this.#reason === undefined) {
       // Only a signal someone holds needs the reason now; a later reader gets it then.
       if (this.#controller) this.lost(this.#releasedReason());
