@@ -63,24 +63,40 @@ async function times(n, fn, warm = 20) {
 }
 
 /**
- * Times each of `fns` `n` times, interleaved: rounds of `per` runs of each in turn, after 20
- * untimed runs of each; and the CPU time this process spent per run of each, in µs (user +
- * system: the client's own work, which the machine's load does not inflate as it does latency).
+ * Times each of `fns` `n` times, interleaved: rounds of `per` runs of each in turn (in a new
+ * order each round), after `warm`
+ * untimed runs of each (the same number for every row: enough for the JIT to have compiled each
+ * row's code before any run is timed, so that no row's figures include its compiling); and the
+ * CPU time this process spent per timed run of each, in µs (user + system: the client's own
+ * work, which the machine's load does not inflate as it does latency).
  * @template {string} K
  * @param {Record<K, () => Promise<unknown>>} fns
  * @returns {Promise<{ times: Record<K, number[]>, cpuUs: Record<K, number> }>}
  */
-async function interleaved(fns, n, per = 100) {
+async function interleaved(fns, n, per = 100, warm = 1000) {
   const entries = /** @type {[K, () => Promise<unknown>][]} */ (Object.entries(fns));
   const out = /** @type {Record<K, number[]>} */ ({});
   const cpuUs = /** @type {Record<K, number>} */ ({});
   for (const [k, fn] of entries) {
     out[k] = [];
     cpuUs[k] = 0;
-    for (let i = 0; i < 20; i++) await fn();
+    for (let i = 0; i < warm; i++) await fn();
   }
+  // The rows run in a new order each round (a seeded shuffle, the same in every run), so that no
+  // row always follows the same one: a row that leaves garbage or a timer behind would otherwise
+  // tax its successor alone.
+  let seed = 1;
+  const order = [...entries];
   for (let done = 0; done < n; done += per) {
-    for (const [k, fn] of entries) {
+    for (let i = order.length - 1; i > 0; i--) {
+      seed = (seed * 48271) % 2147483647;
+      const j = seed % (i + 1);
+      [order[i], order[j]] = [
+        /** @type {[K, () => Promise<unknown>]} */ (order[j]),
+        /** @type {[K, () => Promise<unknown>]} */ (order[i]),
+      ];
+    }
+    for (const [k, fn] of order) {
       const cpu = process.cpuUsage();
       out[k].push(...(await times(Math.min(per, n - done), fn, 0)));
       const used = process.cpuUsage(cpu);
@@ -190,9 +206,10 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
         "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
       )
     );
-    // The same floor on a client set up as @ids/lock's is (redis.ts): every command bounded by
-    // ioredis's commandTimeout, a timer armed and cleared per command, which the other rows'
-    // clients do not pay. What that bound costs, measured beside the rest.
+    // The same floor on a client whose every command is bounded by ioredis's commandTimeout, a
+    // timer armed and cleared per command (as @ids/lock's client was until it bounded its
+    // commands with one timer per client, CommandDeadlines in redis.ts): what a timer per
+    // command costs, measured beside the rest.
     const fencedBounded = new Redis(redis.url, {
       commandTimeout: 3000,
       enableOfflineQueue: false,
@@ -257,7 +274,7 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
     );
     rows.push(
       row(
-        'fenced floor on a client with a command timeout (as @ids/lock sets it)',
+        'fenced floor on a client with a timer per command (ioredis commandTimeout)',
         t.fencedBounded,
         floor,
         cpuUs.fencedBounded,
@@ -302,6 +319,7 @@ export async function benchLock({ n = 2000, waiters = 16, rounds = 40 } = {}) {
       },
       en,
       50,
+      200,
     );
     await elocks.close();
     etcd3.close();

@@ -26,6 +26,8 @@ export class Lock implements Fenced, AsyncDisposable {
   #reason: unknown;
   readonly #backend: LockBackend;
   readonly #token: string;
+  /** Where the keeper waits to be started (Locks' KeeperStarts), if it still does. */
+  readonly #starts: { delete(keeper: LeaseKeeper): void } | undefined;
   #released: Promise<void> | undefined;
 
   /** Made by `Locks.acquire`, which calls `lost` when the keeper stops trusting the lease. */
@@ -36,11 +38,13 @@ export class Lock implements Fenced, AsyncDisposable {
     token: string,
     keeper: LeaseKeeper,
     backend: LockBackend,
+    starts?: { delete(keeper: LeaseKeeper): void },
   ) {
     this.#fence = fence;
     this.#token = token;
     this.#keeper = keeper;
     this.#backend = backend;
+    this.#starts = starts;
   }
 
   /** The keeper's verdict (or a release): aborts the signal, once. */
@@ -96,14 +100,21 @@ export class Lock implements Fenced, AsyncDisposable {
     return this.#released;
   }
 
-  async #release(): Promise<void> {
+  /**
+   * Not an async function: the backend's own promise is returned, not wrapped in another (a
+   * promise and a turn less per release). Nothing here throws: an abort listener's exception
+   * is reported by Node, not thrown into the caller of `abort`, and every backend's release is an
+   * async function, which rejects rather than throws.
+   */
+  #release(): Promise<void> {
     this.#keeper.stop();
+    this.#starts?.delete(this.#keeper);
     if (this.#reason === undefined) {
       // Only a signal someone holds needs the reason now; a later reader gets it then.
       if (this.#controller) this.lost(this.#releasedReason());
       else this.#reason = null;
     }
-    await this.#backend.release(this.name, this.#token);
+    return this.#backend.release(this.name, this.#token);
   }
 
   /** `await using lock = await locks.acquire(...)` releases at the end of the block. */

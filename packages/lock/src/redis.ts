@@ -3,7 +3,7 @@
 import { IdsError, InvalidArgumentError } from '@ids/engine';
 import { LeaseLostError, StoreUnavailableError } from '@ids/machine-redis';
 import { openRedisClient, parseRedisUrl, redisFailure } from '@ids/machine-redis/internal';
-import type { Redis } from 'ioredis';
+import { Command, type Redis } from 'ioredis';
 import type { LockBackend, Taken, TakeRequest } from './backend.js';
 import { Locks } from './locks.js';
 import { checkStoreMs } from './options.js';
@@ -49,12 +49,13 @@ export async function redisLocks(options: RedisLocksOptions = {}): Promise<Locks
       // A keepalive that cannot be sent now must fail now, so that the holder fences at once.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: timeoutMs,
+      // No commandTimeout: it arms and clears a timer per command; CommandDeadlines bounds every
+      // command by timeoutMs with one timer for the client.
       connectTimeout: timeoutMs,
       retryStrategy: (times) => Math.min(times * 100, 1000),
     }),
   );
-  const backend = new RedisBackend(client, prefix, pollMs);
+  const backend = new RedisBackend(client, prefix, pollMs, timeoutMs);
   // A test seam: sees the backend, to count what it keeps per waiter.
   (options as { onBackend?: (b: RedisBackend) => void }).onBackend?.(backend);
   try {
@@ -92,6 +93,71 @@ async function withinMs<T>(ms: number, what: string, promise: Promise<T>): Promi
   }
 }
 
+/** A command sent through CommandDeadlines: when it was sent, on performance.now(). */
+interface Stamped extends Command {
+  sentAt?: number;
+}
+
+/**
+ * Bounds every command sent through it by `timeoutMs`, as ioredis's commandTimeout does, with one
+ * timer for the client rather than one armed and cleared per command (a measurable part of an
+ * uncontended acquire + release). Redis answers a connection's commands in the order they were
+ * sent, so the commands waiting for an answer are ioredis's command queue, oldest first: the
+ * timer is armed for the oldest one's deadline, and when it fires it fails every command past
+ * its deadline (as commandTimeout does: the command is rejected, its late answer ignored) and is
+ * armed again for the oldest left, or not at all when none is left. A command sent while the
+ * timer is armed needs nothing: its deadline is later than the one the timer waits for.
+ */
+class CommandDeadlines {
+  readonly #client: Redis;
+  readonly #timeoutMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(client: Redis, timeoutMs: number) {
+    this.#client = client;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** Sends `name` with `args`: its answer as text, or its error, or a timeout after timeoutMs. */
+  send(name: string, args: (string | number)[]): Promise<unknown> {
+    const command: Stamped = new Command(name, args, { replyEncoding: 'utf8' });
+    command.sentAt = performance.now();
+    this.#client.sendCommand(command);
+    if (this.#timer === undefined && !this.#closed) this.#arm(this.#timeoutMs);
+    return command.promise;
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+  }
+
+  #arm(ms: number): void {
+    this.#timer = setTimeout(() => this.#expire(), ms);
+    // Armed past the last answer until it fires: it must not keep the process alive.
+    this.#timer.unref();
+  }
+
+  #expire(): void {
+    this.#timer = undefined;
+    const now = performance.now();
+    const queue = this.#client.commandQueue;
+    for (let i = 0; i < queue.length; i++) {
+      const command = queue.peekAt(i)?.command as Stamped | undefined;
+      // ioredis's own commands (the ready check) carry no stamp, and settled ones wait only
+      // for their late answer.
+      if (command?.sentAt === undefined || command.isSettled) continue;
+      const left = command.sentAt + this.#timeoutMs - now;
+      if (left > 0) {
+        this.#arm(left);
+        return;
+      }
+      command.reject(new Error(`no answer within ${this.#timeoutMs} ms`));
+    }
+  }
+}
+
 /** What a take is doing, as its errors say. */
 function takingWhat(name: string): string {
   return `taking the lock ${JSON.stringify(name)}`;
@@ -110,6 +176,7 @@ interface Waiter {
 class RedisBackend implements LockBackend {
   readonly store = 'redis';
   readonly #client: Redis;
+  readonly #commands: CommandDeadlines;
   readonly #subscriber: Redis;
   readonly #base: string;
   readonly #channel: string;
@@ -127,8 +194,9 @@ class RedisBackend implements LockBackend {
   /** Tokens of this process standing in a line. */
   readonly #joined = new Set<string>();
 
-  constructor(client: Redis, prefix: string, pollMs: number) {
+  constructor(client: Redis, prefix: string, pollMs: number, timeoutMs: number) {
     this.#client = client;
+    this.#commands = new CommandDeadlines(client, timeoutMs);
     this.#base = `{${prefix}}`;
     this.#channel = `${this.#base}:released`;
     this.#epoch = `${this.#base}:epoch`;
@@ -156,19 +224,29 @@ class RedisBackend implements LockBackend {
   /**
    * Runs a script by its SHA1; sends it whole only when Redis answers NOSCRIPT (it restarted, or
    * its script cache was flushed). Not ioredis's defineCommand, which wraps each call in a
-   * command subclass and a second promise: about 6 µs more CPU per call, measured.
+   * command subclass and a second promise: about 6 µs more CPU per call, measured. `args` starts
+   * with the script's SHA1 and its number of keys, as EVALSHA takes them.
    */
   #run(script: LuaScript, args: (string | number)[]): Promise<unknown> {
-    return this.#client.evalsha(script.sha, script.keys, ...args).catch((error: unknown) => {
-      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
-      return this.#client.eval(script.lua, script.keys, ...args);
-    });
+    return this.#commands.send('evalsha', args).catch((error: unknown) => this.#whole(script, args, error));
   }
 
-  /** RELEASE's and LEAVE's arguments (see redis-scripts.ts): the held, queue and alive keys of `name`, then `token`. */
-  #line(name: string, token: string): string[] {
+  /**
+   * After `args`' EVALSHA failed with `error`: the script sent whole when Redis had lost it
+   * (NOSCRIPT), else `error` again. The hot paths (take, release) await the EVALSHA itself and
+   * call this from their own catch: a `.catch` per call is a promise and a turn more.
+   */
+  #whole(script: LuaScript, args: (string | number)[], error: unknown): Promise<unknown> {
+    if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) return Promise.reject(error);
+    const whole = args.slice();
+    whole[0] = script.lua;
+    return this.#commands.send('eval', whole);
+  }
+
+  /** RELEASE's or LEAVE's arguments (see redis-scripts.ts): the held, queue and alive keys of `name`, then `token`. */
+  #line(script: LuaScript, name: string, token: string): (string | number)[] {
     const b = this.#base;
-    return [`${b}:held:${name}`, `${b}:queue:${name}`, `${b}:alive:${name}`, token];
+    return [script.sha, script.keys, `${b}:held:${name}`, `${b}:queue:${name}`, `${b}:alive:${name}`, token];
   }
 
   #onRelease(message: string): void {
@@ -195,7 +273,9 @@ class RedisBackend implements LockBackend {
     let reply: unknown;
     try {
       const b = this.#base;
-      const sent = this.#run(TAKE, [
+      const args = [
+        TAKE.sha,
+        TAKE.keys,
         `${b}:held:${name}`,
         `${b}:fence:${name}`,
         `${b}:queue:${name}`,
@@ -206,8 +286,14 @@ class RedisBackend implements LockBackend {
         // The client's clock in µs, for a counter that starts again; a place's lifetime; whether
         // to join: one argument (see TAKE).
         `${Date.now()}000:${this.#pollMs * 5}:${join ? '1' : '0'}`,
-      ]);
-      reply = await (budgetMs === undefined ? sent : withinMs(budgetMs, takingWhat(name), sent));
+      ];
+      if (budgetMs === undefined) {
+        try {
+          reply = await this.#commands.send('evalsha', args);
+        } catch (error) {
+          reply = await this.#whole(TAKE, args, error);
+        }
+      } else reply = await withinMs(budgetMs, takingWhat(name), this.#run(TAKE, args));
     } catch (error) {
       throw redisError(takingWhat(name), error);
     } finally {
@@ -233,7 +319,7 @@ class RedisBackend implements LockBackend {
     const held = `${this.#base}:held:${name}`;
     const done = await this.#call(`extending the lock ${JSON.stringify(name)}`, () =>
       Promise.race([
-        this.#run(EXTEND, [held, token, ttlMs]),
+        this.#run(EXTEND, [EXTEND.sha, EXTEND.keys, held, token, ttlMs]),
         new Promise((_, reject) =>
           setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref(),
         ),
@@ -249,8 +335,13 @@ class RedisBackend implements LockBackend {
   }
 
   async release(name: string, token: string): Promise<void> {
+    const args = this.#line(RELEASE, name, token);
     try {
-      await this.#run(RELEASE, this.#line(name, token));
+      try {
+        await this.#commands.send('evalsha', args);
+      } catch (error) {
+        await this.#whole(RELEASE, args, error);
+      }
     } catch (error) {
       throw redisError(`releasing the lock ${JSON.stringify(name)}`, error);
     }
@@ -261,7 +352,7 @@ class RedisBackend implements LockBackend {
     // Only a token that joined has a place to give up (tryAcquire never joins).
     if (!this.#joined.delete(token)) return;
     await this.#call(`leaving the line for the lock ${JSON.stringify(name)}`, () =>
-      this.#run(LEAVE, this.#line(name, token)),
+      this.#run(LEAVE, this.#line(LEAVE, name, token)),
     );
   }
 
@@ -294,6 +385,7 @@ class RedisBackend implements LockBackend {
   }
 
   async close(): Promise<void> {
+    this.#commands.close();
     this.#subscriber.disconnect();
     this.#client.disconnect();
   }
