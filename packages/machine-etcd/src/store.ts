@@ -47,11 +47,14 @@ export class EtcdStore implements LeaseStore {
   /**
    * Creates `<prefix>/<id>` bound to the lease if no key is there, in one transaction that also
    * reads the recorded time (so a claim costs one round trip). A key that already carries our
-   * lease is ours: a retried request whose first try committed but whose answer was lost.
+   * lease is ours: a retried request whose first try committed but whose answer was lost. When
+   * the key is taken, the same transaction reads the claims of `look`, so the claimer learns
+   * which are free without a write for each (a transaction that may write costs a disk sync even
+   * when its compare fails); each one found is checked as a probe's would be, garbage refused.
    *
    * @throws LeaseCorruptClaimError when the key, or the recorded time of an ID we get, holds garbage.
    */
-  async tryCreate(leaseId: string, id: number): Promise<Attempt> {
+  async tryCreate(leaseId: string, id: number, look: readonly number[] = []): Promise<Attempt> {
     const client = this.#conn.client;
     const key = this.keys.claim(id);
     const timeKey = this.keys.time(id);
@@ -59,7 +62,7 @@ export class EtcdStore implements LeaseStore {
       client
         .if(key, 'Create', '==', 0)
         .then(client.put(key).value(this.#owner).lease(leaseId), client.get(timeKey))
-        .else(client.get(key), client.get(timeKey))
+        .else(client.get(key), client.get(timeKey), ...look.map((other) => this.#read(other)))
         .options(options)
         .commit(),
     );
@@ -67,7 +70,12 @@ export class EtcdStore implements LeaseStore {
     if (existing && existing.lease !== leaseId) {
       // Read it only to refuse garbage: a valid holder's identity is not otherwise needed here.
       parseOwner(key, existing.value);
-      return { held: false };
+      const free = look.filter((other, i) => {
+        const kv = reply.responses[2 + i]?.response_range.kvs[0];
+        if (kv) parseOwner(this.keys.claim(other), kv.value);
+        return !kv || kv.lease === leaseId;
+      });
+      return { held: false, free };
     }
     const time = reply.responses[1]?.response_range.kvs[0];
     return {
@@ -75,6 +83,11 @@ export class EtcdStore implements LeaseStore {
       notBefore: time ? parseTime(timeKey, time.value) : undefined,
       revision: reply.header.revision,
     };
+  }
+
+  /** A read of the claim of `id`, as a transaction's operation (the builder's `get` runs alone). */
+  #read(id: number) {
+    return { request_range: { key: Buffer.from(this.keys.claim(id)) } };
   }
 
   /**

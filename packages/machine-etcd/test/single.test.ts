@@ -135,7 +135,7 @@ describe('etcdMachineId', () => {
     expect(Number(ttl.TTL)).toBe(-1);
   });
 
-  it('a nearly full field takes a listing, not thousands of probes: the last of 1,024 IDs in a few requests', async () => {
+  it('a nearly full field takes a listing, not thousands of probes: the last of 1,024 IDs in two writes and a listing', async () => {
     const prefix = freshPrefix('dense');
     const lease = await suite.admin.leaseClient.leaseGrant({ TTL: 60, ID: 0 });
     const free = 777;
@@ -175,9 +175,11 @@ describe('etcdMachineId', () => {
     try {
       const held = await claim(layoutWith(10), { client: counting, prefix, ...fast });
       expect(held.machineId).toBe(free);
-      // 3 random probes, two pages of listing, one claim.
-      expect(tally.txn).toBeLessThanOrEqual(4);
-      expect(tally.range).toBe(2);
+      // One probe, which reads the other two probes' keys and finds them taken, two pages of
+      // listing, one claim: two transactions that may write (each synced to disk), not four.
+      // (A probe that lands on the free ID, 3 in 1,024, skips the listing.)
+      expect(tally.txn).toBeLessThanOrEqual(2);
+      expect(tally.range).toBeLessThanOrEqual(2);
       await held.release();
       // A client given to us is not closed by release.
       expect(await client.get(`${prefix}/0`).string()).toBe(identity());

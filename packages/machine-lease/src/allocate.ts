@@ -66,6 +66,10 @@ export interface AllocateOptions {
  * taken and tries the free IDs in random order, which spreads concurrent claimers over
  * different IDs. Lists again if others took them all meanwhile.
  *
+ * Each probe shows the store the probes still to come (`look`); a store that reads them in the
+ * same request leaves only those it saw free, so a dense field costs one failed create and a
+ * listing, not a create per probe (on etcd each is a write agreed and synced to disk).
+ *
  * @throws LeaseSpaceFullError when every ID is held.
  */
 export async function allocate(
@@ -74,30 +78,30 @@ export async function allocate(
   options: AllocateOptions,
 ): Promise<{ id: number; attempt: Attempt & { held: true } }> {
   const space = 2 ** options.bits;
-  const tried = new Set<number>();
-  const attempt = async (id: number) => {
-    tried.add(id);
+  const attempt = async (id: number, look?: readonly number[]) => {
     options.stillValid();
-    const result = await store.tryCreate(leaseId, id);
-    return result.held ? { id, attempt: result } : undefined;
+    return store.tryCreate(leaseId, id, look);
   };
   if (options.only !== undefined) {
-    const got = await attempt(options.only);
-    if (got) return got;
+    const result = await attempt(options.only);
+    if (result.held) return { id: options.only, attempt: result };
     throw new LeaseSpaceFullError(
       store.name,
       `machine ID ${options.only} is held by another process (${store.claimKey(options.only)}); it is the only ID this claim may take`,
     );
   }
-  if (options.preferred !== undefined && options.preferred < space) {
-    const got = await attempt(options.preferred);
-    if (got) return got;
-  }
-  for (let i = 0; i < options.probes && tried.size < space; i++) {
-    let id = randomBelow(space);
-    while (tried.has(id)) id = randomBelow(space);
-    const got = await attempt(id);
-    if (got) return got;
+  // The preferred ID first, then distinct random ones.
+  const drawn = new Set<number>();
+  if (options.preferred !== undefined && options.preferred < space) drawn.add(options.preferred);
+  const wanted = Math.min(drawn.size + options.probes, space);
+  while (drawn.size < wanted) drawn.add(randomBelow(space));
+  let probes = [...drawn];
+  while (probes.length > 0) {
+    const [id, ...rest] = probes as [number, ...number[]];
+    const result = await attempt(id, rest);
+    if (result.held) return { id, attempt: result };
+    const free = result.free && new Set(result.free);
+    probes = free ? rest.filter((next) => free.has(next)) : rest;
   }
   // Every listing that still shows free IDs, all taken by others before we got there, means
   // the field filled up meanwhile; a few rounds end either with an ID or with a full field.
@@ -108,8 +112,8 @@ export async function allocate(
     free = 0;
     for (const id of freeInRandomOrder(space, taken)) {
       free++;
-      const got = await attempt(id);
-      if (got) return got;
+      const result = await attempt(id);
+      if (result.held) return { id, attempt: result };
     }
     if (free === 0) break;
   }

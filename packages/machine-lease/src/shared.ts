@@ -269,10 +269,10 @@ export function memberStore(
     where: inner.where,
     claimKey: (id) => inner.claimKey(id),
     listTaken: () => inner.listTaken(),
-    tryCreate: async (leaseId, id) => {
+    tryCreate: async (leaseId, id, look) => {
       if (!shared.bind(member, leaseId, id)) return { held: false };
       tried.add(id);
-      const attempt = await inner.tryCreate(leaseId, id);
+      const attempt = await inner.tryCreate(leaseId, id, look);
       if (!attempt.held) await shared.unbind(member, leaseId, id);
       return attempt;
     },

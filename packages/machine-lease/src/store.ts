@@ -39,6 +39,11 @@ export type Attempt =
   | {
       /** Another holder has the ID. */
       readonly held: false;
+      /**
+       * Of the IDs the attempt was asked to `look` at, those with no claim when it looked. Left
+       * out by a store that cannot look in the same request.
+       */
+      readonly free?: readonly number[];
     };
 
 /**
@@ -74,8 +79,14 @@ export interface LeaseStore {
    * Creates the claim of `id`, bound to the lease, if nothing is there, reading the recorded
    * time in the same step. A claim already bound to this lease is ours (a retried request).
    * Rejects with LeaseCorruptClaimError when the key holds something this store did not write.
+   *
+   * `look`: other IDs the claimer would try next. A store whose failed create is as costly as a
+   * successful one (etcd: every transaction that may write is agreed and synced to disk, even
+   * when its compare fails) reads them in the same request and answers which were `free`, so
+   * that the claimer writes only where it may succeed. A hint, never a promise: another claimer
+   * may take one the moment after. A store for which a failed create is cheap ignores it.
    */
-  tryCreate(leaseId: string, id: number): Promise<Attempt>;
+  tryCreate(leaseId: string, id: number, look?: readonly number[]): Promise<Attempt>;
   /** Every ID with a claim, keys only. Rejects (LeaseCorruptClaimError) for a claim name that is not an ID. */
   listTaken(): Promise<Set<number>>;
   /**
