@@ -16,8 +16,9 @@
 // requests a keepalive could be (see zkCapacity).
 //
 // `npm run bench -- fleet --holders 1024 [--ttl 10] [--window 20] [--claim-concurrency 4]
-//  [--stores etcd,redis,zookeeper]`; `--ttl` is the holders' lease TTL in seconds (keepalives
-// scale as 1/TTL: the capacity model below).
+//  [--restart-concurrency 8] [--stores etcd,redis,zookeeper]`; `--ttl` is the holders' lease
+// TTL in seconds (keepalives scale as 1/TTL: the capacity model below); `--restart-concurrency`
+// the replacement pods starting at a time per stopped process in the rolling restart.
 // Run directly (`node test/bench/fleet.mjs ... --json`) it prints the raw figures as one JSON
 // line; test/fleet.test.ts runs it at N=64 so it cannot rot.
 import { fork } from 'node:child_process';
@@ -51,6 +52,7 @@ export function fleetArgs(argv) {
   const windowSeconds = Number(value('--window', 20));
   const stores = String(value('--stores', 'etcd,redis,zookeeper')).split(',');
   const claimConcurrency = Number(value('--claim-concurrency', 4));
+  const restartConcurrency = Number(value('--restart-concurrency', 8));
   if (!Number.isInteger(holders) || holders < CHILDREN || holders > 2 ** 20) {
     throw new Error(
       `--holders: expected a whole number from ${CHILDREN} to 1,048,576, received ${value('--holders')}`,
@@ -64,6 +66,11 @@ export function fleetArgs(argv) {
       `--claim-concurrency: expected a whole number, 1 or more, received ${value('--claim-concurrency')}`,
     );
   }
+  if (!Number.isInteger(restartConcurrency) || restartConcurrency < 1) {
+    throw new Error(
+      `--restart-concurrency: expected a whole number, 1 or more, received ${value('--restart-concurrency')}`,
+    );
+  }
   if (!(windowSeconds >= 1))
     throw new Error(`--window: expected seconds, 1 or more, received ${value('--window')}`);
   for (const store of stores) {
@@ -71,7 +78,7 @@ export function fleetArgs(argv) {
       throw new Error(`--stores: expected etcd, redis or zookeeper, received ${store}`);
     }
   }
-  return { holders, ttlSeconds, windowSeconds, stores, claimConcurrency };
+  return { holders, ttlSeconds, windowSeconds, stores, claimConcurrency, restartConcurrency };
 }
 
 /** `count` runs of `fn(k)`, k = 0, 1, ..., `concurrency` at a time. */
@@ -223,6 +230,56 @@ class Node {
 const split = (count, parts) =>
   Array.from({ length: parts }, (_, i) => Math.floor(count / parts) + (i < count % parts ? 1 : 0));
 
+/** A replacement's pause between claims refused because the field is full. */
+const RETRY_PAUSE_MS = 200;
+
+/**
+ * How late, past the TTL after a kill, a store may still hold a killed holder's claim, by its
+ * own expiry rule: Redis expires the key itself at the last keepalive's run + TTL (0); etcd's
+ * leader looks for expired leases every 500 ms and revokes them through raft; ZooKeeper
+ * expires sessions in buckets of one tick (500 ms here) and then deletes their nodes.
+ */
+const EXPIRY_SLACK_MS = { redis: 0, etcd: 500, zookeeper: 500 };
+
+/**
+ * The rolling restart's figures for one stopped node's replacements, and the bound each is
+ * held to (README, "Fleet capacity"). A pod's wait from the stop to its first ID is its queue
+ * for a start + its connect + its refused attempts (a full field) + the claim that held. The
+ * product's part is the last two: a gracefully stopped holder released its ID before it
+ * stopped, so its replacement is never refused (bound: one claim); a killed holder's lease
+ * lives until its TTL runs out, so a replacement may be refused until then, and no attempt
+ * started later than TTL + the store's expiry slack after the kill may be (bound: TTL + slack +
+ * one retry pause + one claim). `violations` counts the pods past their bound.
+ * @param {string} kind @param {'graceful' | 'killed'} how @param {number} stoppedAt
+ * @param {any[]} claims @param {number} ttlSeconds
+ */
+function restartFigures(kind, how, stoppedAt, claims, ttlSeconds) {
+  const latest = how === 'graceful' ? 0 : ttlSeconds * 1000 + EXPIRY_SLACK_MS[kind];
+  let violations = 0;
+  let lastRefusal = Number.NEGATIVE_INFINITY;
+  let refused = 0;
+  for (const c of claims) {
+    refused += c.refused.length;
+    for (const [start] of c.refused) lastRefusal = Math.max(lastRefusal, start - stoppedAt);
+    const late =
+      how === 'graceful' ? c.refused.length > 0 : c.refused.some(([start]) => start - stoppedAt > latest);
+    if (late) violations++;
+  }
+  return {
+    ...pcts(claims.map((c) => c.at - stoppedAt)),
+    queue: pcts(claims.map((c) => c.startedAt - stoppedAt)),
+    connect: pcts(claims.map((c) => c.connectMs)),
+    refusedFor: pcts(claims.map((c) => c.claimAt - c.startedAt - c.connectMs)),
+    claim: pcts(claims.map((c) => c.ms)),
+    // What a pod started at the stop would wait: all of it but the simulator's queue.
+    podWait: pcts(claims.map((c) => c.at - c.startedAt)),
+    refusedAttempts: refused,
+    lastRefusalAfterStopMs: Number.isFinite(lastRefusal) ? lastRefusal : undefined,
+    latestRefusalAllowedMs: latest,
+    violations,
+  };
+}
+
 // --- the stores ------------------------------------------------------------------------------
 
 /** Requests the server has handled so far, by its own counter. */
@@ -342,7 +399,7 @@ const sofar = { run: /** @type {any} */ (undefined), current: /** @type {any} */
 
 // --- one store's run -------------------------------------------------------------------------
 
-async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurrency }) {
+async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurrency, restartConcurrency }) {
   const bits = Math.ceil(Math.log2(holders));
   const field = 2 ** bits;
   const store = await startStore(kind, holders);
@@ -500,8 +557,15 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
     out.issuing = await measure(true);
     progress(kind, 'issuing window measured');
 
-    // Rolling restart of a tenth of the fleet: one node stopped gracefully, one SIGKILLed, each
-    // replaced at once by a node claiming as many, while the rest keep issuing.
+    // Rolling restart of a tenth of the fleet while the rest keep issuing: node 0's holders
+    // stopped gracefully, then node 1's killed, each holder replaced by one pod of its own (its
+    // own client and claim), `restartConcurrency` pods starting at a time in a fresh process
+    // forked before the stop (a process start is the platform's cost, not the claim's). Each
+    // pod connects when it starts, then claims; a full field (the killed leases not expired yet)
+    // is retried every RETRY_PAUSE_MS. Per pod: the wait from the stop to its first ID, in
+    // parts: its queue for a start (the simulator's: two cores cannot start 1,600 pods at
+    // once), its connect, its refused attempts, its claim. The bound each part is held to is
+    // restartBound's.
     out.restart = [];
     let churning = true;
     const churn = (async () => {
@@ -518,6 +582,8 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
       const old = /** @type {Node} */ (nodes[index]);
       let count = 0;
       for (const node of held.values()) if (node === old) count++;
+      const fresh = new Node(config);
+      await fresh.ready;
       let stoppedAt;
       if (how === 'graceful') {
         const { released } = await old.call('close');
@@ -530,12 +596,12 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
         // Its leases live on until they expire; the store keeps its IDs from the replacement.
         for (const [id, node] of held) if (node === old) held.delete(id);
       }
-      const fresh = new Node(config);
       nodes[index] = fresh;
       const answer = await fresh.call('claim', {
         count,
-        concurrency: CONCURRENCY,
+        concurrency: restartConcurrency,
         retryFullMs: 3 * ttlSeconds * 1000,
+        retryPauseMs: RETRY_PAUSE_MS,
       });
       take(fresh, answer.claims);
       out.errors.push(...answer.errors.slice(0, 3));
@@ -544,7 +610,7 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
         replaced: count,
         reclaimed: answer.claims.length,
         failed: answer.errors.length,
-        ...pcts(answer.claims.map((c) => c.at - stoppedAt)),
+        ...restartFigures(kind, how, stoppedAt, answer.claims, ttlSeconds),
       });
       progress(kind, `restart: ${how} node replaced`);
     }
@@ -650,11 +716,26 @@ function tables(run) {
       `3.75 / TTL = ${model.toFixed(3)}; measured idle ${measured.toFixed(3)} (${(((measured - model) / model) * 100).toFixed(1)}%)`,
     ]);
     for (const x of r.restart) {
+      const bound =
+        x.how === 'graceful'
+          ? 'no attempt refused (the ID released before the stop)'
+          : `no attempt refused past ${fmt.s(x.latestRefusalAllowedMs / 1000)} s after the kill (TTL + the store's expiry slack)`;
       rows.push([
         s,
-        `restart: ${fmt.int(x.replaced)} holders ${x.how}, replaced`,
-        `${x.reclaimed} reclaimed${x.failed ? `, ${x.failed} failed` : ''}; time from stop to the replacement's first ID: p50 ${ms(x.p50)} ms, max ${ms(x.max)} ms`,
+        `restart: ${fmt.int(x.replaced)} holders ${x.how}, replaced by one pod each, ${run.options.restartConcurrency} starting at a time`,
+        `${x.reclaimed} reclaimed${x.failed ? `, ${x.failed} failed` : ''}; stop to first ID: p50 ${ms(x.p50)} ms, max ${ms(x.max)} ms`,
       ]);
+      rows.push([
+        s,
+        "  of it: queue for a start (the simulator's)",
+        `p50 ${ms(x.queue.p50)} ms, max ${ms(x.queue.max)} ms; a pod's own wait (start to first ID) p50 ${ms(x.podWait.p50)} ms, p99 ${ms(x.podWait.p99)} ms, max ${ms(x.podWait.max)} ms`,
+      ]);
+      rows.push([
+        s,
+        '  of it: connect, refused attempts, the claim',
+        `connect ${pair(x.connect)}; refused ${x.refusedAttempts} attempts, for p50 ${ms(x.refusedFor.p50)} ms, max ${ms(x.refusedFor.max)} ms${x.lastRefusalAfterStopMs === undefined ? '' : ` (the last begun ${fmt.s(x.lastRefusalAfterStopMs / 1000)} s after the stop)`}; claim ${pair(x.claim)}, max ${ms(x.claim.max)} ms`,
+      ]);
+      rows.push([s, '  bound', `${bound}: ${x.violations} of ${x.reclaimed} pods past it`]);
     }
     rows.push([
       s,
