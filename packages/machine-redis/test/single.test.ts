@@ -80,6 +80,17 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
     );
     expect(error.cause).toBeInstanceOf(LeaseCorruptClaimError);
     expect((error.cause as Error).message).toMatch(/claim index .* holds "x7"/);
+    // The listing comes back as one string of members joined by commas: a member with a comma
+    // in it, each part a valid ID, is refused too, not read as two IDs.
+    const commaGarbage = freshPrefix('garbage-index-comma');
+    await suite.admin.set(`{${commaGarbage}}:time:0`, '1');
+    await suite.admin.set(`{${commaGarbage}}:0`, identity());
+    await suite.admin.zadd(`{${commaGarbage}}:claims`, Date.now() + 60_000, '3,4');
+    const comma = await failure(
+      claim(layout, { url: suite.server.url, prefix: commaGarbage, ...fast, probes: 0 }),
+    );
+    expect(comma.cause).toBeInstanceOf(LeaseCorruptClaimError);
+    expect((comma.cause as Error).message).toMatch(/claim index .* holds a member with a comma/);
   });
 
   it('bits that do not match the generator: refused before any connection', async () => {
