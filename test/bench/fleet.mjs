@@ -10,9 +10,12 @@
 // the claim past a full field; steady-state store operations per second, idle (keepalives only)
 // and issuing (keepalives plus the recorded time, once a second per holder), with the store
 // server's CPU and memory and the holders' per 1,000; a rolling restart of 10% of the holders
-// (one tenth of the processes, half stopped gracefully, half SIGKILLed, each replaced at once)
-// while the fleet keeps issuing, with every issued ID checked for duplicates and the time until
-// each replacement issues. On ZooKeeper it also measures the server's request capacity for the
+// (one tenth of the processes, half stopped gracefully, half SIGKILLed, each holder replaced
+// by a pod of its own) while the fleet keeps issuing, with every issued ID checked for
+// duplicates, and per replacement the time from the stop to its first ID in parts (its queue
+// for a start, its connect, attempts refused by a full field, its claim), each checked against
+// the bound of its kind of stop (restartFigures). IDS_FLEET_CPU_PROF=DIR profiles the
+// replacement processes. On ZooKeeper it also measures the server's request capacity for the
 // requests a keepalive could be (see zkCapacity).
 //
 // `npm run bench -- fleet --holders 1024 [--ttl 10] [--window 20] [--claim-concurrency 4]
@@ -180,7 +183,10 @@ class Node {
   constructor(config) {
     this.seq = 0;
     this.pending = new Map();
-    this.proc = fork(CHILD, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.proc = fork(CHILD, [JSON.stringify(config)], {
+      execArgv: config.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${config.profileDir}`] : [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     this.exited = new Promise((resolve) => this.proc.once('exit', resolve));
     this.ready = new Promise((resolve, reject) => {
       this.proc.once('exit', (code, signal) => {
@@ -582,7 +588,8 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
       const old = /** @type {Node} */ (nodes[index]);
       let count = 0;
       for (const node of held.values()) if (node === old) count++;
-      const fresh = new Node(config);
+      // IDS_FLEET_CPU_PROF=DIR: the replacement processes write a CPU profile there at exit.
+      const fresh = new Node({ ...config, profileDir: process.env.IDS_FLEET_CPU_PROF });
       await fresh.ready;
       let stoppedAt;
       if (how === 'graceful') {
