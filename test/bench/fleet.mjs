@@ -275,7 +275,8 @@ function restartFigures(kind, how, stoppedAt, claims, ttlSeconds) {
     ...pcts(claims.map((c) => c.at - stoppedAt)),
     queue: pcts(claims.map((c) => c.startedAt - stoppedAt)),
     connect: pcts(claims.map((c) => c.connectMs)),
-    refusedFor: pcts(claims.map((c) => c.claimAt - c.startedAt - c.connectMs)),
+    // Two clocks (the wall clock's stamps, the connect's duration): never below 0.
+    refusedFor: pcts(claims.map((c) => Math.max(0, c.claimAt - c.startedAt - c.connectMs))),
     claim: pcts(claims.map((c) => c.ms)),
     // What a pod started at the stop would wait: all of it but the simulator's queue.
     podWait: pcts(claims.map((c) => c.at - c.startedAt)),
@@ -739,7 +740,7 @@ function tables(run) {
       ]);
       rows.push([
         s,
-        '  of it: connect, refused attempts, the claim',
+        `  of it: connect${s === 'zookeeper' ? ' (none apart: the session opens in the claim)' : ''}, refused attempts, the claim`,
         `connect ${pair(x.connect)}; refused ${x.refusedAttempts} attempts, for p50 ${ms(x.refusedFor.p50)} ms, max ${ms(x.refusedFor.max)} ms${x.lastRefusalAfterStopMs === undefined ? '' : ` (the last begun ${fmt.s(x.lastRefusalAfterStopMs / 1000)} s after the stop)`}; claim ${pair(x.claim)}, max ${ms(x.claim.max)} ms`,
       ]);
       rows.push([s, '  bound', `${bound}: ${x.violations} of ${x.reclaimed} pods past it`]);
