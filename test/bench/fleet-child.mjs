@@ -186,6 +186,7 @@ const handlers = {
   },
   /** `count` claims, `concurrency` at a time; each claim's time, ID and first issued ID. */
   async claim({ count, concurrency, retryFullMs = 0, retryPauseMs = 200 }) {
+    const receivedAt = Date.now();
     const claims = [];
     const errors = [];
     await pool(count, concurrency, async () => {
@@ -195,7 +196,7 @@ const handlers = {
         errors.push(`${error?.name}: ${error?.cause?.message ?? error?.message}`);
       }
     });
-    return { claims, errors };
+    return { claims, errors, receivedAt };
   },
   /** One more claim on a field the parent knows is full: how it fails, and how fast. */
   async overfull() {

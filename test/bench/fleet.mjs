@@ -593,11 +593,13 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
       const fresh = new Node({ ...config, profileDir: process.env.IDS_FLEET_CPU_PROF });
       await fresh.ready;
       let stoppedAt;
+      let exitedAt;
       if (how === 'graceful') {
         const { released } = await old.call('close');
         stoppedAt = Date.now();
         for (const id of released) held.delete(id);
         await old.stop();
+        exitedAt = Date.now();
       } else {
         await old.kill();
         stoppedAt = Date.now();
@@ -605,6 +607,7 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
         for (const [id, node] of held) if (node === old) held.delete(id);
       }
       nodes[index] = fresh;
+      const sentAt = Date.now();
       const answer = await fresh.call('claim', {
         count,
         concurrency: restartConcurrency,
@@ -619,6 +622,12 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
         reclaimed: answer.claims.length,
         failed: answer.errors.length,
         ...restartFigures(kind, how, stoppedAt, answer.claims, ttlSeconds),
+        // Where the queue's time went: the old process's exit, the claim command's sending and
+        // its arrival in the fresh process, the first pod's start (ms after the stop).
+        oldExitedMs: exitedAt === undefined ? undefined : exitedAt - stoppedAt,
+        claimSentMs: sentAt - stoppedAt,
+        claimReceivedMs: answer.receivedAt - stoppedAt,
+        firstPodMs: Math.min(...answer.claims.map((c) => c.startedAt)) - stoppedAt,
       });
       progress(kind, `restart: ${how} node replaced`);
     }
