@@ -76,17 +76,27 @@ const fullError = (error) => {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * One holder: its client (connected ahead by `connect`, or here when none is waiting), then the
- * generator claims through the provider and issues its first ID: `ms` is that claim alone,
- * `connectMs` the connect before it. `retryFullMs` keeps retrying a full field that long (a
- * replacement waiting for a killed holder's lease).
+ * One holder, as one pod: its client (connected ahead by `connect`, or here when none is
+ * waiting, as a pod connects when it starts), then the generator claims through the provider
+ * and issues its first ID. `retryFullMs` keeps retrying a full field that long, `retryPauseMs`
+ * apart (a replacement waiting for a killed holder's lease to expire). Times returned, each on
+ * the wall clock (the parent compares them with its own stop times) or as a duration:
+ * `startedAt` the pod's start, `connectMs` its connect (ahead, by `connect`, when
+ * `connectedAhead`; else at the start), `refused` the
+ * start and end of each attempt refused with LeaseSpaceFullError, `claimAt` the start of the
+ * attempt that held, `ms` that attempt alone (provider call to first ID), `at` the first ID.
  */
-async function claimOne(retryFullMs) {
-  const conn = connected.pop() ?? (await connectOne());
+async function claimOne(retryFullMs, retryPauseMs = 200) {
+  const startedAt = Date.now();
+  const ahead = connected.pop();
+  const conn = ahead ?? (await connectOne());
   const provider = providerFor(conn.client);
-  const t0 = performance.now();
-  const deadline = t0 + retryFullMs;
+  const deadline = performance.now() + retryFullMs;
+  /** @type {[number, number][]} */
+  const refused = [];
   for (;;) {
+    const claimAt = Date.now();
+    const t0 = performance.now();
     try {
       const generator = await Sonyflake.create({
         machineId: provider,
@@ -97,13 +107,24 @@ async function claimOne(retryFullMs) {
         },
       });
       const id = await generator.nextId();
+      const ms = performance.now() - t0;
       const machineId = generator.machineId(id);
       holders.push({ generator, machineId, close: conn.close });
-      const ms = performance.now() - t0;
-      return { machineId, ms, connectMs: conn.connectMs, id: String(id), at: Date.now() };
+      return {
+        machineId,
+        ms,
+        connectMs: conn.connectMs,
+        id: String(id),
+        at: Date.now(),
+        startedAt,
+        claimAt,
+        refused,
+        connectedAhead: ahead !== undefined,
+      };
     } catch (error) {
       if (fullError(error) && performance.now() < deadline) {
-        await sleep(200);
+        refused.push([claimAt, Date.now()]);
+        await sleep(retryPauseMs);
         continue;
       }
       conn.close();
@@ -164,17 +185,18 @@ const handlers = {
     return { read, write };
   },
   /** `count` claims, `concurrency` at a time; each claim's time, ID and first issued ID. */
-  async claim({ count, concurrency, retryFullMs = 0 }) {
+  async claim({ count, concurrency, retryFullMs = 0, retryPauseMs = 200 }) {
+    const receivedAt = Date.now();
     const claims = [];
     const errors = [];
     await pool(count, concurrency, async () => {
       try {
-        claims.push(await claimOne(retryFullMs));
+        claims.push(await claimOne(retryFullMs, retryPauseMs));
       } catch (/** @type {any} */ error) {
         errors.push(`${error?.name}: ${error?.cause?.message ?? error?.message}`);
       }
     });
-    return { claims, errors };
+    return { claims, errors, receivedAt };
   },
   /** One more claim on a field the parent knows is full: how it fails, and how fast. */
   async overfull() {

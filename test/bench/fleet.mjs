@@ -10,14 +10,18 @@
 // the claim past a full field; steady-state store operations per second, idle (keepalives only)
 // and issuing (keepalives plus the recorded time, once a second per holder), with the store
 // server's CPU and memory and the holders' per 1,000; a rolling restart of 10% of the holders
-// (one tenth of the processes, half stopped gracefully, half SIGKILLed, each replaced at once)
-// while the fleet keeps issuing, with every issued ID checked for duplicates and the time until
-// each replacement issues. On ZooKeeper it also measures the server's request capacity for the
+// (one tenth of the processes, half stopped gracefully, half SIGKILLed, each holder replaced
+// by a pod of its own) while the fleet keeps issuing, with every issued ID checked for
+// duplicates, and per replacement the time from the stop to its first ID in parts (its queue
+// for a start, its connect, attempts refused by a full field, its claim), each checked against
+// the bound of its kind of stop (restartFigures). IDS_FLEET_CPU_PROF=DIR profiles the
+// replacement processes. On ZooKeeper it also measures the server's request capacity for the
 // requests a keepalive could be (see zkCapacity).
 //
 // `npm run bench -- fleet --holders 1024 [--ttl 10] [--window 20] [--claim-concurrency 4]
-//  [--stores etcd,redis,zookeeper]`; `--ttl` is the holders' lease TTL in seconds (keepalives
-// scale as 1/TTL: the capacity model below).
+//  [--restart-concurrency 8] [--stores etcd,redis,zookeeper]`; `--ttl` is the holders' lease
+// TTL in seconds (keepalives scale as 1/TTL: the capacity model below); `--restart-concurrency`
+// the replacement pods starting at a time per stopped process in the rolling restart.
 // Run directly (`node test/bench/fleet.mjs ... --json`) it prints the raw figures as one JSON
 // line; test/fleet.test.ts runs it at N=64 so it cannot rot.
 import { fork } from 'node:child_process';
@@ -51,6 +55,7 @@ export function fleetArgs(argv) {
   const windowSeconds = Number(value('--window', 20));
   const stores = String(value('--stores', 'etcd,redis,zookeeper')).split(',');
   const claimConcurrency = Number(value('--claim-concurrency', 4));
+  const restartConcurrency = Number(value('--restart-concurrency', 8));
   if (!Number.isInteger(holders) || holders < CHILDREN || holders > 2 ** 20) {
     throw new Error(
       `--holders: expected a whole number from ${CHILDREN} to 1,048,576, received ${value('--holders')}`,
@@ -64,6 +69,11 @@ export function fleetArgs(argv) {
       `--claim-concurrency: expected a whole number, 1 or more, received ${value('--claim-concurrency')}`,
     );
   }
+  if (!Number.isInteger(restartConcurrency) || restartConcurrency < 1) {
+    throw new Error(
+      `--restart-concurrency: expected a whole number, 1 or more, received ${value('--restart-concurrency')}`,
+    );
+  }
   if (!(windowSeconds >= 1))
     throw new Error(`--window: expected seconds, 1 or more, received ${value('--window')}`);
   for (const store of stores) {
@@ -71,7 +81,7 @@ export function fleetArgs(argv) {
       throw new Error(`--stores: expected etcd, redis or zookeeper, received ${store}`);
     }
   }
-  return { holders, ttlSeconds, windowSeconds, stores, claimConcurrency };
+  return { holders, ttlSeconds, windowSeconds, stores, claimConcurrency, restartConcurrency };
 }
 
 /** `count` runs of `fn(k)`, k = 0, 1, ..., `concurrency` at a time. */
@@ -173,7 +183,10 @@ class Node {
   constructor(config) {
     this.seq = 0;
     this.pending = new Map();
-    this.proc = fork(CHILD, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.proc = fork(CHILD, [JSON.stringify(config)], {
+      execArgv: config.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${config.profileDir}`] : [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     this.exited = new Promise((resolve) => this.proc.once('exit', resolve));
     this.ready = new Promise((resolve, reject) => {
       this.proc.once('exit', (code, signal) => {
@@ -222,6 +235,57 @@ class Node {
 /** Splits `count` over `parts` as evenly as whole numbers allow. */
 const split = (count, parts) =>
   Array.from({ length: parts }, (_, i) => Math.floor(count / parts) + (i < count % parts ? 1 : 0));
+
+/** A replacement's pause between claims refused because the field is full. */
+const RETRY_PAUSE_MS = 200;
+
+/**
+ * How late, past the TTL after a kill, a store may still hold a killed holder's claim, by its
+ * own expiry rule: Redis expires the key itself at the last keepalive's run + TTL (0); etcd's
+ * leader looks for expired leases every 500 ms and revokes them through raft; ZooKeeper
+ * expires sessions in buckets of one tick (500 ms here) and then deletes their nodes.
+ */
+const EXPIRY_SLACK_MS = { redis: 0, etcd: 500, zookeeper: 500 };
+
+/**
+ * The rolling restart's figures for one stopped node's replacements, and the bound each is
+ * held to (README, "Fleet capacity"). A pod's wait from the stop to its first ID is its queue
+ * for a start + its connect + its refused attempts (a full field) + the claim that held. The
+ * product's part is the last two: a gracefully stopped holder released its ID before it
+ * stopped, so its replacement is never refused (bound: one claim); a killed holder's lease
+ * lives until its TTL runs out, so a replacement may be refused until then, and no attempt
+ * started later than TTL + the store's expiry slack after the kill may be (bound: TTL + slack +
+ * one retry pause + one claim). `violations` counts the pods past their bound.
+ * @param {string} kind @param {'graceful' | 'killed'} how @param {number} stoppedAt
+ * @param {any[]} claims @param {number} ttlSeconds
+ */
+function restartFigures(kind, how, stoppedAt, claims, ttlSeconds) {
+  const latest = how === 'graceful' ? 0 : ttlSeconds * 1000 + EXPIRY_SLACK_MS[kind];
+  let violations = 0;
+  let lastRefusal = Number.NEGATIVE_INFINITY;
+  let refused = 0;
+  for (const c of claims) {
+    refused += c.refused.length;
+    for (const [start] of c.refused) lastRefusal = Math.max(lastRefusal, start - stoppedAt);
+    const late =
+      how === 'graceful' ? c.refused.length > 0 : c.refused.some(([start]) => start - stoppedAt > latest);
+    if (late) violations++;
+  }
+  return {
+    ...pcts(claims.map((c) => c.at - stoppedAt)),
+    queue: pcts(claims.map((c) => c.startedAt - stoppedAt)),
+    connect: pcts(claims.map((c) => c.connectMs)),
+    // Two clocks (the wall clock's stamps, the connect's duration): never below 0.
+    refusedFor: pcts(claims.map((c) => Math.max(0, c.claimAt - c.startedAt - c.connectMs))),
+    claim: pcts(claims.map((c) => c.ms)),
+    // What a pod started at the stop would wait: all of it but the simulator's queue.
+    podWait: pcts(claims.map((c) => c.at - c.startedAt)),
+    refusedAttempts: refused,
+    lastRefusalAfterStopMs: Number.isFinite(lastRefusal) ? lastRefusal : undefined,
+    latestRefusalAllowedMs: latest,
+    violations,
+  };
+}
 
 // --- the stores ------------------------------------------------------------------------------
 
@@ -342,7 +406,7 @@ const sofar = { run: /** @type {any} */ (undefined), current: /** @type {any} */
 
 // --- one store's run -------------------------------------------------------------------------
 
-async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurrency }) {
+async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurrency, restartConcurrency }) {
   const bits = Math.ceil(Math.log2(holders));
   const field = 2 ** bits;
   const store = await startStore(kind, holders);
@@ -500,8 +564,15 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
     out.issuing = await measure(true);
     progress(kind, 'issuing window measured');
 
-    // Rolling restart of a tenth of the fleet: one node stopped gracefully, one SIGKILLed, each
-    // replaced at once by a node claiming as many, while the rest keep issuing.
+    // Rolling restart of a tenth of the fleet while the rest keep issuing: node 0's holders
+    // stopped gracefully, then node 1's killed, each holder replaced by one pod of its own (its
+    // own client and claim), `restartConcurrency` pods starting at a time in a fresh process
+    // forked before the stop (a process start is the platform's cost, not the claim's). Each
+    // pod connects when it starts, then claims; a full field (the killed leases not expired yet)
+    // is retried every RETRY_PAUSE_MS. Per pod: the wait from the stop to its first ID, in
+    // parts: its queue for a start (the simulator's: two cores cannot start 1,600 pods at
+    // once), its connect, its refused attempts, its claim. The bound each part is held to is
+    // restartBound's.
     out.restart = [];
     let churning = true;
     const churn = (async () => {
@@ -518,24 +589,30 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
       const old = /** @type {Node} */ (nodes[index]);
       let count = 0;
       for (const node of held.values()) if (node === old) count++;
+      // IDS_FLEET_CPU_PROF=DIR: the replacement processes write a CPU profile there at exit.
+      const fresh = new Node({ ...config, profileDir: process.env.IDS_FLEET_CPU_PROF });
+      await fresh.ready;
       let stoppedAt;
+      let exitedAt;
       if (how === 'graceful') {
         const { released } = await old.call('close');
         stoppedAt = Date.now();
         for (const id of released) held.delete(id);
         await old.stop();
+        exitedAt = Date.now();
       } else {
         await old.kill();
         stoppedAt = Date.now();
         // Its leases live on until they expire; the store keeps its IDs from the replacement.
         for (const [id, node] of held) if (node === old) held.delete(id);
       }
-      const fresh = new Node(config);
       nodes[index] = fresh;
+      const sentAt = Date.now();
       const answer = await fresh.call('claim', {
         count,
-        concurrency: CONCURRENCY,
+        concurrency: restartConcurrency,
         retryFullMs: 3 * ttlSeconds * 1000,
+        retryPauseMs: RETRY_PAUSE_MS,
       });
       take(fresh, answer.claims);
       out.errors.push(...answer.errors.slice(0, 3));
@@ -544,7 +621,13 @@ async function runStore(kind, { holders, ttlSeconds, windowSeconds, claimConcurr
         replaced: count,
         reclaimed: answer.claims.length,
         failed: answer.errors.length,
-        ...pcts(answer.claims.map((c) => c.at - stoppedAt)),
+        ...restartFigures(kind, how, stoppedAt, answer.claims, ttlSeconds),
+        // Where the queue's time went: the old process's exit, the claim command's sending and
+        // its arrival in the fresh process, the first pod's start (ms after the stop).
+        oldExitedMs: exitedAt === undefined ? undefined : exitedAt - stoppedAt,
+        claimSentMs: sentAt - stoppedAt,
+        claimReceivedMs: answer.receivedAt - stoppedAt,
+        firstPodMs: Math.min(...answer.claims.map((c) => c.startedAt)) - stoppedAt,
       });
       progress(kind, `restart: ${how} node replaced`);
     }
@@ -650,11 +733,26 @@ function tables(run) {
       `3.75 / TTL = ${model.toFixed(3)}; measured idle ${measured.toFixed(3)} (${(((measured - model) / model) * 100).toFixed(1)}%)`,
     ]);
     for (const x of r.restart) {
+      const bound =
+        x.how === 'graceful'
+          ? 'no attempt refused (the ID released before the stop)'
+          : `no attempt refused past ${fmt.s(x.latestRefusalAllowedMs / 1000)} s after the kill (TTL + the store's expiry slack)`;
       rows.push([
         s,
-        `restart: ${fmt.int(x.replaced)} holders ${x.how}, replaced`,
-        `${x.reclaimed} reclaimed${x.failed ? `, ${x.failed} failed` : ''}; time from stop to the replacement's first ID: p50 ${ms(x.p50)} ms, max ${ms(x.max)} ms`,
+        `restart: ${fmt.int(x.replaced)} holders ${x.how}, replaced by one pod each, ${run.options.restartConcurrency} starting at a time`,
+        `${x.reclaimed} reclaimed${x.failed ? `, ${x.failed} failed` : ''}; stop to first ID: p50 ${ms(x.p50)} ms, max ${ms(x.max)} ms`,
       ]);
+      rows.push([
+        s,
+        "  of it: queue for a start (the simulator's)",
+        `p50 ${ms(x.queue.p50)} ms, max ${ms(x.queue.max)} ms; a pod's own wait (start to first ID) p50 ${ms(x.podWait.p50)} ms, p99 ${ms(x.podWait.p99)} ms, max ${ms(x.podWait.max)} ms`,
+      ]);
+      rows.push([
+        s,
+        `  of it: connect${s === 'zookeeper' ? ' (none apart: the session opens in the claim)' : ''}, refused attempts, the claim`,
+        `connect ${pair(x.connect)}; refused ${x.refusedAttempts} attempts, for p50 ${ms(x.refusedFor.p50)} ms, max ${ms(x.refusedFor.max)} ms${x.lastRefusalAfterStopMs === undefined ? '' : ` (the last begun ${fmt.s(x.lastRefusalAfterStopMs / 1000)} s after the stop)`}; claim ${pair(x.claim)}, max ${ms(x.claim.max)} ms`,
+      ]);
+      rows.push([s, '  bound', `${bound}: ${x.violations} of ${x.reclaimed} pods past it`]);
     }
     rows.push([
       s,

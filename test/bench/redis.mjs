@@ -154,6 +154,61 @@ export async function benchRedis({ claims = 300, claimers = 1000 } = {}) {
         isRedis ? (seconds < 5 && distinct === claimers ? 'met' : 'MISSED') : '',
       ]);
     }
+    // A rolling restart's claims in a dense field: 16,384 IDs (14 bits), all but 821 held by
+    // planted claims, and 821 claims into the rest, 4 in flight, each on a client connected
+    // before it (as a pod's is). Past its 3 probes such a claim lists every claim in the index.
+    {
+      const prefix = `ids-bench:${process.pid}-dense`;
+      const field = 2 ** 14;
+      const free = 821;
+      const freeIds = new Set();
+      while (freeIds.size < free) freeIds.add(Math.floor(Math.random() * field));
+      const planted = JSON.stringify({
+        token: 'ab'.repeat(16),
+        host: 'bench',
+        pid: 1,
+        started: new Date().toISOString(),
+      });
+      const until = Date.now() + 600_000;
+      const pipeline = admin.pipeline();
+      for (let id = 0; id < field; id++) {
+        pipeline.set(`{${prefix}}:time:${id}`, String(Date.now() - 60_000));
+        if (freeIds.has(id)) continue;
+        pipeline.set(`{${prefix}}:${id}`, planted, 'PX', 600_000);
+        pipeline.zadd(`{${prefix}}:claims`, until, String(id));
+      }
+      await pipeline.exec();
+      const times = [];
+      const held = [];
+      let next = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (next < free) {
+            next++;
+            const client = new Redis(redis.url, {
+              lazyConnect: true,
+              enableOfflineQueue: false,
+              maxRetriesPerRequest: 0,
+            });
+            await client.connect();
+            const t1 = performance.now();
+            const claim = await redisMachineId({ ...base, client, prefix })({ bits: 14 });
+            times.push(performance.now() - t1);
+            held.push({ claim, client });
+          }
+        }),
+      );
+      const seconds = (performance.now() - t0) / 1000;
+      await Promise.all(held.map(({ claim }) => claim.release().catch(() => undefined)));
+      for (const { client } of held) client.disconnect();
+      rows.push([
+        `Redis claim at 95% to 100% of a 14-bit field (16,384), ${free} claims, 4 in flight, each client connected before`,
+        `${summary(times).text}; all ${fmt.s(seconds)} s`,
+        '',
+        '',
+      ]);
+    }
     shared.disconnect();
   } finally {
     admin.disconnect();

@@ -69,10 +69,16 @@ if type(t) == 'table' or (t and not string.match(t, '^%d+$')) then return -1 end
 if not t or tonumber(t) < tonumber(ARGV[2]) then redis.call('SET', KEYS[2], ARGV[2]) end
 return 1`;
 
-/** The IDs with a live claim. KEYS: index. Drops expired entries first; nil when the index is not a sorted set. */
+/**
+ * The IDs with a live claim. KEYS: index. Drops expired entries first; nil when the index is not
+ * a sorted set. Returns {count, the members joined by commas}: one string, not one reply per
+ * member, because a listing comes when the field is dense, and at 16,384 claims parsing that
+ * many replies cost the claimer more than Redis spent on the listing.
+ */
 export const LIST = `if redis.call('TYPE', KEYS[1])['ok'] ~= 'zset' and redis.call('EXISTS', KEYS[1]) == 1 then
   return false
 end
 ${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-return redis.call('ZRANGE', KEYS[1], 0, -1)`;
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+return {#members, table.concat(members, ',')}`;

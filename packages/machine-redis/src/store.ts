@@ -14,6 +14,9 @@ interface TokenLease {
   readonly creating: Set<Promise<unknown>>;
 }
 
+/** A member of the claim index: a decimal machine ID. */
+const MEMBER = /^(0|[1-9]\d{0,9})$/;
+
 const HOLDS = `if redis.pcall('GET', KEYS[1]) == ARGV[1] then return 1 end
 return 0`;
 
@@ -203,19 +206,22 @@ export class RedisStore implements LeaseStore {
 
   async listTaken(): Promise<Set<number>> {
     const index = this.keys.index;
-    const members = (await this.#conn.call(`listing the claims in ${index}`, (c) =>
-      c.eval(LIST, 1, index),
-    )) as string[] | null;
-    if (!Array.isArray(members)) {
+    const reply = (await this.#conn.call(`listing the claims in ${index}`, (c) => c.eval(LIST, 1, index))) as
+      | [number, string]
+      | null;
+    if (!Array.isArray(reply)) {
       throw new LeaseCorruptClaimError(
         'redis',
         index,
         `the claim index ${index} is not a sorted set; remove the key or use another prefix`,
       );
     }
+    const [count, joined] = reply;
     const taken = new Set<number>();
+    if (count === 0) return taken;
+    const members = joined.split(',');
     for (const member of members) {
-      if (!/^(0|[1-9]\d{0,9})$/.test(member)) {
+      if (!MEMBER.test(member)) {
         throw new LeaseCorruptClaimError(
           'redis',
           index,
@@ -223,6 +229,14 @@ export class RedisStore implements LeaseStore {
         );
       }
       taken.add(Number(member));
+    }
+    if (members.length !== count) {
+      // Every part a decimal ID, but more parts than members: a member held a comma.
+      throw new LeaseCorruptClaimError(
+        'redis',
+        index,
+        `the claim index ${index} holds a member with a comma in it: expected decimal machine IDs; remove the key or use another prefix`,
+      );
     }
     return taken;
   }

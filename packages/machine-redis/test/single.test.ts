@@ -71,15 +71,20 @@ describe.skipIf(!hasRedis())('redisMachineId against a real Redis', () => {
       expect(await suite.admin.dump(c.key(prefix)), `${c.name} left as it was`).toEqual(before);
       expect(await suite.admin.exists(`{${prefix}}:0`)).toBe(c.name === 'time' ? 0 : 1);
     }
-    const indexGarbage = freshPrefix('garbage-index');
-    await suite.admin.set(`{${indexGarbage}}:time:0`, '1');
-    await suite.admin.set(`{${indexGarbage}}:0`, identity());
-    await suite.admin.zadd(`{${indexGarbage}}:claims`, Date.now() + 60_000, 'x7');
-    const error = await failure(
-      claim(layout, { url: suite.server.url, prefix: indexGarbage, ...fast, probes: 0 }),
-    );
-    expect(error.cause).toBeInstanceOf(LeaseCorruptClaimError);
-    expect((error.cause as Error).message).toMatch(/claim index .* holds "x7"/);
+    // The listing comes back as one string of members joined by commas: a member with a comma
+    // in it, each part a valid ID, is refused too, not read as two IDs.
+    for (const [member, said] of [
+      ['x7', /claim index .* holds "x7"/],
+      ['3,4', /claim index .* holds a member with a comma/],
+    ] as const) {
+      const prefix = freshPrefix('garbage-index');
+      await suite.admin.set(`{${prefix}}:time:0`, '1');
+      await suite.admin.set(`{${prefix}}:0`, identity());
+      await suite.admin.zadd(`{${prefix}}:claims`, Date.now() + 60_000, member);
+      const error = await failure(claim(layout, { url: suite.server.url, prefix, ...fast, probes: 0 }));
+      expect(error.cause, member).toBeInstanceOf(LeaseCorruptClaimError);
+      expect((error.cause as Error).message).toMatch(said);
+    }
   });
 
   it('bits that do not match the generator: refused before any connection', async () => {
