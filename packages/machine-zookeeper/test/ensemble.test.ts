@@ -12,7 +12,8 @@ describe.skipIf(!hasZookeeper() || Boolean(process.env.ZOOKEEPER_CONNECT))(
   () => {
     const ensemble = serverForSuite(() => startZookeeperEnsemble({ partitionable: true }));
 
-    it('the leader cut off under its only client: that holder fences, the other side takes the ID after the session expires, 0 duplicates', async () => {
+    /** One run: cut the current leader off under A, and hand the ID over to B on the other side. */
+    async function cutTheLeader(): Promise<void> {
       const leader = await ensemble.server.leader();
       const others = ensemble.server.members.filter((m) => m !== leader);
       const path = freshPath('partition');
@@ -41,7 +42,32 @@ describe.skipIf(!hasZookeeper() || Boolean(process.env.ZOOKEEPER_CONNECT))(
           return `modes ${modes.join(', ')}; claims ${claims}`;
         },
       });
-    });
+    }
+
+    it(
+      'the leader cut off under its only client: that holder fences, the other side takes the ID after the session expires, 0 duplicates',
+      async () => {
+        try {
+          await cutTheLeader();
+        } catch (error) {
+          // Once in many runs here the two members left never elected a leader (no member serving
+          // 100 s after the cut), so B could not even open a session: ZooKeeper's election, not
+          // the claim under test. That one failure, and only it, is run again on a healed
+          // ensemble; anything else (a duplicate, a holder not fenced, B refused while a quorum
+          // served) fails at once.
+          const message = (error as Error).message;
+          const noQuorum =
+            /B claimed at never/.test(message) &&
+            /modes 1: not serving, 2: not serving, 3: not serving/.test(message);
+          if (!noQuorum) throw error;
+          console.log(`no leader elected on the majority side; run again on a healed ensemble: ${message}`);
+          ensemble.server.heal();
+          await ensemble.server.serving();
+          await cutTheLeader();
+        }
+      },
+      3 * 2 * WAIT_MS,
+    );
   },
 );
 
